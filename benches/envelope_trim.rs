@@ -1,0 +1,72 @@
+//! Trimming a ~20 MB payload of 100,000 results to the agent budget, against one
+//! `serde_json::to_vec` of the same payload. The target: trim ≤ 3× serialise.
+//! Run: `cargo bench --bench envelope_trim`; the ratio is printed at the end.
+
+use cos_hub::envelope::{self, Budget};
+use criterion::{BatchSize, Criterion, criterion_group};
+use serde_json::{Map, Value, json};
+use std::time::{Duration, Instant};
+
+fn payload() -> Map<String, Value> {
+    let results: Vec<Value> = (0..100_000)
+        .map(|i| {
+            json!({
+                "uid": format!("code:function:src/module_{}/file_{}.py::Class{}.method_{i}", i % 97, i % 13, i % 7),
+                "kind": "function",
+                "score": 1.0 / (1.0 + i as f64),
+                "path": format!("src/module_{}/file_{}.py", i % 97, i % 13),
+                "line": i % 4000,
+                "snippet": format!("def method_{i}(self, request, *args, **kwargs): return self.handle(request, args, kwargs)"),
+            })
+        })
+        .collect();
+    let count = results.len();
+    match json!({"results": results, "count": count, "query": "handle request"}) {
+        Value::Object(map) => map,
+        _ => unreachable!(),
+    }
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn bench(c: &mut Criterion) {
+    let data = payload();
+    let size = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(0);
+    println!("payload: {} results, {:.1} MB serialised", 100_000, size as f64 / 1e6);
+    let mut group = c.benchmark_group("envelope_trim");
+    group.sample_size(10);
+    group.bench_function("serde_json_to_vec", |b| b.iter(|| serde_json::to_vec(&data)));
+    group.bench_function("trim_to_agent_budget", |b| {
+        b.iter_batched(|| data.clone(), |d| envelope::ok(d, Some("search"), Budget::Agent), BatchSize::LargeInput)
+    });
+    group.finish();
+
+    // The same two measured side by side in one run, for the ratio the README quotes.
+    let (mut serialise, mut trim) = (Vec::new(), Vec::new());
+    for _ in 0..9 {
+        let start = Instant::now();
+        std::hint::black_box(serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(0));
+        serialise.push(start.elapsed());
+        let copy = data.clone();
+        let start = Instant::now();
+        std::hint::black_box(envelope::ok(copy, Some("search"), Budget::Agent));
+        trim.push(start.elapsed());
+    }
+    let (serialise, trim) = (median(serialise), median(trim));
+    println!(
+        "median to_vec {:?}, median trim {:?}, ratio trim/to_vec = {:.2}",
+        serialise,
+        trim,
+        trim.as_secs_f64() / serialise.as_secs_f64()
+    );
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1,0 +1,330 @@
+//! The envelope contract: the one shape every `cos_*` tool answers in.
+//!
+//! Owns the success and error shapes, the error categories and their retry
+//! defaults, the diagnostics block `data.meta` (which only this module writes),
+//! and the token budgets with their trimming ladder. It knows nothing about
+//! HTTP, MCP, SQLite or any area of the hub: callers hand it JSON and get JSON.
+
+pub mod measure;
+mod trim;
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::str::FromStr;
+use utoipa::ToSchema;
+
+pub use trim::{LIST_KEYS, STRING_TRIM_FLOOR_CHARS, TRUNCATION_SUFFIX};
+
+/// Agent context budget in token-normalised characters.
+pub const AGENT_BUDGET_CHARS: usize = 32_000;
+/// Ceiling for `{nodes, edges}` bodies: an out-of-memory safety net, not a context limit.
+pub const GRAPH_BUDGET_CHARS: usize = 5_000_000;
+
+/// Why a call failed, which tells the caller how to recover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Timeouts, a busy database, a flaky dependency: try again.
+    Transient,
+    /// The input is wrong; change it before trying again.
+    Validation,
+    /// The caller may not do this (read-only store, locked resource).
+    Permission,
+    /// The named thing does not exist.
+    NotFound,
+    /// An optional capability is missing; install or enable it, then retry.
+    Unavailable,
+    /// Anything unexpected; details are in the server log under `error_id`.
+    Internal,
+    /// The tool's module is switched off in this project.
+    ModuleDisabled,
+    /// A stale revision, cursor or state, or a reused request ID.
+    Conflict,
+    /// A missing or wrong token.
+    Unauthorized,
+}
+
+impl Category {
+    pub const ALL: [Category; 9] = [
+        Category::Transient,
+        Category::Validation,
+        Category::Permission,
+        Category::NotFound,
+        Category::Unavailable,
+        Category::Internal,
+        Category::ModuleDisabled,
+        Category::Conflict,
+        Category::Unauthorized,
+    ];
+
+    pub fn default_retryable(self) -> bool {
+        matches!(self, Category::Transient | Category::Unavailable)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Transient => "transient",
+            Category::Validation => "validation",
+            Category::Permission => "permission",
+            Category::NotFound => "not_found",
+            Category::Unavailable => "unavailable",
+            Category::Internal => "internal",
+            Category::ModuleDisabled => "module_disabled",
+            Category::Conflict => "conflict",
+            Category::Unauthorized => "unauthorized",
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The `error` member of a failed envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ErrorBody {
+    pub category: Category,
+    /// Stable UPPER_SNAKE machine code, e.g. `E_ARGUMENT`, `NOT_FOUND`, `STALE_READ`.
+    pub code: String,
+    pub retryable: bool,
+    /// For people. Never carries paths, SQL or library internals for internal errors.
+    pub message: String,
+    /// Structured facts for recovery: the field at fault, allowed values, current state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    /// For internal errors: the id of the matching line in the server log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_id: Option<String>,
+}
+
+impl ErrorBody {
+    pub fn new(category: Category, code: &str, message: impl Into<String>) -> ErrorBody {
+        ErrorBody {
+            category,
+            code: code.to_string(),
+            retryable: category.default_retryable(),
+            message: message.into(),
+            details: None,
+            error_id: None,
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> ErrorBody {
+        self.details = Some(details);
+        self
+    }
+
+    pub fn with_retryable(mut self, retryable: bool) -> ErrorBody {
+        self.retryable = retryable;
+        self
+    }
+}
+
+/// The error body of every REST answer that is not a success.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ErrorEnvelope {
+    pub error: ErrorBody,
+}
+
+/// The diagnostics block. Only the envelope writes `tokens_estimated`, `truncated`
+/// and the `truncated_*` markers; other keys come from the tool (e.g. `resolved_from`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Meta {
+    /// Which layer answered (`health`, `tasks`, `graph`, `docs`, ...).
+    pub layer: String,
+    /// Script-aware token estimate of the serialised answer.
+    pub tokens_estimated: u64,
+    /// True only when something was really cut; markers then say what.
+    pub truncated: bool,
+    /// Trim markers (`truncated_<key>_from` / `_to`, ...) and tool diagnostics.
+    #[serde(flatten)]
+    #[schema(additional_properties)]
+    pub extra: Map<String, Value>,
+}
+
+/// How much an answer may weigh before it is trimmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// Agent context: 32,000 token-normalised characters; graph-shaped bodies get the graph tier.
+    Agent,
+    /// The graph tier (5,000,000) whatever the shape.
+    Graph,
+    /// A caller-chosen limit in token-normalised characters.
+    Chars(usize),
+    /// Browsers and scripts: nothing is trimmed.
+    None,
+}
+
+impl Budget {
+    /// The limit that applies to a body of this shape, or `None` when nothing is trimmed.
+    fn limit_for(self, graph_shaped: bool) -> Option<usize> {
+        match self {
+            Budget::Agent if graph_shaped => Some(GRAPH_BUDGET_CHARS),
+            Budget::Agent => Some(AGENT_BUDGET_CHARS),
+            Budget::Graph => Some(GRAPH_BUDGET_CHARS),
+            Budget::Chars(limit) => Some(limit),
+            Budget::None => None,
+        }
+    }
+}
+
+impl FromStr for Budget {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Budget, String> {
+        match text {
+            "agent" => Ok(Budget::Agent),
+            "graph" => Ok(Budget::Graph),
+            "none" => Ok(Budget::None),
+            other => match other.parse::<usize>() {
+                Ok(chars) if chars > 0 => Ok(Budget::Chars(chars)),
+                _ => Err(format!(
+                    "budget must be agent, graph, none or a positive number of characters, got {other:?}"
+                )),
+            },
+        }
+    }
+}
+
+/// Keys of `data.meta` that only the envelope may write.
+fn is_reserved_meta_key(key: &str) -> bool {
+    key == "tokens_estimated"
+        || key == "truncated"
+        || key == "envelope_unshrinkable"
+        || key.starts_with("truncated_")
+}
+
+/// Builds a success envelope `{"ok": true, "data": {..., "meta": {...}}}`.
+///
+/// `data` must be a JSON object (the meta block lives inside it). Any `meta`
+/// the payload carries keeps its tool diagnostics but loses every key the
+/// envelope owns; `layer` comes from `layer` when given, else from the payload.
+pub fn ok(data: Map<String, Value>, layer: Option<&str>, budget: Budget) -> Value {
+    let (data, meta) = finish(data, layer, budget);
+    let mut data = data;
+    data.insert("meta".to_string(), Value::Object(meta));
+    let mut envelope = Map::with_capacity(2);
+    envelope.insert("ok".to_string(), Value::Bool(true));
+    envelope.insert("data".to_string(), Value::Object(data));
+    Value::Object(envelope)
+}
+
+/// Builds an error envelope `{"ok": false, "error": {...}}`.
+pub fn fail(error: &ErrorBody) -> Value {
+    serde_json::json!({"ok": false, "error": error})
+}
+
+/// Strips spoofed meta, applies the budget, and returns the payload without its
+/// meta plus the meta the envelope computed for it.
+pub fn finish(
+    mut data: Map<String, Value>,
+    layer: Option<&str>,
+    budget: Budget,
+) -> (Map<String, Value>, Map<String, Value>) {
+    let mut meta = match data.shift_remove("meta") {
+        Some(Value::Object(caller_meta)) => caller_meta,
+        _ => Map::new(),
+    };
+    meta.retain(|key, _| !is_reserved_meta_key(key));
+    if let Some(layer) = layer {
+        meta.insert("layer".to_string(), Value::String(layer.to_string()));
+    }
+    if !meta.contains_key("layer") {
+        meta.insert("layer".to_string(), Value::String("unknown".to_string()));
+    }
+    let limit = budget.limit_for(trim::is_graph_shaped(&data));
+    let report = match limit {
+        Some(limit) => trim::apply(&mut data, &meta, limit),
+        None => trim::Report::default(),
+    };
+    report.write_into(&mut meta);
+    meta.insert("tokens_estimated".to_string(), Value::from(0u64));
+    let tokens = estimate_tokens(&data, &meta);
+    meta.insert("tokens_estimated".to_string(), Value::from(tokens));
+    (data, meta)
+}
+
+/// Tokens of the whole success envelope as it will be serialised.
+fn estimate_tokens(data: &Map<String, Value>, meta: &Map<String, Value>) -> u64 {
+    // Measured with a one-digit placeholder; the real figure's extra digits are
+    // ASCII, so the fixed point is found with arithmetic, not re-serialisation.
+    let size = trim::envelope_size(data, meta);
+    let mut tokens = size.tokens();
+    loop {
+        let ascii = size.ascii + tokens.to_string().len() - 1;
+        let next = measure::Size { ascii, non_ascii: size.non_ascii }.tokens();
+        if next == tokens {
+            return tokens as u64;
+        }
+        tokens = next;
+    }
+}
+
+#[cfg(test)]
+mod contract_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => panic!("not an object"),
+        }
+    }
+
+    #[test]
+    fn spoofed_meta_is_stripped_and_recomputed() {
+        let data = object(json!({
+            "answer": 42,
+            "meta": {"layer": "tasks", "truncated": true, "tokens_estimated": 1,
+                     "truncated_results_from": 9, "envelope_unshrinkable": true,
+                     "resolved_from": "direct"}
+        }));
+        let envelope = ok(data, None, Budget::Agent);
+        let meta = &envelope["data"]["meta"];
+        assert_eq!(meta["truncated"], json!(false));
+        assert_eq!(meta["layer"], json!("tasks"));
+        assert_eq!(meta["resolved_from"], json!("direct"));
+        assert!(meta.get("truncated_results_from").is_none());
+        assert!(meta.get("envelope_unshrinkable").is_none());
+        assert!(meta["tokens_estimated"].as_u64().unwrap() > 1);
+    }
+
+    #[test]
+    fn tokens_estimated_matches_the_wire() {
+        let data = object(json!({"text": "x".repeat(4000), "name": "日本"}));
+        let envelope = ok(data, Some("health"), Budget::Agent);
+        let wire = serde_json::to_vec(&envelope).unwrap();
+        let actual = measure::Size::of_bytes(&wire).tokens() as u64;
+        assert_eq!(envelope["data"]["meta"]["tokens_estimated"].as_u64(), Some(actual));
+    }
+
+    #[test]
+    fn categories_default_retryable_as_the_seed_says() {
+        for category in Category::ALL {
+            let expected = matches!(category, Category::Transient | Category::Unavailable);
+            assert_eq!(category.default_retryable(), expected, "{category}");
+        }
+        let body = ErrorBody::new(Category::Conflict, "STALE_READ", "changed").with_retryable(true);
+        assert!(body.retryable);
+        let envelope = fail(&body);
+        assert_eq!(envelope["ok"], json!(false));
+        assert_eq!(envelope["error"]["category"], json!("conflict"));
+        assert_eq!(envelope["error"]["code"], json!("STALE_READ"));
+    }
+
+    #[test]
+    fn budget_parses() {
+        assert_eq!("agent".parse::<Budget>(), Ok(Budget::Agent));
+        assert_eq!("none".parse::<Budget>(), Ok(Budget::None));
+        assert_eq!("graph".parse::<Budget>(), Ok(Budget::Graph));
+        assert_eq!("1200".parse::<Budget>(), Ok(Budget::Chars(1200)));
+        assert!("0".parse::<Budget>().is_err());
+        assert!("lots".parse::<Budget>().is_err());
+    }
+}
