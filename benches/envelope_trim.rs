@@ -35,12 +35,22 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 fn bench(c: &mut Criterion) {
     let data = payload();
     let size = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(0);
-    println!("payload: {} results, {:.1} MB serialised", 100_000, size as f64 / 1e6);
+    println!(
+        "payload: {} results, {:.1} MB serialised",
+        100_000,
+        size as f64 / 1e6
+    );
     let mut group = c.benchmark_group("envelope_trim");
     group.sample_size(10);
-    group.bench_function("serde_json_to_vec", |b| b.iter(|| serde_json::to_vec(&data)));
+    group.bench_function("serde_json_to_vec", |b| {
+        b.iter(|| serde_json::to_vec(&data))
+    });
     group.bench_function("trim_to_agent_budget", |b| {
-        b.iter_batched(|| data.clone(), |d| envelope::ok(d, Some("search"), Budget::Agent), BatchSize::LargeInput)
+        b.iter_batched(
+            || data.clone(),
+            |d| envelope::ok(d, Some("search"), Budget::Agent),
+            BatchSize::LargeInput,
+        )
     });
     group.finish();
 

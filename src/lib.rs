@@ -4,4 +4,9 @@
 //! budget) and browsers or scripts (over REST, untrimmed) through one envelope
 //! contract. The modules mirror the architecture described in docs/architecture.md.
 
+pub mod cli;
 pub mod envelope;
+pub mod hub;
+pub mod store;
+pub mod tools;
+pub mod web;

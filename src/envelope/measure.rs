@@ -50,13 +50,28 @@ pub trait Json {
 impl Json for Value {
     fn json_size(&self) -> Size {
         match self {
-            Value::Null => Size { ascii: 4, non_ascii: 0 },
-            Value::Bool(true) => Size { ascii: 4, non_ascii: 0 },
-            Value::Bool(false) => Size { ascii: 5, non_ascii: 0 },
-            Value::Number(number) => Size { ascii: number_len(number), non_ascii: 0 },
+            Value::Null => Size {
+                ascii: 4,
+                non_ascii: 0,
+            },
+            Value::Bool(true) => Size {
+                ascii: 4,
+                non_ascii: 0,
+            },
+            Value::Bool(false) => Size {
+                ascii: 5,
+                non_ascii: 0,
+            },
+            Value::Number(number) => Size {
+                ascii: number_len(number),
+                non_ascii: 0,
+            },
             Value::String(text) => text.as_str().json_size(),
             Value::Array(items) => {
-                let mut size = Size { ascii: 2 + items.len().saturating_sub(1), non_ascii: 0 };
+                let mut size = Size {
+                    ascii: 2 + items.len().saturating_sub(1),
+                    non_ascii: 0,
+                };
                 for item in items {
                     size.add(item.json_size());
                 }
@@ -70,7 +85,10 @@ impl Json for Value {
 impl Json for Map<String, Value> {
     fn json_size(&self) -> Size {
         // braces, commas between members and one colon each
-        let mut size = Size { ascii: 2 + self.len().saturating_sub(1) + self.len(), non_ascii: 0 };
+        let mut size = Size {
+            ascii: 2 + self.len().saturating_sub(1) + self.len(),
+            non_ascii: 0,
+        };
         for (key, value) in self {
             size.add(key.as_str().json_size());
             size.add(value.json_size());
@@ -82,8 +100,14 @@ impl Json for Map<String, Value> {
 impl Json for str {
     fn json_size(&self) -> Size {
         let bytes = self.as_bytes();
-        let mut size = Size { ascii: 2, non_ascii: 0 };
-        if bytes.iter().all(|b| (0x20..0x80).contains(b) && *b != b'"' && *b != b'\\') {
+        let mut size = Size {
+            ascii: 2,
+            non_ascii: 0,
+        };
+        if bytes
+            .iter()
+            .all(|b| (0x20..0x80).contains(b) && *b != b'"' && *b != b'\\')
+        {
             size.ascii += bytes.len();
             return size;
         }

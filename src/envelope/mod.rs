@@ -6,9 +6,9 @@
 //! HTTP, MCP, SQLite or any area of the hub: callers hand it JSON and get JSON.
 
 pub mod measure;
-mod trim;
 #[cfg(test)]
 mod tests;
+mod trim;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -257,7 +257,11 @@ fn estimate_tokens(data: &Map<String, Value>, meta: &Map<String, Value>) -> u64 
     let mut tokens = size.tokens();
     loop {
         let ascii = size.ascii + tokens.to_string().len() - 1;
-        let next = measure::Size { ascii, non_ascii: size.non_ascii }.tokens();
+        let next = measure::Size {
+            ascii,
+            non_ascii: size.non_ascii,
+        }
+        .tokens();
         if next == tokens {
             return tokens as u64;
         }
@@ -301,7 +305,10 @@ mod contract_tests {
         let envelope = ok(data, Some("health"), Budget::Agent);
         let wire = serde_json::to_vec(&envelope).unwrap();
         let actual = measure::Size::of_bytes(&wire).tokens() as u64;
-        assert_eq!(envelope["data"]["meta"]["tokens_estimated"].as_u64(), Some(actual));
+        assert_eq!(
+            envelope["data"]["meta"]["tokens_estimated"].as_u64(),
+            Some(actual)
+        );
     }
 
     #[test]

@@ -17,7 +17,9 @@ fn wire_weight(envelope: &Value) -> usize {
 }
 
 fn results(n: usize, text: &str) -> Vec<Value> {
-    (0..n).map(|i| json!({"id": i, "name": format!("{text}-{i}")})).collect()
+    (0..n)
+        .map(|i| json!({"id": i, "name": format!("{text}-{i}")}))
+        .collect()
 }
 
 #[test]
@@ -27,24 +29,47 @@ fn small_payload_is_untouched() {
     let meta = &envelope["data"]["meta"];
     assert_eq!(meta["truncated"], json!(false));
     assert_eq!(envelope["data"]["results"], data["results"]);
-    assert_eq!(meta.as_object().unwrap().keys().filter(|k| k.starts_with("truncated_")).count(), 0);
+    assert_eq!(
+        meta.as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| k.starts_with("truncated_"))
+            .count(),
+        0
+    );
 }
 
 #[test]
 fn long_list_is_cut_to_the_budget_with_markers_and_true_count() {
-    let data = object(json!({"results": results(5_000, "item"), "count": 5_000, "total_count": 5_000}));
+    let data =
+        object(json!({"results": results(5_000, "item"), "count": 5_000, "total_count": 5_000}));
     let envelope = ok(data, Some("search"), Budget::Agent);
     let weight = wire_weight(&envelope);
     assert!(weight <= AGENT_BUDGET_CHARS, "weight {weight}");
-    assert!(weight > AGENT_BUDGET_CHARS - 200, "cut far more than needed: {weight}");
+    assert!(
+        weight > AGENT_BUDGET_CHARS - 200,
+        "cut far more than needed: {weight}"
+    );
     let meta = &envelope["data"]["meta"];
     let kept = envelope["data"]["results"].as_array().unwrap().len();
     assert_eq!(meta["truncated"], json!(true));
     assert_eq!(meta["truncated_results_from"], json!(5_000));
     assert_eq!(meta["truncated_results_to"], json!(kept));
-    assert_eq!(envelope["data"]["count"], json!(kept), "count follows the list down");
-    assert_eq!(envelope["data"]["total_count"], json!(5_000), "total_count stays the real total");
-    assert_eq!(envelope["data"]["results"][0]["id"], json!(0), "the head is kept");
+    assert_eq!(
+        envelope["data"]["count"],
+        json!(kept),
+        "count follows the list down"
+    );
+    assert_eq!(
+        envelope["data"]["total_count"],
+        json!(5_000),
+        "total_count stays the real total"
+    );
+    assert_eq!(
+        envelope["data"]["results"][0]["id"],
+        json!(0),
+        "the head is kept"
+    );
 }
 
 #[test]
@@ -54,7 +79,10 @@ fn non_latin_payload_is_trimmed_to_the_real_budget() {
     let text = serde_json::to_string(&envelope).unwrap();
     let size = Size::of_bytes(text.as_bytes());
     assert!(size.weight() <= AGENT_BUDGET_CHARS);
-    assert!(size.chars() * 10 < AGENT_BUDGET_CHARS * 7, "raw characters would have let far too much through");
+    assert!(
+        size.chars() * 10 < AGENT_BUDGET_CHARS * 7,
+        "raw characters would have let far too much through"
+    );
     assert!(size.tokens() <= AGENT_BUDGET_CHARS / 4 + 2);
     assert_eq!(envelope["data"]["meta"]["truncated"], json!(true));
 }
@@ -63,7 +91,10 @@ fn non_latin_payload_is_trimmed_to_the_real_budget() {
 fn none_budget_never_trims() {
     let data = object(json!({"results": results(20_000, "x"), "count": 20_000}));
     let envelope = ok(data, None, Budget::None);
-    assert_eq!(envelope["data"]["results"].as_array().unwrap().len(), 20_000);
+    assert_eq!(
+        envelope["data"]["results"].as_array().unwrap().len(),
+        20_000
+    );
     let meta = envelope["data"]["meta"].as_object().unwrap();
     assert_eq!(meta["truncated"], json!(false));
     assert!(!meta.contains_key("envelope_unshrinkable"));
@@ -78,7 +109,11 @@ fn untrimmable_payload_is_flagged_unshrinkable() {
     let envelope = ok(data, None, Budget::Agent);
     let meta = &envelope["data"]["meta"];
     assert_eq!(meta["envelope_unshrinkable"], json!(true));
-    assert_eq!(meta["truncated"], json!(false), "nothing was cut, so nothing claims to be");
+    assert_eq!(
+        meta["truncated"],
+        json!(false),
+        "nothing was cut, so nothing claims to be"
+    );
     assert_eq!(envelope["data"]["blob"].as_array().unwrap().len(), 20_000);
 }
 
@@ -93,9 +128,16 @@ fn competing_lists_shrink_together() {
     let body = &envelope["data"];
     let calls = body["call_sites"].as_array().unwrap().len();
     let imports = body["import_sites"].as_array().unwrap().len();
-    assert!(calls > 10 && imports > 10, "neither list emptied: {calls} / {imports}");
+    assert!(
+        calls > 10 && imports > 10,
+        "neither list emptied: {calls} / {imports}"
+    );
     assert!(calls.abs_diff(imports) <= 1);
-    assert_eq!(body["doc_references"].as_array().unwrap().len(), 5, "a short list is left whole");
+    assert_eq!(
+        body["doc_references"].as_array().unwrap().len(),
+        5,
+        "a short list is left whole"
+    );
     assert!(body["meta"].get("truncated_doc_references_from").is_none());
     assert_eq!(body["meta"]["truncated_call_sites_to"], json!(calls));
     assert!(wire_weight(&envelope) <= AGENT_BUDGET_CHARS);
@@ -111,13 +153,20 @@ fn nested_member_lists_are_cut_before_items() {
     let body = &envelope["data"];
     assert!(wire_weight(&envelope) <= AGENT_BUDGET_CHARS);
     let items = body["results"].as_array().unwrap();
-    assert_eq!(items.len(), 40, "every community survives when trimming members suffices");
+    assert_eq!(
+        items.len(),
+        40,
+        "every community survives when trimming members suffices"
+    );
     let first = &items[0];
     let kept = first["members"].as_array().unwrap().len();
     assert!(kept >= 3 && kept < 200);
     assert_eq!(first["truncated_members_from"], json!(200));
     assert_eq!(first["truncated_members_to"], json!(kept));
-    assert_eq!(body["meta"]["truncated_nested"]["results.members"]["lists"], json!(40));
+    assert_eq!(
+        body["meta"]["truncated_nested"]["results.members"]["lists"],
+        json!(40)
+    );
     assert!(body["meta"].get("truncated_results_from").is_none());
 }
 
@@ -132,7 +181,10 @@ fn dict_of_list_buckets_are_trimmed_with_a_marker_per_bucket() {
     assert!(wire_weight(&envelope) <= AGENT_BUDGET_CHARS);
     let kept = body["tiers"]["will_break"].as_array().unwrap().len();
     assert!(kept > 1);
-    assert_eq!(body["meta"]["truncated_tiers"]["will_break"], json!({"from": 2_000, "to": kept}));
+    assert_eq!(
+        body["meta"]["truncated_tiers"]["will_break"],
+        json!({"from": 2_000, "to": kept})
+    );
     assert!(body["meta"]["truncated_tiers"].get("context").is_none());
 }
 
@@ -145,9 +197,15 @@ fn edges_by_type_buckets_are_trimmed_after_lists() {
     let envelope = ok(data, None, Budget::Agent);
     let body = &envelope["data"];
     assert!(wire_weight(&envelope) <= AGENT_BUDGET_CHARS);
-    assert!(!body["results"].as_array().unwrap().is_empty(), "a list keeps its head while edges_by_type can be cut");
+    assert!(
+        !body["results"].as_array().unwrap().is_empty(),
+        "a list keeps its head while edges_by_type can be cut"
+    );
     let calls = body["edges_by_type"]["calls"].as_array().unwrap().len();
-    assert_eq!(body["meta"]["truncated_edges_by_type"]["calls"]["to"], json!(calls));
+    assert_eq!(
+        body["meta"]["truncated_edges_by_type"]["calls"]["to"],
+        json!(calls)
+    );
 }
 
 #[test]
@@ -183,7 +241,11 @@ fn no_list_is_ever_shortened_silently() {
         let before = value.as_array().unwrap().len();
         let after = body[key].as_array().unwrap().len();
         if after < before {
-            assert_eq!(meta[&format!("truncated_{key}_from")], json!(before), "{key}");
+            assert_eq!(
+                meta[&format!("truncated_{key}_from")],
+                json!(before),
+                "{key}"
+            );
             assert_eq!(meta[&format!("truncated_{key}_to")], json!(after), "{key}");
         }
     }
@@ -220,7 +282,12 @@ fn subgraph_trim_keeps_every_edge_between_kept_nodes() {
     let envelope = ok(data, Some("graph"), Budget::Chars(120_000));
     let body = &envelope["data"];
     assert!(wire_weight(&envelope) <= 120_000);
-    let kept: HashSet<&str> = body["nodes"].as_array().unwrap().iter().map(|n| n["uid"].as_str().unwrap()).collect();
+    let kept: HashSet<&str> = body["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["uid"].as_str().unwrap())
+        .collect();
     assert!(kept.len() > 100);
     for edge in body["edges"].as_array().unwrap() {
         assert!(kept.contains(edge["source"].as_str().unwrap()), "{edge}");
@@ -230,8 +297,14 @@ fn subgraph_trim_keeps_every_edge_between_kept_nodes() {
     assert_eq!(meta["truncated_subgraph"], json!(true));
     assert_eq!(meta["truncated_nodes_from"], json!(3_000));
     assert_eq!(meta["truncated_nodes_to"], json!(kept.len()));
-    assert_eq!(meta["truncated_edges_to"], json!(body["edges"].as_array().unwrap().len()));
-    assert!(kept.contains("code:function:src/m0.py::f0"), "the best-connected node is kept");
+    assert_eq!(
+        meta["truncated_edges_to"],
+        json!(body["edges"].as_array().unwrap().len())
+    );
+    assert!(
+        kept.contains("code:function:src/m0.py::f0"),
+        "the best-connected node is kept"
+    );
 }
 
 #[test]

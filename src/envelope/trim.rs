@@ -150,11 +150,14 @@ fn digits(n: usize) -> usize {
 
 /// True for `{nodes: [{uid, ..}], edges: [{source, target, ..}]}` bodies.
 pub fn is_graph_shaped(data: &Map<String, Value>) -> bool {
-    let (Some(Value::Array(nodes)), Some(Value::Array(edges))) = (data.get("nodes"), data.get("edges"))
+    let (Some(Value::Array(nodes)), Some(Value::Array(edges))) =
+        (data.get("nodes"), data.get("edges"))
     else {
         return false;
     };
-    nodes.iter().all(|node| node.get("uid").is_some_and(Value::is_string))
+    nodes
+        .iter()
+        .all(|node| node.get("uid").is_some_and(Value::is_string))
         && edges.iter().all(|edge| {
             edge.get("source").is_some_and(Value::is_string)
                 && edge.get("target").is_some_and(Value::is_string)
@@ -178,7 +181,10 @@ pub fn apply(data: &mut Map<String, Value>, meta: &Map<String, Value>, limit: us
         let mut final_meta = meta.clone();
         final_meta.insert("truncated".to_string(), Value::Bool(true));
         final_meta.extend(report.markers.clone());
-        final_meta.insert("tokens_estimated".to_string(), Value::from(TOKENS_PLACEHOLDER));
+        final_meta.insert(
+            "tokens_estimated".to_string(),
+            Value::from(TOKENS_PLACEHOLDER),
+        );
         envelope_size(data, &final_meta).weight() <= limit
     };
     if fits(data, &report) {
@@ -200,7 +206,10 @@ impl Planner {
     fn new(base: &Map<String, Value>) -> Planner {
         let mut meta = base.clone();
         meta.insert("truncated".to_string(), Value::Bool(true));
-        meta.insert("tokens_estimated".to_string(), Value::from(TOKENS_PLACEHOLDER));
+        meta.insert(
+            "tokens_estimated".to_string(),
+            Value::from(TOKENS_PLACEHOLDER),
+        );
         Planner { meta }
     }
 
@@ -209,7 +218,11 @@ impl Planner {
     }
 
     fn total(&self, profile: &Profile) -> usize {
-        envelope_weight(profile.data_weight(), profile.data_is_empty, self.meta_weight())
+        envelope_weight(
+            profile.data_weight(),
+            profile.data_is_empty,
+            self.meta_weight(),
+        )
     }
 
     /// Commits the markers a step wrote so later steps plan with them.
@@ -297,12 +310,18 @@ impl Profile {
                         buckets: members
                             .iter()
                             .filter_map(|(name, bucket)| {
-                                bucket.as_array().map(|items| (name.clone(), MeasuredList::of(items)))
+                                bucket
+                                    .as_array()
+                                    .map(|items| (name.clone(), MeasuredList::of(items)))
                             })
                             .collect(),
                     });
-                    profile.fixed += 2 + members.len().saturating_sub(1)
-                        + members.keys().map(|name| weight(name.as_str()) + 1).sum::<usize>();
+                    profile.fixed += 2
+                        + members.len().saturating_sub(1)
+                        + members
+                            .keys()
+                            .map(|name| weight(name.as_str()) + 1)
+                            .sum::<usize>();
                 }
                 other => profile.fixed += weight(other),
             }
@@ -325,7 +344,9 @@ impl Profile {
 fn is_bucket_dict(members: &Map<String, Value>) -> bool {
     !members.is_empty()
         && members.values().all(Value::is_array)
-        && members.values().any(|bucket| bucket.as_array().is_some_and(|items| !items.is_empty()))
+        && members
+            .values()
+            .any(|bucket| bucket.as_array().is_some_and(|items| !items.is_empty()))
 }
 
 impl TopList {
@@ -337,9 +358,9 @@ impl TopList {
                 own_weights.push(weight(item));
                 continue;
             };
-            let has_nested = fields
-                .iter()
-                .any(|(field, value)| is_list_key(field) && value.as_array().is_some_and(|inner| !inner.is_empty()));
+            let has_nested = fields.iter().any(|(field, value)| {
+                is_list_key(field) && value.as_array().is_some_and(|inner| !inner.is_empty())
+            });
             if !has_nested {
                 own_weights.push(weight(item));
                 continue;
@@ -425,7 +446,12 @@ fn trim_lists(
 }
 
 /// Step 1: shorten lists inside list items (to a floor) before any item is dropped.
-fn cap_nested_lists(profile: &mut Profile, planner: &mut Planner, limit: usize, report: &mut Report) {
+fn cap_nested_lists(
+    profile: &mut Profile,
+    planner: &mut Planner,
+    limit: usize,
+    report: &mut Report,
+) {
     let longest = profile
         .lists
         .iter()
@@ -440,9 +466,17 @@ fn cap_nested_lists(profile: &mut Profile, planner: &mut Planner, limit: usize, 
     for list in &profile.lists {
         for nested in &list.nested {
             let name = format!("{}.{}", list.key, nested.key);
-            let total: usize = list.nested.iter().filter(|n| n.key == nested.key).map(|n| n.list.len()).sum();
+            let total: usize = list
+                .nested
+                .iter()
+                .filter(|n| n.key == nested.key)
+                .map(|n| n.list.len())
+                .sum();
             let lists = list.nested.iter().filter(|n| n.key == nested.key).count();
-            aggregate.insert(name, serde_json::json!({"lists": lists, "from": total, "to": total}));
+            aggregate.insert(
+                name,
+                serde_json::json!({"lists": lists, "from": total, "to": total}),
+            );
         }
     }
     let marker_weight = member_weight("truncated_nested", 0) - 1 + weight(&aggregate);
@@ -509,7 +543,12 @@ fn cap_buckets(
         let worst: Map<String, Value> = dict
             .buckets
             .iter()
-            .map(|(name, list)| (name.clone(), serde_json::json!({"from": list.len(), "to": list.len()})))
+            .map(|(name, list)| {
+                (
+                    name.clone(),
+                    serde_json::json!({"from": list.len(), "to": list.len()}),
+                )
+            })
             .collect();
         markers_weight += member_weight(&format!("truncated_{}", dict.key), 0) - 1 + weight(&worst);
     }
@@ -523,7 +562,9 @@ fn cap_buckets(
             .sum()
     };
     let base = planner.total(profile) + markers_weight - bucket_total(profile, usize::MAX);
-    let cap = largest_fitting_cap(floor, longest, |cap| base + bucket_total(profile, cap) <= limit);
+    let cap = largest_fitting_cap(floor, longest, |cap| {
+        base + bucket_total(profile, cap) <= limit
+    });
     if cap >= longest {
         return;
     }
@@ -531,7 +572,10 @@ fn cap_buckets(
         let mut cuts = Map::new();
         for (name, list) in &mut dict.buckets {
             if list.kept > cap {
-                cuts.insert(name.clone(), serde_json::json!({"from": list.len(), "to": cap}));
+                cuts.insert(
+                    name.clone(),
+                    serde_json::json!({"from": list.len(), "to": cap}),
+                );
                 list.kept = cap;
             }
         }
@@ -544,7 +588,12 @@ fn cap_buckets(
 
 /// Step 3: one common cap across every top-level list, so competing lists shrink together.
 fn cap_top_lists(profile: &mut Profile, planner: &mut Planner, limit: usize, report: &mut Report) {
-    let longest = profile.lists.iter().map(|list| list.kept).max().unwrap_or(0);
+    let longest = profile
+        .lists
+        .iter()
+        .map(|list| list.kept)
+        .max()
+        .unwrap_or(0);
     if longest == 0 {
         return;
     }
@@ -564,8 +613,13 @@ fn cap_top_lists(profile: &mut Profile, planner: &mut Planner, limit: usize, rep
         .lists
         .iter()
         .map(|list| {
-            member_weight(&format!("truncated_{}_from", list.key), list.own_weights.len())
-                + member_weight(&format!("truncated_{}_to", list.key), list.own_weights.len())
+            member_weight(
+                &format!("truncated_{}_from", list.key),
+                list.own_weights.len(),
+            ) + member_weight(
+                &format!("truncated_{}_to", list.key),
+                list.own_weights.len(),
+            )
         })
         .sum();
     let lists_at = |cap: usize| -> usize {
@@ -580,7 +634,9 @@ fn cap_top_lists(profile: &mut Profile, planner: &mut Planner, limit: usize, rep
             .sum()
     };
     let base = planner.total(profile) + markers_weight - lists_at(usize::MAX);
-    let cap = largest_fitting_cap(TOP_LIST_FLOOR.min(longest), longest, |cap| base + lists_at(cap) <= limit);
+    let cap = largest_fitting_cap(TOP_LIST_FLOOR.min(longest), longest, |cap| {
+        base + lists_at(cap) <= limit
+    });
     if cap >= longest {
         return;
     }
@@ -596,19 +652,35 @@ fn cap_top_lists(profile: &mut Profile, planner: &mut Planner, limit: usize, rep
 /// Carries the planned cuts out on the payload.
 fn apply_profile(data: &mut Map<String, Value>, profile: &Profile) {
     for list in &profile.lists {
-        let Some(Value::Array(items)) = data.get_mut(&list.key) else { continue };
-        for nested in list.nested.iter().filter(|n| n.item < list.kept && n.list.kept < n.list.len()) {
-            let Some(Value::Object(fields)) = items.get_mut(nested.item) else { continue };
+        let Some(Value::Array(items)) = data.get_mut(&list.key) else {
+            continue;
+        };
+        for nested in list
+            .nested
+            .iter()
+            .filter(|n| n.item < list.kept && n.list.kept < n.list.len())
+        {
+            let Some(Value::Object(fields)) = items.get_mut(nested.item) else {
+                continue;
+            };
             if let Some(Value::Array(inner)) = fields.get_mut(&nested.key) {
                 inner.truncate(nested.list.kept);
             }
-            fields.insert(format!("truncated_{}_from", nested.key), Value::from(nested.list.len()));
-            fields.insert(format!("truncated_{}_to", nested.key), Value::from(nested.list.kept));
+            fields.insert(
+                format!("truncated_{}_from", nested.key),
+                Value::from(nested.list.len()),
+            );
+            fields.insert(
+                format!("truncated_{}_to", nested.key),
+                Value::from(nested.list.kept),
+            );
         }
         release(items.split_off(list.kept));
     }
     for dict in &profile.dicts {
-        let Some(Value::Object(members)) = data.get_mut(&dict.key) else { continue };
+        let Some(Value::Object(members)) = data.get_mut(&dict.key) else {
+            continue;
+        };
         for (name, list) in &dict.buckets {
             if let Some(Value::Array(items)) = members.get_mut(name) {
                 items.truncate(list.kept);
@@ -634,8 +706,13 @@ fn release(tail: Vec<Value>) {
 
 /// A sibling `count` that equalled a cut list's original length follows it down.
 fn follow_count(data: &mut Map<String, Value>, profile: &Profile) {
-    let Some(count) = data.get("count").and_then(Value::as_u64) else { return };
-    let mut matching = profile.lists.iter().filter(|list| list.own_weights.len() as u64 == count);
+    let Some(count) = data.get("count").and_then(Value::as_u64) else {
+        return;
+    };
+    let mut matching = profile
+        .lists
+        .iter()
+        .filter(|list| list.own_weights.len() as u64 == count);
     if let (Some(list), None) = (matching.next(), matching.next())
         && list.kept < list.own_weights.len()
     {
@@ -644,9 +721,15 @@ fn follow_count(data: &mut Map<String, Value>, profile: &Profile) {
 }
 
 /// The graph tier: keep the top-K nodes by degree and only edges between kept nodes.
-fn trim_subgraph(data: &mut Map<String, Value>, planner: &mut Planner, limit: usize, report: &mut Report) {
+fn trim_subgraph(
+    data: &mut Map<String, Value>,
+    planner: &mut Planner,
+    limit: usize,
+    report: &mut Report,
+) {
     let plan = {
-        let (Some(Value::Array(nodes)), Some(Value::Array(edges))) = (data.get("nodes"), data.get("edges"))
+        let (Some(Value::Array(nodes)), Some(Value::Array(edges))) =
+            (data.get("nodes"), data.get("edges"))
         else {
             return;
         };
@@ -654,7 +737,8 @@ fn trim_subgraph(data: &mut Map<String, Value>, planner: &mut Planner, limit: us
     };
     let node_count = plan.node_weights_by_rank.len();
     let edge_count = plan.edge_need.len();
-    let markers_weight = member_weight("truncated_subgraph", 0) + 3
+    let markers_weight = member_weight("truncated_subgraph", 0)
+        + 3
         + member_weight("truncated_nodes_from", node_count)
         + member_weight("truncated_nodes_to", node_count)
         + member_weight("truncated_edges_from", edge_count)
@@ -720,7 +804,11 @@ impl SubgraphPlan {
             .enumerate()
             .filter_map(|(i, node)| node.get("uid").and_then(Value::as_str).map(|uid| (uid, i)))
             .collect();
-        let endpoint = |edge: &Value, end: &str| edge.get(end).and_then(Value::as_str).and_then(|uid| index.get(uid).copied());
+        let endpoint = |edge: &Value, end: &str| {
+            edge.get(end)
+                .and_then(Value::as_str)
+                .and_then(|uid| index.get(uid).copied())
+        };
         let ends: Vec<Option<(usize, usize)>> = edges
             .iter()
             .map(|edge| Some((endpoint(edge, "source")?, endpoint(edge, "target")?)))
@@ -758,7 +846,14 @@ impl SubgraphPlan {
             running = (running.0 + w, running.1 + count);
             edge_prefix.push(running);
         }
-        SubgraphPlan { fixed, rank, node_weights_by_rank, node_prefix, edge_need, edge_prefix }
+        SubgraphPlan {
+            fixed,
+            rank,
+            node_weights_by_rank,
+            node_prefix,
+            edge_need,
+            edge_prefix,
+        }
     }
 
     fn kept_edges(&self, keep: usize) -> usize {
@@ -780,7 +875,12 @@ struct LongString {
 }
 
 /// Step 5: shorten strings of 200+ characters to one common length.
-fn trim_strings(data: &mut Map<String, Value>, meta: &Map<String, Value>, limit: usize, report: &mut Report) {
+fn trim_strings(
+    data: &mut Map<String, Value>,
+    meta: &Map<String, Value>,
+    limit: usize,
+    report: &mut Report,
+) {
     let mut long = Vec::new();
     for (key, value) in data.iter() {
         collect_long_strings(value, &mut format!("/{}", escape_pointer(key)), &mut long);
@@ -792,24 +892,41 @@ fn trim_strings(data: &mut Map<String, Value>, meta: &Map<String, Value>, limit:
     let mut planned_meta = meta.clone();
     planned_meta.insert("truncated".to_string(), Value::Bool(true));
     planned_meta.extend(report.markers.clone());
-    planned_meta.insert("truncated_string_fields".to_string(), serde_json::json!(pointers));
-    planned_meta.insert("tokens_estimated".to_string(), Value::from(TOKENS_PLACEHOLDER));
+    planned_meta.insert(
+        "truncated_string_fields".to_string(),
+        serde_json::json!(pointers),
+    );
+    planned_meta.insert(
+        "tokens_estimated".to_string(),
+        Value::from(TOKENS_PLACEHOLDER),
+    );
     let base = envelope_size(data, &planned_meta).weight();
     let full: usize = long.iter().map(|s| s.full_weight).sum();
     let longest = long.iter().map(|s| s.chars).max().unwrap_or(0);
     let texts: Vec<String> = long
         .iter()
-        .map(|s| data_pointer(data, &s.pointer).and_then(Value::as_str).unwrap_or_default().to_string())
+        .map(|s| {
+            data_pointer(data, &s.pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect();
     let shortened_total = |cap: usize| -> usize {
         long.iter()
             .zip(&texts)
             .map(|(s, text)| {
-                if s.chars > cap { truncated_string_weight(text, cap, TRUNCATION_SUFFIX) } else { s.full_weight }
+                if s.chars > cap {
+                    truncated_string_weight(text, cap, TRUNCATION_SUFFIX)
+                } else {
+                    s.full_weight
+                }
             })
             .sum()
     };
-    let cap = largest_fitting_cap(STRING_KEEP_MIN_CHARS, longest, |cap| base - full + shortened_total(cap) <= limit);
+    let cap = largest_fitting_cap(STRING_KEEP_MIN_CHARS, longest, |cap| {
+        base - full + shortened_total(cap) <= limit
+    });
     let mut shortened = Vec::new();
     for (s, text) in long.iter().zip(&texts) {
         if s.chars <= cap {
@@ -822,7 +939,10 @@ fn trim_strings(data: &mut Map<String, Value>, meta: &Map<String, Value>, limit:
         }
     }
     if !shortened.is_empty() {
-        report.mark("truncated_string_fields".to_string(), Value::Array(shortened));
+        report.mark(
+            "truncated_string_fields".to_string(),
+            Value::Array(shortened),
+        );
     }
 }
 
@@ -831,7 +951,11 @@ fn collect_long_strings(value: &Value, pointer: &mut String, found: &mut Vec<Lon
         Value::String(text) => {
             let chars = text.chars().count();
             if chars >= STRING_TRIM_FLOOR_CHARS {
-                found.push(LongString { pointer: pointer.clone(), chars, full_weight: weight(text.as_str()) });
+                found.push(LongString {
+                    pointer: pointer.clone(),
+                    chars,
+                    full_weight: weight(text.as_str()),
+                });
             }
         }
         Value::Array(items) => {
@@ -862,13 +986,21 @@ fn escape_pointer(key: &str) -> String {
 fn data_pointer<'a>(data: &'a Map<String, Value>, pointer: &str) -> Option<&'a Value> {
     let (first, rest) = split_pointer(pointer)?;
     let root = data.get(&first)?;
-    if rest.is_empty() { Some(root) } else { root.pointer(rest) }
+    if rest.is_empty() {
+        Some(root)
+    } else {
+        root.pointer(rest)
+    }
 }
 
 fn data_pointer_mut<'a>(data: &'a mut Map<String, Value>, pointer: &str) -> Option<&'a mut Value> {
     let (first, rest) = split_pointer(pointer)?;
     let root = data.get_mut(&first)?;
-    if rest.is_empty() { Some(root) } else { root.pointer_mut(rest) }
+    if rest.is_empty() {
+        Some(root)
+    } else {
+        root.pointer_mut(rest)
+    }
 }
 
 /// Splits `/key/rest...` into the unescaped first key and the remaining pointer.

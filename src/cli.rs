@@ -1,0 +1,344 @@
+//! The `cos` command line. Every subcommand that acts on the hub goes through
+//! the tool runtime, so the shell sees the same answers agents and browsers do.
+
+use crate::envelope::{self, Budget, ErrorBody};
+use crate::tools::{Hub, HubConfig, Source};
+use crate::{hub, web};
+use clap::{Args, Parser, Subcommand};
+use serde_json::{Value, json};
+use std::io::Read;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cos",
+    version,
+    about = "cos-hub: a local work hub for software projects (board, graph, search, documents)"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Args, Clone)]
+struct HubArgs {
+    /// Repository the hub serves (default: the current directory).
+    #[arg(long, global = true)]
+    repo: Option<PathBuf>,
+    /// Where the hub keeps its state (default: <repo>/.cos).
+    #[arg(long, env = "COS_STATE_DIR", global = true)]
+    state_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the hub over HTTP: REST under /api, Swagger UI at /docs.
+    Serve {
+        /// Repository to serve (default: the current directory).
+        path: Option<PathBuf>,
+        #[arg(long, default_value_t = 9188)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: IpAddr,
+        /// Where the hub keeps its state (default: <repo>/.cos).
+        #[arg(long, env = "COS_STATE_DIR")]
+        state_dir: Option<PathBuf>,
+    },
+    /// Print the OpenAPI 3.1 spec (what openapi/openapi.json holds).
+    Openapi,
+    /// Preview what an agent receives for a payload.
+    Envelope {
+        #[command(subcommand)]
+        command: EnvelopeCommand,
+    },
+    /// List, enable or disable the hub's modules.
+    Module {
+        #[command(subcommand)]
+        command: ModuleCommand,
+        #[command(flatten)]
+        hub: HubArgs,
+    },
+    /// List or call the hub's tools from the shell.
+    Tool {
+        #[command(subcommand)]
+        command: ToolCommand,
+        #[command(flatten)]
+        hub: HubArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum EnvelopeCommand {
+    /// Read a JSON object on stdin and print the envelope an agent would receive.
+    Wrap {
+        /// agent, graph, none, or a number of characters.
+        #[arg(long, default_value = "agent")]
+        budget: Budget,
+        /// Layer to report in meta.layer.
+        #[arg(long)]
+        layer: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ModuleCommand {
+    /// Show every module and whether it is on.
+    List,
+    /// Switch a module on.
+    Enable { id: String },
+    /// Switch a module off: its tools answer module_disabled everywhere.
+    Disable { id: String },
+}
+
+#[derive(Debug, Subcommand)]
+enum ToolCommand {
+    /// Names and descriptions of every tool.
+    List,
+    /// Call a tool and print its envelope; exits 1 when the envelope is an error.
+    Call {
+        name: String,
+        /// The tool's arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// agent, graph, none, or a number of characters.
+        #[arg(long, default_value = "agent")]
+        budget: Budget,
+    },
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Serve {
+            path,
+            port,
+            bind,
+            state_dir,
+        } => serve(path, SocketAddr::new(bind, port), state_dir),
+        Command::Openapi => {
+            print!("{}", web::spec::openapi_json());
+            0
+        }
+        Command::Envelope {
+            command: EnvelopeCommand::Wrap { budget, layer },
+        } => wrap(budget, layer.as_deref()),
+        Command::Module { command, hub } => module(command, &hub),
+        Command::Tool { command, hub } => tool(command, &hub),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, i32> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            eprintln!("cos: could not start the async runtime: {error}");
+            1
+        })
+}
+
+fn open_hub(repo: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<Hub, i32> {
+    let repo = match repo {
+        Some(path) => path,
+        None => std::env::current_dir().map_err(|error| {
+            eprintln!("cos: cannot read the current directory: {error}");
+            2
+        })?,
+    };
+    let repo = repo.canonicalize().map_err(|error| {
+        eprintln!("cos: repository {}: {error}", repo.display());
+        2
+    })?;
+    Hub::open(
+        HubConfig::for_repo(&repo, state_dir),
+        hub::default_registry(),
+    )
+    .map_err(|error| {
+        eprintln!("cos: {error}");
+        1
+    })
+}
+
+fn serve(path: Option<PathBuf>, address: SocketAddr, state_dir: Option<PathBuf>) -> i32 {
+    let hub = match open_hub(path, state_dir) {
+        Ok(hub) => hub,
+        Err(code) => return code,
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    runtime.block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(address).await {
+            Ok(listener) => listener,
+            Err(error) => {
+                eprintln!("cos: cannot listen on {address}: {error}");
+                return 1;
+            }
+        };
+        let local = listener.local_addr().unwrap_or(address);
+        tracing::info!(
+            repo = %hub.state().config.repo_root.display(),
+            state_dir = %hub.state().config.state_dir.display(),
+            "cos-hub serving on http://{local} (Swagger UI at /docs)"
+        );
+        eprintln!(
+            "cos-hub serving {} on http://{local}",
+            hub.state().config.repo_root.display()
+        );
+        match web::serve(listener, hub, shutdown_signal()).await {
+            Ok(()) => 0,
+            Err(error) => {
+                eprintln!("cos: server stopped: {error}");
+                1
+            }
+        }
+    })
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+fn wrap(budget: Budget, layer: Option<&str>) -> i32 {
+    let mut input = String::new();
+    if let Err(error) = std::io::stdin().read_to_string(&mut input) {
+        eprintln!("cos: reading stdin: {error}");
+        return 2;
+    }
+    let envelope = match serde_json::from_str::<Value>(&input) {
+        Ok(Value::Object(data)) => envelope::ok(data, layer, budget),
+        Ok(_) => envelope::fail(&argument_error(
+            "stdin",
+            "a JSON object (the envelope puts meta inside it)",
+        )),
+        Err(error) => envelope::fail(&argument_error("stdin", &format!("valid JSON ({error})"))),
+    };
+    print_envelope(&envelope)
+}
+
+fn argument_error(field: &str, expected: &str) -> ErrorBody {
+    ErrorBody::new(
+        envelope::Category::Validation,
+        "E_ARGUMENT",
+        format!("{field}: expected {expected}"),
+    )
+    .with_details(json!({"field": field, "expected": expected}))
+}
+
+/// Prints an envelope as pretty JSON; 0 for success, 1 for an error envelope.
+fn print_envelope(envelope: &Value) -> i32 {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(envelope).unwrap_or_default()
+    );
+    if envelope["ok"] == Value::Bool(true) {
+        0
+    } else {
+        1
+    }
+}
+
+fn call(hub: &Hub, name: &str, arguments: Value, budget: Budget) -> Result<Value, i32> {
+    let runtime = runtime()?;
+    Ok(runtime.block_on(hub.call_json(name, arguments, budget, Source::Cli)))
+}
+
+fn module(command: ModuleCommand, args: &HubArgs) -> i32 {
+    let hub = match open_hub(args.repo.clone(), args.state_dir.clone()) {
+        Ok(hub) => hub,
+        Err(code) => return code,
+    };
+    let (tool, arguments) = match &command {
+        ModuleCommand::List => ("cos_module_list", json!({})),
+        ModuleCommand::Enable { id } => ("cos_module_set", json!({"module": id, "enabled": true})),
+        ModuleCommand::Disable { id } => {
+            ("cos_module_set", json!({"module": id, "enabled": false}))
+        }
+    };
+    let envelope = match call(&hub, tool, arguments, Budget::None) {
+        Ok(envelope) => envelope,
+        Err(code) => return code,
+    };
+    if envelope["ok"] != Value::Bool(true) {
+        eprintln!(
+            "cos: {}",
+            envelope["error"]["message"].as_str().unwrap_or("failed")
+        );
+        return 1;
+    }
+    let data = &envelope["data"];
+    let rows: Vec<&Value> = match command {
+        ModuleCommand::List => data["modules"]
+            .as_array()
+            .map(|m| m.iter().collect())
+            .unwrap_or_default(),
+        _ => vec![data],
+    };
+    for row in rows {
+        println!(
+            "{:<8} {:<9} {}",
+            row["id"].as_str().unwrap_or("?"),
+            if row["enabled"] == Value::Bool(true) {
+                "enabled"
+            } else {
+                "disabled"
+            },
+            row["description"].as_str().unwrap_or("")
+        );
+    }
+    0
+}
+
+fn tool(command: ToolCommand, args: &HubArgs) -> i32 {
+    let hub = match open_hub(args.repo.clone(), args.state_dir.clone()) {
+        Ok(hub) => hub,
+        Err(code) => return code,
+    };
+    match command {
+        ToolCommand::List => {
+            for tool in hub.registry().iter() {
+                println!(
+                    "{:<24} {:<7} {}",
+                    tool.spec.name,
+                    tool.spec.module.id(),
+                    tool.spec.description
+                );
+            }
+            0
+        }
+        ToolCommand::Call { name, args, budget } => {
+            let arguments = match serde_json::from_str::<Value>(&args) {
+                Ok(value) => value,
+                Err(error) => {
+                    return print_envelope(&envelope::fail(&argument_error(
+                        "--args",
+                        &format!("a JSON object ({error})"),
+                    )));
+                }
+            };
+            match call(&hub, &name, arguments, budget) {
+                Ok(envelope) => print_envelope(&envelope),
+                Err(code) => code,
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The hub's own tools: health and module settings (module `core`).
+//!
+//! Plain tool bodies over the runtime's state; they must not reach into other
+//! areas' tables or into HTTP/MCP concerns.
+
+use crate::envelope::Category;
+use crate::tools::{
+    Module, Registry, Tool, ToolContext, ToolError, ToolSpec, modules::ModuleStateError,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Registers the core tools.
+pub fn register(registry: &mut Registry) {
+    registry
+        .register::<HubHealth>()
+        .register::<ModuleList>()
+        .register::<ModuleSet>();
+}
+
+/// The hub's standard registry: every tool of every area.
+pub fn default_registry() -> Registry {
+    let mut registry = Registry::default();
+    register(&mut registry);
+    registry
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Health {
+    /// `ok`, or `degraded` when a part of the hub cannot be read.
+    pub status: String,
+    /// cos-hub version.
+    pub version: String,
+    pub uptime_seconds: u64,
+    pub repo_root: String,
+    pub state_dir: String,
+    /// Schema version of the hub's database.
+    pub schema_version: i64,
+    pub modules: Vec<ModuleInfo>,
+    /// Problems found while answering (e.g. unreadable module state).
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ModuleInfo {
+    pub id: Module,
+    pub enabled: bool,
+    pub description: String,
+    /// Tools this module contributes.
+    pub tools: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ModuleListing {
+    pub modules: Vec<ModuleInfo>,
+    /// The file the switches live in.
+    pub state_file: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModuleSetInput {
+    /// Module id: core, board, graph, search or docs.
+    pub module: String,
+    pub enabled: bool,
+}
+
+fn module_state_error(error: ModuleStateError) -> ToolError {
+    ToolError::fail(Category::Unavailable, "E_MODULE_STATE", error.to_string())
+}
+
+fn module_infos(context: &ToolContext) -> Result<Vec<ModuleInfo>, ModuleStateError> {
+    Ok(context
+        .hub
+        .modules
+        .all()?
+        .into_iter()
+        .map(|(module, enabled)| ModuleInfo {
+            id: module,
+            enabled,
+            description: module.description().to_string(),
+            tools: context
+                .registry
+                .names_in(module)
+                .into_iter()
+                .map(String::from)
+                .collect(),
+        })
+        .collect())
+}
+
+pub struct HubHealth;
+
+impl Tool for HubHealth {
+    type Input = NoInput;
+    type Output = Health;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_hub_health",
+        module: Module::Core,
+        layer: "health",
+        description: "Health of the hub: version, uptime, repository, state directory, schema version and which modules are on.",
+    };
+
+    fn run(context: &ToolContext, _input: NoInput) -> Result<Health, ToolError> {
+        let mut problems = Vec::new();
+        let modules = module_infos(context).unwrap_or_else(|error| {
+            problems.push(error.to_string());
+            Vec::new()
+        });
+        let schema_version = context.hub.store.schema_version()?;
+        Ok(Health {
+            status: if problems.is_empty() {
+                "ok"
+            } else {
+                "degraded"
+            }
+            .to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            uptime_seconds: context.hub.started.elapsed().as_secs(),
+            repo_root: context.hub.config.repo_root.display().to_string(),
+            state_dir: context.hub.config.state_dir.display().to_string(),
+            schema_version,
+            modules,
+            problems,
+        })
+    }
+}
+
+pub struct ModuleList;
+
+impl Tool for ModuleList {
+    type Input = NoInput;
+    type Output = ModuleListing;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_module_list",
+        module: Module::Core,
+        layer: "settings",
+        description: "Lists the hub's modules, whether each is enabled, and the tools each contributes.",
+    };
+
+    fn run(context: &ToolContext, _input: NoInput) -> Result<ModuleListing, ToolError> {
+        Ok(ModuleListing {
+            modules: module_infos(context).map_err(module_state_error)?,
+            state_file: context.hub.modules.path().display().to_string(),
+        })
+    }
+}
+
+pub struct ModuleSet;
+
+impl Tool for ModuleSet {
+    type Input = ModuleSetInput;
+    type Output = ModuleInfo;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_module_set",
+        module: Module::Core,
+        layer: "settings",
+        description: "Enables or disables a module. A disabled module's tools answer module_disabled on every front door.",
+    };
+
+    fn run(context: &ToolContext, input: ModuleSetInput) -> Result<ModuleInfo, ToolError> {
+        let module = Module::parse(&input.module).ok_or_else(|| {
+            ToolError::invalid("module", format!("one of {}", Module::ids().join(", ")))
+                .with_details(serde_json::json!({"field": "module", "allowed": Module::ids(), "got": input.module}))
+        })?;
+        if module == Module::Core && !input.enabled {
+            return Err(ToolError::invalid(
+                "enabled",
+                "true: the core module cannot be switched off",
+            ));
+        }
+        context
+            .hub
+            .modules
+            .set(module, input.enabled)
+            .map_err(module_state_error)?;
+        Ok(ModuleInfo {
+            id: module,
+            enabled: input.enabled,
+            description: module.description().to_string(),
+            tools: context
+                .registry
+                .names_in(module)
+                .into_iter()
+                .map(String::from)
+                .collect(),
+        })
+    }
+}

@@ -1,0 +1,210 @@
+//! What a tool body returns when it cannot answer, and how each kind of failure
+//! becomes an envelope error with the right category.
+
+use crate::envelope::{Category, ErrorBody};
+use crate::store::StoreError;
+use serde_json::Value;
+use std::error::Error as StdError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// A deliberate, already-categorised refusal (bad input, unknown id, conflict, ...).
+    #[error("{}", .0.message)]
+    Fail(Box<ErrorBody>),
+    #[error("{context}")]
+    Store {
+        context: String,
+        #[source]
+        source: StoreError,
+    },
+    #[error("{context}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{context}")]
+    Internal {
+        context: String,
+        #[source]
+        source: Option<Box<dyn StdError + Send + Sync>>,
+    },
+    #[error("the tool panicked: {0}")]
+    Panic(String),
+}
+
+impl ToolError {
+    pub fn fail(category: Category, code: &str, message: impl Into<String>) -> ToolError {
+        ToolError::Fail(Box::new(ErrorBody::new(category, code, message)))
+    }
+
+    /// Bad input: names the field and what was expected.
+    pub fn invalid(field: &str, expected: impl Into<String>) -> ToolError {
+        let expected = expected.into();
+        ToolError::Fail(Box::new(
+            ErrorBody::new(
+                Category::Validation,
+                "E_ARGUMENT",
+                format!("{field}: {expected}"),
+            )
+            .with_details(serde_json::json!({"field": field, "expected": expected})),
+        ))
+    }
+
+    pub fn not_found(code: &str, message: impl Into<String>) -> ToolError {
+        ToolError::fail(Category::NotFound, code, message)
+    }
+
+    pub fn with_details(self, details: Value) -> ToolError {
+        match self {
+            ToolError::Fail(body) => ToolError::Fail(Box::new(body.with_details(details))),
+            other => other,
+        }
+    }
+
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> ToolError {
+        ToolError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    pub fn internal(
+        context: impl Into<String>,
+        source: impl StdError + Send + Sync + 'static,
+    ) -> ToolError {
+        ToolError::Internal {
+            context: context.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    pub fn category(&self) -> Category {
+        match self {
+            ToolError::Fail(body) => body.category,
+            ToolError::Store { source, .. } => source.category(),
+            ToolError::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::NotFound => Category::NotFound,
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                    Category::Permission
+                }
+                std::io::ErrorKind::TimedOut
+                | std::io::ErrorKind::Interrupted
+                | std::io::ErrorKind::WouldBlock => Category::Transient,
+                _ => Category::Internal,
+            },
+            ToolError::Internal { .. } | ToolError::Panic(_) => Category::Internal,
+        }
+    }
+
+    /// True when the failure came from the system rather than a deliberate refusal:
+    /// such errors carry an `error_id` pointing at the forensic log line.
+    pub fn is_system(&self) -> bool {
+        !matches!(self, ToolError::Fail(_))
+    }
+
+    /// The full cause chain, for the server log only.
+    pub fn chain(&self) -> String {
+        let mut text = self.to_string();
+        let mut source = self.source();
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        text
+    }
+
+    pub fn sqlite_databases(&self) -> &[String] {
+        match self {
+            ToolError::Store { source, .. } => source.databases(),
+            _ => &[],
+        }
+    }
+
+    /// The body the caller sees. System errors never leak paths, SQL or library text.
+    pub fn to_body(&self, error_id: &str) -> ErrorBody {
+        if let ToolError::Fail(body) = self {
+            return (**body).clone();
+        }
+        let category = self.category();
+        let (code, message) = match (self, category) {
+            (_, Category::Transient) => ("E_BUSY", "the hub is busy; retry shortly".to_string()),
+            (ToolError::Io { context, .. }, Category::NotFound) => {
+                ("NOT_FOUND", format!("{context}: not found"))
+            }
+            (ToolError::Store { .. }, Category::NotFound) => {
+                ("NOT_FOUND", "no such record".to_string())
+            }
+            (
+                ToolError::Io { context, .. } | ToolError::Store { context, .. },
+                Category::Permission,
+            ) => ("E_PERMISSION", format!("{context}: permission denied")),
+            (_, Category::Unavailable) => (
+                "E_STORAGE",
+                "storage is unavailable; check disk space and permissions".to_string(),
+            ),
+            _ => (
+                "E_INTERNAL",
+                format!("internal error; the server log has the details under error_id {error_id}"),
+            ),
+        };
+        let mut body = ErrorBody::new(category, code, message);
+        body.error_id = Some(error_id.to_string());
+        body
+    }
+}
+
+impl From<StoreError> for ToolError {
+    fn from(source: StoreError) -> ToolError {
+        ToolError::Store {
+            context: "database".to_string(),
+            source,
+        }
+    }
+}
+
+impl From<ErrorBody> for ToolError {
+    fn from(body: ErrorBody) -> ToolError {
+        ToolError::Fail(Box::new(body))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_map_to_categories_without_leaking_paths() {
+        let missing = ToolError::io(
+            "board export folder",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        );
+        assert_eq!(missing.category(), Category::NotFound);
+        let denied = ToolError::io(
+            "state file",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        );
+        assert_eq!(denied.category(), Category::Permission);
+        let other = ToolError::io(
+            "/secret/path/x.db",
+            std::io::Error::other("disk on fire at /secret/path"),
+        );
+        let body = other.to_body("abc123");
+        assert_eq!(body.category, Category::Internal);
+        assert!(!body.message.contains("/secret"), "{}", body.message);
+        assert!(body.message.contains("abc123"));
+        assert_eq!(body.error_id.as_deref(), Some("abc123"));
+        assert!(other.chain().contains("disk on fire"));
+    }
+
+    #[test]
+    fn invalid_names_the_field() {
+        let body = ToolError::invalid("priority", "one of P0, P1, P2, P3").to_body("x");
+        assert_eq!(body.category, Category::Validation);
+        assert_eq!(body.code, "E_ARGUMENT");
+        assert!(body.message.contains("priority"));
+        assert_eq!(body.details.unwrap()["field"], "priority");
+        assert_eq!(body.error_id, None);
+    }
+}

@@ -1,0 +1,336 @@
+//! The tool runtime: every `cos_*` tool is registered here once and reached from
+//! every front door (REST, MCP, CLI) through the same guarded call.
+//!
+//! Owns tool registration (name, module, layer, typed input and output with
+//! their JSON schemas, description), the module gate, and the guard that turns
+//! every error and every panic into a fail envelope and a forensic log line.
+//! Blocking tool bodies run on the blocking pool, never on the async runtime.
+//! It must not know about HTTP or MCP wire details: front doors adapt to it.
+
+mod error;
+mod forensics;
+pub mod modules;
+mod schema;
+
+use crate::envelope::{self, Budget, Category, ErrorBody};
+use crate::store::Store;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use utoipa::ToSchema;
+
+pub use error::ToolError;
+pub use modules::{Module, ModuleState};
+
+/// Which front door a call came through; recorded in history by tools that write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Rest,
+    Mcp,
+    Cli,
+}
+
+/// What every tool knows about itself.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    /// `cos_*`
+    pub name: &'static str,
+    pub module: Module,
+    /// The retrieval layer reported in `data.meta.layer`.
+    pub layer: &'static str,
+    pub description: &'static str,
+}
+
+/// A tool: a typed, blocking function over the hub's state.
+pub trait Tool: Send + Sync + 'static {
+    type Input: DeserializeOwned + ToSchema + Send + 'static;
+    type Output: Serialize + ToSchema + Send + 'static;
+    const SPEC: ToolSpec;
+    fn run(context: &ToolContext, input: Self::Input) -> Result<Self::Output, ToolError>;
+}
+
+/// A free-form JSON object, for answers whose shape the tool's own schema describes.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, ToSchema)]
+#[schema(value_type = Object)]
+pub struct JsonObject(pub Map<String, Value>);
+
+/// Where the hub lives on disk.
+#[derive(Debug, Clone)]
+pub struct HubConfig {
+    /// The repository the hub serves.
+    pub repo_root: PathBuf,
+    /// `$COS_STATE_DIR`, by default `<repo>/.cos`.
+    pub state_dir: PathBuf,
+}
+
+impl HubConfig {
+    pub fn for_repo(repo_root: &Path, state_dir: Option<PathBuf>) -> HubConfig {
+        let state_dir = state_dir.unwrap_or_else(|| repo_root.join(".cos"));
+        HubConfig {
+            repo_root: repo_root.to_path_buf(),
+            state_dir,
+        }
+    }
+}
+
+/// The shared state a tool body runs against.
+pub struct HubState {
+    pub config: HubConfig,
+    pub store: Store,
+    pub modules: ModuleState,
+    pub started: Instant,
+}
+
+/// One call's view of the hub.
+pub struct ToolContext<'a> {
+    pub hub: &'a HubState,
+    pub source: Source,
+    /// The registry, for tools that describe other tools.
+    pub registry: &'a Registry,
+}
+
+type Handler = Arc<dyn Fn(&ToolContext, Value) -> Result<Value, ToolError> + Send + Sync>;
+
+/// A registered tool as the front doors see it.
+#[derive(Clone)]
+pub struct RegisteredTool {
+    pub spec: ToolSpec,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    handler: Handler,
+}
+
+/// Every tool of the hub, by name.
+#[derive(Default, Clone)]
+pub struct Registry {
+    tools: BTreeMap<&'static str, RegisteredTool>,
+}
+
+impl Registry {
+    /// Registers `T`. Names are unique: registering a name twice replaces the first.
+    pub fn register<T: Tool>(&mut self) -> &mut Registry {
+        let handler: Handler = Arc::new(|context, arguments| {
+            let input: T::Input = parse_input(arguments)?;
+            let output = T::run(context, input)?;
+            serde_json::to_value(output)
+                .map_err(|e| ToolError::internal("serialising the tool's answer", e))
+        });
+        self.tools.insert(
+            T::SPEC.name,
+            RegisteredTool {
+                spec: T::SPEC,
+                input_schema: schema::json_schema::<T::Input>(),
+                output_schema: schema::json_schema::<T::Output>(),
+                handler,
+            },
+        );
+        self
+    }
+
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.tools.get(name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
+        self.tools.values()
+    }
+
+    pub fn names_in(&self, module: Module) -> Vec<&'static str> {
+        self.tools
+            .values()
+            .filter(|tool| tool.spec.module == module)
+            .map(|tool| tool.spec.name)
+            .collect()
+    }
+}
+
+/// Deserialises tool arguments, naming the field at fault.
+fn parse_input<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
+    let arguments = if arguments.is_null() {
+        Value::Object(Map::new())
+    } else {
+        arguments
+    };
+    serde_path_to_error::deserialize(arguments).map_err(|error| {
+        let path = error.path().to_string();
+        let field = if path == "." {
+            "arguments".to_string()
+        } else {
+            path
+        };
+        ToolError::invalid(&field, error.into_inner().to_string())
+    })
+}
+
+/// The hub: its state plus its tools. Cheap to clone; every front door holds one.
+#[derive(Clone)]
+pub struct Hub {
+    state: Arc<HubState>,
+    registry: Arc<Registry>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HubError {
+    #[error("opening the hub's database: {0}")]
+    Store(#[from] crate::store::StoreError),
+}
+
+impl Hub {
+    /// Opens the hub's state with the given tools.
+    pub fn open(config: HubConfig, registry: Registry) -> Result<Hub, HubError> {
+        let store = Store::open(&config.state_dir)?;
+        let modules = ModuleState::new(&config.state_dir);
+        let state = HubState {
+            config,
+            store,
+            modules,
+            started: Instant::now(),
+        };
+        Ok(Hub {
+            state: Arc::new(state),
+            registry: Arc::new(registry),
+        })
+    }
+
+    pub fn state(&self) -> &HubState {
+        &self.state
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Calls `T` with typed input, off the async runtime, behind the gate and the guard.
+    pub async fn call<T: Tool>(
+        &self,
+        input: T::Input,
+        source: Source,
+    ) -> Result<T::Output, ErrorBody> {
+        let hub = self.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            hub.guarded(&T::SPEC, source, |context| T::run(context, input))
+        })
+        .await;
+        joined.unwrap_or_else(|join_error| {
+            Err(self.report(&T::SPEC, ToolError::Panic(join_error.to_string())))
+        })
+    }
+
+    /// Calls a tool by name with JSON arguments and returns the whole envelope.
+    pub async fn call_json(
+        &self,
+        name: &str,
+        arguments: Value,
+        budget: Budget,
+        source: Source,
+    ) -> Value {
+        let Some(tool) = self.registry.get(name).cloned() else {
+            return envelope::fail(&unknown_tool(name, &self.registry));
+        };
+        let hub = self.clone();
+        let spec = tool.spec;
+        let joined = tokio::task::spawn_blocking(move || {
+            let outcome = hub.guarded(&spec, source, |context| (tool.handler)(context, arguments));
+            outcome.map(|value| wrap_success(value, spec.layer, budget))
+        })
+        .await;
+        let outcome = joined.unwrap_or_else(|join_error| {
+            Err(self.report(&spec, ToolError::Panic(join_error.to_string())))
+        });
+        outcome.unwrap_or_else(|error| envelope::fail(&error))
+    }
+
+    /// Runs a tool body behind the module gate, turning errors and panics into error bodies.
+    fn guarded<O>(
+        &self,
+        spec: &ToolSpec,
+        source: Source,
+        body: impl FnOnce(&ToolContext) -> Result<O, ToolError>,
+    ) -> Result<O, ErrorBody> {
+        self.gate(spec).map_err(|error| self.report(spec, error))?;
+        let context = ToolContext {
+            hub: &self.state,
+            source,
+            registry: &self.registry,
+        };
+        match catch_unwind(AssertUnwindSafe(|| body(&context))) {
+            Ok(Ok(output)) => Ok(output),
+            Ok(Err(error)) => Err(self.report(spec, error)),
+            Err(panic) => Err(self.report(spec, ToolError::Panic(panic_message(&*panic)))),
+        }
+    }
+
+    fn gate(&self, spec: &ToolSpec) -> Result<(), ToolError> {
+        match self.state.modules.is_enabled(spec.module) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(module_disabled(spec.module)),
+            Err(error) => Err(ToolError::fail(
+                Category::Unavailable,
+                "E_MODULE_STATE",
+                error.to_string(),
+            )),
+        }
+    }
+
+    /// Logs one forensic line for the failure and returns what the caller may see.
+    fn report(&self, spec: &ToolSpec, error: ToolError) -> ErrorBody {
+        let error_id = forensics::new_error_id();
+        forensics::record(&self.state.config.state_dir, spec.name, &error_id, &error);
+        let mut body = error.to_body(&error_id);
+        if !error.is_system() {
+            body.error_id = None;
+        }
+        body
+    }
+}
+
+/// The error every front door gives for a switched-off module.
+pub fn module_disabled(module: Module) -> ToolError {
+    ToolError::from(
+        ErrorBody::new(
+            Category::ModuleDisabled,
+            "MODULE_DISABLED",
+            format!("the {0} module is disabled in this project; run `cos module enable {0}`", module.id()),
+        )
+        .with_details(serde_json::json!({"module": module.id(), "enable_with": format!("cos module enable {}", module.id())})),
+    )
+}
+
+fn unknown_tool(name: &str, registry: &Registry) -> ErrorBody {
+    let known: Vec<&str> = registry.iter().map(|tool| tool.spec.name).collect();
+    ErrorBody::new(
+        Category::NotFound,
+        "E_UNKNOWN_TOOL",
+        format!("no tool named {name:?}; `cos tool list` shows them"),
+    )
+    .with_details(serde_json::json!({"tool": name, "known": known}))
+}
+
+/// Builds the success envelope for a tool's JSON answer.
+pub fn wrap_success(value: Value, layer: &str, budget: Budget) -> Value {
+    let data = match value {
+        Value::Object(map) => map,
+        other => {
+            let mut map = Map::new();
+            map.insert("value".to_string(), other);
+            map
+        }
+    };
+    envelope::ok(data, Some(layer), budget)
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}

@@ -1,0 +1,223 @@
+//! Which of the hub's modules are switched on in this project.
+//!
+//! The state lives in `$COS_STATE_DIR/subsystems-state.json` so that the CLI, a
+//! running server and an MCP process all see the same switch. The file is small
+//! and re-read only when its modification time or size changes.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+use utoipa::ToSchema;
+
+pub const STATE_FILE: &str = "subsystems-state.json";
+
+/// An area of the hub that can be switched off as a whole.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Module {
+    /// Health and settings; always on.
+    Core,
+    Board,
+    Graph,
+    Search,
+    Docs,
+}
+
+impl Module {
+    pub const ALL: [Module; 5] = [
+        Module::Core,
+        Module::Board,
+        Module::Graph,
+        Module::Search,
+        Module::Docs,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Module::Core => "core",
+            Module::Board => "board",
+            Module::Graph => "graph",
+            Module::Search => "search",
+            Module::Docs => "docs",
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            Module::Core => "health and settings of the hub itself (cannot be switched off)",
+            Module::Board => "task board with a Scrumban workflow",
+            Module::Graph => "knowledge graph of the repository's code and docs",
+            Module::Search => "full-text search over symbols, docs and tasks",
+            Module::Docs => "Markdown documents in mounts with safe concurrent writes",
+        }
+    }
+
+    pub fn parse(id: &str) -> Option<Module> {
+        Module::ALL.into_iter().find(|module| module.id() == id)
+    }
+
+    pub fn ids() -> Vec<&'static str> {
+        Module::ALL.iter().map(|module| module.id()).collect()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleStateError {
+    #[error("reading {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not valid module state ({source}); fix it or delete it to enable every module"
+    )]
+    Corrupt {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("writing {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+struct StateFile {
+    #[serde(default)]
+    modules: BTreeMap<String, bool>,
+}
+
+/// The on/off switches, shared by every front door of one hub.
+pub struct ModuleState {
+    path: PathBuf,
+    cache: Mutex<Option<Cached>>,
+}
+
+struct Cached {
+    stamp: Option<(SystemTime, u64)>,
+    state: StateFile,
+}
+
+impl ModuleState {
+    pub fn new(state_dir: &Path) -> ModuleState {
+        ModuleState {
+            path: state_dir.join(STATE_FILE),
+            cache: Mutex::new(None),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn is_enabled(&self, module: Module) -> Result<bool, ModuleStateError> {
+        if module == Module::Core {
+            return Ok(true);
+        }
+        let state = self.load()?;
+        Ok(state.modules.get(module.id()).copied().unwrap_or(true))
+    }
+
+    /// Every module with its switch.
+    pub fn all(&self) -> Result<Vec<(Module, bool)>, ModuleStateError> {
+        Module::ALL
+            .into_iter()
+            .map(|module| Ok((module, self.is_enabled(module)?)))
+            .collect()
+    }
+
+    /// Switches a module; written atomically (temporary file, then rename).
+    pub fn set(&self, module: Module, enabled: bool) -> Result<(), ModuleStateError> {
+        let mut state = self.load()?;
+        state.modules.insert(module.id().to_string(), enabled);
+        let write_error = |source| ModuleStateError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        if let Some(parent) = self.path.parent() {
+            std::fs::create_dir_all(parent).map_err(write_error)?;
+        }
+        let text =
+            serde_json::to_vec_pretty(&state).map_err(|e| write_error(std::io::Error::other(e)))?;
+        let temporary = self
+            .path
+            .with_extension(format!("json.{}.tmp", std::process::id()));
+        std::fs::write(&temporary, text).map_err(write_error)?;
+        std::fs::rename(&temporary, &self.path).map_err(write_error)?;
+        if let Ok(mut cache) = self.cache.lock() {
+            *cache = None;
+        }
+        Ok(())
+    }
+
+    fn load(&self) -> Result<StateFile, ModuleStateError> {
+        let stamp = std::fs::metadata(&self.path).ok().map(|meta| {
+            (
+                meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                meta.len(),
+            )
+        });
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(cached) = cache.as_ref()
+            && cached.stamp == stamp
+        {
+            return Ok(cached.state.clone());
+        }
+        let state = match stamp {
+            None => StateFile::default(),
+            Some(_) => {
+                let text = std::fs::read(&self.path).map_err(|source| ModuleStateError::Read {
+                    path: self.path.clone(),
+                    source,
+                })?;
+                serde_json::from_slice(&text).map_err(|source| ModuleStateError::Corrupt {
+                    path: self.path.clone(),
+                    source,
+                })?
+            }
+        };
+        *cache = Some(Cached {
+            stamp,
+            state: state.clone(),
+        });
+        Ok(state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switches_persist_across_handles_and_core_stays_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ModuleState::new(dir.path());
+        assert!(first.is_enabled(Module::Graph).unwrap());
+        first.set(Module::Graph, false).unwrap();
+        let second = ModuleState::new(dir.path());
+        assert!(!second.is_enabled(Module::Graph).unwrap());
+        assert!(second.is_enabled(Module::Board).unwrap());
+        second.set(Module::Core, false).unwrap();
+        assert!(second.is_enabled(Module::Core).unwrap());
+    }
+
+    #[test]
+    fn a_corrupt_file_is_reported_not_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(STATE_FILE), "{not json").unwrap();
+        let state = ModuleState::new(dir.path());
+        let error = state.is_enabled(Module::Board).unwrap_err();
+        assert!(error.to_string().contains("delete it"), "{error}");
+    }
+}

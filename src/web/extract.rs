@@ -1,0 +1,120 @@
+//! Request extractors whose rejections are ErrorEnvelopes, never axum's
+//! default plain-text bodies: malformed JSON, a wrong content type, bad query
+//! or path parameters and over-large bodies all answer in the contract.
+
+use super::unwrap::ApiError;
+use crate::envelope::{Category, ErrorBody};
+use axum::extract::FromRequest;
+use axum::extract::FromRequestParts;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::http::StatusCode;
+use serde_json::json;
+
+#[derive(FromRequest)]
+#[from_request(via(axum::Json), rejection(ApiError))]
+pub struct AppJson<T>(pub T);
+
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
+pub struct AppQuery<T>(pub T);
+
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub struct AppPath<T>(pub T);
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> ApiError {
+        let text = rejection.body_text();
+        match rejection {
+            JsonRejection::JsonDataError(_) => ApiError::validation(
+                "E_ARGUMENT",
+                format!(
+                    "the request body does not match the expected shape: {}",
+                    strip_prefix(&text)
+                ),
+                json!({"field": field_of(&text), "expected": strip_prefix(&text)}),
+            ),
+            JsonRejection::JsonSyntaxError(_) => ApiError::validation(
+                "E_JSON",
+                format!(
+                    "the request body is not valid JSON: {}",
+                    strip_prefix(&text)
+                ),
+                json!({"field": "body"}),
+            ),
+            JsonRejection::MissingJsonContentType(_) => ApiError::validation(
+                "E_CONTENT_TYPE",
+                "the request body must be sent with `Content-Type: application/json`",
+                json!({"field": "content-type", "expected": "application/json"}),
+            ),
+            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(),
+            _ => ApiError::validation(
+                "E_BODY",
+                format!("the request body could not be read: {text}"),
+                json!({"field": "body"}),
+            ),
+        }
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> ApiError {
+        let text = rejection.body_text();
+        ApiError::validation(
+            "E_ARGUMENT",
+            format!("bad query parameters: {}", strip_prefix(&text)),
+            json!({"field": field_of(&text), "expected": strip_prefix(&text)}),
+        )
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> ApiError {
+        let text = rejection.body_text();
+        ApiError::validation(
+            "E_ARGUMENT",
+            format!("bad path parameter: {}", strip_prefix(&text)),
+            json!({"field": "path", "expected": strip_prefix(&text)}),
+        )
+    }
+}
+
+pub fn payload_too_large() -> ApiError {
+    ApiError::with_status(
+        ErrorBody::new(
+            Category::Validation,
+            "E_TOO_LARGE",
+            format!(
+                "the request body is larger than the {} KiB limit",
+                super::BODY_LIMIT_BYTES / 1024
+            ),
+        )
+        .with_details(json!({"field": "body", "limit_bytes": super::BODY_LIMIT_BYTES})),
+        StatusCode::PAYLOAD_TOO_LARGE,
+    )
+}
+
+/// axum prefixes its texts with a generic sentence; keep the part that names the problem.
+fn strip_prefix(text: &str) -> &str {
+    for prefix in [
+        "Failed to deserialize the JSON body into the target type: ",
+        "Failed to parse the request body as JSON: ",
+        "Failed to deserialize query string: ",
+        "Failed to deserialize query string. Error: ",
+        "Invalid URL: ",
+    ] {
+        if let Some(rest) = text.strip_prefix(prefix) {
+            return rest;
+        }
+    }
+    text
+}
+
+/// serde_path_to_error messages start with `path: message`; the path names the field.
+fn field_of(text: &str) -> String {
+    let rest = strip_prefix(text);
+    match rest.split_once(": ") {
+        Some((path, _)) if !path.contains(' ') => path.to_string(),
+        _ => "body".to_string(),
+    }
+}

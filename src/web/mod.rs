@@ -1,0 +1,109 @@
+//! The HTTP hub: REST routes over the tool runtime, the OpenAPI spec, Swagger UI.
+//!
+//! Routes stay thin: each calls one tool function through the runtime with the
+//! budget off and lets the unwrap layer choose the status. Every error on the
+//! wire, including axum's own rejections and unknown paths, is an ErrorEnvelope.
+//! This module must not hold business rules: those live in the tools.
+
+pub mod extract;
+pub mod routes;
+pub mod spec;
+pub mod unwrap;
+
+use crate::envelope::{Category, ErrorBody};
+use crate::tools::Hub;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use std::future::Future;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+use unwrap::ApiError;
+use utoipa_swagger_ui::SwaggerUi;
+
+/// Largest request body accepted.
+pub const BODY_LIMIT_BYTES: usize = 1024 * 1024;
+/// A request that takes longer than this is answered 503 (transient) and abandoned.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The whole HTTP application for `hub`.
+pub fn app(hub: Hub) -> Router {
+    let (api, openapi) = spec::api_router();
+    api.merge(SwaggerUi::new("/docs").url("/api/openapi.json", openapi))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .layer(middleware::from_fn(request_timeout))
+        .layer(CatchPanicLayer::custom(handler_panicked))
+        .layer(TraceLayer::new_for_http())
+        .with_state(hub)
+}
+
+/// Serves `hub` on `listener` until `shutdown` resolves, then drains in-flight requests.
+pub async fn serve(
+    listener: TcpListener,
+    hub: Hub,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(hub))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::new(
+        ErrorBody::new(
+            Category::NotFound,
+            "NOT_FOUND",
+            format!("no route for {}", uri.path()),
+        )
+        .with_details(serde_json::json!({"path": uri.path(), "spec": "/api/openapi.json"})),
+    )
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::with_status(
+        ErrorBody::new(
+            Category::Validation,
+            "E_METHOD",
+            format!(
+                "{} is not allowed on {}",
+                request.method(),
+                request.uri().path()
+            ),
+        )
+        .with_details(serde_json::json!({"field": "method", "got": request.method().as_str()})),
+        StatusCode::METHOD_NOT_ALLOWED,
+    )
+}
+
+async fn request_timeout(request: Request, next: Next) -> Response {
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            ErrorBody::new(
+                Category::Transient,
+                "E_TIMEOUT",
+                format!("the request took longer than {REQUEST_TIMEOUT:?}"),
+            )
+            .with_details(serde_json::json!({"retry_after_seconds": 1})),
+        )
+        .into_response(),
+    }
+}
+
+fn handler_panicked(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let error_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    tracing::error!(error_id, "an HTTP handler panicked");
+    let mut body = ErrorBody::new(
+        Category::Internal,
+        "E_INTERNAL",
+        format!("internal error; the server log has the details under error_id {error_id}"),
+    );
+    body.error_id = Some(error_id);
+    ApiError::new(body).into_response()
+}

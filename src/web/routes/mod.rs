@@ -1,0 +1,21 @@
+//! One file per router. Each router names its tag and the error statuses its
+//! operations can answer beyond the shared 400/404/500/503; the spec finaliser
+//! attaches an ErrorEnvelope response for each.
+
+pub mod health;
+pub mod settings;
+pub mod tools;
+
+use crate::tools::Hub;
+use utoipa_axum::router::OpenApiRouter;
+
+/// A router with the facts the spec needs about it.
+pub struct RouterSpec {
+    pub tag: &'static str,
+    /// Error statuses beyond the shared ones that this router's operations can return.
+    pub extra_errors: &'static [u16],
+    pub router: fn() -> OpenApiRouter<Hub>,
+}
+
+/// Every router under /api.
+pub const ROUTERS: &[RouterSpec] = &[health::SPEC, settings::SPEC, tools::SPEC];

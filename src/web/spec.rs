@@ -1,0 +1,143 @@
+//! The OpenAPI 3.1 document: collected from the routes, then completed so that
+//! every operation declares an ErrorEnvelope for each error status it can answer.
+
+use super::routes::ROUTERS;
+use crate::envelope::{Category, ErrorBody, ErrorEnvelope, Meta};
+use crate::tools::Hub;
+use axum::Router;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, ResponseBuilder};
+use utoipa::{PartialSchema, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+
+/// Error statuses every /api operation declares.
+pub const SHARED_ERRORS: [u16; 4] = [400, 404, 500, 503];
+
+/// The /api routes and the finished spec describing them.
+pub fn api_router() -> (Router<Hub>, OpenApi) {
+    let mut combined = OpenApiRouter::with_openapi(base());
+    for spec in ROUTERS {
+        combined = combined.merge((spec.router)());
+    }
+    let (router, mut openapi) = combined.split_for_parts();
+    complete(&mut openapi);
+    (router, openapi)
+}
+
+/// The spec alone, as `cos openapi` prints it and openapi/openapi.json holds it.
+pub fn openapi() -> OpenApi {
+    api_router().1
+}
+
+/// The committed form: pretty JSON with a trailing newline.
+pub fn openapi_json() -> String {
+    let mut text = serde_json::to_string_pretty(&openapi()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn base() -> OpenApi {
+    let mut openapi = utoipa::openapi::OpenApiBuilder::new()
+        .info(
+            utoipa::openapi::InfoBuilder::new()
+                .title("cos-hub")
+                .version(env!("CARGO_PKG_VERSION"))
+                .description(Some(
+                    "REST face of the cos-hub tool functions. Success bodies are `{data, meta}`; every error body is an \
+                     ErrorEnvelope whose category decides the status (see the README's error table).",
+                ))
+                .build(),
+        )
+        .build();
+    openapi.tags = Some(
+        ROUTERS
+            .iter()
+            .map(|spec| {
+                utoipa::openapi::tag::TagBuilder::new()
+                    .name(spec.tag)
+                    .build()
+            })
+            .collect(),
+    );
+    openapi
+}
+
+/// Registers the envelope schemas and attaches error responses to every operation.
+fn complete(openapi: &mut OpenApi) {
+    let components = openapi.components.get_or_insert_with(Default::default);
+    for (name, schema) in [
+        (ErrorEnvelope::name(), ErrorEnvelope::schema()),
+        (ErrorBody::name(), ErrorBody::schema()),
+        (Category::name(), Category::schema()),
+        (Meta::name(), Meta::schema()),
+    ] {
+        components.schemas.insert(name.to_string(), schema);
+    }
+    for item in openapi.paths.paths.values_mut() {
+        for operation in operations(item) {
+            let tag = operation
+                .tags
+                .as_ref()
+                .and_then(|tags| tags.first())
+                .cloned()
+                .unwrap_or_default();
+            let extra = ROUTERS
+                .iter()
+                .find(|spec| spec.tag == tag)
+                .map(|spec| spec.extra_errors)
+                .unwrap_or(&[]);
+            let mut statuses: Vec<u16> = SHARED_ERRORS.iter().chain(extra).copied().collect();
+            if operation.request_body.is_some() {
+                statuses.push(413);
+            }
+            for status in statuses {
+                operation
+                    .responses
+                    .responses
+                    .entry(status.to_string())
+                    .or_insert_with(|| error_response(status));
+            }
+        }
+    }
+}
+
+fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        item.get.as_mut(),
+        item.put.as_mut(),
+        item.post.as_mut(),
+        item.delete.as_mut(),
+        item.patch.as_mut(),
+        item.head.as_mut(),
+        item.options.as_mut(),
+        item.trace.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+fn error_response(status: u16) -> RefOr<utoipa::openapi::Response> {
+    let description = match status {
+        400 => "Validation failed (category validation): the message and details name the field",
+        401 => "Missing or wrong token (category unauthorized)",
+        403 => "Not permitted, or the module is disabled (permission, module_disabled)",
+        404 => "No such entity or route (not_found)",
+        409 => "A stale revision or state, or a reused request ID (conflict)",
+        412 => "A conditional request's precondition no longer holds (conflict with If-Match)",
+        413 => "The request body is over the size limit",
+        500 => "Internal error; the body carries an error_id found in the server log",
+        503 => "Transient or unavailable; retry after the Retry-After header",
+        _ => "Error",
+    };
+    RefOr::T(
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                    .build(),
+            )
+            .build(),
+    )
+}

@@ -1,0 +1,260 @@
+//! The unwrap layer: tool answers become HTTP answers.
+//!
+//! Success is `{"data": <payload>, "meta": {...}}` with 200 (201 on create);
+//! failure is `{"error": ErrorBody}` with the status the category calls for.
+//! This file holds the one table that maps categories to statuses.
+
+use crate::envelope::measure::Size;
+use crate::envelope::{Category, ErrorBody, ErrorEnvelope, Meta};
+use crate::tools::{Hub, Source, Tool};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Seconds a client is asked to wait after a 503 unless the error says otherwise.
+const DEFAULT_RETRY_AFTER_SECONDS: u64 = 1;
+
+/// The category → status table (docs/api.md and the README carry the same table).
+pub fn status_for(category: Category, conditional: bool) -> StatusCode {
+    match category {
+        Category::Validation => StatusCode::BAD_REQUEST,
+        Category::Unauthorized => StatusCode::UNAUTHORIZED,
+        Category::Permission | Category::ModuleDisabled => StatusCode::FORBIDDEN,
+        Category::NotFound => StatusCode::NOT_FOUND,
+        Category::Conflict if conditional => StatusCode::PRECONDITION_FAILED,
+        Category::Conflict => StatusCode::CONFLICT,
+        Category::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        Category::Transient | Category::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+    }
+}
+
+/// The REST success body.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiOk<T> {
+    pub data: T,
+    pub meta: Meta,
+}
+
+/// A success answer on its way out.
+pub struct Success<T> {
+    data: T,
+    layer: &'static str,
+    status: StatusCode,
+}
+
+impl<T: Serialize> Success<T> {
+    pub fn ok(data: T, layer: &'static str) -> Success<T> {
+        Success {
+            data,
+            layer,
+            status: StatusCode::OK,
+        }
+    }
+
+    pub fn created(data: T, layer: &'static str) -> Success<T> {
+        Success {
+            data,
+            layer,
+            status: StatusCode::CREATED,
+        }
+    }
+}
+
+impl<T: Serialize> IntoResponse for Success<T> {
+    fn into_response(self) -> Response {
+        // Serialised once; the body's own size gives tokens_estimated.
+        let data = match serde_json::to_vec(&self.data) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                tracing::error!(%error, "serialising a REST answer failed");
+                return ApiError::new(ErrorBody::new(
+                    Category::Internal,
+                    "E_INTERNAL",
+                    "the answer could not be serialised",
+                ))
+                .into_response();
+            }
+        };
+        let body = rest_body(&data, self.layer);
+        (
+            self.status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response()
+    }
+}
+
+/// `{"data":<data>,"meta":{...}}` around already-serialised data.
+pub fn rest_body(data: &[u8], layer: &str) -> Vec<u8> {
+    let data_size = Size::of_bytes(data);
+    let meta_for = |tokens: usize| {
+        serde_json::to_vec(&Meta {
+            layer: layer.to_string(),
+            tokens_estimated: tokens as u64,
+            truncated: false,
+            extra: Default::default(),
+        })
+        .unwrap_or_default()
+    };
+    let wrapper = r#"{"data":,"meta":}"#.len();
+    let mut tokens = 0;
+    let mut meta = meta_for(tokens);
+    // The estimate's own digits change the size it estimates: settle in a step or two.
+    for _ in 0..4 {
+        let meta_size = Size::of_bytes(&meta);
+        let total = Size {
+            ascii: data_size.ascii + meta_size.ascii + wrapper,
+            non_ascii: data_size.non_ascii + meta_size.non_ascii,
+        };
+        if total.tokens() == tokens {
+            break;
+        }
+        tokens = total.tokens();
+        meta = meta_for(tokens);
+    }
+    let mut body = Vec::with_capacity(data.len() + meta.len() + wrapper);
+    body.extend_from_slice(br#"{"data":"#);
+    body.extend_from_slice(data);
+    body.extend_from_slice(br#","meta":"#);
+    body.extend_from_slice(&meta);
+    body.push(b'}');
+    body
+}
+
+/// A failure on its way out: an ErrorEnvelope with the table's status.
+#[derive(Debug)]
+pub struct ApiError {
+    pub body: ErrorBody,
+    /// The request carried a precondition (If-Match), so a conflict is 412.
+    pub conditional: bool,
+    /// Transport-level refusals (405, 413) keep their own status.
+    pub status: Option<StatusCode>,
+}
+
+impl ApiError {
+    pub fn new(body: ErrorBody) -> ApiError {
+        ApiError {
+            body,
+            conditional: false,
+            status: None,
+        }
+    }
+
+    pub fn with_status(body: ErrorBody, status: StatusCode) -> ApiError {
+        ApiError {
+            body,
+            conditional: false,
+            status: Some(status),
+        }
+    }
+
+    pub fn conditional(mut self, conditional: bool) -> ApiError {
+        self.conditional = conditional;
+        self
+    }
+
+    pub fn validation(
+        code: &str,
+        message: impl Into<String>,
+        details: serde_json::Value,
+    ) -> ApiError {
+        ApiError::new(ErrorBody::new(Category::Validation, code, message).with_details(details))
+    }
+}
+
+impl From<ErrorBody> for ApiError {
+    fn from(body: ErrorBody) -> ApiError {
+        ApiError::new(body)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self
+            .status
+            .unwrap_or_else(|| status_for(self.body.category, self.conditional));
+        let retry_after = (status == StatusCode::SERVICE_UNAVAILABLE).then(|| {
+            self.body
+                .details
+                .as_ref()
+                .and_then(|details| details.get("retry_after_seconds"))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(DEFAULT_RETRY_AFTER_SECONDS)
+        });
+        let body = serde_json::to_vec(&ErrorEnvelope { error: self.body }).unwrap_or_else(|_| {
+            br#"{"error":{"category":"internal","code":"E_INTERNAL","retryable":false,"message":"internal error"}}"#.to_vec()
+        });
+        let mut response = (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+/// Calls tool `T` with the budget off and unwraps its answer for HTTP.
+pub async fn run<T: Tool>(hub: &Hub, input: T::Input) -> Result<Success<T::Output>, ApiError> {
+    let output = hub.call::<T>(input, Source::Rest).await?;
+    Ok(Success::ok(output, T::SPEC.layer))
+}
+
+/// Like [`run`], answering 201 Created.
+pub async fn create<T: Tool>(hub: &Hub, input: T::Input) -> Result<Success<T::Output>, ApiError> {
+    let output = hub.call::<T>(input, Source::Rest).await?;
+    Ok(Success::created(output, T::SPEC.layer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_category_has_its_status() {
+        let expected = [
+            (Category::Validation, 400),
+            (Category::Unauthorized, 401),
+            (Category::Permission, 403),
+            (Category::ModuleDisabled, 403),
+            (Category::NotFound, 404),
+            (Category::Conflict, 409),
+            (Category::Internal, 500),
+            (Category::Transient, 503),
+            (Category::Unavailable, 503),
+        ];
+        assert_eq!(expected.len(), Category::ALL.len());
+        for (category, status) in expected {
+            assert_eq!(status_for(category, false).as_u16(), status, "{category}");
+        }
+        assert_eq!(status_for(Category::Conflict, true).as_u16(), 412);
+        assert_eq!(status_for(Category::Validation, true).as_u16(), 400);
+    }
+
+    #[test]
+    fn rest_body_meta_counts_the_whole_body() {
+        let data = serde_json::to_vec(&serde_json::json!({"name": "日本", "n": "x".repeat(5000)}))
+            .unwrap();
+        let body = rest_body(&data, "health");
+        let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(value["meta"]["layer"], "health");
+        assert_eq!(value["meta"]["truncated"], false);
+        assert_eq!(
+            value["meta"]["tokens_estimated"].as_u64().unwrap() as usize,
+            Size::of_bytes(&body).tokens()
+        );
+    }
+}

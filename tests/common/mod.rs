@@ -1,0 +1,255 @@
+//! A hub served on 127.0.0.1:0 for the length of one test, plus test-only tools
+//! registered through the public registry API.
+#![allow(dead_code)]
+
+use cos_hub::envelope::{Category, ErrorBody};
+use cos_hub::hub;
+use cos_hub::store::StoreError;
+use cos_hub::tools::{
+    Hub, HubConfig, JsonObject, Module, Registry, Tool, ToolContext, ToolError, ToolSpec,
+};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::net::SocketAddr;
+use utoipa::ToSchema;
+
+pub struct TestServer {
+    pub address: SocketAddr,
+    pub hub: Hub,
+    pub client: reqwest::Client,
+    _repo: tempfile::TempDir,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        let mut registry = hub::default_registry();
+        registry
+            .register::<EchoTool>()
+            .register::<PanicTool>()
+            .register::<FailTool>()
+            .register::<BigTool>();
+        registry.register::<SqlErrorTool>();
+        TestServer::with_registry(registry).await
+    }
+
+    pub async fn with_registry(registry: Registry) -> TestServer {
+        let repo = tempfile::tempdir().expect("temporary repository");
+        let config = HubConfig::for_repo(repo.path(), None);
+        let hub = Hub::open(config, registry).expect("hub opens");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let address = listener.local_addr().expect("local address");
+        let (sender, receiver) = tokio::sync::oneshot::channel::<()>();
+        let served = hub.clone();
+        tokio::spawn(async move {
+            let _ = cos_hub::web::serve(listener, served, async {
+                let _ = receiver.await;
+            })
+            .await;
+        });
+        TestServer {
+            address,
+            hub,
+            client: reqwest::Client::new(),
+            _repo: repo,
+            shutdown: Some(sender),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.address, path)
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let response = self
+            .client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request");
+        decode(response).await
+    }
+
+    pub async fn post_json(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .client
+            .post(self.url(path))
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        decode(response).await
+    }
+
+    pub async fn put_json(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .client
+            .put(self.url(path))
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        decode(response).await
+    }
+
+    pub fn state_dir(&self) -> std::path::PathBuf {
+        self.hub.state().config.state_dir.clone()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(sender) = self.shutdown.take() {
+            let _ = sender.send(());
+        }
+    }
+}
+
+pub async fn decode(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let bytes = response.bytes().await.expect("body");
+    let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+        panic!(
+            "status {status}: body is not JSON: {:?}",
+            String::from_utf8_lossy(&bytes)
+        )
+    });
+    (status, value)
+}
+
+/// Asserts `body` is an ErrorEnvelope and returns its error.
+pub fn error_of(body: &Value) -> &Value {
+    let error = body
+        .get("error")
+        .unwrap_or_else(|| panic!("not an ErrorEnvelope: {body}"));
+    for field in ["category", "code", "retryable", "message"] {
+        assert!(
+            error.get(field).is_some(),
+            "ErrorBody lacks {field}: {body}"
+        );
+    }
+    assert_eq!(
+        body.as_object().map(|o| o.len()),
+        Some(1),
+        "ErrorEnvelope has only `error`: {body}"
+    );
+    error
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct EchoInput {
+    pub text: String,
+}
+
+/// Answers its input; lives in the board module so the gate can be tested.
+pub struct EchoTool;
+impl Tool for EchoTool {
+    type Input = EchoInput;
+    type Output = JsonObject;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_test_echo",
+        module: Module::Board,
+        layer: "tasks",
+        description: "test: echoes text",
+    };
+    fn run(_: &ToolContext, input: EchoInput) -> Result<Self::Output, ToolError> {
+        let mut map = Map::new();
+        map.insert("text".into(), Value::String(input.text));
+        Ok(JsonObject(map))
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NoArgs {}
+
+pub struct PanicTool;
+impl Tool for PanicTool {
+    type Input = NoArgs;
+    type Output = JsonObject;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_test_panic",
+        module: Module::Core,
+        layer: "health",
+        description: "test: panics",
+    };
+    fn run(_: &ToolContext, _: NoArgs) -> Result<Self::Output, ToolError> {
+        panic!("deliberate test panic at /secret/internal/path.rs")
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct FailInput {
+    pub category: Category,
+}
+
+/// Fails with the category it is given.
+pub struct FailTool;
+impl Tool for FailTool {
+    type Input = FailInput;
+    type Output = JsonObject;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_test_fail",
+        module: Module::Core,
+        layer: "health",
+        description: "test: fails as asked",
+    };
+    fn run(_: &ToolContext, input: FailInput) -> Result<Self::Output, ToolError> {
+        Err(ToolError::from(ErrorBody::new(
+            input.category,
+            "E_TEST",
+            format!("failing as {}", input.category),
+        )))
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct BigInput {
+    pub count: usize,
+}
+
+/// Returns `count` results, for trimming over the wire.
+pub struct BigTool;
+impl Tool for BigTool {
+    type Input = BigInput;
+    type Output = JsonObject;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_test_big",
+        module: Module::Core,
+        layer: "search",
+        description: "test: many results",
+    };
+    fn run(_: &ToolContext, input: BigInput) -> Result<Self::Output, ToolError> {
+        let results: Vec<Value> = (0..input.count)
+            .map(|i| json!({"id": i, "title": format!("result number {i}")}))
+            .collect();
+        let mut map = Map::new();
+        map.insert("count".into(), json!(input.count));
+        map.insert("results".into(), Value::Array(results));
+        Ok(JsonObject(map))
+    }
+}
+
+/// Runs broken SQL, to see the SQLite forensics.
+pub struct SqlErrorTool;
+impl Tool for SqlErrorTool {
+    type Input = NoArgs;
+    type Output = JsonObject;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_test_sql",
+        module: Module::Core,
+        layer: "health",
+        description: "test: bad SQL",
+    };
+    fn run(context: &ToolContext, _: NoArgs) -> Result<Self::Output, ToolError> {
+        context
+            .hub
+            .store
+            .read(|c| c.execute("SELECT * FROM missing_table", []).map(|_| ()))?;
+        Ok(JsonObject::default())
+    }
+}
+
+#[allow(unused)]
+fn _store_error_is_public(_: StoreError) {}

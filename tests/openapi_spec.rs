@@ -1,0 +1,96 @@
+//! The committed spec is what the code produces, and every operation is typed.
+
+use serde_json::Value;
+
+fn generated() -> Value {
+    serde_json::from_str(&cos_hub::web::spec::openapi_json()).expect("spec is JSON")
+}
+
+#[test]
+fn committed_spec_matches_the_code() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/openapi.json");
+    let committed = std::fs::read_to_string(path).expect("openapi/openapi.json is committed");
+    assert!(
+        committed == cos_hub::web::spec::openapi_json(),
+        "openapi/openapi.json is stale: run `cargo run -- openapi > openapi/openapi.json` and commit it"
+    );
+}
+
+fn operations(spec: &Value) -> Vec<(String, String, &Value)> {
+    let mut found = Vec::new();
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            found.push((path.clone(), method.clone(), operation));
+        }
+    }
+    found
+}
+
+#[test]
+fn every_api_operation_declares_error_envelopes() {
+    let spec = generated();
+    let operations = operations(&spec);
+    assert!(operations.len() >= 5);
+    for (path, method, operation) in operations
+        .iter()
+        .filter(|(path, ..)| path.starts_with("/api"))
+    {
+        for status in ["400", "404", "500", "503"] {
+            let schema =
+                &operation["responses"][status]["content"]["application/json"]["schema"]["$ref"];
+            assert_eq!(
+                schema, "#/components/schemas/ErrorEnvelope",
+                "{method} {path} lacks {status}"
+            );
+        }
+        for (status, response) in operation["responses"].as_object().unwrap() {
+            if !status.starts_with('2') {
+                let schema = &response["content"]["application/json"]["schema"]["$ref"];
+                assert_eq!(
+                    schema, "#/components/schemas/ErrorEnvelope",
+                    "{method} {path} {status}"
+                );
+            }
+        }
+    }
+    assert!(spec["components"]["schemas"]["ErrorEnvelope"].is_object());
+    assert!(spec["components"]["schemas"]["ErrorBody"].is_object());
+}
+
+#[test]
+fn every_api_operation_has_a_typed_success_body_and_a_unique_id() {
+    let spec = generated();
+    let mut ids = std::collections::HashSet::new();
+    for (path, method, operation) in operations(&spec) {
+        let id = operation["operationId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{method} {path} has no operationId"));
+        assert!(ids.insert(id.to_string()), "operationId {id} is used twice");
+        assert!(
+            !operation["tags"]
+                .as_array()
+                .map(Vec::is_empty)
+                .unwrap_or(true),
+            "{id} has a tag"
+        );
+        let success = operation["responses"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(status, _)| status.starts_with('2'))
+            .unwrap_or_else(|| panic!("{id} has no success response"));
+        let reference = success.1["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .unwrap_or("");
+        assert!(
+            reference.starts_with("#/components/schemas/ApiOk_"),
+            "{id}: success body is typed, got {reference:?}"
+        );
+        let name = reference.trim_start_matches("#/components/schemas/");
+        let schema = &spec["components"]["schemas"][name];
+        assert!(
+            schema["properties"]["data"].is_object() && schema["properties"]["meta"].is_object(),
+            "{name}"
+        );
+    }
+}
