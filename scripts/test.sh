@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every test suite of cos-hub, installing what is missing first.
+# This is the README's test command; .ci/run calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "toolchain"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo is not installed: install Rust (https://rustup.rs) and run this again" >&2
+  exit 1
+fi
+for component in rustfmt clippy; do
+  if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+    rustup component add "$component"
+  fi
+done
+cargo --version
+
+step "format (cargo fmt --check)"
+cargo fmt --check
+
+step "lint (cargo clippy --all-targets -- -D warnings)"
+cargo clippy --all-targets --locked -- -D warnings
+
+step "unit, integration, HTTP, CLI and spec tests (cargo test)"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --locked 2>&1 | tee "$log"
+
+# One closing line with the totals over every test binary.
+passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s += $1} END {print s + 0}')
+failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
+echo
+echo "all suites: $passed passed, $failed failed"

@@ -1,0 +1,207 @@
+//! The `cos` binary as a person runs it.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn cos(repo: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cos"));
+    command
+        .current_dir(repo)
+        .env_remove("COS_STATE_DIR")
+        .env("RUST_LOG", "warn");
+    command
+}
+
+fn run_with_stdin(repo: &std::path::Path, args: &[&str], stdin: &str) -> (i32, Value) {
+    let mut child = cos(repo)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    (
+        output.status.code().unwrap_or(-1),
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}")),
+    )
+}
+
+#[test]
+fn envelope_wrap_previews_the_agent_answer() {
+    let repo = tempfile::tempdir().unwrap();
+    let results: Vec<Value> = (0..3000)
+        .map(|i| json!({"id": i, "name": format!("symbol_{i}")}))
+        .collect();
+    let payload = json!({"results": results, "count": 3000, "meta": {"truncated": false, "tokens_estimated": 3}});
+    let (code, envelope) = run_with_stdin(
+        repo.path(),
+        &["envelope", "wrap", "--layer", "search"],
+        &payload.to_string(),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(envelope["ok"], true);
+    let meta = &envelope["data"]["meta"];
+    assert_eq!(meta["layer"], "search");
+    assert_eq!(meta["truncated"], true);
+    assert_eq!(meta["truncated_results_from"], 3000);
+    assert!(serde_json::to_string(&envelope).unwrap().len() <= 32_000);
+
+    let (code, envelope) = run_with_stdin(
+        repo.path(),
+        &["envelope", "wrap", "--budget", "none"],
+        &payload.to_string(),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(envelope["data"]["results"].as_array().unwrap().len(), 3000);
+
+    let (code, envelope) = run_with_stdin(repo.path(), &["envelope", "wrap"], "[1,2]");
+    assert_eq!(code, 1);
+    assert_eq!(envelope["error"]["category"], "validation");
+}
+
+#[test]
+fn module_switches_and_tool_calls_from_the_shell() {
+    let repo = tempfile::tempdir().unwrap();
+    let output = cos(repo.path())
+        .args(["module", "disable", "graph"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = cos(repo.path()).args(["module", "list"]).output().unwrap();
+    let listing = String::from_utf8_lossy(&output.stdout);
+    let graph_line = listing
+        .lines()
+        .find(|l| l.starts_with("graph"))
+        .expect("graph listed");
+    assert!(graph_line.contains("disabled"), "{listing}");
+    assert!(
+        repo.path().join(".cos/subsystems-state.json").exists(),
+        "state defaults to <repo>/.cos"
+    );
+
+    let output = cos(repo.path())
+        .args(["module", "disable", "kitchen"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("board"),
+        "lists allowed modules"
+    );
+
+    let output = cos(repo.path())
+        .args(["tool", "call", "cos_hub_health", "--budget", "none"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let envelope: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(envelope["ok"], true);
+    assert_eq!(envelope["data"]["meta"]["layer"], "health");
+    let graph = envelope["data"]["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "graph")
+        .cloned()
+        .unwrap();
+    assert_eq!(graph["enabled"], false);
+
+    let output = cos(repo.path())
+        .args([
+            "tool",
+            "call",
+            "cos_module_set",
+            "--args",
+            r#"{"module": 3}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let envelope: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(envelope["error"]["details"]["field"], "module");
+
+    let output = cos(repo.path()).args(["tool", "list"]).output().unwrap();
+    let listing = String::from_utf8_lossy(&output.stdout);
+    for name in ["cos_hub_health", "cos_module_list", "cos_module_set"] {
+        assert!(listing.contains(name), "{listing}");
+    }
+}
+
+#[test]
+fn openapi_command_prints_the_committed_spec() {
+    let repo = tempfile::tempdir().unwrap();
+    let output = cos(repo.path()).arg("openapi").output().unwrap();
+    let committed =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/openapi.json")).unwrap();
+    assert_eq!(output.stdout, committed);
+}
+
+#[test]
+fn serve_answers_then_stops_cleanly_on_sigterm() {
+    let repo = tempfile::tempdir().unwrap();
+    let mut child = cos(repo.path())
+        .args(["serve", "--port", "0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut address = None;
+    let mut line = String::new();
+    while Instant::now() < deadline && address.is_none() {
+        line.clear();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(rest) = line.trim().rsplit_once("on http://") {
+            address = Some(rest.1.to_string());
+        }
+    }
+    let address = address.expect("serve announces its address");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let body: Value = runtime.block_on(async {
+        reqwest::get(format!("http://{address}/api/health"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    assert_eq!(body["data"]["status"], "ok");
+    assert_eq!(
+        std::path::Path::new(body["data"]["repo_root"].as_str().unwrap()),
+        repo.path().canonicalize().unwrap(),
+        "serves the current directory"
+    );
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "graceful shutdown exits 0, got {status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
