@@ -73,23 +73,27 @@ fn module_state_error(error: ModuleStateError) -> ToolError {
     ToolError::fail(Category::Unavailable, "E_MODULE_STATE", error.to_string())
 }
 
+fn module_info(context: &ToolContext, module: Module, enabled: bool) -> ModuleInfo {
+    ModuleInfo {
+        id: module,
+        enabled,
+        description: module.description().to_string(),
+        tools: context
+            .registry
+            .names_in(module)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+    }
+}
+
 fn module_infos(context: &ToolContext) -> Result<Vec<ModuleInfo>, ModuleStateError> {
     Ok(context
         .hub
         .modules
         .all()?
         .into_iter()
-        .map(|(module, enabled)| ModuleInfo {
-            id: module,
-            enabled,
-            description: module.description().to_string(),
-            tools: context
-                .registry
-                .names_in(module)
-                .into_iter()
-                .map(String::from)
-                .collect(),
-        })
+        .map(|(module, enabled)| module_info(context, module, enabled))
         .collect())
 }
 
@@ -178,16 +182,6 @@ impl Tool for ModuleSet {
             .modules
             .set(module, input.enabled)
             .map_err(module_state_error)?;
-        Ok(ModuleInfo {
-            id: module,
-            enabled: input.enabled,
-            description: module.description().to_string(),
-            tools: context
-                .registry
-                .names_in(module)
-                .into_iter()
-                .map(String::from)
-                .collect(),
-        })
+        Ok(module_info(context, module, input.enabled))
     }
 }

@@ -168,30 +168,22 @@ impl Store {
     }
 
     fn migrate(&self) -> Result<(), StoreError> {
-        let mut connection = self.pool.get()?;
-        let transaction = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|error| StoreError::Sqlite {
-                source: error,
-                databases: Vec::new(),
-            })?;
-        let current: i64 = transaction
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(|error| StoreError::on(&transaction, error))?;
-        for migration in MIGRATIONS.iter().filter(|m| m.version > current) {
-            let apply = || -> rusqlite::Result<()> {
-                transaction.execute_batch(migration.sql)?;
-                transaction.pragma_update(None, "user_version", migration.version)
-            };
-            apply().map_err(|source| StoreError::Migration {
-                version: migration.version,
-                name: migration.name,
-                source,
-            })?;
-        }
-        transaction.commit().map_err(|error| StoreError::Sqlite {
-            source: error,
-            databases: Vec::new(),
+        self.write(|transaction| {
+            let current: i64 = transaction
+                .query_row("PRAGMA user_version", [], |row| row.get(0))
+                .map_err(|error| StoreError::on(transaction, error))?;
+            for migration in MIGRATIONS.iter().filter(|m| m.version > current) {
+                let apply = || -> rusqlite::Result<()> {
+                    transaction.execute_batch(migration.sql)?;
+                    transaction.pragma_update(None, "user_version", migration.version)
+                };
+                apply().map_err(|source| StoreError::Migration {
+                    version: migration.version,
+                    name: migration.name,
+                    source,
+                })?;
+            }
+            Ok(())
         })
     }
 }
