@@ -59,6 +59,13 @@ enum Command {
         #[command(flatten)]
         hub: HubArgs,
     },
+    /// Export the board to Markdown files, or import them.
+    Board {
+        #[command(subcommand)]
+        command: BoardCommand,
+        #[command(flatten)]
+        hub: HubArgs,
+    },
     /// List or call the hub's tools from the shell.
     Tool {
         #[command(subcommand)]
@@ -89,6 +96,20 @@ enum ModuleCommand {
     Enable { id: String },
     /// Switch a module off: its tools answer module_disabled everywhere.
     Disable { id: String },
+}
+
+#[derive(Debug, Subcommand)]
+enum BoardCommand {
+    /// Write one Markdown file per task into DIR (a board that can live in git).
+    Export {
+        #[arg(long)]
+        dir: PathBuf,
+    },
+    /// Read TASK-<n>-*.md files from DIR (ours or coding-os's) into the board; safe to repeat.
+    Import {
+        #[arg(long)]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -124,6 +145,7 @@ pub fn run(cli: Cli) -> i32 {
             command: EnvelopeCommand::Wrap { budget, layer },
         } => wrap(budget, layer.as_deref()),
         Command::Module { command, hub } => module(command, &hub),
+        Command::Board { command, hub } => board(command, &hub),
         Command::Tool { command, hub } => tool(command, &hub),
     }
 }
@@ -304,6 +326,73 @@ fn module(command: ModuleCommand, args: &HubArgs) -> i32 {
             },
             row["description"].as_str().unwrap_or("")
         );
+    }
+    0
+}
+
+fn board(command: BoardCommand, args: &HubArgs) -> i32 {
+    let hub = match open_hub(args.repo.clone(), args.state_dir.clone()) {
+        Ok(hub) => hub,
+        Err(code) => return code,
+    };
+    let (tool, dir) = match &command {
+        BoardCommand::Export { dir } => ("cos_board_export", dir),
+        BoardCommand::Import { dir } => ("cos_board_import", dir),
+    };
+    // The shell resolves relative folders from where it stands, as people expect.
+    let dir = std::env::current_dir()
+        .map(|cwd| cwd.join(dir))
+        .unwrap_or_else(|_| dir.clone());
+    let envelope = match call(
+        &hub,
+        tool,
+        json!({"dir": dir.display().to_string()}),
+        Budget::None,
+    ) {
+        Ok(envelope) => envelope,
+        Err(code) => return code,
+    };
+    if envelope["ok"] != Value::Bool(true) {
+        eprintln!(
+            "cos: {}",
+            envelope["error"]["message"].as_str().unwrap_or("failed")
+        );
+        return 1;
+    }
+    let data = &envelope["data"];
+    let count = |key: &str| data[key].as_array().map_or(0, Vec::len);
+    match command {
+        BoardCommand::Export { .. } => {
+            println!(
+                "exported to {}: {} written, {} unchanged, {} stale files removed",
+                data["dir"].as_str().unwrap_or(""),
+                data["written"],
+                data["unchanged"],
+                count("removed")
+            );
+        }
+        BoardCommand::Import { .. } => {
+            println!(
+                "imported: {} created, {} updated, {} unchanged, {} refused, {} warnings",
+                count("created"),
+                count("updated"),
+                data["unchanged"],
+                count("refused"),
+                count("warnings")
+            );
+            if count("swimlanes_added") > 0 {
+                println!("swimlanes added: {}", data["swimlanes_added"]);
+            }
+            for (label, key) in [("refused", "refused"), ("warning", "warnings")] {
+                for entry in data[key].as_array().into_iter().flatten() {
+                    println!(
+                        "{label}: {}: {}",
+                        entry["file"].as_str().unwrap_or(""),
+                        entry["reason"].as_str().unwrap_or("")
+                    );
+                }
+            }
+        }
     }
     0
 }

@@ -22,6 +22,7 @@ pub fn register(registry: &mut Registry) {
 pub fn default_registry() -> Registry {
     let mut registry = Registry::default();
     register(&mut registry);
+    crate::board::register(&mut registry);
     registry
 }
 

@@ -48,6 +48,7 @@ pub const LIST_KEYS: &[&str] = &[
     "dead",
     // cos-hub's own
     "members",
+    "columns",
     "cards",
     "tasks",
     "hits",

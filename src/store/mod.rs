@@ -141,6 +141,15 @@ impl Store {
         read(&connection).map_err(|error| StoreError::on(&connection, error))
     }
 
+    /// Like [`Store::read`], for bodies that return their own error type.
+    pub fn view<T, E>(&self, read: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let connection = self.pool.get().map_err(StoreError::from)?;
+        read(&connection)
+    }
+
     /// Runs `write` in a `BEGIN IMMEDIATE` transaction, committing only if it succeeds:
     /// a refused write leaves nothing behind.
     pub fn write<T, E>(&self, write: impl FnOnce(&Transaction) -> Result<T, E>) -> Result<T, E>

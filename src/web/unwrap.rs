@@ -41,6 +41,7 @@ pub struct Success<T> {
     data: T,
     layer: &'static str,
     status: StatusCode,
+    headers: Vec<(header::HeaderName, String)>,
 }
 
 impl<T: Serialize> Success<T> {
@@ -49,6 +50,7 @@ impl<T: Serialize> Success<T> {
             data,
             layer,
             status: StatusCode::OK,
+            headers: Vec::new(),
         }
     }
 
@@ -57,7 +59,18 @@ impl<T: Serialize> Success<T> {
             data,
             layer,
             status: StatusCode::CREATED,
+            headers: Vec::new(),
         }
+    }
+
+    pub fn data(&self) -> &T {
+        &self.data
+    }
+
+    /// Adds a response header (e.g. an ETag carrying the version).
+    pub fn with_header(mut self, name: header::HeaderName, value: String) -> Success<T> {
+        self.headers.push((name, value));
+        self
     }
 }
 
@@ -77,7 +90,7 @@ impl<T: Serialize> IntoResponse for Success<T> {
             }
         };
         let body = rest_body(&data, self.layer);
-        (
+        let mut response = (
             self.status,
             [(
                 header::CONTENT_TYPE,
@@ -85,7 +98,13 @@ impl<T: Serialize> IntoResponse for Success<T> {
             )],
             body,
         )
-            .into_response()
+            .into_response();
+        for (name, value) in self.headers {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        response
     }
 }
 

@@ -2,6 +2,7 @@
 //! operations can answer beyond the shared 400/404/500/503; the spec finaliser
 //! attaches an ErrorEnvelope response for each.
 
+pub mod board;
 pub mod health;
 pub mod settings;
 pub mod tools;
@@ -18,4 +19,4 @@ pub struct RouterSpec {
 }
 
 /// Every router under /api.
-pub const ROUTERS: &[RouterSpec] = &[health::SPEC, settings::SPEC, tools::SPEC];
+pub const ROUTERS: &[RouterSpec] = &[health::SPEC, settings::SPEC, board::SPEC, tools::SPEC];

@@ -1,0 +1,133 @@
+//! `$COS_STATE_DIR/board.toml`: swimlanes and WIP limits.
+//!
+//! ```toml
+//! swimlanes = ["backend", "frontend", "docs", "infra"]
+//! [wip]
+//! in_progress_per_actor = 1
+//! testing = 3
+//! emergency = 2
+//! ```
+//! A missing file means the defaults; a malformed one is an error naming the file.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use utoipa::ToSchema;
+
+use super::model::Status;
+use crate::envelope::Category;
+use crate::tools::ToolError;
+
+pub const CONFIG_FILE: &str = "board.toml";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WipLimits {
+    /// Tasks one actor may hold in progress at once.
+    #[serde(default = "default_in_progress")]
+    pub in_progress_per_actor: u32,
+    #[serde(default = "default_testing")]
+    pub testing: u32,
+    #[serde(default = "default_emergency")]
+    pub emergency: u32,
+}
+
+fn default_in_progress() -> u32 {
+    1
+}
+fn default_testing() -> u32 {
+    3
+}
+fn default_emergency() -> u32 {
+    2
+}
+
+impl Default for WipLimits {
+    fn default() -> WipLimits {
+        WipLimits {
+            in_progress_per_actor: 1,
+            testing: 3,
+            emergency: 2,
+        }
+    }
+}
+
+impl WipLimits {
+    /// The column-wide limit for `status`, if it has one (in_progress is per actor).
+    pub fn column_limit(&self, status: Status) -> Option<u32> {
+        match status {
+            Status::Testing => Some(self.testing),
+            Status::Emergency => Some(self.emergency),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoardConfig {
+    #[serde(default = "default_swimlanes")]
+    pub swimlanes: Vec<String>,
+    #[serde(default)]
+    pub wip: WipLimits,
+}
+
+fn default_swimlanes() -> Vec<String> {
+    ["backend", "frontend", "docs", "infra"]
+        .map(String::from)
+        .to_vec()
+}
+
+impl Default for BoardConfig {
+    fn default() -> BoardConfig {
+        BoardConfig {
+            swimlanes: default_swimlanes(),
+            wip: WipLimits::default(),
+        }
+    }
+}
+
+impl BoardConfig {
+    pub fn load(state_dir: &Path) -> Result<BoardConfig, ToolError> {
+        let path = state_dir.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(BoardConfig::default());
+            }
+            Err(error) => return Err(ToolError::io("board.toml", error)),
+        };
+        toml::from_str(&text).map_err(|error| {
+            ToolError::fail(
+                Category::Unavailable,
+                "E_CONFIG",
+                format!(
+                    "{} is not a valid board configuration: {}",
+                    path.display(),
+                    error.message()
+                ),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_partial_files() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            BoardConfig::load(dir.path()).unwrap(),
+            BoardConfig::default()
+        );
+        std::fs::write(dir.path().join(CONFIG_FILE), "[wip]\ntesting = 5\n").unwrap();
+        let config = BoardConfig::load(dir.path()).unwrap();
+        assert_eq!(config.wip.testing, 5);
+        assert_eq!(config.wip.emergency, 2);
+        assert_eq!(config.swimlanes.len(), 4);
+        std::fs::write(dir.path().join(CONFIG_FILE), "wip = 3").unwrap();
+        let error = BoardConfig::load(dir.path()).unwrap_err();
+        assert!(error.to_string().contains("board.toml"), "{error}");
+    }
+}

@@ -1,0 +1,36 @@
+//! The board: tasks on a Scrumban workflow (statuses, transition rules, WIP
+//! limits, dependencies, history), race-safe moves and edits, and the board as
+//! Markdown files.
+//!
+//! Owns the board's tables (tasks, task_dependencies, task_history,
+//! board_swimlanes, tasks_fts) and `board.toml`. Its tools are plain functions
+//! registered with the runtime; it knows nothing of HTTP or MCP, and no other
+//! area writes its tables.
+
+pub mod config;
+pub mod files;
+pub mod model;
+mod records;
+mod rules;
+pub mod tools;
+
+use crate::tools::Registry;
+
+/// Registers every board tool.
+pub fn register(registry: &mut Registry) {
+    registry
+        .register::<tools::TaskCreate>()
+        .register::<tools::TaskShow>()
+        .register::<tools::TaskEdit>()
+        .register::<tools::TaskMove>()
+        .register::<tools::TaskReposition>()
+        .register::<tools::TaskBoard>()
+        .register::<tools::TaskHistory>()
+        .register::<tools::TaskSearch>()
+        .register::<tools::TaskDependencies>()
+        .register::<tools::TaskDependents>()
+        .register::<tools::TaskReady>()
+        .register::<tools::TaskClaimNext>()
+        .register::<files::BoardExport>()
+        .register::<files::BoardImport>();
+}

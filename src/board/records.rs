@@ -1,0 +1,250 @@
+//! The board's rows: reading and writing tasks, dependencies and history.
+//! Plain SQL over a connection or transaction the caller holds; no rules here.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde_json::Value;
+
+use super::model::{Kind, Priority, Status, Task, format_task_id};
+use crate::store::StoreError;
+
+/// The columns every task query selects, in `task_from_row` order.
+pub const TASK_COLUMNS: &str = "t.seq, t.title, t.description, t.status, t.kind, t.priority, t.swimlane, t.epic, \
+     t.labels, t.appetite, t.refs, t.assignee, t.position, t.version, t.created_at, t.started_at, \
+     t.completed_at, t.updated_at, t.updated_by, \
+     (SELECT group_concat(d.depends_on) FROM task_dependencies d WHERE d.task = t.seq)";
+
+fn json_list(text: &str) -> Vec<String> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+fn invalid_column(index: usize, text: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        index,
+        rusqlite::types::Type::Text,
+        format!("unexpected value {text:?}").into(),
+    )
+}
+
+pub fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
+    let status: String = row.get(3)?;
+    let kind: String = row.get(4)?;
+    let priority: String = row.get(5)?;
+    let dependencies: Option<String> = row.get(19)?;
+    let mut depends_on: Vec<i64> = dependencies
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    depends_on.sort_unstable();
+    Ok(Task {
+        id: format_task_id(row.get(0)?),
+        title: row.get(1)?,
+        description: row.get(2)?,
+        status: Status::parse(&status).ok_or_else(|| invalid_column(3, &status))?,
+        kind: Kind::parse(&kind).ok_or_else(|| invalid_column(4, &kind))?,
+        priority: Priority::parse(&priority).ok_or_else(|| invalid_column(5, &priority))?,
+        swimlane: row.get(6)?,
+        epic: row.get(7)?,
+        labels: json_list(&row.get::<_, String>(8)?),
+        appetite: row.get(9)?,
+        references: json_list(&row.get::<_, String>(10)?),
+        assignee: row.get(11)?,
+        position: row.get(12)?,
+        version: row.get(13)?,
+        created_at: row.get(14)?,
+        started_at: row.get(15)?,
+        completed_at: row.get(16)?,
+        updated_at: row.get(17)?,
+        updated_by: row.get(18)?,
+        depends_on: depends_on.into_iter().map(format_task_id).collect(),
+    })
+}
+
+pub fn load_task(connection: &Connection, seq: i64) -> Result<Option<Task>, StoreError> {
+    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE t.seq = ?1");
+    connection
+        .query_row(&sql, [seq], task_from_row)
+        .optional()
+        .map_err(|error| StoreError::on(connection, error))
+}
+
+/// Tasks matching `filter` (a WHERE clause over `t`), in `order`.
+pub fn load_tasks(
+    connection: &Connection,
+    filter: &str,
+    order: &str,
+    parameters: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<Task>, StoreError> {
+    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE {filter} ORDER BY {order}");
+    let run = || -> rusqlite::Result<Vec<Task>> {
+        let mut statement = connection.prepare_cached(&sql)?;
+        let rows = statement.query_map(parameters, task_from_row)?;
+        rows.collect()
+    };
+    run().map_err(|error| StoreError::on(connection, error))
+}
+
+pub fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// Writes every column of `task` (by its sequence number), except dependencies.
+pub fn save_task(connection: &Connection, seq: i64, task: &Task) -> Result<(), StoreError> {
+    let labels = serde_json::to_string(&task.labels).unwrap_or_else(|_| "[]".into());
+    let references = serde_json::to_string(&task.references).unwrap_or_else(|_| "[]".into());
+    connection
+        .execute(
+            "INSERT INTO tasks (seq, title, description, status, kind, priority, swimlane, epic, labels, appetite,
+                                refs, assignee, position, version, created_at, started_at, completed_at, updated_at, updated_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+             ON CONFLICT(seq) DO UPDATE SET
+                title = excluded.title, description = excluded.description, status = excluded.status,
+                kind = excluded.kind, priority = excluded.priority, swimlane = excluded.swimlane,
+                epic = excluded.epic, labels = excluded.labels, appetite = excluded.appetite, refs = excluded.refs,
+                assignee = excluded.assignee, position = excluded.position, version = excluded.version,
+                created_at = excluded.created_at, started_at = excluded.started_at,
+                completed_at = excluded.completed_at, updated_at = excluded.updated_at, updated_by = excluded.updated_by",
+            params![
+                seq,
+                task.title,
+                task.description,
+                task.status.as_str(),
+                task.kind.as_str(),
+                task.priority.as_str(),
+                task.swimlane,
+                task.epic,
+                labels,
+                task.appetite,
+                references,
+                task.assignee,
+                task.position,
+                task.version,
+                task.created_at,
+                task.started_at,
+                task.completed_at,
+                task.updated_at,
+                task.updated_by,
+            ],
+        )
+        .map(|_| ())
+        .map_err(|error| StoreError::on(connection, error))
+}
+
+/// Reserves the next task number (never reused: AUTOINCREMENT remembers the highest).
+pub fn next_seq(connection: &Connection) -> Result<i64, StoreError> {
+    connection
+        .query_row(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'tasks'), 0),
+                        coalesce((SELECT max(seq) FROM tasks), 0)) + 1",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|error| StoreError::on(connection, error))
+}
+
+pub fn task_exists(connection: &Connection, seq: i64) -> Result<bool, StoreError> {
+    connection
+        .query_row("SELECT 1 FROM tasks WHERE seq = ?1", [seq], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
+        .map_err(|error| StoreError::on(connection, error))
+}
+
+pub fn set_dependencies(
+    connection: &Connection,
+    seq: i64,
+    depends_on: &[i64],
+) -> Result<(), StoreError> {
+    let run = || -> rusqlite::Result<()> {
+        connection.execute("DELETE FROM task_dependencies WHERE task = ?1", [seq])?;
+        let mut insert = connection
+            .prepare_cached("INSERT INTO task_dependencies(task, depends_on) VALUES (?1, ?2)")?;
+        for dependency in depends_on {
+            insert.execute([seq, *dependency])?;
+        }
+        Ok(())
+    };
+    run().map_err(|error| StoreError::on(connection, error))
+}
+
+/// Direct dependencies of every task, as an adjacency list.
+pub fn dependency_edges(connection: &Connection) -> Result<Vec<(i64, i64)>, StoreError> {
+    let run = || -> rusqlite::Result<Vec<(i64, i64)>> {
+        let mut statement =
+            connection.prepare_cached("SELECT task, depends_on FROM task_dependencies")?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect()
+    };
+    run().map_err(|error| StoreError::on(connection, error))
+}
+
+/// One history entry.
+pub struct Change<'a> {
+    pub field: &'a str,
+    pub old: Value,
+    pub new: Value,
+}
+
+pub fn append_history(
+    connection: &Connection,
+    seq: i64,
+    actor: &str,
+    source: &str,
+    version: i64,
+    at: &str,
+    changes: &[Change],
+) -> Result<(), StoreError> {
+    let run = || -> rusqlite::Result<()> {
+        let mut insert = connection.prepare_cached(
+            "INSERT INTO task_history(task, at, actor, source, field, old_value, new_value, version)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?;
+        for change in changes {
+            insert.execute(params![
+                seq,
+                at,
+                actor,
+                source,
+                change.field,
+                (!change.old.is_null()).then(|| change.old.to_string()),
+                (!change.new.is_null()).then(|| change.new.to_string()),
+                version
+            ])?;
+        }
+        Ok(())
+    };
+    run().map_err(|error| StoreError::on(connection, error))
+}
+
+/// Swimlanes the board knows beyond the configured ones (added by import).
+pub fn extra_swimlanes(connection: &Connection) -> Result<Vec<String>, StoreError> {
+    let run = || -> rusqlite::Result<Vec<String>> {
+        let mut statement =
+            connection.prepare_cached("SELECT name FROM board_swimlanes ORDER BY name")?;
+        let rows = statement.query_map([], |row| row.get(0))?;
+        rows.collect()
+    };
+    run().map_err(|error| StoreError::on(connection, error))
+}
+
+pub fn add_swimlane(connection: &Connection, name: &str) -> Result<bool, StoreError> {
+    connection
+        .execute(
+            "INSERT OR IGNORE INTO board_swimlanes(name) VALUES (?1)",
+            [name],
+        )
+        .map(|inserted| inserted > 0)
+        .map_err(|error| StoreError::on(connection, error))
+}
+
+/// The position after the last card of `status`.
+pub fn end_position(connection: &Connection, status: Status) -> Result<f64, StoreError> {
+    connection
+        .query_row(
+            "SELECT coalesce(max(position), 0) + 1 FROM tasks WHERE status = ?1",
+            [status.as_str()],
+            |row| row.get(0),
+        )
+        .map_err(|error| StoreError::on(connection, error))
+}
