@@ -94,6 +94,23 @@ impl TestServer {
         decode(response).await
     }
 
+    pub async fn patch_json(
+        &self,
+        path: &str,
+        body: Value,
+        if_match: Option<&str>,
+    ) -> (u16, Value) {
+        let mut request = self.client.patch(self.url(path)).json(&body);
+        if let Some(tag) = if_match {
+            request = request.header("if-match", tag);
+        }
+        decode(request.send().await.expect("request")).await
+    }
+
+    pub fn repo(&self) -> &std::path::Path {
+        self._repo.path()
+    }
+
     pub fn state_dir(&self) -> std::path::PathBuf {
         self.hub.state().config.state_dir.clone()
     }

@@ -1,0 +1,701 @@
+//! The board through HTTP against a spawned server: every workflow rule and every error.
+
+mod common;
+
+use common::{TestServer, error_of};
+use serde_json::{Value, json};
+
+async fn create(server: &TestServer, body: Value) -> Value {
+    let (status, answer) = server.post_json("/api/board/tasks", body).await;
+    assert_eq!(status, 201, "{answer}");
+    answer["data"].clone()
+}
+
+async fn task(server: &TestServer, id: &str) -> Value {
+    let (status, answer) = server.get(&format!("/api/board/tasks/{id}")).await;
+    assert_eq!(status, 200, "{answer}");
+    answer["data"].clone()
+}
+
+async fn move_task(
+    server: &TestServer,
+    id: &str,
+    from: &str,
+    to: &str,
+    actor: &str,
+) -> (u16, Value) {
+    server
+        .post_json(
+            &format!("/api/board/tasks/{id}/move"),
+            json!({"from": from, "to": to, "actor": {"kind": "agent", "id": actor}}),
+        )
+        .await
+}
+
+async fn history_len(server: &TestServer, id: &str) -> usize {
+    let (_, answer) = server.get(&format!("/api/board/tasks/{id}/history")).await;
+    answer["data"]["history"].as_array().unwrap().len()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn create_show_and_validation() {
+    let server = TestServer::start().await;
+    let response = server
+        .client
+        .post(server.url("/api/board/tasks"))
+        .json(&json!({"title": "Write the parser", "kind": "bug", "priority": "P1", "labels": ["parser"], "appetite": "2h"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["etag"], "\"1\"");
+    let (status, answer) = common::decode(response).await;
+    assert_eq!(status, 201);
+    let created = &answer["data"];
+    assert_eq!(created["id"], "TASK-001");
+    assert_eq!(created["status"], "icebox");
+    assert_eq!(
+        created["swimlane"], "backend",
+        "the first configured swimlane by default"
+    );
+    assert_eq!(created["version"], 1);
+    assert_eq!(answer["meta"]["layer"], "tasks");
+    let second = create(&server, json!({"title": "Second"})).await;
+    assert_eq!(second["id"], "TASK-002");
+    assert_eq!(
+        task(&server, "TASK-1").await["title"],
+        "Write the parser",
+        "ids parse with any padding"
+    );
+
+    // unknown enum value: 400 naming the field and the allowed values
+    let (status, answer) = server
+        .post_json("/api/board/tasks", json!({"title": "x", "kind": "epic"}))
+        .await;
+    assert_eq!(status, 400);
+    let error = error_of(&answer);
+    assert_eq!(error["details"]["field"], "kind");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("feature") && message.contains("security"),
+        "{message}"
+    );
+
+    let (status, answer) = server
+        .post_json("/api/board/tasks", json!({"title": "x", "priority": "P9"}))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["details"]["field"], "priority");
+
+    let (status, answer) = server
+        .post_json("/api/board/tasks", json!({"title": "x".repeat(201)}))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["details"]["field"], "title");
+    let (status, _) = server
+        .post_json("/api/board/tasks", json!({"title": "   "}))
+        .await;
+    assert_eq!(status, 400);
+
+    let (status, answer) = server
+        .post_json(
+            "/api/board/tasks",
+            json!({"title": "x", "swimlane": "kitchen"}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    let error = error_of(&answer);
+    assert_eq!(
+        error["details"]["allowed"],
+        json!(["backend", "frontend", "docs", "infra"])
+    );
+
+    let (status, answer) = server
+        .post_json(
+            "/api/board/tasks",
+            json!({"title": "x", "appetite": "soon"}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["details"]["field"], "appetite");
+
+    let (status, answer) = server
+        .post_json(
+            "/api/board/tasks",
+            json!({"title": "x", "status": "complete"}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["details"]["field"], "status");
+
+    let (status, answer) = server
+        .post_json(
+            "/api/board/tasks",
+            json!({"title": "x", "depends_on": ["TASK-99"]}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["details"]["unknown"], "TASK-99");
+
+    // unknown task: 404 naming the id; malformed id: 400
+    let (status, answer) = server.get("/api/board/tasks/TASK-404").await;
+    assert_eq!(status, 404);
+    let error = error_of(&answer);
+    assert!(error["message"].as_str().unwrap().contains("TASK-404"));
+    assert_eq!(error["details"]["id"], "TASK-404");
+    let (status, _) = server.get("/api/board/tasks/banana").await;
+    assert_eq!(status, 400);
+
+    // refused creates left nothing behind: the next id is still 3
+    assert_eq!(
+        create(&server, json!({"title": "Third"})).await["id"],
+        "TASK-003"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn moves_follow_the_transition_table_and_refusals_change_nothing() {
+    let server = TestServer::start().await;
+    let id = create(&server, json!({"title": "Move me"})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let (status, answer) = move_task(&server, &id, "icebox", "testing", "a1").await;
+    assert_eq!(status, 400, "{answer}");
+    let error = error_of(&answer);
+    assert_eq!(error["code"], "INVALID_TRANSITION");
+    assert_eq!(
+        error["details"]["allowed"],
+        json!(["in_progress", "emergency", "archive"])
+    );
+
+    let (status, moved) = move_task(&server, &id, "icebox", "in_progress", "a1").await;
+    assert_eq!(status, 200, "{moved}");
+    assert_eq!(moved["data"]["status"], "in_progress");
+    assert_eq!(moved["data"]["assignee"], "agent:a1");
+    assert_eq!(moved["data"]["version"], 2);
+    assert!(moved["data"]["started_at"].is_string());
+
+    // a writer that still believes it is in icebox is refused with the current task
+    let before = history_len(&server, &id).await;
+    let (status, answer) = move_task(&server, &id, "icebox", "in_progress", "a2").await;
+    assert_eq!(status, 409);
+    let error = error_of(&answer);
+    assert_eq!(error["code"], "STALE_STATE");
+    assert_eq!(error["details"]["current"]["status"], "in_progress");
+    assert_eq!(
+        history_len(&server, &id).await,
+        before,
+        "a refused move writes no history"
+    );
+    assert_eq!(task(&server, &id).await["version"], 2);
+
+    for (from, to) in [
+        ("in_progress", "testing"),
+        ("testing", "complete"),
+        ("complete", "archive"),
+    ] {
+        let (status, answer) = move_task(&server, &id, from, to, "a1").await;
+        assert_eq!(status, 200, "{from}→{to}: {answer}");
+    }
+    let archived = task(&server, &id).await;
+    assert!(archived["completed_at"].is_string());
+    assert_eq!(archived["version"], 5);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wip_limits_per_actor_and_per_column() {
+    let server = TestServer::start().await;
+    std::fs::write(
+        server.state_dir().join("board.toml"),
+        "[wip]\ntesting = 1\nemergency = 1\n",
+    )
+    .unwrap();
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        ids.push(
+            create(&server, json!({"title": format!("t{n}")})).await["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    assert_eq!(
+        move_task(&server, &ids[0], "icebox", "in_progress", "alice")
+            .await
+            .0,
+        200
+    );
+    let (status, answer) = move_task(&server, &ids[1], "icebox", "in_progress", "alice").await;
+    assert_eq!(status, 409, "{answer}");
+    let error = error_of(&answer);
+    assert_eq!(error["code"], "WIP_LIMIT");
+    assert_eq!(error["details"]["occupants"][0]["id"], ids[0].as_str());
+    assert_eq!(error["details"]["limit"], 1);
+    assert_eq!(
+        task(&server, &ids[1]).await["status"],
+        "icebox",
+        "nothing persisted"
+    );
+    assert_eq!(
+        move_task(&server, &ids[1], "icebox", "in_progress", "bob")
+            .await
+            .0,
+        200,
+        "another actor may start"
+    );
+
+    assert_eq!(
+        move_task(&server, &ids[0], "in_progress", "testing", "alice")
+            .await
+            .0,
+        200
+    );
+    let (status, answer) = move_task(&server, &ids[1], "in_progress", "testing", "bob").await;
+    assert_eq!(status, 409);
+    assert_eq!(error_of(&answer)["details"]["column"], "testing");
+
+    assert_eq!(
+        move_task(&server, &ids[2], "icebox", "emergency", "carol")
+            .await
+            .0,
+        200
+    );
+    let (status, _) = move_task(&server, &ids[3], "icebox", "emergency", "carol").await;
+    assert_eq!(status, 409);
+
+    let (_, board) = server.get("/api/board/list").await;
+    let testing = board["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["status"] == "testing")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        testing["wip"],
+        json!({"limit": 1, "per_actor": false, "occupied": 1, "at_limit": true})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dependencies_gate_starting_and_cycles_are_refused() {
+    let server = TestServer::start().await;
+    let a = create(&server, json!({"title": "A"})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = create(&server, json!({"title": "B", "depends_on": [a]})).await;
+    let b_id = b["id"].as_str().unwrap().to_string();
+    assert_eq!(b["depends_on"], json!([a]));
+
+    let (status, answer) = move_task(&server, &b_id, "icebox", "in_progress", "x").await;
+    assert_eq!(status, 409, "{answer}");
+    let error = error_of(&answer);
+    assert_eq!(error["code"], "DEPENDENCY_OPEN");
+    assert_eq!(error["details"]["open_dependencies"][0]["id"], a.as_str());
+
+    let (status, deps) = server
+        .get(&format!("/api/board/tasks/{b_id}/dependencies"))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(deps["data"]["open"], json!([a]));
+    let (_, dependents) = server
+        .get(&format!("/api/board/tasks/{a}/dependents"))
+        .await;
+    assert_eq!(dependents["data"]["dependents"][0]["id"], b_id.as_str());
+
+    // A depending on B would close a loop
+    let version = task(&server, &a).await["version"].as_i64().unwrap();
+    let (status, answer) = server
+        .patch_json(
+            &format!("/api/board/tasks/{a}"),
+            json!({"changes": {"depends_on": [b_id]}}),
+            Some(&format!("\"{version}\"")),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    let error = error_of(&answer);
+    assert_eq!(error["code"], "DEPENDENCY_CYCLE");
+    assert_eq!(error["details"]["cycle"], json!([a, b_id, a]));
+    assert_eq!(
+        task(&server, &a).await["depends_on"],
+        json!([]),
+        "nothing persisted"
+    );
+
+    assert_eq!(
+        move_task(&server, &a, "icebox", "in_progress", "x").await.0,
+        200
+    );
+    assert_eq!(
+        move_task(&server, &a, "in_progress", "complete", "x")
+            .await
+            .0,
+        200
+    );
+    let (_, ready) = server.get("/api/board/ready").await;
+    assert_eq!(ready["data"]["results"][0]["id"], b_id.as_str());
+    assert_eq!(
+        move_task(&server, &b_id, "icebox", "in_progress", "y")
+            .await
+            .0,
+        200
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn edits_are_compare_and_set_on_the_version() {
+    let server = TestServer::start().await;
+    let id = create(&server, json!({"title": "Original", "epic": "e1"})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/api/board/tasks/{id}");
+
+    let response = server
+        .client
+        .patch(server.url(&path))
+        .header("if-match", "\"1\"")
+        .json(&json!({"changes": {"title": "Renamed", "labels": ["x"], "epic": null}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["etag"], "\"2\"");
+    let (status, answer) = common::decode(response).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["data"]["title"], "Renamed");
+    assert_eq!(answer["data"]["epic"], Value::Null, "null clears");
+    assert_eq!(answer["data"]["version"], 2);
+
+    // a second writer that read version 1: 412 with If-Match, with the current task
+    let (status, answer) = server
+        .patch_json(&path, json!({"changes": {"title": "Lost"}}), Some("\"1\""))
+        .await;
+    assert_eq!(status, 412, "{answer}");
+    let error = error_of(&answer);
+    assert_eq!(error["code"], "STALE_VERSION");
+    assert_eq!(error["details"]["current"]["title"], "Renamed");
+    // and 409 when the version came in the body
+    let (status, _) = server
+        .patch_json(
+            &path,
+            json!({"version": 1, "changes": {"title": "Lost"}}),
+            None,
+        )
+        .await;
+    assert_eq!(status, 409);
+    assert_eq!(task(&server, &id).await["title"], "Renamed");
+
+    let (status, answer) = server
+        .patch_json(&path, json!({"changes": {"title": "No version"}}), None)
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["details"]["field"], "version");
+    let (status, answer) = server
+        .patch_json(&path, json!({"changes": {"titel": "typo"}}), Some("\"2\""))
+        .await;
+    assert_eq!(
+        status, 400,
+        "unknown fields are refused, not ignored: {answer}"
+    );
+    let (status, _) = server
+        .patch_json(&path, json!({"changes": {}}), Some("soon"))
+        .await;
+    assert_eq!(status, 400);
+
+    let (_, history) = server.get(&format!("{path}/history")).await;
+    let entries = history["data"]["history"].as_array().unwrap();
+    let fields: Vec<&str> = entries
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["created", "title", "epic", "labels"]);
+    let title = &entries[1];
+    assert_eq!(title["old"], "Original");
+    assert_eq!(title["new"], "Renamed");
+    assert_eq!(title["actor"], "human:web");
+    assert_eq!(title["source"], "rest");
+    assert_eq!(title["version"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn board_pages_done_columns_with_cursors() {
+    let server = TestServer::start().await;
+    std::fs::write(
+        server.state_dir().join("board.toml"),
+        "[wip]\nin_progress_per_actor = 100\n",
+    )
+    .unwrap();
+    for n in 0..7 {
+        let id = create(&server, json!({"title": format!("done {n}")})).await["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        move_task(&server, &id, "icebox", "in_progress", "w").await;
+        move_task(&server, &id, "in_progress", "complete", "w").await;
+    }
+    create(&server, json!({"title": "waiting", "kind": "bug"})).await;
+
+    let (status, board) = server.get("/api/board/list?page_size=3").await;
+    assert_eq!(status, 200);
+    let data = &board["data"];
+    assert_eq!(data["total_count"], 8);
+    let column = |board: &Value, status: &str| {
+        board["data"]["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["status"] == status)
+            .unwrap()
+            .clone()
+    };
+    let complete = column(&board, "complete");
+    assert_eq!(complete["total"], 7);
+    let mut seen: Vec<String> = complete["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        seen,
+        ["TASK-007", "TASK-006", "TASK-005"],
+        "newest completed first"
+    );
+    let mut cursor = complete["next_cursor"].as_str().unwrap().to_string();
+    loop {
+        let (status, page) = server
+            .get(&format!(
+                "/api/board/list?page_size=3&complete_cursor={cursor}"
+            ))
+            .await;
+        assert_eq!(status, 200);
+        let complete = column(&page, "complete");
+        seen.extend(
+            complete["cards"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_string()),
+        );
+        match complete["next_cursor"].as_str() {
+            Some(next) => cursor = next.to_string(),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 7);
+    assert_eq!(
+        seen.iter().collect::<std::collections::HashSet<_>>().len(),
+        7,
+        "no card twice across pages"
+    );
+    assert_eq!(column(&board, "icebox")["cards"][0]["title"], "waiting");
+
+    let (status, answer) = server.get("/api/board/list?complete_cursor=garbage").await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["code"], "E_CURSOR");
+    let (status, answer) = server.get("/api/board/list?page_size=500").await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["details"]["field"], "page_size");
+    let (status, answer) = server.get("/api/board/list?colour=red").await;
+    assert_eq!(
+        status, 400,
+        "unknown query parameters are refused: {answer}"
+    );
+
+    let (_, filtered) = server.get("/api/board/list?kind=bug").await;
+    assert_eq!(filtered["data"]["total_count"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_ready_claim_and_reposition() {
+    let server = TestServer::start().await;
+    create(&server, json!({"title": "Parser rewrite", "description": "tokenizer and grammar", "priority": "P2"})).await;
+    create(&server, json!({"title": "Fix crash on empty input", "kind": "bug", "priority": "P0", "labels": ["crash"]})).await;
+    create(
+        &server,
+        json!({"title": "Docs for grammar", "kind": "docs", "priority": "P1"}),
+    )
+    .await;
+
+    let (status, found) = server.get("/api/board/search?text=gramm").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        found["data"]["total_count"], 2,
+        "prefix words match title and description"
+    );
+    let (_, found) = server.get("/api/board/search?label=crash").await;
+    assert_eq!(found["data"]["results"][0]["id"], "TASK-002");
+    let (status, _) = server.get("/api/board/search?text=%22%2A%28").await;
+    assert_eq!(
+        status, 400,
+        "text without words is a validation error, not an FTS syntax error"
+    );
+
+    let (_, ready) = server.get("/api/board/ready").await;
+    let order: Vec<&str> = ready["data"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        ["TASK-002", "TASK-003", "TASK-001"],
+        "highest priority first"
+    );
+
+    let (status, claim) = server
+        .post_json(
+            "/api/board/claim-next",
+            json!({"actor": {"kind": "agent", "id": "claimer"}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{claim}");
+    assert_eq!(claim["data"]["task"]["id"], "TASK-002");
+    assert_eq!(claim["data"]["task"]["status"], "in_progress");
+    let (status, answer) = server
+        .post_json(
+            "/api/board/claim-next",
+            json!({"actor": {"kind": "agent", "id": "claimer"}}),
+        )
+        .await;
+    assert_eq!(status, 409, "the claimer already holds its WIP limit");
+    assert_eq!(error_of(&answer)["code"], "WIP_LIMIT");
+    let (_, claim) = server
+        .post_json(
+            "/api/board/claim-next",
+            json!({"actor": {"kind": "agent", "id": "b"}, "kind": "feature"}),
+        )
+        .await;
+    assert_eq!(
+        claim["data"]["task"]["id"], "TASK-001",
+        "filters narrow the claim"
+    );
+    let (_, claim) = server
+        .post_json(
+            "/api/board/claim-next",
+            json!({"actor": {"kind": "agent", "id": "c"}, "kind": "feature"}),
+        )
+        .await;
+    assert_eq!(claim["data"]["task"], Value::Null);
+    assert!(claim["data"]["reason"].as_str().unwrap().contains("ready"));
+
+    // reposition within icebox
+    create(&server, json!({"title": "Fourth"})).await;
+    let (status, moved) = server
+        .post_json(
+            "/api/board/tasks/TASK-004/reposition",
+            json!({"before": "TASK-003"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{moved}");
+    let (_, board) = server.get("/api/board/list").await;
+    let icebox = board["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["status"] == "icebox")
+        .unwrap()
+        .clone();
+    let order: Vec<&str> = icebox["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["TASK-004", "TASK-003"]);
+    let (status, _) = server
+        .post_json(
+            "/api/board/tasks/TASK-004/reposition",
+            json!({"after": "TASK-002"}),
+        )
+        .await;
+    assert_eq!(status, 400, "the anchor must be in the same column");
+    let (status, _) = server
+        .post_json("/api/board/tasks/TASK-004/reposition", json!({}))
+        .await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn browsers_get_every_card_while_agents_get_a_trimmed_board() {
+    let server = TestServer::start().await;
+    // 5,000 tasks through the import path (a folder of task files), all in icebox
+    let folder = server.repo().join("tasks");
+    std::fs::create_dir_all(&folder).unwrap();
+    for n in 1..=5000 {
+        let text = format!(
+            "---\nid: TASK-{n:04}\ntitle: \"Task number {n} with a reasonably descriptive title\"\nstatus: icebox\nkind: feature\npriority: P2\nswimlane: backend\n---\nbody {n}\n"
+        );
+        std::fs::write(folder.join(format!("TASK-{n:04}-t.md")), text).unwrap();
+    }
+    let (status, report) = server
+        .post_json("/api/tools/cos_board_import", json!({"dir": "tasks"}))
+        .await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["data"]["created"].as_array().unwrap().len(), 5000);
+
+    let (status, board) = server.get("/api/board/list").await;
+    assert_eq!(status, 200);
+    let icebox = board["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["status"] == "icebox")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        icebox["cards"].as_array().unwrap().len(),
+        5000,
+        "the browser gets every active card"
+    );
+    assert_eq!(board["meta"]["truncated"], false);
+
+    let (status, trimmed) = server
+        .post_json("/api/tools/cos_task_board?budget=agent", json!({}))
+        .await;
+    assert_eq!(status, 200);
+    let meta = &trimmed["meta"];
+    assert_eq!(meta["truncated"], true);
+    let icebox = trimmed["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["status"] == "icebox")
+        .unwrap()
+        .clone();
+    let kept = icebox["cards"].as_array().unwrap().len();
+    assert!(kept < 5000);
+    assert_eq!(icebox["truncated_cards_from"], 5000);
+    assert_eq!(icebox["truncated_cards_to"], kept);
+    assert_eq!(icebox["total"], 5000, "the column total stays true");
+    assert!(serde_json::to_string(&trimmed).unwrap().len() <= 33_000);
+
+    // outside the repository is refused for non-shell callers
+    let (status, answer) = server
+        .post_json(
+            "/api/tools/cos_board_export",
+            json!({"dir": "../elsewhere"}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["code"], "E_PATH");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_disabled_board_answers_module_disabled_on_its_routes() {
+    let server = TestServer::start().await;
+    let (status, _) = server
+        .put_json("/api/settings/modules/board", json!({"enabled": false}))
+        .await;
+    assert_eq!(status, 200);
+    let (status, answer) = server.get("/api/board/list").await;
+    assert_eq!(status, 403);
+    assert_eq!(error_of(&answer)["category"], "module_disabled");
+    let (status, _) = server
+        .post_json("/api/board/tasks", json!({"title": "x"}))
+        .await;
+    assert_eq!(status, 403);
+}
