@@ -4,14 +4,16 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
-use super::model::{Kind, Priority, Status, Task, format_task_id};
+use super::model::{Card, Kind, Priority, Status, Task, format_task_id};
 use crate::store::StoreError;
 
-/// The columns every task query selects, in `task_from_row` order.
-pub const TASK_COLUMNS: &str = "t.seq, t.title, t.description, t.status, t.kind, t.priority, t.swimlane, t.epic, \
+/// Every column but the description, in `task_from_row` order. Card queries
+/// stop here, so they never read a description.
+const ROW_COLUMNS: &str = "t.seq, t.title, t.status, t.kind, t.priority, t.swimlane, t.epic, \
      t.labels, t.appetite, t.refs, t.assignee, t.position, t.version, t.created_at, t.started_at, \
      t.completed_at, t.updated_at, t.updated_by, \
      (SELECT group_concat(d.depends_on) FROM task_dependencies d WHERE d.task = t.seq)";
+const DESCRIPTION_INDEX: usize = 19;
 
 fn json_list(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
@@ -25,11 +27,12 @@ fn invalid_column(index: usize, text: &str) -> rusqlite::Error {
     )
 }
 
-pub fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
-    let status: String = row.get(3)?;
-    let kind: String = row.get(4)?;
-    let priority: String = row.get(5)?;
-    let dependencies: Option<String> = row.get(19)?;
+/// Reads a task; the description only when the query selected it.
+fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
+    let status: String = row.get(2)?;
+    let kind: String = row.get(3)?;
+    let priority: String = row.get(4)?;
+    let dependencies: Option<String> = row.get(18)?;
     let mut depends_on: Vec<i64> = dependencies
         .as_deref()
         .unwrap_or("")
@@ -37,48 +40,80 @@ pub fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
         .filter_map(|n| n.parse().ok())
         .collect();
     depends_on.sort_unstable();
+    let description = if row.as_ref().column_count() > DESCRIPTION_INDEX {
+        row.get(DESCRIPTION_INDEX)?
+    } else {
+        String::new()
+    };
     Ok(Task {
         id: format_task_id(row.get(0)?),
         title: row.get(1)?,
-        description: row.get(2)?,
-        status: Status::parse(&status).ok_or_else(|| invalid_column(3, &status))?,
-        kind: Kind::parse(&kind).ok_or_else(|| invalid_column(4, &kind))?,
-        priority: Priority::parse(&priority).ok_or_else(|| invalid_column(5, &priority))?,
-        swimlane: row.get(6)?,
-        epic: row.get(7)?,
-        labels: json_list(&row.get::<_, String>(8)?),
-        appetite: row.get(9)?,
-        references: json_list(&row.get::<_, String>(10)?),
-        assignee: row.get(11)?,
-        position: row.get(12)?,
-        version: row.get(13)?,
-        created_at: row.get(14)?,
-        started_at: row.get(15)?,
-        completed_at: row.get(16)?,
-        updated_at: row.get(17)?,
-        updated_by: row.get(18)?,
+        description,
+        status: Status::parse(&status).ok_or_else(|| invalid_column(2, &status))?,
+        kind: Kind::parse(&kind).ok_or_else(|| invalid_column(3, &kind))?,
+        priority: Priority::parse(&priority).ok_or_else(|| invalid_column(4, &priority))?,
+        swimlane: row.get(5)?,
+        epic: row.get(6)?,
+        labels: json_list(&row.get::<_, String>(7)?),
+        appetite: row.get(8)?,
+        references: json_list(&row.get::<_, String>(9)?),
+        assignee: row.get(10)?,
+        position: row.get(11)?,
+        version: row.get(12)?,
+        created_at: row.get(13)?,
+        started_at: row.get(14)?,
+        completed_at: row.get(15)?,
+        updated_at: row.get(16)?,
+        updated_by: row.get(17)?,
         depends_on: depends_on.into_iter().map(format_task_id).collect(),
     })
 }
 
 pub fn load_task(connection: &Connection, seq: i64) -> Result<Option<Task>, StoreError> {
-    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE t.seq = ?1");
+    let sql = format!("SELECT {ROW_COLUMNS}, t.description FROM tasks t WHERE t.seq = ?1");
     connection
         .query_row(&sql, [seq], task_from_row)
         .optional()
         .map_err(|error| StoreError::on(connection, error))
 }
 
-/// Tasks matching `filter` (a WHERE clause over `t`), in `order`.
+/// Tasks matching `filter` (a WHERE clause over `t`), in `order`, with descriptions.
 pub fn load_tasks(
     connection: &Connection,
     filter: &str,
     order: &str,
     parameters: &[&dyn rusqlite::ToSql],
 ) -> Result<Vec<Task>, StoreError> {
-    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks t WHERE {filter} ORDER BY {order}");
+    query_tasks(
+        connection,
+        &format!(
+            "SELECT {ROW_COLUMNS}, t.description FROM tasks t WHERE {filter} ORDER BY {order}"
+        ),
+        parameters,
+    )
+}
+
+/// Cards matching `filter`, in `order`: the description is never read.
+pub fn load_cards(
+    connection: &Connection,
+    filter: &str,
+    order: &str,
+    parameters: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<Card>, StoreError> {
+    let sql = format!("SELECT {ROW_COLUMNS} FROM tasks t WHERE {filter} ORDER BY {order}");
+    Ok(query_tasks(connection, &sql, parameters)?
+        .into_iter()
+        .map(Card::from)
+        .collect())
+}
+
+fn query_tasks(
+    connection: &Connection,
+    sql: &str,
+    parameters: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<Task>, StoreError> {
     let run = || -> rusqlite::Result<Vec<Task>> {
-        let mut statement = connection.prepare_cached(&sql)?;
+        let mut statement = connection.prepare_cached(sql)?;
         let rows = statement.query_map(parameters, task_from_row)?;
         rows.collect()
     };

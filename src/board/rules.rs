@@ -43,7 +43,7 @@ pub fn check_transition(task: &Task, to: Status) -> Result<(), ToolError> {
 
 /// Refuses when every task `task` depends on is not complete (archived counts as complete).
 pub fn check_dependencies_done(connection: &Connection, task: &Task) -> Result<(), ToolError> {
-    let open = records::load_tasks(
+    let open = records::load_cards(
         connection,
         "t.seq IN (SELECT depends_on FROM task_dependencies WHERE task = ?1) AND t.status NOT IN ('complete', 'archive')",
         "t.seq",
@@ -78,7 +78,7 @@ pub fn check_wip(
     actor: &str,
 ) -> Result<(), ToolError> {
     let (limit, occupants, scope) = if to == Status::InProgress {
-        let occupants = records::load_tasks(
+        let occupants = records::load_cards(
             connection,
             "t.status = 'in_progress' AND t.assignee = ?1",
             "t.position",
@@ -91,7 +91,7 @@ pub fn check_wip(
         )
     } else if let Some(limit) = limits.column_limit(to) {
         let occupants =
-            records::load_tasks(connection, "t.status = ?1", "t.position", &[&to.as_str()])?;
+            records::load_cards(connection, "t.status = ?1", "t.position", &[&to.as_str()])?;
         (limit, occupants, to.as_str().to_string())
     } else {
         return Ok(());
@@ -99,7 +99,7 @@ pub fn check_wip(
     if (occupants.len() as u32) < limit {
         return Ok(());
     }
-    let cards: Vec<Card> = occupants.into_iter().map(Card::from).collect();
+    let cards: Vec<Card> = occupants;
     Err(refuse(
         Category::Conflict,
         "WIP_LIMIT",

@@ -675,7 +675,7 @@ impl Tool for TaskReposition {
                     ),
                 ));
             }
-            let column = records::load_tasks(
+            let column = records::load_cards(
                 tx,
                 "t.status = ?1 AND t.seq <> ?2",
                 "t.position, t.seq",
@@ -702,7 +702,7 @@ impl Tool for TaskReposition {
 }
 
 /// A position strictly between two neighbours, or `None` when they are too close to split.
-fn position_between(previous: Option<&Task>, next: Option<&Task>) -> Option<f64> {
+fn position_between(previous: Option<&Card>, next: Option<&Card>) -> Option<f64> {
     let position = match (previous, next) {
         (Some(p), Some(n)) => (p.position + n.position) / 2.0,
         (Some(p), None) => p.position + 1.0,
@@ -715,7 +715,7 @@ fn position_between(previous: Option<&Task>, next: Option<&Task>) -> Option<f64>
 }
 
 /// Respaces a column to whole numbers so later moves have room.
-fn renumber(connection: &Connection, column: &[Task]) -> Result<(), ToolError> {
+fn renumber(connection: &Connection, column: &[Card]) -> Result<(), ToolError> {
     let mut update = connection
         .prepare_cached("UPDATE tasks SET position = ?1 WHERE seq = ?2")
         .map_err(|e| crate::store::StoreError::on(connection, e))?;
@@ -802,7 +802,7 @@ fn load_filtered(
     extra: &str,
     order: &str,
     extra_parameters: Vec<Box<dyn rusqlite::ToSql>>,
-) -> Result<Vec<Task>, ToolError> {
+) -> Result<Vec<Card>, ToolError> {
     let (mut clause, mut parameters) = filter.sql()?;
     if !extra.is_empty() {
         let offset = parameters.len();
@@ -814,7 +814,7 @@ fn load_filtered(
         parameters.extend(extra_parameters);
     }
     let references: Vec<&dyn rusqlite::ToSql> = parameters.iter().map(|p| p.as_ref()).collect();
-    Ok(records::load_tasks(
+    Ok(records::load_cards(
         connection,
         &clause,
         order,
@@ -959,7 +959,7 @@ fn build_board(
     let active = load_filtered(
         connection,
         filter,
-        "t.status NOT IN ('complete', 'archive')",
+        "t.status IN ('emergency', 'icebox', 'in_progress', 'testing', 'blocked')",
         "t.position, t.seq",
         Vec::new(),
     )?;
@@ -977,7 +977,6 @@ fn build_board(
                 .iter()
                 .filter(|t| t.status == status)
                 .cloned()
-                .map(Card::from)
                 .collect();
             (cards, None)
         };
@@ -1013,12 +1012,15 @@ fn wip_state(
             None => return Ok(None),
         },
     };
-    let occupied: u32 = if per_actor {
-        connection.query_row(sql, [], |row| row.get(0))
-    } else {
-        connection.query_row(sql, [status.as_str()], |row| row.get(0))
-    }
-    .map_err(|error| crate::store::StoreError::on(connection, error))?;
+    let count = || -> rusqlite::Result<u32> {
+        let mut statement = connection.prepare_cached(sql)?;
+        if per_actor {
+            statement.query_row([], |row| row.get(0))
+        } else {
+            statement.query_row([status.as_str()], |row| row.get(0))
+        }
+    };
+    let occupied = count().map_err(|error| crate::store::StoreError::on(connection, error))?;
     Ok(Some(WipState {
         limit,
         per_actor,
@@ -1079,16 +1081,16 @@ fn page_of(
         parameters.push(Box::new(cursor.seq));
     }
     let limit = page as usize + 1;
-    let mut tasks = load_filtered(
+    let mut cards = load_filtered(
         connection,
         filter,
         &extra,
         &format!("{order} LIMIT {limit}"),
         parameters,
     )?;
-    let more = tasks.len() > page as usize;
-    tasks.truncate(page as usize);
-    let next = match (more, tasks.last()) {
+    let more = cards.len() > page as usize;
+    cards.truncate(page as usize);
+    let next = match (more, cards.last()) {
         (true, Some(last)) => Some(
             Cursor {
                 status,
@@ -1099,7 +1101,7 @@ fn page_of(
         ),
         _ => None,
     };
-    Ok((tasks.into_iter().map(Card::from).collect(), next))
+    Ok((cards, next))
 }
 
 // ---------------------------------------------------------------- history
@@ -1245,7 +1247,6 @@ impl Tool for TaskSearch {
             let order = format!("t.priority, t.seq DESC LIMIT {limit} OFFSET {offset}");
             let results: Vec<Card> = load_filtered(c, &filter, "", &order, Vec::new())?
                 .into_iter()
-                .map(Card::from)
                 .collect();
             Ok(CardList {
                 count: results.len() as u64,
@@ -1287,14 +1288,13 @@ impl Tool for TaskDependencies {
     fn run(context: &ToolContext, input: TaskRef) -> Result<Dependencies, ToolError> {
         context.hub.store.view(|c| {
             let (seq, task) = require_task(c, &input.id)?;
-            let cards: Vec<Card> = records::load_tasks(
+            let cards: Vec<Card> = records::load_cards(
                 c,
                 "t.seq IN (SELECT depends_on FROM task_dependencies WHERE task = ?1)",
                 "t.seq",
                 &[&seq],
             )?
             .into_iter()
-            .map(Card::from)
             .collect();
             let open = cards
                 .iter()
@@ -1320,14 +1320,13 @@ impl Tool for TaskDependents {
     fn run(context: &ToolContext, input: TaskRef) -> Result<Dependents, ToolError> {
         context.hub.store.view(|c| {
             let (seq, task) = require_task(c, &input.id)?;
-            let dependents = records::load_tasks(
+            let dependents = records::load_cards(
                 c,
                 "t.seq IN (SELECT task FROM task_dependencies WHERE depends_on = ?1)",
                 "t.seq",
                 &[&seq],
             )?
             .into_iter()
-            .map(Card::from)
             .collect();
             Ok(Dependents {
                 id: task.id,
@@ -1387,11 +1386,7 @@ impl Tool for TaskReady {
         context.hub.store.view(|c| {
             let ready = load_filtered(c, &input.filter(), READY, READY_ORDER, Vec::new())?;
             let total_count = ready.len() as u64;
-            let results: Vec<Card> = ready
-                .into_iter()
-                .take(limit as usize)
-                .map(Card::from)
-                .collect();
+            let results: Vec<Card> = ready.into_iter().take(limit as usize).collect();
             Ok(CardList {
                 count: results.len() as u64,
                 results,
@@ -1453,7 +1448,7 @@ impl Tool for TaskClaimNext {
                 &format!("{READY_ORDER} LIMIT 1"),
                 Vec::new(),
             )?;
-            let Some(task) = candidates.into_iter().next() else {
+            let Some(card) = candidates.into_iter().next() else {
                 return Ok(Claim {
                     task: None,
                     reason: Some(
@@ -1461,7 +1456,7 @@ impl Tool for TaskClaimNext {
                     ),
                 });
             };
-            let seq = sequence_of(&task.id);
+            let (seq, task) = require_task(tx, &card.id)?;
             let moved = move_task(
                 tx,
                 &config.wip,

@@ -190,13 +190,19 @@ struct Counter {
 
 impl Counter {
     fn count(&mut self, bytes: &[u8]) {
-        if bytes.is_ascii() {
-            self.size.ascii += bytes.len();
-            return;
+        // Most text is ASCII: whole chunks are checked at once and only chunks
+        // holding other characters are counted byte by byte. Continuation bytes
+        // (0x80..0xC0) belong to a character already counted by its lead byte.
+        for chunk in bytes.chunks(64) {
+            if chunk.is_ascii() {
+                self.size.ascii += chunk.len();
+                continue;
+            }
+            for &byte in chunk {
+                self.size.ascii += usize::from(byte < 0x80);
+                self.size.non_ascii += usize::from(byte >= 0xC0);
+            }
         }
-        // Continuation bytes (0x80..0xC0) belong to a character already counted by its lead byte.
-        self.size.ascii += bytes.iter().filter(|b| **b < 0x80).count();
-        self.size.non_ascii += bytes.iter().filter(|b| **b >= 0xC0).count();
     }
 }
 

@@ -27,7 +27,6 @@ const BOARD: &str = "
 CREATE TABLE tasks (
     seq          INTEGER PRIMARY KEY AUTOINCREMENT,
     title        TEXT NOT NULL,
-    description  TEXT NOT NULL DEFAULT '',
     status       TEXT NOT NULL,
     kind         TEXT NOT NULL,
     priority     TEXT NOT NULL,
@@ -43,7 +42,9 @@ CREATE TABLE tasks (
     started_at   TEXT,
     completed_at TEXT,
     updated_at   TEXT NOT NULL,
-    updated_by   TEXT NOT NULL
+    updated_by   TEXT NOT NULL,
+    -- last, so reading any other column never walks a long description's overflow pages
+    description  TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX tasks_by_column ON tasks(status, position, seq);
 CREATE INDEX tasks_by_completion ON tasks(status, coalesce(completed_at, '') DESC, seq DESC);

@@ -98,6 +98,34 @@ fn database_list(connection: &Connection) -> Vec<String> {
     list().unwrap_or_else(|error| vec![format!("unavailable: {error}")])
 }
 
+/// Process-wide SQLite settings, applied before the first connection opens.
+///
+/// Memory statistics make every SQLite allocation take one global mutex; with
+/// several pooled connections reading at once that mutex was the hottest lock
+/// of a board request. Each connection is already used by one thread at a
+/// time (rusqlite opens them without per-connection mutexes).
+fn configure_sqlite_once() {
+    static CONFIGURE: std::sync::Once = std::sync::Once::new();
+    CONFIGURE.call_once(|| {
+        // SAFETY: sqlite3_config must run before sqlite3_initialize and while no
+        // other thread uses SQLite; `Once` runs it exactly once, before this
+        // process opens its first connection. It returns SQLITE_MISUSE if SQLite
+        // was already initialised, in which case the default stays: harmless.
+        let code = unsafe {
+            rusqlite::ffi::sqlite3_config(
+                rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS,
+                0 as std::os::raw::c_int,
+            )
+        };
+        if code != rusqlite::ffi::SQLITE_OK {
+            tracing::debug!(
+                code,
+                "SQLite memory statistics stay on: it was initialised before the hub"
+            );
+        }
+    });
+}
+
 /// The hub's database: a pool of connections to one SQLite file.
 #[derive(Clone)]
 pub struct Store {
@@ -108,19 +136,26 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) `state_dir/cos.db` and brings its schema up to date.
     pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
+        configure_sqlite_once();
         std::fs::create_dir_all(state_dir).map_err(StoreError::StateDir)?;
         let path = state_dir.join("cos.db");
         let manager = SqliteConnectionManager::file(&path).with_init(|connection| {
             connection.busy_timeout(BUSY_TIMEOUT)?;
+            // Every tool's statements stay prepared across calls on this connection.
+            connection.set_prepared_statement_cache_capacity(128);
             connection.execute_batch(
                 "PRAGMA journal_mode = WAL;
                  PRAGMA synchronous = NORMAL;
-                 PRAGMA foreign_keys = ON;",
+                 PRAGMA foreign_keys = ON;
+                 PRAGMA mmap_size = 268435456;",
             )
         });
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(1))
+            // A pooled SQLite connection does not go stale the way a network one
+            // does; checking it on every checkout cost a statement per request.
+            .test_on_check_out(false)
             .connection_timeout(POOL_WAIT)
             .build(manager)?;
         let store = Store { pool, path };
