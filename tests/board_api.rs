@@ -699,3 +699,57 @@ async fn a_disabled_board_answers_module_disabled_on_its_routes() {
         .await;
     assert_eq!(status, 403);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cached_board_follows_writes_from_another_process_and_config_changes() {
+    let server = TestServer::start().await;
+    create(&server, json!({"title": "first"})).await;
+    let total = |board: &Value| board["data"]["total_count"].as_u64().unwrap();
+    let (_, board) = server.get("/api/board/list").await;
+    assert_eq!(total(&board), 1);
+    let (_, again) = server.get("/api/board/list").await;
+    assert_eq!(board, again, "a repeated read answers the same board");
+
+    // another process writes to the same state directory
+    let folder = server.repo().join("incoming");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("TASK-0050-x.md"),
+        "---\nid: TASK-0050\ntitle: from elsewhere\nstatus: icebox\nkind: chore\npriority: P3\n---\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
+        .args(["board", "import", "--dir", "incoming", "--repo"])
+        .arg(server.repo())
+        .current_dir(server.repo())
+        .env_remove("COS_STATE_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (_, board) = server.get("/api/board/list").await;
+    assert_eq!(
+        total(&board),
+        2,
+        "the other process's import is visible at once"
+    );
+
+    // a changed board.toml shows in the WIP state at once
+    std::fs::write(
+        server.state_dir().join("board.toml"),
+        "[wip]\ntesting = 7\n",
+    )
+    .unwrap();
+    let (_, board) = server.get("/api/board/list").await;
+    let testing = board["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["status"] == "testing")
+        .unwrap()
+        .clone();
+    assert_eq!(testing["wip"]["limit"], 7);
+}

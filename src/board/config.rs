@@ -87,6 +87,21 @@ impl Default for BoardConfig {
 }
 
 impl BoardConfig {
+    /// Identifies the file's current contents cheaply (modification time and size).
+    pub fn stamp(state_dir: &Path) -> String {
+        match std::fs::metadata(state_dir.join(CONFIG_FILE)) {
+            Ok(meta) => {
+                let modified = meta
+                    .modified()
+                    .ok()
+                    .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |elapsed| elapsed.as_nanos());
+                format!("{modified}:{}", meta.len())
+            }
+            Err(_) => "default".to_string(),
+        }
+    }
+
     pub fn load(state_dir: &Path) -> Result<BoardConfig, ToolError> {
         let path = state_dir.join(CONFIG_FILE);
         let text = match std::fs::read_to_string(&path) {

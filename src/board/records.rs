@@ -283,3 +283,13 @@ pub fn end_position(connection: &Connection, status: Status) -> Result<f64, Stor
         )
         .map_err(|error| StoreError::on(connection, error))
 }
+
+/// The board's revision: bumped by triggers inside every writing transaction.
+pub fn board_revision(connection: &Connection) -> Result<i64, StoreError> {
+    let read = || -> rusqlite::Result<i64> {
+        let mut statement =
+            connection.prepare_cached("SELECT revision FROM board_revision WHERE id = 1")?;
+        statement.query_row([], |row| row.get(0))
+    };
+    read().map_err(|error| StoreError::on(connection, error))
+}

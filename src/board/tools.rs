@@ -13,6 +13,7 @@ use super::model::*;
 use super::records::{self, Change};
 use super::rules::{self, refuse, sequence_of};
 use crate::envelope::Category;
+use crate::tools::cache::Shared;
 use crate::tools::{Module, Source, Tool, ToolContext, ToolError, ToolSpec};
 
 const LAYER: &str = "tasks";
@@ -905,14 +906,14 @@ pub struct TaskBoard;
 
 impl Tool for TaskBoard {
     type Input = BoardInput;
-    type Output = Board;
+    type Output = Shared<Board>;
     const SPEC: ToolSpec = spec(
         "cos_task_board",
         "The board: one column per status with cards, totals and WIP state. Active columns come whole; complete \
          and archive are paged newest-completed first with opaque cursors (at most 200 a page).",
     );
 
-    fn run(context: &ToolContext, input: BoardInput) -> Result<Board, ToolError> {
+    fn run(context: &ToolContext, input: BoardInput) -> Result<Shared<Board>, ToolError> {
         let page = check_limit("page_size", input.page_size, DEFAULT_PAGE, MAX_PAGE)?;
         let complete_cursor = input
             .complete_cursor
@@ -933,11 +934,19 @@ impl Tool for TaskBoard {
             text: input.text.clone(),
             ..TaskFilter::default()
         };
-        let config = BoardConfig::load(&context.hub.config.state_dir)?;
-        context
-            .hub
-            .store
-            .view(|c| build_board(c, &config, &filter, page, complete_cursor, archive_cursor))
+        let state_dir = &context.hub.config.state_dir;
+        let key = format!("{}|{input:?}", BoardConfig::stamp(state_dir));
+        context.hub.store.view(|c| {
+            // The revision is read before the board, so a cached board is never older than its revision.
+            let revision = records::board_revision(c)?;
+            context
+                .hub
+                .answers
+                .get_or_compute(Self::SPEC.name, key, revision, || {
+                    let config = BoardConfig::load(state_dir)?;
+                    build_board(c, &config, &filter, page, complete_cursor, archive_cursor)
+                })
+        })
     }
 }
 

@@ -73,6 +73,32 @@ CREATE INDEX task_history_by_task ON task_history(task, id);
 
 CREATE TABLE board_swimlanes (name TEXT PRIMARY KEY) WITHOUT ROWID;
 
+-- One counter that every write to the board bumps, inside the writing transaction,
+-- from any process: readers compare it to decide whether a cached answer is current.
+CREATE TABLE board_revision (
+    id       INTEGER PRIMARY KEY CHECK (id = 1),
+    revision INTEGER NOT NULL
+);
+INSERT INTO board_revision(id, revision) VALUES (1, 0);
+CREATE TRIGGER board_revision_task_insert AFTER INSERT ON tasks BEGIN
+    UPDATE board_revision SET revision = revision + 1 WHERE id = 1;
+END;
+CREATE TRIGGER board_revision_task_update AFTER UPDATE ON tasks BEGIN
+    UPDATE board_revision SET revision = revision + 1 WHERE id = 1;
+END;
+CREATE TRIGGER board_revision_task_delete AFTER DELETE ON tasks BEGIN
+    UPDATE board_revision SET revision = revision + 1 WHERE id = 1;
+END;
+CREATE TRIGGER board_revision_dependency_insert AFTER INSERT ON task_dependencies BEGIN
+    UPDATE board_revision SET revision = revision + 1 WHERE id = 1;
+END;
+CREATE TRIGGER board_revision_dependency_delete AFTER DELETE ON task_dependencies BEGIN
+    UPDATE board_revision SET revision = revision + 1 WHERE id = 1;
+END;
+CREATE TRIGGER board_revision_swimlane_insert AFTER INSERT ON board_swimlanes BEGIN
+    UPDATE board_revision SET revision = revision + 1 WHERE id = 1;
+END;
+
 CREATE VIRTUAL TABLE tasks_fts USING fts5(
     title, description, content='tasks', content_rowid='seq', tokenize='unicode61 remove_diacritics 2'
 );

@@ -7,6 +7,7 @@
 //! Blocking tool bodies run on the blocking pool, never on the async runtime.
 //! It must not know about HTTP or MCP wire details: front doors adapt to it.
 
+pub mod cache;
 mod error;
 mod forensics;
 pub mod modules;
@@ -85,6 +86,8 @@ pub struct HubState {
     pub store: Store,
     pub modules: ModuleState,
     pub started: Instant,
+    /// Answers shared between callers until the data they read changes.
+    pub answers: cache::AnswerCache,
 }
 
 /// One call's view of the hub.
@@ -191,6 +194,7 @@ impl Hub {
             store,
             modules,
             started: Instant::now(),
+            answers: cache::AnswerCache::default(),
         };
         Ok(Hub {
             state: Arc::new(state),

@@ -5,6 +5,7 @@
 use super::RouterSpec;
 use crate::board::model::{Actor, Status, Task};
 use crate::board::tools::*;
+use crate::tools::cache::Shared;
 use crate::tools::{Hub, Source};
 use crate::web::extract::{AppJson, AppPath, AppQuery};
 use crate::web::unwrap::{ApiError, ApiOk, Success, create, run};
@@ -42,7 +43,7 @@ fn router() -> OpenApiRouter<Hub> {
 async fn board_list(
     State(hub): State<Hub>,
     AppQuery(input): AppQuery<BoardInput>,
-) -> Result<Success<Board>, ApiError> {
+) -> Result<Success<Shared<Board>>, ApiError> {
     run::<TaskBoard>(&hub, input).await
 }
 
