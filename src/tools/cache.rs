@@ -21,9 +21,14 @@ use super::ToolError;
 /// Entries kept at most; older revisions are dropped first.
 const MAX_ENTRIES: usize = 256;
 
+/// (tool name, the tool's key for its input and configuration)
+type EntryKey = (&'static str, String);
+/// (revision the answer was computed at, the answer)
+type Entry = (i64, Arc<RawValue>);
+
 pub struct AnswerCache {
     enabled: bool,
-    entries: Mutex<HashMap<(&'static str, String), (i64, Arc<RawValue>)>>,
+    entries: Mutex<HashMap<EntryKey, Entry>>,
 }
 
 impl Default for AnswerCache {
@@ -71,9 +76,7 @@ impl AnswerCache {
         Ok(Shared::from_raw(json))
     }
 
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(&'static str, String), (i64, Arc<RawValue>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<EntryKey, Entry>> {
         self.entries
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
