@@ -284,6 +284,20 @@ fn call(hub: &Hub, name: &str, arguments: Value, budget: Budget) -> Result<Value
     Ok(runtime.block_on(hub.call_json(name, arguments, budget, Source::Cli)))
 }
 
+/// Calls a tool unbudgeted for a human-readable command: its `data`, or exit 1
+/// after printing the error's message.
+fn call_for_data(hub: &Hub, name: &str, arguments: Value) -> Result<Value, i32> {
+    let mut envelope = call(hub, name, arguments, Budget::None)?;
+    if envelope["ok"] != Value::Bool(true) {
+        eprintln!(
+            "cos: {}",
+            envelope["error"]["message"].as_str().unwrap_or("failed")
+        );
+        return Err(1);
+    }
+    Ok(envelope["data"].take())
+}
+
 fn module(command: ModuleCommand, args: &HubArgs) -> i32 {
     let hub = match open_hub(args.repo.clone(), args.state_dir.clone()) {
         Ok(hub) => hub,
@@ -296,18 +310,11 @@ fn module(command: ModuleCommand, args: &HubArgs) -> i32 {
             ("cos_module_set", json!({"module": id, "enabled": false}))
         }
     };
-    let envelope = match call(&hub, tool, arguments, Budget::None) {
-        Ok(envelope) => envelope,
+    let data = match call_for_data(&hub, tool, arguments) {
+        Ok(data) => data,
         Err(code) => return code,
     };
-    if envelope["ok"] != Value::Bool(true) {
-        eprintln!(
-            "cos: {}",
-            envelope["error"]["message"].as_str().unwrap_or("failed")
-        );
-        return 1;
-    }
-    let data = &envelope["data"];
+    let data = &data;
     let rows: Vec<&Value> = match command {
         ModuleCommand::List => data["modules"]
             .as_array()
@@ -343,23 +350,11 @@ fn board(command: BoardCommand, args: &HubArgs) -> i32 {
     let dir = std::env::current_dir()
         .map(|cwd| cwd.join(dir))
         .unwrap_or_else(|_| dir.clone());
-    let envelope = match call(
-        &hub,
-        tool,
-        json!({"dir": dir.display().to_string()}),
-        Budget::None,
-    ) {
-        Ok(envelope) => envelope,
+    let data = match call_for_data(&hub, tool, json!({"dir": dir.display().to_string()})) {
+        Ok(data) => data,
         Err(code) => return code,
     };
-    if envelope["ok"] != Value::Bool(true) {
-        eprintln!(
-            "cos: {}",
-            envelope["error"]["message"].as_str().unwrap_or("failed")
-        );
-        return 1;
-    }
-    let data = &envelope["data"];
+    let data = &data;
     let count = |key: &str| data[key].as_array().map_or(0, Vec::len);
     match command {
         BoardCommand::Export { .. } => {

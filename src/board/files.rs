@@ -239,11 +239,7 @@ impl Tool for BoardImport {
             }
         }
         parsed.sort_by_key(|(_, file)| file.seq);
-        let source = match context.source {
-            Source::Rest => "rest",
-            Source::Mcp => "mcp",
-            Source::Cli => "cli",
-        };
+        let source = context.source.as_str();
         context
             .hub
             .store

@@ -50,14 +50,6 @@ fn actor_for(context: &ToolContext, given: Option<Actor>) -> Result<Actor, ToolE
     Ok(actor)
 }
 
-fn source_name(source: Source) -> &'static str {
-    match source {
-        Source::Rest => "rest",
-        Source::Mcp => "mcp",
-        Source::Cli => "cli",
-    }
-}
-
 fn task_seq(field: &str, id: &str) -> Result<i64, ToolError> {
     parse_task_id(id)
         .ok_or_else(|| ToolError::invalid(field, format!("a task id like TASK-12, got {id:?}")))
@@ -256,7 +248,7 @@ fn commit_change(
         connection,
         seq,
         &actor.key(),
-        source_name(source),
+        source.as_str(),
         after.version,
         &now,
         &changes,
@@ -370,7 +362,7 @@ impl Tool for TaskCreate {
                 tx,
                 seq,
                 &actor.key(),
-                source_name(context.source),
+                context.source.as_str(),
                 1,
                 &now,
                 &[created],

@@ -37,6 +37,16 @@ pub enum Source {
     Cli,
 }
 
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Rest => "rest",
+            Source::Mcp => "mcp",
+            Source::Cli => "cli",
+        }
+    }
+}
+
 /// What every tool knows about itself.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolSpec {
