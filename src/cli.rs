@@ -44,6 +44,23 @@ enum Command {
         /// Where the hub keeps its state (default: <repo>/.cos).
         #[arg(long, env = "COS_STATE_DIR")]
         state_dir: Option<PathBuf>,
+        /// Also answer requests for this Host (name or name:port); loopback names always work.
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allowed_hosts: Vec<String>,
+        /// Also accept browser requests from this origin (scheme://host[:port]).
+        #[arg(long = "allow-origin", value_name = "ORIGIN")]
+        allowed_origins: Vec<String>,
+        /// File holding the bearer token every /api and /mcp request must send (or set COS_HUB_TOKEN).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+    },
+    /// Serve every tool over MCP on stdin/stdout (for Claude Code, Codex and other agents).
+    Mcp {
+        /// Repository to serve (default: the current directory).
+        path: Option<PathBuf>,
+        /// Where the hub keeps its state (default: <repo>/.cos).
+        #[arg(long, env = "COS_STATE_DIR")]
+        state_dir: Option<PathBuf>,
     },
     /// Print the OpenAPI 3.1 spec (what openapi/openapi.json holds).
     Openapi,
@@ -136,7 +153,20 @@ pub fn run(cli: Cli) -> i32 {
             port,
             bind,
             state_dir,
-        } => serve(path, SocketAddr::new(bind, port), state_dir),
+            allowed_hosts,
+            allowed_origins,
+            token_file,
+        } => {
+            let address = SocketAddr::new(bind, port);
+            match access_rules(address, allowed_hosts, allowed_origins, token_file) {
+                Ok(access) => serve(path, address, state_dir, access),
+                Err(message) => {
+                    eprintln!("cos: {message}");
+                    2
+                }
+            }
+        }
+        Command::Mcp { path, state_dir } => mcp(path, state_dir),
         Command::Openapi => {
             print!("{}", web::spec::openapi_json());
             0
@@ -182,7 +212,81 @@ fn open_hub(repo: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<Hub, i3
     })
 }
 
-fn serve(path: Option<PathBuf>, address: SocketAddr, state_dir: Option<PathBuf>) -> i32 {
+/// The access rules for `serve`: a token from COS_HUB_TOKEN or a file, and
+/// never a non-loopback listener without one.
+fn access_rules(
+    address: SocketAddr,
+    mut allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    token_file: Option<PathBuf>,
+) -> Result<web::access::Access, String> {
+    let token = match token_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("reading the token file {}: {e}", path.display()))?;
+            Some(text.trim().to_string())
+        }
+        None => std::env::var("COS_HUB_TOKEN")
+            .ok()
+            .map(|t| t.trim().to_string()),
+    };
+    if token.as_deref() == Some("") {
+        return Err(
+            "the token is empty: put a long random string in COS_HUB_TOKEN or the token file"
+                .into(),
+        );
+    }
+    if let Some(token) = &token
+        && token.len() < 16
+    {
+        return Err(format!(
+            "the token is {} characters long; use at least 16",
+            token.len()
+        ));
+    }
+    if !address.ip().is_loopback() {
+        if token.is_none() {
+            return Err(format!(
+                "refusing to listen on {address} without a token: anyone who can reach it could drive the hub. \
+                 Set COS_HUB_TOKEN or pass --token-file FILE (requests then need `Authorization: Bearer <token>`), \
+                 or bind 127.0.0.1"
+            ));
+        }
+        if !address.ip().is_unspecified() {
+            allowed_hosts.push(address.ip().to_string());
+        }
+    }
+    Ok(web::access::Access {
+        allowed_hosts,
+        allowed_origins,
+        token,
+    })
+}
+
+fn mcp(path: Option<PathBuf>, state_dir: Option<PathBuf>) -> i32 {
+    let hub = match open_hub(path, state_dir) {
+        Ok(hub) => hub,
+        Err(code) => return code,
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    match runtime.block_on(crate::mcp::serve_stdio(hub)) {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("cos: MCP over stdio stopped: {error}");
+            1
+        }
+    }
+}
+
+fn serve(
+    path: Option<PathBuf>,
+    address: SocketAddr,
+    state_dir: Option<PathBuf>,
+    access: web::access::Access,
+) -> i32 {
     let hub = match open_hub(path, state_dir) {
         Ok(hub) => hub,
         Err(code) => return code,
@@ -209,7 +313,12 @@ fn serve(path: Option<PathBuf>, address: SocketAddr, state_dir: Option<PathBuf>)
             "cos-hub serving {} on http://{local}",
             hub.state().config.repo_root.display()
         );
-        match web::serve(listener, hub, shutdown_signal()).await {
+        eprintln!("access: {access}");
+        let options = web::ServeOptions {
+            access,
+            ..web::ServeOptions::default()
+        };
+        match web::serve_with(listener, hub, options, shutdown_signal()).await {
             Ok(()) => 0,
             Err(error) => {
                 eprintln!("cos: server stopped: {error}");

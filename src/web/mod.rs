@@ -5,6 +5,7 @@
 //! wire, including axum's own rejections and unknown paths, is an ErrorEnvelope.
 //! This module must not hold business rules: those live in the tools.
 
+pub mod access;
 pub mod extract;
 pub mod routes;
 pub mod spec;
@@ -12,12 +13,14 @@ pub mod unwrap;
 
 use crate::envelope::{Category, ErrorBody};
 use crate::tools::Hub;
+use access::Access;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -30,28 +33,100 @@ pub const BODY_LIMIT_BYTES: usize = 1024 * 1024;
 /// A request that takes longer than this is answered 503 (transient) and abandoned.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The whole HTTP application for `hub`.
-pub fn app(hub: Hub) -> Router {
+/// A client that has not sent its request headers within this time is disconnected.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the hub is served.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub access: Access,
+    pub header_read_timeout: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            access: Access::default(),
+            header_read_timeout: HEADER_READ_TIMEOUT,
+        }
+    }
+}
+
+/// The whole HTTP application for `hub`: REST under /api, MCP at /mcp, Swagger UI at /docs.
+pub fn app(hub: Hub, access: Access) -> Router {
     let (api, openapi) = spec::api_router();
     api.merge(SwaggerUi::new("/docs").url("/api/openapi.json", openapi))
+        .nest_service("/mcp", crate::mcp::http_service(hub.clone()))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(middleware::from_fn(request_timeout))
         .layer(CatchPanicLayer::custom(handler_panicked))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(access),
+            access::check,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(hub)
 }
 
-/// Serves `hub` on `listener` until `shutdown` resolves, then drains in-flight requests.
+/// Serves `hub` with default options until `shutdown` resolves.
 pub async fn serve(
     listener: TcpListener,
     hub: Hub,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(hub))
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with(listener, hub, ServeOptions::default(), shutdown).await
+}
+
+/// Serves `hub` on `listener` until `shutdown` resolves, then lets in-flight
+/// requests finish. Connections that dawdle over their headers are dropped, so
+/// slow or abandoned clients cannot pile up.
+pub async fn serve_with(
+    listener: TcpListener,
+    hub: Hub,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let service = hyper_util::service::TowerToHyperService::new(app(hub, options.access));
+    let mut builder =
+        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(connection) => connection,
+                Err(error) => {
+                    // Out of file descriptors and the like: wait a moment rather than spin.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let io = hyper_util::rt::TokioIo::new(stream);
+        let connection = builder
+            .serve_connection_with_upgrades(io, service.clone())
+            .into_owned();
+        let watched = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = watched.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => {},
+        _ = tokio::time::sleep(REQUEST_TIMEOUT) => tracing::warn!("some connections were still open at shutdown"),
+    }
+    Ok(())
 }
 
 async fn not_found(uri: Uri) -> ApiError {

@@ -10,8 +10,9 @@ use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, ResponseBuilder};
 use utoipa::{PartialSchema, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 
-/// Error statuses every /api operation declares.
-pub const SHARED_ERRORS: [u16; 4] = [400, 404, 500, 503];
+/// Error statuses every /api operation declares: the shared four, and the
+/// access checks that run before any route (token 401, Origin 403, Host 421).
+pub const SHARED_ERRORS: [u16; 7] = [400, 401, 403, 404, 421, 500, 503];
 
 /// The /api routes and the finished spec describing them.
 pub fn api_router() -> (Router<Hub>, OpenApi) {
@@ -64,6 +65,18 @@ fn base() -> OpenApi {
 
 /// Registers the envelope schemas and attaches error responses to every operation.
 fn complete(openapi: &mut OpenApi) {
+    let components = openapi.components.get_or_insert_with(Default::default);
+    components.security_schemes.insert(
+        "bearer".to_string(),
+        RefOr::T(utoipa::openapi::security::SecurityScheme::Http(
+            utoipa::openapi::security::Http::new(utoipa::openapi::security::HttpAuthScheme::Bearer),
+        )),
+    );
+    // A token is needed only when the hub was started with one: anonymous or bearer.
+    openapi.security = Some(vec![
+        utoipa::openapi::security::SecurityRequirement::default(),
+        utoipa::openapi::security::SecurityRequirement::new("bearer", Vec::<String>::new()),
+    ]);
     let components = openapi.components.get_or_insert_with(Default::default);
     for (name, schema) in [
         (ErrorEnvelope::name(), ErrorEnvelope::schema()),
@@ -119,11 +132,14 @@ fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut
 fn error_response(status: u16) -> RefOr<utoipa::openapi::Response> {
     let description = match status {
         400 => "Validation failed (category validation): the message and details name the field",
-        401 => "Missing or wrong token (category unauthorized)",
-        403 => "Not permitted, or the module is disabled (permission, module_disabled)",
+        401 => "Missing or wrong bearer token, when the hub runs with one (unauthorized)",
+        403 => {
+            "Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled)"
+        }
         404 => "No such entity or route (not_found)",
         409 => "A stale revision or state, or a reused request ID (conflict)",
         412 => "A conditional request's precondition no longer holds (conflict with If-Match)",
+        421 => "The Host is not one this hub answers for (E_HOST): DNS rebinding protection",
         413 => "The request body is over the size limit",
         500 => "Internal error; the body carries an error_id found in the server log",
         503 => "Transient or unavailable; retry after the Retry-After header",

@@ -34,6 +34,13 @@ impl TestServer {
     }
 
     pub async fn with_registry(registry: Registry) -> TestServer {
+        TestServer::with_options(registry, cos_hub::web::ServeOptions::default()).await
+    }
+
+    pub async fn with_options(
+        registry: Registry,
+        options: cos_hub::web::ServeOptions,
+    ) -> TestServer {
         let repo = tempfile::tempdir().expect("temporary repository");
         let config = HubConfig::for_repo(repo.path(), None);
         let hub = Hub::open(config, registry).expect("hub opens");
@@ -44,7 +51,7 @@ impl TestServer {
         let (sender, receiver) = tokio::sync::oneshot::channel::<()>();
         let served = hub.clone();
         tokio::spawn(async move {
-            let _ = cos_hub::web::serve(listener, served, async {
+            let _ = cos_hub::web::serve_with(listener, served, options, async {
                 let _ = receiver.await;
             })
             .await;

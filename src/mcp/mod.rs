@@ -1,0 +1,193 @@
+//! The agents' front door: every registered `cos_*` tool over MCP (rmcp), on
+//! stdio (`cos mcp`) and as streamable HTTP mounted at `/mcp` on `cos serve`.
+//!
+//! Owns the MCP wire shape only: the tool list (schemas from the registry) and
+//! the call result (the envelope as `structuredContent`, once more as text,
+//! `isError` for fail envelopes). It calls the same tool runtime as REST, with
+//! the agent budget; it must not hold business rules or reach into areas.
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+use crate::envelope::Budget;
+use crate::tools::{Hub, RegisteredTool, Source};
+
+/// What an agent is told when it connects.
+pub const INSTRUCTIONS: &str = "cos-hub: a local work hub for this repository. Tools named cos_* cover the task \
+board (cos_task_*: create, move, edit, claim the next ready task, search, history), board files (cos_board_*), \
+modules and health. Every answer is an envelope: {ok: true, data: {..., meta}} or {ok: false, error: {category, \
+code, retryable, message, details}}. On error, act on category: validation -> fix the field named in details and \
+retry; conflict -> re-read (details.current holds the fresh state) and re-apply; transient/unavailable -> retry \
+later (retryable is true); module_disabled -> the message says how to enable the module; not_found -> check the id. \
+Answers are trimmed to about 32,000 characters: when meta.truncated is true, meta (or the trimmed item) carries \
+truncated_<key>_from/_to markers; narrow your request (filters, page_size, limit) to see the rest.";
+
+/// One MCP session's handler; cheap to clone, every session shares the hub.
+#[derive(Clone)]
+pub struct McpServer {
+    hub: Hub,
+}
+
+impl McpServer {
+    pub fn new(hub: Hub) -> McpServer {
+        McpServer { hub }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cos-hub", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.hub.registry().iter().map(describe).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // An unknown tool is a protocol error (the request cannot be routed);
+        // everything a tool says, including bad arguments, is a tool result.
+        if self.hub.registry().get(&request.name).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!("no tool named {:?}; tools/list shows them", request.name),
+                None,
+            ));
+        }
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let envelope = self
+            .hub
+            .call_json(&request.name, arguments, Budget::Agent, Source::Mcp)
+            .await;
+        Ok(CallToolResponse::from(result_of(envelope)))
+    }
+}
+
+/// The envelope as structured content, and the same JSON once as text.
+fn result_of(envelope: Value) -> CallToolResult {
+    let failed = envelope.get("ok") != Some(&Value::Bool(true));
+    let text = serde_json::to_string(&envelope).unwrap_or_default();
+    let mut result = if failed {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    result.structured_content = Some(envelope);
+    result
+}
+
+fn describe(tool: &RegisteredTool) -> Tool {
+    let input = as_object(tool.input_schema.clone());
+    Tool::new(tool.spec.name, tool.spec.description, Arc::new(input))
+        .with_raw_output_schema(Arc::new(envelope_schema(&tool.output_schema)))
+}
+
+fn as_object(schema: Value) -> Map<String, Value> {
+    match schema {
+        Value::Object(map) => map,
+        _ => {
+            let mut map = Map::new();
+            map.insert("type".into(), Value::String("object".into()));
+            map
+        }
+    }
+}
+
+/// The shape of `structuredContent`: a success envelope whose `data` is the
+/// tool's output plus `meta`, or a fail envelope.
+fn envelope_schema(output: &Value) -> Map<String, Value> {
+    let mut data = output.clone();
+    let definitions = data.as_object_mut().and_then(|o| o.remove("$defs"));
+    if let Some(object) = data.as_object_mut() {
+        let properties = object.entry("properties").or_insert_with(|| json!({}));
+        if let Some(properties) = properties.as_object_mut() {
+            properties.insert("meta".into(), meta_schema());
+        }
+    }
+    let mut schema = as_object(json!({
+        "type": "object",
+        "oneOf": [
+            {"type": "object", "required": ["ok", "data"],
+             "properties": {"ok": {"const": true}, "data": data}},
+            {"type": "object", "required": ["ok", "error"],
+             "properties": {"ok": {"const": false}, "error": error_schema()}}
+        ]
+    }));
+    if let Some(definitions) = definitions {
+        schema.insert("$defs".into(), definitions);
+    }
+    schema
+}
+
+fn meta_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["layer", "tokens_estimated", "truncated"],
+        "properties": {
+            "layer": {"type": "string"},
+            "tokens_estimated": {"type": "integer", "minimum": 0},
+            "truncated": {"type": "boolean"}
+        },
+        "additionalProperties": true
+    })
+}
+
+fn error_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["category", "code", "retryable", "message"],
+        "properties": {
+            "category": {"type": "string", "enum": crate::envelope::Category::ALL.map(|c| c.as_str())},
+            "code": {"type": "string"},
+            "retryable": {"type": "boolean"},
+            "message": {"type": "string"},
+            "details": {},
+            "error_id": {"type": "string"}
+        }
+    })
+}
+
+/// Serves MCP on stdin/stdout until the client closes it.
+pub async fn serve_stdio(hub: Hub) -> Result<(), std::io::Error> {
+    let service = McpServer::new(hub)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| std::io::Error::other(error.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|error| std::io::Error::other(error.to_string()))?;
+    Ok(())
+}
+
+/// The streamable HTTP service mounted at `/mcp`. Host, Origin and token checks
+/// run in the hub's own middleware before this service, for REST and MCP alike.
+pub fn http_service(hub: Hub) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(crate::web::BODY_LIMIT_BYTES);
+    StreamableHttpService::new(
+        move || Ok(McpServer::new(hub.clone())),
+        LocalSessionManager::default().into(),
+        config,
+    )
+}

@@ -1,0 +1,244 @@
+//! Network safety: Host and Origin checks, the bearer token, refusing an open
+//! bind without a token, and slow clients. Traffic stays on loopback.
+
+mod common;
+
+use common::{TestServer, error_of};
+use cos_hub::web::ServeOptions;
+use cos_hub::web::access::Access;
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn foreign_hosts_are_refused_before_any_tool_runs() {
+    let server = TestServer::start().await;
+    for path in ["/api/health", "/mcp", "/api/board/list"] {
+        let response = server
+            .client
+            .get(server.url(path))
+            .header("host", "evil.example:9188")
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = common::decode(response).await;
+        assert_eq!(status, 421, "{path}: {body}");
+        assert_eq!(error_of(&body)["code"], "E_HOST");
+    }
+    // a write refused by Host leaves nothing behind
+    let response = server
+        .client
+        .post(server.url("/api/board/tasks"))
+        .header("host", "rebound.example")
+        .json(&serde_json::json!({"title": "should not exist"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 421);
+    let (_, board) = server.get("/api/board/list").await;
+    assert_eq!(board["data"]["total_count"], 0);
+    // loopback names pass
+    for host in ["localhost", "127.0.0.1:9188", "[::1]:9188"] {
+        let response = server
+            .client
+            .get(server.url("/api/health"))
+            .header("host", host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{host}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn configured_hosts_and_origins_are_accepted() {
+    let options = ServeOptions {
+        access: Access {
+            allowed_hosts: vec!["hub.internal".into()],
+            allowed_origins: vec!["https://ui.internal".into()],
+            token: None,
+        },
+        ..ServeOptions::default()
+    };
+    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let response = server
+        .client
+        .get(server.url("/api/health"))
+        .header("host", "hub.internal:9188")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let response = server
+        .client
+        .get(server.url("/api/health"))
+        .header("origin", "https://ui.internal")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cross_site_origins_are_refused_and_the_own_origin_passes() {
+    let server = TestServer::start().await;
+    let response = server
+        .client
+        .put(server.url("/api/settings/modules/board"))
+        .header("origin", "https://evil.example")
+        .json(&serde_json::json!({"enabled": false}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = common::decode(response).await;
+    assert_eq!(status, 403);
+    assert_eq!(error_of(&body)["code"], "E_ORIGIN");
+    let (_, modules) = server.get("/api/settings/modules").await;
+    let board = modules["data"]["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "board")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        board["enabled"], true,
+        "the refused request changed nothing"
+    );
+
+    let own = format!("http://{}", server.address);
+    let response = server
+        .client
+        .get(server.url("/api/health"))
+        .header("origin", own)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_is_required_when_set() {
+    let token = "correct-horse-battery-staple-42";
+    let options = ServeOptions {
+        access: Access {
+            token: Some(token.into()),
+            ..Access::default()
+        },
+        ..ServeOptions::default()
+    };
+    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+
+    let response = server
+        .client
+        .get(server.url("/api/health"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    let (status, body) = common::decode(response).await;
+    assert_eq!(status, 401);
+    let error = error_of(&body);
+    assert_eq!(error["category"], "unauthorized");
+    assert!(!body.to_string().contains(token));
+
+    let response = server
+        .client
+        .get(server.url("/api/health"))
+        .bearer_auth("correct-horse-battery-staple-43")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401, "a wrong token");
+    let response = server
+        .client
+        .post(server.url("/mcp"))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401, "MCP is guarded too");
+
+    let response = server
+        .client
+        .get(server.url("/api/health"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200, "the right token");
+    let response = server
+        .client
+        .get(server.url("/docs/"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status().as_u16(),
+        200,
+        "the docs page itself carries no data"
+    );
+}
+
+#[test]
+fn an_open_bind_without_a_token_refuses_to_start() {
+    let repo = tempfile::tempdir().unwrap();
+    let run = |extra_env: Option<(&str, &str)>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cos"));
+        command
+            .args(["serve", "--bind", "0.0.0.0", "--port", "0"])
+            .current_dir(repo.path())
+            .env_remove("COS_HUB_TOKEN");
+        if let Some((key, value)) = extra_env {
+            command.env(key, value);
+        }
+        command.output().unwrap()
+    };
+    let output = run(None);
+    assert_eq!(output.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("refusing to listen on 0.0.0.0") && message.contains("COS_HUB_TOKEN"),
+        "{message}"
+    );
+    let output = run(Some(("COS_HUB_TOKEN", "short")));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("at least 16"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_client_is_dropped_and_others_are_served_meanwhile() {
+    let options = ServeOptions {
+        header_read_timeout: Duration::from_millis(400),
+        ..ServeOptions::default()
+    };
+    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let address = server.address;
+    let slow = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        stream
+            .write_all(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let started = Instant::now();
+        let mut buffer = [0u8; 512];
+        let read = stream.read(&mut buffer).unwrap_or(0);
+        (
+            started.elapsed(),
+            String::from_utf8_lossy(&buffer[..read]).to_string(),
+        )
+    });
+    // while the slow client dawdles, the hub keeps answering
+    let (status, _) = server.get("/api/health").await;
+    assert_eq!(status, 200);
+    let (elapsed, answer) = slow.await.unwrap();
+    assert!(
+        elapsed < Duration::from_secs(4),
+        "the slow client was cut off after {elapsed:?}"
+    );
+    assert!(
+        !answer.contains("200 OK"),
+        "the unfinished request was not served: {answer}"
+    );
+}

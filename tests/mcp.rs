@@ -1,0 +1,252 @@
+//! Every tool over MCP with a real client (rmcp's), over stdio (`cos mcp` as a
+//! child process) and over streamable HTTP (`/mcp` on a served hub).
+
+mod common;
+
+use common::TestServer;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::{Map, Value, json};
+use std::path::Path;
+
+type Client = RunningService<RoleClient, ()>;
+
+fn arguments(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => panic!("arguments are an object"),
+    }
+}
+
+async fn call(client: &Client, name: &'static str, args: Value) -> CallToolResult {
+    client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(arguments(args)))
+        .await
+        .unwrap_or_else(|error| panic!("{name}: a tool answer, not a protocol error: {error}"))
+}
+
+/// The envelope, checked to be the structured content and the same JSON as text.
+fn envelope(result: &CallToolResult) -> Value {
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structuredContent is the envelope");
+    let text = result
+        .content
+        .first()
+        .and_then(|block| block.as_text())
+        .map(|t| t.text.clone())
+        .expect("text content");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap(),
+        structured,
+        "text holds the same JSON once"
+    );
+    assert!(
+        structured.is_object() && structured.get("ok").is_some(),
+        "the envelope itself, not a wrapped string"
+    );
+    structured
+}
+
+fn write_tasks(folder: &Path, count: usize) {
+    std::fs::create_dir_all(folder).unwrap();
+    for n in 1..=count {
+        std::fs::write(
+            folder.join(format!("TASK-{n:04}-t.md")),
+            format!("---\nid: TASK-{n:04}\ntitle: \"Generated task number {n} for the trimming check\"\nstatus: icebox\nkind: chore\npriority: P2\nswimlane: backend\n---\n"),
+        )
+        .unwrap();
+    }
+}
+
+async fn exercise(client: &Client) {
+    // tools/list: every registered tool, with object schemas
+    let tools = client.list_all_tools().await.unwrap();
+    let listed: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
+    for tool in cos_hub::hub::default_registry().iter() {
+        assert!(
+            listed.contains(&tool.spec.name.to_string()),
+            "{} missing from tools/list",
+            tool.spec.name
+        );
+    }
+    for tool in &tools {
+        assert_eq!(
+            tool.input_schema.get("type"),
+            Some(&json!("object")),
+            "{}",
+            tool.name
+        );
+        assert!(
+            tool.description.as_deref().is_some_and(|d| !d.is_empty()),
+            "{}",
+            tool.name
+        );
+        let output = tool.output_schema.as_ref().expect("an output schema");
+        assert_eq!(output.get("type"), Some(&json!("object")));
+    }
+    let create = tools.iter().find(|t| t.name == "cos_task_create").unwrap();
+    assert!(create.input_schema["properties"]["title"].is_object());
+
+    // success
+    let result = call(client, "cos_task_create", json!({"title": "From an agent"})).await;
+    assert_eq!(result.is_error, Some(false));
+    let created = envelope(&result);
+    assert_eq!(created["ok"], true);
+    assert_eq!(created["data"]["status"], "icebox");
+    assert_eq!(created["data"]["meta"]["layer"], "tasks");
+    assert_eq!(
+        created["data"]["updated_by"], "agent:mcp",
+        "MCP callers act as agents by default"
+    );
+
+    // a failing call is a tool result with isError and the fail envelope
+    let result = call(client, "cos_task_show", json!({"id": "TASK-9999"})).await;
+    assert_eq!(result.is_error, Some(true));
+    let failed = envelope(&result);
+    assert_eq!(failed["ok"], false);
+    assert_eq!(failed["error"]["category"], "not_found");
+    assert_eq!(failed["error"]["retryable"], false);
+
+    // input that fails validation names the field
+    let result = call(client, "cos_task_create", json!({"title": 7})).await;
+    assert_eq!(result.is_error, Some(true));
+    let invalid = envelope(&result);
+    assert_eq!(invalid["error"]["category"], "validation");
+    assert_eq!(invalid["error"]["details"]["field"], "title");
+
+    // an unknown tool is a protocol error
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("cos_nope"))
+        .await;
+    assert!(unknown.is_err(), "unknown tools are JSON-RPC errors");
+
+    // a trimmed answer: the 3,000-task board under the agent budget
+    let result = call(client, "cos_task_board", json!({})).await;
+    let board = envelope(&result);
+    assert_eq!(
+        board["data"]["meta"]["truncated"], true,
+        "something was cut and meta says so"
+    );
+    let icebox = board["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["status"] == "icebox")
+        .unwrap()
+        .clone();
+    let kept = icebox["cards"].as_array().unwrap().len();
+    assert!(kept < 3001);
+    assert_eq!(icebox["truncated_cards_from"], 3001);
+    assert_eq!(icebox["truncated_cards_to"], kept);
+    assert!(serde_json::to_string(&board).unwrap().len() <= 33_000);
+
+    // a disabled module answers module_disabled through MCP too
+    let result = call(
+        client,
+        "cos_module_set",
+        json!({"module": "board", "enabled": false}),
+    )
+    .await;
+    assert_eq!(envelope(&result)["ok"], true);
+    let result = call(client, "cos_task_board", json!({})).await;
+    assert_eq!(result.is_error, Some(true));
+    let disabled = envelope(&result);
+    assert_eq!(disabled["error"]["category"], "module_disabled");
+    assert!(
+        disabled["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cos module enable board")
+    );
+    call(
+        client,
+        "cos_module_set",
+        json!({"module": "board", "enabled": true}),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_tool_over_stdio() {
+    let repo = tempfile::tempdir().unwrap();
+    let tasks = repo.path().join("tasks");
+    write_tasks(&tasks, 3000);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
+        .args(["board", "import", "--dir"])
+        .arg(&tasks)
+        .current_dir(repo.path())
+        .env_remove("COS_STATE_DIR")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cos"));
+    command
+        .arg("mcp")
+        .arg(repo.path())
+        .env_remove("COS_STATE_DIR")
+        .env("RUST_LOG", "warn");
+    let client =
+        ().serve(TokioChildProcess::new(command).unwrap())
+            .await
+            .expect("initialize over stdio");
+    let info = client.peer_info().expect("server info after initialize");
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("cos-hub")
+    );
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(
+        instructions.contains("envelope") && instructions.contains("truncated"),
+        "{instructions}"
+    );
+    exercise(&client).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_tool_over_streamable_http() {
+    let server = TestServer::start().await;
+    let tasks = server.repo().join("tasks");
+    write_tasks(&tasks, 3000);
+    let (status, _) = server
+        .post_json("/api/tools/cos_board_import", json!({"dir": "tasks"}))
+        .await;
+    assert_eq!(status, 200);
+
+    let transport = StreamableHttpClientTransport::from_uri(server.url("/mcp"));
+    let client = ().serve(transport).await.expect("initialize over HTTP");
+    exercise(&client).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_http_needs_the_token_when_one_is_set() {
+    let token = "a-long-enough-test-token-0123456789";
+    let options = cos_hub::web::ServeOptions {
+        access: cos_hub::web::access::Access {
+            token: Some(token.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+
+    let anonymous = StreamableHttpClientTransport::from_uri(server.url("/mcp"));
+    assert!(().serve(anonymous).await.is_err(), "no token, no session");
+
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(server.url("/mcp")).auth_header(token);
+    let client =
+        ().serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .expect("with the token");
+    let result = call(&client, "cos_hub_health", json!({})).await;
+    assert_eq!(envelope(&result)["data"]["status"], "ok");
+    client.cancel().await.unwrap();
+}
