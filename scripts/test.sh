@@ -24,12 +24,36 @@ cargo fmt --check
 step "lint (cargo clippy --all-targets -- -D warnings)"
 cargo clippy --all-targets --locked -- -D warnings
 
+step "browser test prerequisites (Debian chromium, npm packages)"
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq chromium
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq nodejs npm
+fi
+(cd ui && npm ci --no-audit --no-fund)
+
+step "UI: generated API types, strict type check, committed build matches the source"
+(cd ui && npm run --silent check-api)
+(cd ui && npx tsc --noEmit -p tsconfig.json)
+ui_build=$(mktemp -d)
+(cd ui && npx vite build --logLevel error --outDir "$ui_build" --emptyOutDir)
+if ! diff -r "$ui_build" static >/dev/null; then
+  echo "static/ is not the build of ui/: run 'npm run build' in ui/ and commit static/" >&2
+  exit 1
+fi
+rm -rf "$ui_build"
+
 step "unit, integration, HTTP, CLI and spec tests (cargo test)"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --locked 2>&1 | tee "$log"
 
-# One closing line with the totals over every test binary.
+step "browser tests (Playwright driving Debian's chromium against cos serve)"
+cargo build --locked --bin cos
+(cd ui && npx playwright test) 2>&1 | tee -a "$log"
+
+# One closing line with the totals over every suite.
 passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s += $1} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
 echo

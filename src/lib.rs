@@ -12,6 +12,7 @@
 pub mod board;
 pub mod cli;
 pub mod envelope;
+pub mod events;
 pub mod hub;
 pub mod mcp;
 pub mod store;

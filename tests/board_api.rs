@@ -753,3 +753,56 @@ async fn a_cached_board_follows_writes_from_another_process_and_config_changes()
         .clone();
     assert_eq!(testing["wip"]["limit"], 7);
 }
+
+/// Reads server-sent events until one `change` event arrives; returns its board revision.
+async fn next_change(response: &mut reqwest::Response, buffer: &mut String) -> i64 {
+    loop {
+        if let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            if event.contains("event: change")
+                && let Some(data) = event.lines().find_map(|line| line.strip_prefix("data: "))
+            {
+                let revisions: Value = serde_json::from_str(data).unwrap();
+                return revisions["board"].as_i64().unwrap();
+            }
+            continue;
+        }
+        let chunk = response
+            .chunk()
+            .await
+            .unwrap()
+            .expect("the stream stays open");
+        buffer.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_change_stream_announces_board_writes() {
+    let server = TestServer::start().await;
+    let mut response = server
+        .client
+        .get(server.url("/api/stream"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let mut buffer = String::new();
+    let deadline = std::time::Duration::from_secs(5);
+    let first = tokio::time::timeout(deadline, next_change(&mut response, &mut buffer))
+        .await
+        .expect("a first event");
+    create(&server, json!({"title": "announced"})).await;
+    let mut latest = first;
+    while latest == first {
+        latest = tokio::time::timeout(deadline, next_change(&mut response, &mut buffer))
+            .await
+            .expect("an event after the write");
+    }
+    assert!(latest > first, "{first} → {latest}");
+}

@@ -14,7 +14,13 @@ mod records;
 mod rules;
 pub mod tools;
 
+use crate::store::{Store, StoreError};
 use crate::tools::Registry;
+
+/// The board's revision, bumped by every write from any process.
+pub fn revision(store: &Store) -> Result<i64, StoreError> {
+    store.view(records::board_revision)
+}
 
 /// Registers every board tool.
 pub fn register(registry: &mut Registry) {

@@ -887,6 +887,8 @@ pub struct Column {
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct Board {
+    /// The board revision this answer shows; `/api/stream` announces newer ones.
+    pub revision: i64,
     pub columns: Vec<Column>,
     /// Tasks matching the filters across every column.
     pub total_count: u64,
@@ -936,7 +938,9 @@ impl Tool for TaskBoard {
                 .answers
                 .get_or_compute(Self::SPEC.name, key, revision, || {
                     let config = BoardConfig::load(state_dir)?;
-                    build_board(c, &config, &filter, page, complete_cursor, archive_cursor)
+                    let board =
+                        build_board(c, &config, &filter, page, complete_cursor, archive_cursor)?;
+                    Ok(Board { revision, ..board })
                 })
         })
     }
@@ -991,6 +995,7 @@ fn build_board(
         });
     }
     Ok(Board {
+        revision: 0,
         columns,
         total_count: totals.iter().map(|(_, n)| n).sum(),
         swimlanes: known_swimlanes(connection, config)?,

@@ -9,9 +9,11 @@ pub mod access;
 pub mod extract;
 pub mod routes;
 pub mod spec;
+pub mod ui;
 pub mod unwrap;
 
 use crate::envelope::{Category, ErrorBody};
+use crate::events::ChangeFeed;
 use crate::tools::Hub;
 use access::Access;
 use axum::Router;
@@ -52,12 +54,14 @@ impl Default for ServeOptions {
     }
 }
 
-/// The whole HTTP application for `hub`: REST under /api, MCP at /mcp, Swagger UI at /docs.
-pub fn app(hub: Hub, access: Access) -> Router {
+/// The whole HTTP application for `hub`: REST under /api, MCP at /mcp, Swagger
+/// UI at /docs, the hub UI everywhere else.
+pub fn app(hub: Hub, access: Access, feed: ChangeFeed) -> Router {
     let (api, openapi) = spec::api_router();
     api.merge(SwaggerUi::new("/docs").url("/api/openapi.json", openapi))
         .nest_service("/mcp", crate::mcp::http_service(hub.clone()))
-        .fallback(not_found)
+        .fallback(fallback)
+        .layer(axum::Extension(feed))
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(middleware::from_fn(request_timeout))
@@ -88,7 +92,9 @@ pub async fn serve_with(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let service = hyper_util::service::TowerToHyperService::new(app(hub, options.access));
+    let (feed, watcher) = crate::events::start(hub.clone());
+    let _stop_watcher = AbortOnDrop(watcher);
+    let service = hyper_util::service::TowerToHyperService::new(app(hub, options.access, feed));
     let mut builder =
         hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
     builder
@@ -127,6 +133,25 @@ pub async fn serve_with(
         _ = tokio::time::sleep(REQUEST_TIMEOUT) => tracing::warn!("some connections were still open at shutdown"),
     }
     Ok(())
+}
+
+/// Ends the change feed's watcher with the server.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Unknown paths: an ErrorEnvelope under /api and /mcp, the hub UI elsewhere.
+async fn fallback(method: axum::http::Method, uri: Uri) -> Response {
+    let path = uri.path();
+    let api = path == "/api" || path.starts_with("/api/") || path.starts_with("/mcp");
+    if api || !(method == axum::http::Method::GET || method == axum::http::Method::HEAD) {
+        return not_found(uri).await.into_response();
+    }
+    ui::page(path)
 }
 
 async fn not_found(uri: Uri) -> ApiError {

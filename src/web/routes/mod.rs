@@ -5,6 +5,7 @@
 pub mod board;
 pub mod health;
 pub mod settings;
+pub mod stream;
 pub mod tools;
 
 use crate::tools::Hub;
@@ -19,4 +20,10 @@ pub struct RouterSpec {
 }
 
 /// Every router under /api.
-pub const ROUTERS: &[RouterSpec] = &[health::SPEC, settings::SPEC, board::SPEC, tools::SPEC];
+pub const ROUTERS: &[RouterSpec] = &[
+    health::SPEC,
+    settings::SPEC,
+    board::SPEC,
+    stream::SPEC,
+    tools::SPEC,
+];

@@ -1,0 +1,37 @@
+//! `/api/stream`: server-sent events telling the UI when data changed.
+
+use super::RouterSpec;
+use crate::events::{ChangeFeed, Revisions};
+use crate::tools::Hub;
+use axum::Extension;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
+use std::convert::Infallible;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::WatchStream;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+pub const SPEC: RouterSpec = RouterSpec {
+    tag: "stream",
+    extra_errors: &[],
+    router,
+};
+
+fn router() -> OpenApiRouter<Hub> {
+    OpenApiRouter::new().routes(routes!(stream_changes))
+}
+
+/// A stream of `change` events, one now and one whenever an area's revision moves
+/// (any writer: the UI, REST, MCP, the CLI). Reload what you show on each.
+#[utoipa::path(get, path = "/api/stream", operation_id = "stream_changes", tag = "stream",
+    responses((status = 200, description = "text/event-stream of `change` events whose data is Revisions",
+               content_type = "text/event-stream", body = Revisions)))]
+async fn stream_changes(
+    Extension(feed): Extension<ChangeFeed>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let events = WatchStream::new(feed.subscribe()).map(|revisions| {
+        let data = serde_json::to_string(&revisions).unwrap_or_else(|_| "{}".into());
+        Ok(Event::default().event("change").data(data))
+    });
+    Sse::new(events).keep_alive(KeepAlive::default())
+}

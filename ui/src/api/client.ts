@@ -1,0 +1,82 @@
+// Every call to the hub goes through this typed client; errors come back as
+// typed ErrorEnvelopes, turned into one Failure shape the whole app handles.
+import createClient from "openapi-fetch";
+import type { components, paths } from "./schema";
+
+export type Schemas = components["schemas"];
+export type Card = Schemas["Card"];
+export type Task = Schemas["Task"];
+export type Board = Schemas["Board"];
+export type Column = Schemas["Column"];
+export type Status = Schemas["Status"];
+export type Kind = Schemas["Kind"];
+export type Priority = Schemas["Priority"];
+export type ErrorBody = Schemas["ErrorBody"];
+export type HistoryEntry = Schemas["HistoryEntry"];
+export type ModuleInfo = Schemas["ModuleInfo"];
+
+export const api = createClient<paths>({ baseUrl: "" });
+
+/** A refused or failed call: the envelope's error plus what HTTP said. */
+export interface Failure {
+  error: ErrorBody;
+  status: number;
+  /** Seconds the server asked us to wait (503 Retry-After). */
+  retryAfter?: number;
+}
+
+export type Result<T> = { ok: true; data: T } | { ok: false; failure: Failure };
+
+/** Unwraps an openapi-fetch answer: `data.data` on success, a Failure otherwise. */
+export function unwrap<T>(
+  answer: { data?: { data: T }; error?: { error: ErrorBody }; response: Response },
+): Result<T> {
+  if (answer.data !== undefined) {
+    return { ok: true, data: answer.data.data };
+  }
+  const retry = answer.response.headers.get("Retry-After");
+  const error: ErrorBody = answer.error?.error ?? {
+    category: "internal",
+    code: "E_NETWORK",
+    retryable: true,
+    message: `the hub answered ${answer.response.status} without an error body`,
+  };
+  return {
+    ok: false,
+    failure: { error, status: answer.response.status, ...(retry ? { retryAfter: Number(retry) } : {}) },
+  };
+}
+
+/** Calls that never reached the hub become a retryable Failure too. */
+export async function call<T>(
+  request: () => Promise<{ data?: { data: T }; error?: { error: ErrorBody }; response: Response }>,
+): Promise<Result<T>> {
+  try {
+    return unwrap(await request());
+  } catch (thrown) {
+    return {
+      ok: false,
+      failure: {
+        status: 0,
+        error: {
+          category: "transient",
+          code: "E_NETWORK",
+          retryable: true,
+          message: `the hub could not be reached (${String(thrown)})`,
+        },
+      },
+    };
+  }
+}
+
+/** The field a validation error names, if any. */
+export function fieldOf(failure: Failure): string | undefined {
+  const details = failure.error.details as { field?: unknown } | null | undefined;
+  return typeof details?.field === "string" ? details.field : undefined;
+}
+
+/** The module a module_disabled error names, if any. */
+export function moduleOf(failure: Failure): string | undefined {
+  const details = failure.error.details as { module?: unknown } | null | undefined;
+  return typeof details?.module === "string" ? details.module : undefined;
+}
