@@ -135,3 +135,46 @@ test("screenshot of the board", async ({ page, request }) => {
   await page.screenshot({ path, fullPage: true });
   console.log(`board screenshot saved to ${path}`);
 });
+
+test("drop a card on another in its column to reorder", async ({ page, request }) => {
+  const first = await createTask(request, unique("Stays second"));
+  const second = await createTask(request, unique("Moves first"));
+  await openBoard(page);
+  const column = page.getByTestId("column-icebox");
+  await page.getByTestId(`card-${second}`).dragTo(page.getByTestId(`card-${first}`));
+  await expect
+    .poll(async () => {
+      const ids = await column.locator("[data-card-id]").evaluateAll((cards) => cards.map((c) => c.getAttribute("data-card-id")));
+      return ids.indexOf(second) < ids.indexOf(first);
+    })
+    .toBe(true);
+});
+
+test("edit in the dialog; a stale edit offers the latest version and re-applies", async ({ page, request }) => {
+  const id = await createTask(request, unique("Before the edit"));
+  await openBoard(page);
+  await page.getByTestId(`card-${id}`).click();
+  const details = page.getByRole("dialog").first();
+  await details.getByRole("button", { name: "Edit" }).click();
+  const editor = page.getByRole("dialog", { name: `Edit ${id}` });
+  // someone else edits the task meanwhile
+  const other = await request.patch(`/api/board/tasks/${id}`, {
+    headers: { "If-Match": '"1"' },
+    data: { changes: { description: "changed elsewhere" } },
+  });
+  expect(other.status()).toBe(200);
+  const title = unique("After the edit");
+  await editor.getByLabel("Title").fill(title);
+  await editor.getByRole("button", { name: "Save" }).click();
+  const conflict = editor.getByTestId("failure");
+  await expect(conflict).toContainText("changed since version 1");
+  await conflict.getByRole("button", { name: "Load the latest and re-apply" }).click();
+  await editor.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId(`card-${id}`)).toContainText(title);
+  const shown = (await (await request.get(`/api/board/tasks/${id}`)).json()) as {
+    data: { title: string; description: string; version: number };
+  };
+  expect(shown.data.title).toBe(title);
+  expect(shown.data.description).toBe("changed elsewhere");
+  expect(shown.data.version).toBe(3);
+});

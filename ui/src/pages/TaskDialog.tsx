@@ -17,6 +17,32 @@ const list = (text: string) =>
     .map((item) => item.trim())
     .filter(Boolean);
 
+type Fields = {
+  title: string;
+  description: string;
+  kind: Kind;
+  priority: Priority;
+  swimlane: string;
+  labels: string[];
+  appetite: string | null;
+  depends_on: string[];
+};
+
+/** Only what the person changed, so re-applying after a conflict keeps other people's edits. */
+function changedFields(task: Task, fields: Fields): Partial<Fields> {
+  const changes: Partial<Fields> = {};
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  if (fields.title !== task.title) changes.title = fields.title;
+  if (fields.description !== task.description) changes.description = fields.description;
+  if (fields.kind !== task.kind) changes.kind = fields.kind;
+  if (fields.priority !== task.priority) changes.priority = fields.priority;
+  if (fields.swimlane !== task.swimlane) changes.swimlane = fields.swimlane;
+  if (!same(fields.labels, task.labels)) changes.labels = fields.labels;
+  if ((fields.appetite ?? null) !== (task.appetite ?? null)) changes.appetite = fields.appetite;
+  if (!same(fields.depends_on, task.depends_on)) changes.depends_on = fields.depends_on;
+  return changes;
+}
+
 export function TaskDialog({ task, swimlanes, onClose, onSaved }: Props) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [version, setVersion] = useState(task?.version ?? 0);
@@ -65,7 +91,7 @@ export function TaskDialog({ task, swimlanes, onClose, onSaved }: Props) {
       return;
     }
     setBusy(true);
-    const fields = {
+    const fields: Fields = {
       title,
       description,
       kind,
@@ -79,7 +105,7 @@ export function TaskDialog({ task, swimlanes, onClose, onSaved }: Props) {
       ? await call(() =>
           api.PATCH("/api/board/tasks/{id}", {
             params: { path: { id: task.id }, header: { "If-Match": `"${version}"` } },
-            body: { changes: fields },
+            body: { changes: changedFields(task, fields) },
           }),
         )
       : await call(() => api.POST("/api/board/tasks", { body: { ...fields, appetite: fields.appetite ?? undefined } }));
