@@ -62,6 +62,14 @@ enum Command {
         #[arg(long, env = "COS_STATE_DIR")]
         state_dir: Option<PathBuf>,
     },
+    /// Index the repository's code and docs into the knowledge graph (only changed files are parsed again).
+    Index {
+        /// Repository to index (default: the current directory).
+        path: Option<PathBuf>,
+        /// Where the hub keeps its state (default: <repo>/.cos).
+        #[arg(long, env = "COS_STATE_DIR")]
+        state_dir: Option<PathBuf>,
+    },
     /// Print the OpenAPI 3.1 spec (what openapi/openapi.json holds).
     Openapi,
     /// Preview what an agent receives for a payload.
@@ -167,6 +175,7 @@ pub fn run(cli: Cli) -> i32 {
             }
         }
         Command::Mcp { path, state_dir } => mcp(path, state_dir),
+        Command::Index { path, state_dir } => index(path, state_dir),
         Command::Openapi => {
             print!("{}", web::spec::openapi_json());
             0
@@ -261,6 +270,68 @@ fn access_rules(
         allowed_origins,
         token,
     })
+}
+
+fn index(path: Option<PathBuf>, state_dir: Option<PathBuf>) -> i32 {
+    use std::io::IsTerminal;
+    let hub = match open_hub(path, state_dir) {
+        Ok(hub) => hub,
+        Err(code) => return code,
+    };
+    let bar = if std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new(0)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} {bar:40} {pos}/{len} files {elapsed_precise}",
+    ) {
+        bar.set_style(style);
+    }
+    let state = hub.state();
+    let result = crate::graph::index::index(
+        &state.store,
+        &state.config.repo_root,
+        &|n| bar.set_length(n),
+        &|| bar.inc(1),
+    );
+    bar.finish_and_clear();
+    match result {
+        Ok(summary) => {
+            println!(
+                "indexed {} files in {} ms: {} parsed, {} unchanged, {} removed, {} skipped, {} with parse errors",
+                summary.files,
+                summary.milliseconds,
+                summary.parsed,
+                summary.unchanged,
+                summary.removed,
+                summary.skipped,
+                summary.files_with_parse_errors
+            );
+            let list = |counts: &std::collections::BTreeMap<String, u64>| {
+                counts
+                    .iter()
+                    .map(|(kind, n)| format!("{kind} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            println!(
+                "nodes: {} ({})",
+                summary.nodes_by_kind.values().sum::<u64>(),
+                list(&summary.nodes_by_kind)
+            );
+            println!(
+                "edges: {} ({})",
+                summary.edges_by_kind.values().sum::<u64>(),
+                list(&summary.edges_by_kind)
+            );
+            0
+        }
+        Err(error) => {
+            eprintln!("cos: indexing failed: {error}");
+            1
+        }
+    }
 }
 
 fn mcp(path: Option<PathBuf>, state_dir: Option<PathBuf>) -> i32 {

@@ -23,6 +23,7 @@ pub fn default_registry() -> Registry {
     let mut registry = Registry::default();
     register(&mut registry);
     crate::board::register(&mut registry);
+    crate::graph::register(&mut registry);
     registry
 }
 

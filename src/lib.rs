@@ -13,6 +13,7 @@ pub mod board;
 pub mod cli;
 pub mod envelope;
 pub mod events;
+pub mod graph;
 pub mod hub;
 pub mod mcp;
 pub mod store;

@@ -104,3 +104,38 @@ fn every_api_operation_has_a_typed_success_body_and_a_unique_id() {
         );
     }
 }
+
+#[test]
+fn every_schema_reference_resolves() {
+    let spec = generated();
+    let names = spec["components"]["schemas"].as_object().unwrap();
+    let mut dangling = Vec::new();
+    let mut stack = vec![(String::new(), &spec)];
+    while let Some((path, value)) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(target)) = map.get("$ref")
+                    && let Some(name) = target.strip_prefix("#/components/schemas/")
+                    && !names.contains_key(name)
+                {
+                    dangling.push(format!("{path} -> {target}"));
+                }
+                stack.extend(
+                    map.iter()
+                        .map(|(key, item)| (format!("{path}/{key}"), item)),
+                );
+            }
+            Value::Array(items) => stack.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| (format!("{path}/{i}"), item)),
+            ),
+            _ => {}
+        }
+    }
+    assert!(
+        dangling.is_empty(),
+        "references to schemas the spec does not define: {dangling:?}"
+    );
+}

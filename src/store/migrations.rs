@@ -19,7 +19,57 @@ pub const MIGRATIONS: &[Migration] = &[
           INSERT INTO hub_meta(key, value) VALUES ('created_at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));",
 },
     Migration { version: 2, name: "board", sql: BOARD },
+    Migration { version: 3, name: "graph", sql: GRAPH },
 ];
+
+/// The knowledge graph: files with their content hashes, nodes, edges (each with
+/// its extractor and confidence), and the references still to resolve across files.
+const GRAPH: &str = "
+CREATE TABLE graph_files (
+    path         TEXT PRIMARY KEY,
+    hash         TEXT NOT NULL,
+    language     TEXT NOT NULL,
+    bytes        INTEGER NOT NULL,
+    parse_errors INTEGER NOT NULL,
+    indexed_at   TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE graph_nodes (
+    id         INTEGER PRIMARY KEY,
+    uid        TEXT NOT NULL UNIQUE,
+    kind       TEXT NOT NULL,
+    label      TEXT NOT NULL,
+    file       TEXT,
+    line_start INTEGER,
+    line_end   INTEGER
+);
+CREATE INDEX graph_nodes_by_file ON graph_nodes(file);
+CREATE INDEX graph_nodes_by_label ON graph_nodes(label, kind);
+CREATE TABLE graph_edges (
+    source     INTEGER NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+    target     INTEGER NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+    kind       TEXT NOT NULL,
+    extractor  TEXT NOT NULL,
+    confidence TEXT NOT NULL,
+    PRIMARY KEY (source, target, kind)
+) WITHOUT ROWID;
+CREATE INDEX graph_edges_by_target ON graph_edges(target, kind);
+CREATE INDEX graph_edges_by_extractor ON graph_edges(extractor);
+CREATE TABLE graph_references (
+    source INTEGER NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+    kind   TEXT NOT NULL,
+    name   TEXT NOT NULL
+);
+CREATE INDEX graph_references_by_source ON graph_references(source);
+CREATE VIRTUAL TABLE graph_nodes_fts USING fts5(
+    label, uid, content='graph_nodes', content_rowid='id', tokenize=\"unicode61 tokenchars '_'\"
+);
+CREATE TRIGGER graph_nodes_fts_insert AFTER INSERT ON graph_nodes BEGIN
+    INSERT INTO graph_nodes_fts(rowid, label, uid) VALUES (new.id, new.label, new.uid);
+END;
+CREATE TRIGGER graph_nodes_fts_delete AFTER DELETE ON graph_nodes BEGIN
+    INSERT INTO graph_nodes_fts(graph_nodes_fts, rowid, label, uid) VALUES ('delete', old.id, old.label, old.uid);
+END;
+";
 
 /// Tasks, their dependencies and history, and full-text search over them.
 /// `seq` is AUTOINCREMENT so a task number is never reused, even after deletion.

@@ -3,6 +3,7 @@
 //! attaches an ErrorEnvelope response for each.
 
 pub mod board;
+pub mod graph;
 pub mod health;
 pub mod settings;
 pub mod stream;
@@ -24,6 +25,7 @@ pub const ROUTERS: &[RouterSpec] = &[
     health::SPEC,
     settings::SPEC,
     board::SPEC,
+    graph::SPEC,
     stream::SPEC,
     tools::SPEC,
 ];

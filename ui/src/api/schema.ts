@@ -192,6 +192,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/graph/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A node and its neighbours. */
+        get: operations["graph_context"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/index": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Indexes the repository: parses new and changed files and resolves references. */
+        post: operations["graph_index"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Finds nodes by name. */
+        get: operations["graph_search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -357,6 +408,18 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_Context: {
+            data: {
+                /** Format: int64 */
+                count: number;
+                /** @description How the input named the node. */
+                meta: Record<string, never>;
+                neighbours: components["schemas"]["Neighbour"][];
+                node: components["schemas"]["GraphNode"];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_Dependencies: {
             data: {
                 /** @description What this task waits for. */
@@ -410,6 +473,45 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_IndexSummary: {
+            /** @description What an index run did. */
+            data: {
+                edges_by_kind: {
+                    [key: string]: number;
+                };
+                /**
+                 * Format: int64
+                 * @description Source files the graph covers after the run.
+                 */
+                files: number;
+                /**
+                 * Format: int64
+                 * @description Files with syntax errors tree-sitter recovered from.
+                 */
+                files_with_parse_errors: number;
+                /** Format: int64 */
+                milliseconds: number;
+                nodes_by_kind: {
+                    [key: string]: number;
+                };
+                /**
+                 * Format: int64
+                 * @description Files parsed because they were new or changed.
+                 */
+                parsed: number;
+                /** Format: int64 */
+                removed: number;
+                /**
+                 * Format: int64
+                 * @description Skipped as binary or larger than 1 MiB.
+                 */
+                skipped: number;
+                /** Format: int64 */
+                unchanged: number;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_JsonObject: {
             /** @description A free-form JSON object, for answers whose shape the tool's own schema describes. */
             data: Record<string, never>;
@@ -432,6 +534,15 @@ export interface components {
                 modules: components["schemas"]["ModuleInfo"][];
                 /** @description The file the switches live in. */
                 state_file: string;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_SearchResults: {
+            data: {
+                /** Format: int64 */
+                count: number;
+                results: components["schemas"]["GraphNode"][];
             };
             meta: components["schemas"]["Meta"];
         };
@@ -563,6 +674,14 @@ export interface components {
             total: number;
             wip?: components["schemas"]["WipState"] | null;
         };
+        Context: {
+            /** Format: int64 */
+            count: number;
+            /** @description How the input named the node. */
+            meta: Record<string, never>;
+            neighbours: components["schemas"]["Neighbour"][];
+            node: components["schemas"]["GraphNode"];
+        };
         CreateInput: {
             actor?: components["schemas"]["Actor"] | null;
             /** @description 30m, 2h, 1d, 3w, 1cy or another `<n><m|h|d|w|cy>`. */
@@ -619,6 +738,15 @@ export interface components {
         ErrorEnvelope: {
             error: components["schemas"]["ErrorBody"];
         };
+        GraphNode: {
+            kind: string;
+            label: string;
+            /** Format: int32 */
+            line?: number | null;
+            /** @description Repository-relative file, when the node lives in one. */
+            path?: string | null;
+            uid: string;
+        };
         Health: {
             modules: components["schemas"]["ModuleInfo"][];
             /** @description Problems found while answering (e.g. unreadable module state). */
@@ -659,6 +787,41 @@ export interface components {
              * @description The task's version after this change.
              */
             version: number;
+        };
+        /** @description What an index run did. */
+        IndexSummary: {
+            edges_by_kind: {
+                [key: string]: number;
+            };
+            /**
+             * Format: int64
+             * @description Source files the graph covers after the run.
+             */
+            files: number;
+            /**
+             * Format: int64
+             * @description Files with syntax errors tree-sitter recovered from.
+             */
+            files_with_parse_errors: number;
+            /** Format: int64 */
+            milliseconds: number;
+            nodes_by_kind: {
+                [key: string]: number;
+            };
+            /**
+             * Format: int64
+             * @description Files parsed because they were new or changed.
+             */
+            parsed: number;
+            /** Format: int64 */
+            removed: number;
+            /**
+             * Format: int64
+             * @description Skipped as binary or larger than 1 MiB.
+             */
+            skipped: number;
+            /** Format: int64 */
+            unchanged: number;
         };
         /** @description A free-form JSON object, for answers whose shape the tool's own schema describes. */
         JsonObject: Record<string, never>;
@@ -707,6 +870,17 @@ export interface components {
             from: components["schemas"]["Status"];
             to: components["schemas"]["Status"];
         };
+        Neighbour: {
+            /** @description `resolved` (by file, import or path) or `name` (matched by name only); `external` for outside modules. */
+            confidence: string;
+            /** Format: int32 */
+            depth: number;
+            /** @description `in` when the edge points at the node nearer the root, `out` otherwise. */
+            direction: string;
+            /** @description The edge's kind: contains, imports, calls, inherits_from, implements, links_to, cites_heading. */
+            edge: string;
+            node: components["schemas"]["GraphNode"];
+        };
         /** @enum {string} */
         Priority: "P0" | "P1" | "P2" | "P3";
         RepositionBody: {
@@ -721,6 +895,11 @@ export interface components {
              * @description Bumped by every write to the board.
              */
             board: number;
+        };
+        SearchResults: {
+            /** Format: int64 */
+            count: number;
+            results: components["schemas"]["GraphNode"][];
         };
         /**
          * @description Where a task is in the workflow.
@@ -2115,6 +2294,270 @@ export interface operations {
             };
             /** @description The request body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_context: {
+        parameters: {
+            query: {
+                /** @description A node uid, a repository path, or a symbol name. */
+                uid: string;
+                direction?: "in" | "out" | "both";
+                /** @description Hops to follow, 1 to 3 (default 1). */
+                depth?: number;
+                /** @description Neighbours to return at most, 1 to 2,000 (default 200). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node and its neighbours */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Context"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_index: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the run did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_IndexSummary"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_search: {
+        parameters: {
+            query: {
+                /** @description Words of a symbol, file or heading name (prefix match). */
+                query: string;
+                /** @description Only nodes of this kind (function, method, class, file, doc_heading, ...). */
+                kind?: string;
+                /** @description 1 to 200, default 20. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Matching nodes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_SearchResults"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

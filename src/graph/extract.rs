@@ -1,0 +1,605 @@
+//! Per-file extraction: one source file in, its nodes, its in-file edges and its
+//! unresolved references (imports, calls, bases) out. Pure functions over text,
+//! run in parallel by the indexer; resolution across files happens later in SQL.
+
+use tree_sitter::{Node, Parser};
+
+/// A node this file declares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeRecord {
+    pub uid: String,
+    pub kind: &'static str,
+    pub label: String,
+    pub line_start: u32,
+    pub line_end: u32,
+}
+
+/// An edge between two nodes of this file (both uids are known here).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeRecord {
+    pub source: String,
+    pub target: String,
+    pub kind: &'static str,
+}
+
+/// A reference to resolve against the whole graph: `source` imports, calls or
+/// inherits from something called `name` (for imports: a dotted module path).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub source: String,
+    pub kind: &'static str,
+    pub name: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Extraction {
+    pub nodes: Vec<NodeRecord>,
+    pub edges: Vec<EdgeRecord>,
+    pub references: Vec<Reference>,
+    /// Syntax errors tree-sitter recovered from.
+    pub parse_errors: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    Python,
+    Rust,
+    Markdown,
+}
+
+impl Language {
+    pub fn of(path: &str) -> Option<Language> {
+        match path.rsplit_once('.').map(|(_, ext)| ext) {
+            Some("py") => Some(Language::Python),
+            Some("rs") => Some(Language::Rust),
+            Some("md") | Some("markdown") => Some(Language::Markdown),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::Rust => "rust",
+            Language::Markdown => "markdown",
+        }
+    }
+}
+
+pub fn file_uid(path: &str, language: Language) -> String {
+    match language {
+        Language::Markdown => format!("doc:file:{path}"),
+        _ => format!("code:file:{path}"),
+    }
+}
+
+/// Extracts `text` (the file at repository-relative `path`).
+pub fn extract(path: &str, language: Language, text: &str) -> Extraction {
+    let mut extraction = Extraction::default();
+    let file = file_uid(path, language);
+    let lines = text.lines().count().max(1) as u32;
+    let kind = if language == Language::Markdown {
+        "doc_file"
+    } else {
+        "file"
+    };
+    let label = path.rsplit('/').next().unwrap_or(path).to_string();
+    extraction.nodes.push(NodeRecord {
+        uid: file.clone(),
+        kind,
+        label,
+        line_start: 1,
+        line_end: lines,
+    });
+    match language {
+        Language::Python => code(
+            &mut extraction,
+            path,
+            &file,
+            text,
+            &tree_sitter_python::LANGUAGE.into(),
+            &PYTHON,
+        ),
+        Language::Rust => code(
+            &mut extraction,
+            path,
+            &file,
+            text,
+            &tree_sitter_rust::LANGUAGE.into(),
+            &RUST,
+        ),
+        Language::Markdown => markdown(&mut extraction, path, &file, text),
+    }
+    extraction
+}
+
+/// How a language's grammar names the constructs the graph cares about.
+struct Grammar {
+    classes: &'static [(&'static str, &'static str)],
+    functions: &'static [&'static str],
+    containers: &'static [&'static str],
+    imports: &'static [&'static str],
+    calls: &'static [&'static str],
+}
+
+const PYTHON: Grammar = Grammar {
+    classes: &[("class_definition", "class")],
+    functions: &["function_definition"],
+    containers: &[],
+    imports: &["import_statement", "import_from_statement"],
+    calls: &["call"],
+};
+
+const RUST: Grammar = Grammar {
+    classes: &[
+        ("struct_item", "class"),
+        ("enum_item", "class"),
+        ("trait_item", "interface"),
+    ],
+    functions: &["function_item", "function_signature_item"],
+    containers: &["impl_item", "mod_item"],
+    imports: &["use_declaration"],
+    calls: &["call_expression", "macro_invocation"],
+};
+
+struct Walk<'a> {
+    path: &'a str,
+    text: &'a str,
+    grammar: &'a Grammar,
+    out: &'a mut Extraction,
+}
+
+fn code(
+    out: &mut Extraction,
+    path: &str,
+    file: &str,
+    text: &str,
+    language: &tree_sitter::Language,
+    grammar: &Grammar,
+) {
+    let mut parser = Parser::new();
+    if parser.set_language(language).is_err() {
+        out.parse_errors += 1;
+        return;
+    }
+    let Some(tree) = parser.parse(text, None) else {
+        out.parse_errors += 1;
+        return;
+    };
+    let mut walk = Walk {
+        path,
+        text,
+        grammar,
+        out,
+    };
+    walk.visit(tree.root_node(), file, "", None);
+}
+
+fn line(node: Node) -> (u32, u32) {
+    (
+        node.start_position().row as u32 + 1,
+        node.end_position().row as u32 + 1,
+    )
+}
+
+impl Walk<'_> {
+    fn text_of(&self, node: Node) -> &str {
+        node.utf8_text(self.text.as_bytes()).unwrap_or("")
+    }
+
+    fn name_of(&self, node: Node) -> Option<String> {
+        node.child_by_field_name("name")
+            .map(|name| self.text_of(name).to_string())
+    }
+
+    /// `parent` is the uid that contains what is found here; `scope` the qualified
+    /// name prefix; `owner` the enclosing function or method (for calls).
+    fn visit(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) {
+        if node.is_error() || node.is_missing() {
+            self.out.parse_errors += 1;
+        }
+        let kind = node.kind();
+        if let Some((_, class_kind)) = self.grammar.classes.iter().find(|(k, _)| *k == kind)
+            && let Some(name) = self.name_of(node)
+        {
+            let qualified = qualify(scope, &name);
+            let uid = format!("code:{class_kind}:{}::{qualified}", self.path);
+            self.declare(&uid, class_kind, &name, node, parent);
+            self.bases(node, &uid);
+            self.children(node, &uid, &qualified, owner);
+            return;
+        }
+        if self.grammar.functions.contains(&kind)
+            && let Some(name) = self.name_of(node)
+        {
+            let method = parent.starts_with("code:class:")
+                || parent.starts_with("code:interface:")
+                || !scope.is_empty() && self.path.ends_with(".rs") && scope_is_type(scope);
+            let qualified = qualify(scope, &name);
+            let node_kind = if method { "method" } else { "function" };
+            let uid = format!("code:{node_kind}:{}::{qualified}", self.path);
+            self.declare(&uid, node_kind, &name, node, parent);
+            self.children(node, &uid, &qualified, Some(&uid.clone()));
+            return;
+        }
+        if self.grammar.containers.contains(&kind) {
+            // impl Type / impl Trait for Type, mod name { .. }
+            let type_name = node
+                .child_by_field_name("type")
+                .map(|t| {
+                    self.text_of(t)
+                        .split('<')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_string()
+                })
+                .or_else(|| self.name_of(node));
+            if kind == "impl_item"
+                && let (Some(trait_node), Some(type_name)) =
+                    (node.child_by_field_name("trait"), type_name.as_ref())
+            {
+                let trait_name = self
+                    .text_of(trait_node)
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or("")
+                    .split('<')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                let type_uid = format!("code:class:{}::{}", self.path, qualify(scope, type_name));
+                self.out.references.push(Reference {
+                    source: type_uid,
+                    kind: "implements",
+                    name: trait_name,
+                });
+            }
+            if kind == "mod_item"
+                && let Some(name) = self.name_of(node)
+                && node.child_by_field_name("body").is_some()
+            {
+                let qualified = qualify(scope, &name);
+                let uid = format!("code:module:{}::{qualified}", self.path);
+                self.declare(&uid, "module", &name, node, parent);
+                self.children(node, &uid, &qualified, owner);
+                return;
+            }
+            let inner_scope = type_name
+                .map(|t| qualify(scope, &format!("{t}\u{0}")))
+                .unwrap_or_else(|| scope.to_string());
+            self.children(node, parent, &inner_scope, owner);
+            return;
+        }
+        if self.grammar.imports.contains(&kind) {
+            self.imports(node, parent);
+            return;
+        }
+        if self.grammar.calls.contains(&kind)
+            && let Some(owner) = owner
+            && let Some(name) = self.callee(node)
+        {
+            self.out.references.push(Reference {
+                source: owner.to_string(),
+                kind: "calls",
+                name,
+            });
+        }
+        self.children(node, parent, scope, owner);
+    }
+
+    fn children(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            self.visit(child, parent, scope, owner);
+        }
+    }
+
+    fn declare(&mut self, uid: &str, kind: &'static str, name: &str, node: Node, parent: &str) {
+        let (line_start, line_end) = line(node);
+        let uid = uid.replace('\u{0}', "");
+        self.out.nodes.push(NodeRecord {
+            uid: uid.clone(),
+            kind,
+            label: name.to_string(),
+            line_start,
+            line_end,
+        });
+        self.out.edges.push(EdgeRecord {
+            source: parent.replace('\u{0}', ""),
+            target: uid,
+            kind: "contains",
+        });
+    }
+
+    fn bases(&mut self, node: Node, uid: &str) {
+        let Some(bases) = node.child_by_field_name("superclasses") else {
+            return;
+        };
+        let mut cursor = bases.walk();
+        for base in bases.named_children(&mut cursor) {
+            let name = self
+                .text_of(base)
+                .rsplit('.')
+                .next()
+                .unwrap_or("")
+                .to_string();
+            if !name.is_empty() && base.kind() != "keyword_argument" {
+                self.out.references.push(Reference {
+                    source: uid.replace('\u{0}', ""),
+                    kind: "inherits_from",
+                    name,
+                });
+            }
+        }
+    }
+
+    fn callee(&self, node: Node) -> Option<String> {
+        let function = node
+            .child_by_field_name("function")
+            .or_else(|| node.child_by_field_name("macro"))?;
+        let text = self.text_of(function);
+        let last = text.rsplit(['.', ':']).next().unwrap_or(text).trim();
+        let last = last.split('<').next().unwrap_or(last);
+        (!last.is_empty() && last.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .then(|| last.to_string())
+    }
+
+    fn imports(&mut self, node: Node, parent: &str) {
+        let source = parent.replace('\u{0}', "");
+        let text = self.text_of(node).to_string();
+        let modules: Vec<String> = match node.kind() {
+            "import_from_statement" => node
+                .child_by_field_name("module_name")
+                .map(|m| vec![self.text_of(m).to_string()])
+                .unwrap_or_default(),
+            "import_statement" => {
+                let mut cursor = node.walk();
+                node.children_by_field_name("name", &mut cursor)
+                    .map(|n| {
+                        self.text_of(n)
+                            .split(" as ")
+                            .next()
+                            .unwrap_or("")
+                            .trim()
+                            .to_string()
+                    })
+                    .collect()
+            }
+            _ => text
+                .trim_start_matches("pub ")
+                .trim_start_matches("use ")
+                .trim_end_matches(';')
+                .split('{')
+                .next()
+                .map(|path| vec![path.trim_end_matches("::").replace("::", ".")])
+                .unwrap_or_default(),
+        };
+        for module in modules.into_iter().filter(|m| !m.is_empty()) {
+            self.out.references.push(Reference {
+                source: source.clone(),
+                kind: "imports",
+                name: module,
+            });
+        }
+    }
+}
+
+/// True when a Rust scope ends in a type (an impl block), marked by a NUL.
+fn scope_is_type(scope: &str) -> bool {
+    scope.ends_with('\u{0}')
+}
+
+fn qualify(scope: &str, name: &str) -> String {
+    let scope = scope.trim_end_matches('\u{0}');
+    if scope.is_empty() {
+        name.to_string()
+    } else {
+        format!("{scope}.{name}")
+    }
+}
+
+/// A heading's anchor, as GitHub makes it: lowercase, spaces to dashes, punctuation dropped.
+pub fn slug(heading: &str) -> String {
+    let mut slug = String::new();
+    for c in heading.trim().to_lowercase().chars() {
+        if c.is_alphanumeric() || c == '-' || c == '_' {
+            slug.push(c);
+        } else if c == ' ' {
+            slug.push('-');
+        }
+    }
+    slug
+}
+
+fn markdown(out: &mut Extraction, path: &str, file: &str, text: &str) {
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_md::LANGUAGE.into())
+        .is_err()
+    {
+        out.parse_errors += 1;
+        return;
+    }
+    let Some(tree) = parser.parse(text, None) else {
+        out.parse_errors += 1;
+        return;
+    };
+    let mut stack = vec![tree.root_node()];
+    let mut code_ranges = Vec::new();
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "atx_heading" | "setext_heading" => {
+                let raw = node.utf8_text(text.as_bytes()).unwrap_or("");
+                let title = raw
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches('#')
+                    .trim()
+                    .to_string();
+                if !title.is_empty() {
+                    let uid = format!("doc:heading:{path}#{}", slug(&title));
+                    let (line_start, line_end) = line(node);
+                    if !out.nodes.iter().any(|n| n.uid == uid) {
+                        out.nodes.push(NodeRecord {
+                            uid: uid.clone(),
+                            kind: "doc_heading",
+                            label: title,
+                            line_start,
+                            line_end,
+                        });
+                        out.edges.push(EdgeRecord {
+                            source: file.to_string(),
+                            target: uid,
+                            kind: "contains",
+                        });
+                    }
+                }
+            }
+            "fenced_code_block" | "indented_code_block" => code_ranges.push(node.byte_range()),
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        // reversed, so the stack visits the document top to bottom
+        stack.extend(children.into_iter().rev());
+    }
+    for (offset, target) in markdown_links(text) {
+        if code_ranges.iter().any(|range| range.contains(&offset))
+            || target.contains("://")
+            || target.starts_with("mailto:")
+        {
+            continue;
+        }
+        out.references.push(Reference {
+            source: file.to_string(),
+            kind: "links_to",
+            name: target,
+        });
+    }
+}
+
+/// `[text](target)` links outside code, as (byte offset, target).
+fn markdown_links(text: &str) -> Vec<(usize, String)> {
+    let mut links = Vec::new();
+    let bytes = text.as_bytes();
+    let mut index = 0;
+    while let Some(found) = text[index..].find("](") {
+        let start = index + found + 2;
+        let Some(end) = text[start..].find(')') else {
+            break;
+        };
+        let target = text[start..start + end]
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        if !target.is_empty() && !target.contains('`') && bytes.get(index + found).is_some() {
+            links.push((start, target));
+        }
+        index = start + end;
+    }
+    links
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uids(extraction: &Extraction) -> Vec<&str> {
+        extraction.nodes.iter().map(|n| n.uid.as_str()).collect()
+    }
+
+    #[test]
+    fn python_classes_methods_functions_imports_calls_bases() {
+        let text = "import os\nfrom app.db import connect as db_connect\n\nclass Base:\n    pass\n\nclass Store(Base):\n    def save(self):\n        db_connect()\n        self.flush()\n\ndef main():\n    Store().save()\n";
+        let e = extract("app/store.py", Language::Python, text);
+        assert_eq!(
+            uids(&e),
+            [
+                "code:file:app/store.py",
+                "code:class:app/store.py::Base",
+                "code:class:app/store.py::Store",
+                "code:method:app/store.py::Store.save",
+                "code:function:app/store.py::main"
+            ]
+        );
+        assert!(e.edges.contains(&EdgeRecord {
+            source: "code:class:app/store.py::Store".into(),
+            target: "code:method:app/store.py::Store.save".into(),
+            kind: "contains"
+        }));
+        let refs: Vec<(&str, &str, &str)> = e
+            .references
+            .iter()
+            .map(|r| (r.source.as_str(), r.kind, r.name.as_str()))
+            .collect();
+        assert!(refs.contains(&("code:file:app/store.py", "imports", "os")));
+        assert!(refs.contains(&("code:file:app/store.py", "imports", "app.db")));
+        assert!(refs.contains(&("code:class:app/store.py::Store", "inherits_from", "Base")));
+        assert!(refs.contains(&(
+            "code:method:app/store.py::Store.save",
+            "calls",
+            "db_connect"
+        )));
+        assert!(refs.contains(&("code:method:app/store.py::Store.save", "calls", "flush")));
+        assert!(refs.contains(&("code:function:app/store.py::main", "calls", "save")));
+        assert_eq!(e.parse_errors, 0);
+    }
+
+    #[test]
+    fn rust_structs_traits_impls_and_calls() {
+        let text = "use crate::store::Store;\n\npub trait Shape { fn area(&self) -> f64; }\n\npub struct Square { side: f64 }\n\nimpl Shape for Square {\n    fn area(&self) -> f64 { helper(self.side) }\n}\n\nfn helper(x: f64) -> f64 { x * x }\n";
+        let e = extract("src/shape.rs", Language::Rust, text);
+        let found = uids(&e);
+        assert!(
+            found.contains(&"code:interface:src/shape.rs::Shape"),
+            "{found:?}"
+        );
+        assert!(found.contains(&"code:class:src/shape.rs::Square"));
+        assert!(
+            found.contains(&"code:method:src/shape.rs::Square.area"),
+            "{found:?}"
+        );
+        assert!(found.contains(&"code:function:src/shape.rs::helper"));
+        let refs: Vec<(&str, &str, &str)> = e
+            .references
+            .iter()
+            .map(|r| (r.source.as_str(), r.kind, r.name.as_str()))
+            .collect();
+        assert!(
+            refs.contains(&("code:class:src/shape.rs::Square", "implements", "Shape")),
+            "{refs:?}"
+        );
+        assert!(
+            refs.contains(&("code:method:src/shape.rs::Square.area", "calls", "helper")),
+            "{refs:?}"
+        );
+        assert!(
+            refs.contains(&("code:file:src/shape.rs", "imports", "crate.store.Store")),
+            "{refs:?}"
+        );
+    }
+
+    #[test]
+    fn markdown_headings_and_local_links() {
+        let text = "# Guide\n\nSee [the API](api.md#errors) and [site](https://example.com).\n\n## Getting started\n\n```\n[not](a-link.md)\n```\n";
+        let e = extract("docs/guide.md", Language::Markdown, text);
+        assert_eq!(
+            uids(&e),
+            [
+                "doc:file:docs/guide.md",
+                "doc:heading:docs/guide.md#guide",
+                "doc:heading:docs/guide.md#getting-started"
+            ]
+        );
+        let links: Vec<&str> = e
+            .references
+            .iter()
+            .filter(|r| r.kind == "links_to")
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(links, ["api.md#errors"]);
+    }
+}

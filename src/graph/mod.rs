@@ -1,0 +1,20 @@
+//! The knowledge graph of the repository's code and docs.
+//!
+//! Owns the graph's tables (graph_files, graph_nodes, graph_edges,
+//! graph_references, graph_nodes_fts), the extractors (tree-sitter) and the
+//! indexer. Its tools are plain functions registered with the runtime; it knows
+//! nothing of HTTP or MCP, and no other area writes its tables.
+
+pub mod extract;
+pub mod index;
+pub mod tools;
+
+use crate::tools::Registry;
+
+/// Registers every graph tool.
+pub fn register(registry: &mut Registry) {
+    registry
+        .register::<tools::GraphIndex>()
+        .register::<tools::GraphSearch>()
+        .register::<tools::GraphContext>();
+}

@@ -1,0 +1,408 @@
+//! The `cos_graph_*` tools over the indexed graph.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::collections::{HashSet, VecDeque};
+use utoipa::{IntoParams, ToSchema};
+
+use super::index::{self, IndexSummary};
+use crate::envelope::{Category, ErrorBody};
+use crate::store::StoreError;
+use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
+
+const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
+    ToolSpec {
+        name,
+        module: Module::Graph,
+        layer: "graph",
+        description,
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct GraphNode {
+    pub uid: String,
+    pub kind: String,
+    pub label: String,
+    /// Repository-relative file, when the node lives in one.
+    pub path: Option<String>,
+    pub line: Option<u32>,
+}
+
+fn node_from_row(row: &rusqlite::Row) -> rusqlite::Result<GraphNode> {
+    Ok(GraphNode {
+        uid: row.get(0)?,
+        kind: row.get(1)?,
+        label: row.get(2)?,
+        path: row.get(3)?,
+        line: row.get(4)?,
+    })
+}
+
+const NODE_COLUMNS: &str = "n.uid, n.kind, n.label, n.file, n.line_start";
+
+/// Words as an FTS5 prefix query; None when the text holds no word.
+fn fts_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .take(8)
+        .map(|w| format!("\"{w}\"*"))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+// ---------------------------------------------------------------- index
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IndexInput {}
+
+pub struct GraphIndex;
+
+impl Tool for GraphIndex {
+    type Input = IndexInput;
+    type Output = IndexSummary;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_index",
+        "Indexes the repository into the graph: walks it as git sees it, parses new and changed files \
+         (Python, Rust, Markdown) on all cores, and resolves imports, calls, bases and links across files.",
+    );
+
+    fn run(context: &ToolContext, _input: IndexInput) -> Result<IndexSummary, ToolError> {
+        let hub = context.hub;
+        Ok(index::index(
+            &hub.store,
+            &hub.config.repo_root,
+            &|_| {},
+            &|| {},
+        )?)
+    }
+}
+
+// ---------------------------------------------------------------- search
+
+#[derive(Debug, Deserialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SearchInput {
+    /// Words of a symbol, file or heading name (prefix match).
+    pub query: String,
+    /// Only nodes of this kind (function, method, class, file, doc_heading, ...).
+    pub kind: Option<String>,
+    /// 1 to 200, default 20.
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SearchResults {
+    pub results: Vec<GraphNode>,
+    pub count: u64,
+}
+
+pub struct GraphSearch;
+
+impl Tool for GraphSearch {
+    type Input = SearchInput;
+    type Output = SearchResults;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_search",
+        "Finds graph nodes (symbols, files, folders, headings) by name.",
+    );
+
+    fn run(context: &ToolContext, input: SearchInput) -> Result<SearchResults, ToolError> {
+        let limit = match input.limit {
+            None => 20,
+            Some(n) if (1..=200).contains(&n) => n,
+            Some(n) => return Err(ToolError::invalid("limit", format!("1 to 200, got {n}"))),
+        };
+        let query = fts_query(&input.query)
+            .ok_or_else(|| ToolError::invalid("query", "at least one letter or digit"))?;
+        let results = context.hub.store.read(|c| {
+            let sql = format!(
+                "SELECT {NODE_COLUMNS} FROM graph_nodes_fts f JOIN graph_nodes n ON n.id = f.rowid
+                 WHERE graph_nodes_fts MATCH ?1 AND (?2 IS NULL OR n.kind = ?2)
+                 ORDER BY (n.label = ?3) DESC, bm25(graph_nodes_fts), length(n.uid) LIMIT ?4"
+            );
+            let mut statement = c.prepare_cached(&sql)?;
+            let rows = statement.query_map(
+                params![query, input.kind, input.query.trim(), limit],
+                node_from_row,
+            )?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        Ok(SearchResults {
+            count: results.len() as u64,
+            results,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- resolving a node
+
+/// How an input named a node: `direct`, `path_prefix` or `fuzzy_fts5`.
+pub struct Resolved {
+    pub id: i64,
+    pub node: GraphNode,
+    pub resolved_from: &'static str,
+}
+
+/// Resolves a uid, a path or a name: exact uid, then the file/doc/folder uid of
+/// a path, then a full-text match on names. An ambiguous name returns the
+/// candidates instead of guessing.
+pub fn resolve_node(
+    connection: &Connection,
+    input: &str,
+    field: &str,
+) -> Result<Resolved, ToolError> {
+    let lookup = |uid: &str| -> Result<Option<(i64, GraphNode)>, StoreError> {
+        connection
+            .query_row(
+                &format!("SELECT n.id, {NODE_COLUMNS} FROM graph_nodes n WHERE n.uid = ?1"),
+                [uid],
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        GraphNode {
+                            uid: row.get(1)?,
+                            kind: row.get(2)?,
+                            label: row.get(3)?,
+                            path: row.get(4)?,
+                            line: row.get(5)?,
+                        },
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|error| StoreError::on(connection, error))
+    };
+    let input = input.trim();
+    if input.is_empty() {
+        return Err(ToolError::invalid(field, "a node uid, a path or a name"));
+    }
+    if let Some((id, node)) = lookup(input)? {
+        return Ok(Resolved {
+            id,
+            node,
+            resolved_from: "direct",
+        });
+    }
+    let path = input.trim_start_matches("./").trim_end_matches('/');
+    for prefix in ["code:file:", "doc:file:", "folder:"] {
+        if let Some((id, node)) = lookup(&format!("{prefix}{path}"))? {
+            return Ok(Resolved {
+                id,
+                node,
+                resolved_from: "path_prefix",
+            });
+        }
+    }
+    let candidates: Vec<(i64, GraphNode)> = match fts_query(input) {
+        Some(query) => {
+            let run = || -> rusqlite::Result<Vec<(i64, GraphNode)>> {
+                let mut statement = connection.prepare_cached(&format!(
+                    "SELECT n.id, {NODE_COLUMNS} FROM graph_nodes_fts f JOIN graph_nodes n ON n.id = f.rowid
+                     WHERE graph_nodes_fts MATCH ?1 ORDER BY (n.label = ?2) DESC, bm25(graph_nodes_fts) LIMIT 10"
+                ))?;
+                let rows = statement.query_map(params![query, input], |row| {
+                    Ok((
+                        row.get(0)?,
+                        GraphNode {
+                            uid: row.get(1)?,
+                            kind: row.get(2)?,
+                            label: row.get(3)?,
+                            path: row.get(4)?,
+                            line: row.get(5)?,
+                        },
+                    ))
+                })?;
+                rows.collect()
+            };
+            run().map_err(|error| StoreError::on(connection, error))?
+        }
+        None => Vec::new(),
+    };
+    let exact: Vec<&(i64, GraphNode)> = candidates
+        .iter()
+        .filter(|(_, n)| n.label == input)
+        .collect();
+    let listed = |nodes: &[&(i64, GraphNode)]| {
+        json!(nodes.iter().map(|(_, n)| n.uid.clone()).collect::<Vec<_>>())
+    };
+    match exact.as_slice() {
+        [only] => Ok(Resolved { id: only.0, node: only.1.clone(), resolved_from: "fuzzy_fts5" }),
+        [] if candidates.len() == 1 => {
+            let (id, node) = candidates[0].clone();
+            Ok(Resolved { id, node, resolved_from: "fuzzy_fts5" })
+        }
+        [] => Err(ToolError::from(
+            ErrorBody::new(Category::NotFound, "NOT_FOUND", format!("no graph node matches {input:?}"))
+                .with_details(json!({"field": field, "candidates": listed(&candidates.iter().collect::<Vec<_>>())})),
+        )),
+        several => Err(ToolError::from(
+            ErrorBody::new(
+                Category::Validation,
+                "E_AMBIGUOUS",
+                format!("{input:?} names {} nodes; pass one of the candidate uids", several.len()),
+            )
+            .with_details(json!({"field": field, "candidates": listed(several)})),
+        )),
+    }
+}
+
+// ---------------------------------------------------------------- context
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Edges into the node (who calls, imports, contains it).
+    In,
+    /// Edges out of the node (what it calls, imports, contains).
+    Out,
+    #[default]
+    Both,
+}
+
+#[derive(Debug, Deserialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ContextInput {
+    /// A node uid, a repository path, or a symbol name.
+    pub uid: String,
+    #[param(inline)]
+    pub direction: Option<Direction>,
+    /// Hops to follow, 1 to 3 (default 1).
+    pub depth: Option<u32>,
+    /// Neighbours to return at most, 1 to 2,000 (default 200).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Neighbour {
+    pub node: GraphNode,
+    /// The edge's kind: contains, imports, calls, inherits_from, implements, links_to, cites_heading.
+    pub edge: String,
+    /// `in` when the edge points at the node nearer the root, `out` otherwise.
+    pub direction: String,
+    pub depth: u32,
+    /// `resolved` (by file, import or path) or `name` (matched by name only); `external` for outside modules.
+    pub confidence: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Context {
+    pub node: GraphNode,
+    pub neighbours: Vec<Neighbour>,
+    pub count: u64,
+    /// How the input named the node.
+    #[schema(value_type = Object)]
+    pub meta: Map<String, Value>,
+}
+
+pub struct GraphContext;
+
+impl Tool for GraphContext {
+    type Input = ContextInput;
+    type Output = Context;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_context",
+        "A node and its neighbours by direction and depth: what contains, imports, calls or links to it, and what it does. \
+         Accepts a uid, a path or a name (meta.resolved_from says which matched).",
+    );
+
+    fn run(context: &ToolContext, input: ContextInput) -> Result<Context, ToolError> {
+        let depth = match input.depth {
+            None => 1,
+            Some(n) if (1..=3).contains(&n) => n,
+            Some(n) => return Err(ToolError::invalid("depth", format!("1 to 3, got {n}"))),
+        };
+        let limit = match input.limit {
+            None => 200,
+            Some(n) if (1..=2000).contains(&n) => n as usize,
+            Some(n) => return Err(ToolError::invalid("limit", format!("1 to 2000, got {n}"))),
+        };
+        let direction = input.direction.unwrap_or_default();
+        context.hub.store.view(|c| {
+            let root = resolve_node(c, &input.uid, "uid")?;
+            let neighbours = walk_neighbours(c, root.id, direction, depth, limit)?;
+            let mut meta = Map::new();
+            meta.insert("resolved_from".into(), json!(root.resolved_from));
+            Ok(Context {
+                node: root.node,
+                count: neighbours.len() as u64,
+                neighbours,
+                meta,
+            })
+        })
+    }
+}
+
+fn walk_neighbours(
+    connection: &Connection,
+    root: i64,
+    direction: Direction,
+    depth: u32,
+    limit: usize,
+) -> Result<Vec<Neighbour>, ToolError> {
+    let mut seen: HashSet<i64> = HashSet::from([root]);
+    let mut frontier: VecDeque<(i64, u32)> = VecDeque::from([(root, 0)]);
+    let mut found = Vec::new();
+    let run = |sql: &str, id: i64| -> rusqlite::Result<Vec<(i64, GraphNode, String, String)>> {
+        let mut statement = connection.prepare_cached(sql)?;
+        let rows = statement.query_map([id], |row| {
+            Ok((
+                row.get(0)?,
+                GraphNode {
+                    uid: row.get(1)?,
+                    kind: row.get(2)?,
+                    label: row.get(3)?,
+                    path: row.get(4)?,
+                    line: row.get(5)?,
+                },
+                row.get(6)?,
+                row.get(7)?,
+            ))
+        })?;
+        rows.collect()
+    };
+    let outgoing = format!(
+        "SELECT n.id, {NODE_COLUMNS}, e.kind, e.confidence FROM graph_edges e JOIN graph_nodes n ON n.id = e.target WHERE e.source = ?1 ORDER BY e.kind, n.uid"
+    );
+    let incoming = format!(
+        "SELECT n.id, {NODE_COLUMNS}, e.kind, e.confidence FROM graph_edges e JOIN graph_nodes n ON n.id = e.source WHERE e.target = ?1 ORDER BY e.kind, n.uid"
+    );
+    while let Some((id, level)) = frontier.pop_front() {
+        if level >= depth {
+            continue;
+        }
+        let mut sides = Vec::new();
+        if direction != Direction::In {
+            sides.push(("out", &outgoing));
+        }
+        if direction != Direction::Out {
+            sides.push(("in", &incoming));
+        }
+        for (side, sql) in sides {
+            for (next, node, edge, confidence) in
+                run(sql, id).map_err(|error| StoreError::on(connection, error))?
+            {
+                if !seen.insert(next) {
+                    continue;
+                }
+                if found.len() >= limit {
+                    return Ok(found);
+                }
+                found.push(Neighbour {
+                    node,
+                    edge,
+                    direction: side.to_string(),
+                    depth: level + 1,
+                    confidence,
+                });
+                frontier.push_back((next, level + 1));
+            }
+        }
+    }
+    Ok(found)
+}
