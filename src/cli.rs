@@ -153,6 +153,13 @@ enum ToolCommand {
     },
 }
 
+impl Cli {
+    /// True for commands that talk over sockets for a long time (`serve`).
+    pub fn serves_sockets(&self) -> bool {
+        matches!(self.command, Command::Serve { .. })
+    }
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     match cli.command {

@@ -10,6 +10,16 @@ fn main() {
         )
         .with_writer(std::io::stderr)
         .init();
-    let code = cos_hub::cli::run(cos_hub::cli::Cli::parse());
+    let cli = cos_hub::cli::Cli::parse();
+    if !cli.serves_sockets() {
+        // A one-shot command piped into `head` should stop quietly when the pipe
+        // closes, as Unix tools do. The server keeps SIGPIPE ignored: a client
+        // that hangs up must not end the process.
+        // SAFETY: restoring the default disposition of one signal at start-up, before any thread exists.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+    let code = cos_hub::cli::run(cli);
     std::process::exit(code);
 }

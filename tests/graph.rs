@@ -348,3 +348,79 @@ async fn an_incremental_index_equals_a_cold_index_of_the_new_tree() {
             .any(|(uid, _)| uid.contains("app/models.py") || uid.contains("setup.md"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_only_reindex_equals_a_cold_index() {
+    let server = TestServer::start().await;
+    fixture(server.repo());
+    server.post_json("/api/graph/index", json!({})).await;
+    let root = server.repo();
+    // connect is renamed (its callers lose their edge), reconnect becomes the name
+    // tools/helper.py also declares (so it is no longer unique), and a new import appears
+    write(
+        root,
+        "app/db.py",
+        "import json\n\ndef open_connection():\n    return 1\n\ndef reconnect():\n    return open_connection()\n\nclass Base:\n    pass\n",
+    );
+    write(
+        root,
+        "tools/helper.py",
+        "from app.models import Store\n\ndef helper():\n    pass\n\ndef reconnect():\n    return helper()\n",
+    );
+    let (_, summary) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(summary["data"]["parsed"], 2, "{summary}");
+    assert_eq!(summary["data"]["removed"], 0);
+    let incremental = dump(&server.state_dir());
+
+    let cold = tempfile::tempdir().unwrap();
+    for entry in [
+        "app/__init__.py",
+        "app/db.py",
+        "app/models.py",
+        "tools/helper.py",
+        "src/lib.rs",
+        "docs/guide.md",
+        "docs/setup.md",
+        ".gitignore",
+    ] {
+        write(
+            cold.path(),
+            entry,
+            &std::fs::read_to_string(root.join(entry)).unwrap(),
+        );
+    }
+    let fresh = cos_hub::tools::Hub::open(
+        cos_hub::tools::HubConfig::for_repo(cold.path(), None),
+        cos_hub::hub::default_registry(),
+    )
+    .unwrap();
+    let envelope = fresh
+        .call_json(
+            "cos_graph_index",
+            Value::Null,
+            cos_hub::envelope::Budget::None,
+            cos_hub::tools::Source::Cli,
+        )
+        .await;
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    let cold_graph = dump(&cold.path().join(".cos"));
+    assert_eq!(incremental.0, cold_graph.0, "nodes differ");
+    let missing: Vec<_> = cold_graph.1.difference(&incremental.1).collect();
+    let extra: Vec<_> = incremental.1.difference(&cold_graph.1).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}\nextra {extra:?}"
+    );
+    assert!(has_edge(
+        &incremental.1,
+        "code:file:tools/helper.py",
+        "code:file:app/models.py",
+        "imports"
+    ));
+    assert!(has_edge(
+        &incremental.1,
+        "code:file:app/db.py",
+        "code:external:json",
+        "imports"
+    ));
+}

@@ -96,18 +96,33 @@ pub fn index(
     summary.removed = removed.len() as u64;
     store.write(|tx| -> Result<(), StoreError> {
         let run = || -> rusqlite::Result<()> {
-            for path in &removed {
-                tx.execute("DELETE FROM graph_nodes WHERE file = ?1", [path])?;
-                tx.execute("DELETE FROM graph_files WHERE path = ?1", [path])?;
-            }
-            for parsed in &changed {
-                write_file(tx, parsed)?;
-            }
-            if !removed.is_empty() || !changed.is_empty() || known.is_empty() {
+            let file_set_changed = known.is_empty()
+                || !removed.is_empty()
+                || changed
+                    .iter()
+                    .any(|parsed| !known.contains_key(&parsed.path));
+            if file_set_changed {
+                for path in &removed {
+                    tx.execute("DELETE FROM graph_nodes WHERE file = ?1", [path])?;
+                    tx.execute("DELETE FROM graph_files WHERE path = ?1", [path])?;
+                }
+                for parsed in &changed {
+                    write_file(tx, parsed)?;
+                }
                 rebuild_folders(tx, &present)?;
-                resolve(tx)?;
+                resolve(tx, Scope::All)
+            } else if !changed.is_empty() {
+                // Only edits: re-resolve what the edited files touch, not the whole graph.
+                note_affected(tx, &changed)?;
+                for parsed in &changed {
+                    write_file(tx, parsed)?;
+                }
+                note_new_names(tx)?;
+                relink_files(tx, &changed)?;
+                resolve(tx, Scope::Affected)
+            } else {
+                Ok(())
             }
-            Ok(())
         };
         run().map_err(|error| StoreError::on(tx, error))
     })?;
@@ -305,15 +320,139 @@ fn rebuild_folders(tx: &Connection, files: &BTreeSet<String>) -> rusqlite::Resul
     Ok(())
 }
 
+/// Which references a resolution pass redoes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Every reference (files were added, removed or renamed).
+    All,
+    /// References from edited files, references to names they declared or declare,
+    /// and imports or links that pointed into them (see `note_affected`).
+    Affected,
+}
+
+impl Scope {
+    /// Fills `temp.todo` with the references this pass resolves, each with its source's file.
+    fn collect(self, tx: &Connection) -> rusqlite::Result<()> {
+        tx.execute_batch(
+            "CREATE TEMP TABLE IF NOT EXISTS todo(source INTEGER, kind TEXT, name TEXT, file TEXT);
+             CREATE INDEX IF NOT EXISTS temp.todo_by_kind_name ON todo(kind, name);
+             DELETE FROM temp.todo;",
+        )?;
+        let sql = match self {
+            Scope::All => {
+                "INSERT INTO temp.todo SELECT r.source, r.kind, r.name, s.file
+                 FROM graph_references r JOIN graph_nodes s ON s.id = r.source"
+            }
+            Scope::Affected => {
+                "INSERT INTO temp.todo SELECT r.source, r.kind, r.name, s.file FROM graph_references r
+                 JOIN graph_nodes s ON s.id = r.source WHERE r.rowid IN (
+                     SELECT rowid FROM graph_references WHERE name IN (SELECT label FROM temp.affected_names)
+                     UNION SELECT rowid FROM graph_references WHERE source IN (
+                         SELECT id FROM graph_nodes WHERE file IN (SELECT path FROM temp.changed_files))
+                     UNION SELECT rowid FROM graph_references WHERE source IN (SELECT id FROM temp.affected_sources))"
+            }
+        };
+        tx.execute(sql, [])?;
+        Ok(())
+    }
+}
+
+/// Before edited files are rewritten: remember them, how many definitions each
+/// name they declare has (per kind group), and which nodes elsewhere imported
+/// or linked into them.
+fn note_affected(tx: &Connection, changed: &[Parsed]) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TEMP TABLE IF NOT EXISTS changed_files(path TEXT PRIMARY KEY) WITHOUT ROWID;
+         CREATE TEMP TABLE IF NOT EXISTS name_counts(label TEXT PRIMARY KEY, callables INTEGER, types INTEGER) WITHOUT ROWID;
+         CREATE TEMP TABLE IF NOT EXISTS affected_names(label TEXT PRIMARY KEY) WITHOUT ROWID;
+         CREATE TEMP TABLE IF NOT EXISTS affected_sources(id INTEGER PRIMARY KEY);
+         DELETE FROM temp.changed_files; DELETE FROM temp.name_counts;
+         DELETE FROM temp.affected_names; DELETE FROM temp.affected_sources;",
+    )?;
+    let mut insert =
+        tx.prepare_cached("INSERT OR IGNORE INTO temp.changed_files(path) VALUES (?1)")?;
+    for parsed in changed {
+        insert.execute([&parsed.path])?;
+    }
+    tx.execute_batch(
+        "INSERT INTO temp.name_counts(label, callables, types)
+             SELECT label, sum(kind IN ('function', 'method')), sum(kind IN ('class', 'interface')) FROM graph_nodes
+             WHERE kind IN ('function', 'method', 'class', 'interface') AND label IN (
+                 SELECT label FROM graph_nodes WHERE file IN (SELECT path FROM temp.changed_files)
+                 AND kind IN ('function', 'method', 'class', 'interface'))
+             GROUP BY label;
+         INSERT OR IGNORE INTO temp.affected_sources(id)
+             SELECT e.source FROM graph_edges e JOIN graph_nodes t ON t.id = e.target
+             WHERE t.file IN (SELECT path FROM temp.changed_files)
+               AND e.kind IN ('imports', 'links_to', 'cites_heading') AND e.extractor = 'resolver';",
+    )
+}
+
+/// After edited files are rewritten: the names whose resolution can change. A
+/// name-only edge exists only for a name with one definition, so a name matters
+/// when it had or has at most one definition in a kind group (references from
+/// the edited files themselves are always redone).
+fn note_new_names(tx: &Connection) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "INSERT OR IGNORE INTO temp.name_counts(label, callables, types)
+             SELECT label, sum(kind IN ('function', 'method') AND coalesce(file, '') NOT IN (SELECT path FROM temp.changed_files)),
+                    sum(kind IN ('class', 'interface') AND coalesce(file, '') NOT IN (SELECT path FROM temp.changed_files))
+             FROM graph_nodes WHERE kind IN ('function', 'method', 'class', 'interface') AND label IN (
+                 SELECT label FROM graph_nodes WHERE file IN (SELECT path FROM temp.changed_files)
+                 AND kind IN ('function', 'method', 'class', 'interface'))
+             GROUP BY label;
+         INSERT OR IGNORE INTO temp.affected_names(label)
+             SELECT c.label FROM temp.name_counts c,
+                 (SELECT label, sum(kind IN ('function', 'method')) AS callables, sum(kind IN ('class', 'interface')) AS types
+                  FROM graph_nodes WHERE label IN (SELECT label FROM temp.name_counts)
+                  AND kind IN ('function', 'method', 'class', 'interface') GROUP BY label) now
+             WHERE now.label = c.label
+               AND ((c.callables + now.callables > 0 AND min(c.callables, now.callables) <= 1)
+                 OR (c.types + now.types > 0 AND min(c.types, now.types) <= 1));
+         INSERT OR IGNORE INTO temp.affected_names(label)
+             SELECT label FROM temp.name_counts WHERE label NOT IN (
+                 SELECT label FROM graph_nodes WHERE kind IN ('function', 'method', 'class', 'interface'))
+             AND (callables <= 1 OR types <= 1);",
+    )
+}
+
+/// Rewritten files got new node ids: hang them back under their folders.
+fn relink_files(tx: &Connection, changed: &[Parsed]) -> rusqlite::Result<()> {
+    let mut link = tx.prepare_cached(
+        "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
+         SELECT p.id, c.id, 'contains', 'walker', 'resolved' FROM graph_nodes p, graph_nodes c
+         WHERE p.uid = ?1 AND c.file = ?2 AND c.kind IN ('file', 'doc_file')",
+    )?;
+    for parsed in changed {
+        let parent = parsed.path.rsplit_once('/').map_or("", |(p, _)| p);
+        link.execute(params![format!("folder:{parent}"), parsed.path])?;
+    }
+    Ok(())
+}
+
 /// Turns references into edges: calls and bases by name (same file first, else a
 /// name unique in the repository), imports and links by path. Unresolved imports
 /// point at external nodes.
-fn resolve(tx: &Connection) -> rusqlite::Result<()> {
-    tx.execute("DELETE FROM graph_edges WHERE extractor = 'resolver'", [])?;
-    tx.execute("DELETE FROM graph_nodes WHERE kind = 'external'", [])?;
+fn resolve(tx: &Connection, scope: Scope) -> rusqlite::Result<()> {
+    scope.collect(tx)?;
+    if scope == Scope::All {
+        tx.execute("DELETE FROM graph_edges WHERE extractor = 'resolver'", [])?;
+        tx.execute("DELETE FROM graph_nodes WHERE kind = 'external'", [])?;
+    } else {
+        // edges into symbols whose name is affected are recomputed from every source
+        tx.execute(
+            "DELETE FROM graph_edges WHERE extractor = 'resolver' AND kind IN ('calls', 'inherits_from', 'implements')
+             AND target IN (SELECT id FROM graph_nodes WHERE label IN (SELECT label FROM temp.affected_names))",
+            [],
+        )?;
+        tx.execute(
+            "DELETE FROM graph_edges WHERE extractor = 'resolver' AND source IN (SELECT id FROM temp.affected_sources)
+             AND kind IN ('imports', 'links_to', 'cites_heading')",
+            [],
+        )?;
+    }
     tx.execute_batch(
-        "CREATE TEMP TABLE IF NOT EXISTS unique_names(label TEXT PRIMARY KEY, id INTEGER, kinds TEXT) WITHOUT ROWID;
-         DELETE FROM temp.unique_names;",
+        "CREATE TEMP TABLE IF NOT EXISTS unique_names(label TEXT PRIMARY KEY, id INTEGER) WITHOUT ROWID;",
     )?;
     for (reference, kinds) in [
         ("calls", "('function', 'method')"),
@@ -323,34 +462,39 @@ fn resolve(tx: &Connection) -> rusqlite::Result<()> {
         tx.execute("DELETE FROM temp.unique_names", [])?;
         tx.execute(
             &format!(
-                "INSERT INTO temp.unique_names(label, id) SELECT label, min(id) FROM graph_nodes WHERE kind IN {kinds}
+                "INSERT INTO temp.unique_names(label, id) SELECT label, min(id) FROM graph_nodes
+                 WHERE kind IN {kinds} AND label IN (SELECT name FROM temp.todo WHERE kind = ?1)
                  GROUP BY label HAVING count(*) = 1"
             ),
-            [],
+            [reference],
         )?;
         // same file first
         tx.execute(
             &format!(
                 "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
                  SELECT r.source, n.id, ?1, 'resolver', 'resolved'
-                 FROM graph_references r JOIN graph_nodes s ON s.id = r.source
-                 JOIN graph_nodes n ON n.label = r.name AND n.kind IN {kinds} AND n.file = s.file
+                 FROM temp.todo r JOIN graph_nodes n ON n.label = r.name AND n.kind IN {kinds} AND n.file = r.file
                  WHERE r.kind = ?1 AND n.id <> r.source"
             ),
             [reference],
         )?;
         // else a name unique in the repository
         tx.execute(
-            "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
-             SELECT r.source, u.id, ?1, 'resolver', 'name'
-             FROM graph_references r JOIN temp.unique_names u ON u.label = r.name
-             WHERE r.kind = ?1 AND u.id <> r.source
-               AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = r.source AND e.kind = ?1 AND e.extractor = 'resolver'
-                               AND e.target IN (SELECT id FROM graph_nodes WHERE label = r.name))",
+                            "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
+                 SELECT r.source, u.id, ?1, 'resolver', 'name'
+                 FROM temp.todo r JOIN temp.unique_names u ON u.label = r.name
+                 WHERE r.kind = ?1 AND u.id <> r.source
+                   AND NOT EXISTS (SELECT 1 FROM graph_edges e JOIN graph_nodes t ON t.id = e.target
+                                   WHERE e.source = r.source AND e.kind = ?1 AND e.extractor = 'resolver' AND t.label = r.name)"
+            ,
             [reference],
         )?;
     }
-    resolve_paths(tx)
+    resolve_paths(tx)?;
+    if scope == Scope::Affected {
+        tx.execute("DELETE FROM graph_nodes WHERE kind = 'external' AND id NOT IN (SELECT target FROM graph_edges)", [])?;
+    }
+    Ok(())
 }
 
 /// Imports (dotted module paths) and Markdown links (relative paths) to file and heading nodes.
@@ -369,8 +513,7 @@ fn resolve_paths(tx: &Connection) -> rusqlite::Result<()> {
     };
     let references: Vec<(i64, String, String, String)> = {
         let mut statement = tx.prepare(
-            "SELECT r.source, r.kind, r.name, coalesce(s.file, '') FROM graph_references r JOIN graph_nodes s ON s.id = r.source
-             WHERE r.kind IN ('imports', 'links_to')",
+            "SELECT source, kind, name, coalesce(file, '') FROM temp.todo WHERE kind IN ('imports', 'links_to')",
         )?;
         let rows = statement.query_map([], |row| {
             Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))

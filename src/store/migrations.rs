@@ -60,6 +60,7 @@ CREATE TABLE graph_references (
     name   TEXT NOT NULL
 );
 CREATE INDEX graph_references_by_source ON graph_references(source);
+CREATE INDEX graph_references_by_name ON graph_references(name, kind);
 CREATE VIRTUAL TABLE graph_nodes_fts USING fts5(
     label, uid, content='graph_nodes', content_rowid='id', tokenize=\"unicode61 tokenchars '_'\"
 );
