@@ -424,3 +424,142 @@ async fn an_edit_only_reindex_equals_a_cold_index() {
         "imports"
     ));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn impact_references_path_export_and_doctor() {
+    let server = TestServer::start().await;
+    fixture(server.repo());
+    server.post_json("/api/graph/index", json!({})).await;
+
+    // impact: reconnect and Store.save call connect (1 hop); nothing calls them
+    let (status, impact) = server
+        .post_json("/api/graph/impact", json!({"uid": "connect", "depth": 2}))
+        .await;
+    assert_eq!(status, 200, "{impact}");
+    let data = &impact["data"];
+    assert_eq!(data["meta"]["semantic_scope"], "transitive_depth_2");
+    let direct: BTreeSet<&str> = data["tiers"]["will_break"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"]["uid"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        direct,
+        BTreeSet::from([
+            "code:function:app/db.py::reconnect",
+            "code:method:app/models.py::Store.save"
+        ])
+    );
+    // the file app/db.py: imported by app/models.py
+    let (_, file_impact) = server
+        .post_json("/api/graph/impact", json!({"uid": "app/db.py"}))
+        .await;
+    assert_eq!(
+        file_impact["data"]["tiers"]["will_break"][0]["node"]["uid"],
+        "code:file:app/models.py"
+    );
+
+    // references pick per-kind defaults and say so
+    let (_, references) = server
+        .post_json(
+            "/api/graph/references",
+            json!({"uid": "code:class:app/db.py::Base"}),
+        )
+        .await;
+    let data = &references["data"];
+    assert_eq!(data["meta"]["default_kinds_picked"], true);
+    assert_eq!(data["meta"]["node_kind"], "class");
+    assert_eq!(
+        data["references"][0]["node"]["uid"],
+        "code:class:app/models.py::Store"
+    );
+    assert_eq!(data["references"][0]["edge"], "inherits_from");
+    let (status, body) = server
+        .post_json(
+            "/api/graph/references",
+            json!({"uid": "connect", "kinds": ["teleports"]}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        error_of(&body)["details"]["allowed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("calls"))
+    );
+
+    // path from the guide to a function, through links and containment
+    let (_, path) = server
+        .post_json(
+            "/api/graph/path",
+            json!({"source": "docs/guide.md", "target": "code:function:app/db.py::connect"}),
+        )
+        .await;
+    let data = &path["data"];
+    assert_eq!(data["found"], true, "{data}");
+    assert_eq!(data["hops"], 2);
+    assert_eq!(data["path"][1]["node"]["uid"], "code:file:app/db.py");
+    assert_eq!(data["meta"]["source_resolved_from"], "path_prefix");
+    let (_, none) = server.post_json("/api/graph/path", json!({"source": "code:external:os", "target": "doc:heading:docs/setup.md#install", "max_hops": 1})).await;
+    assert_eq!(none["data"]["found"], false);
+
+    // export: a coherent subgraph, capped
+    let (_, export) = server
+        .post_json("/api/graph/export", json!({"max_hops": 2}))
+        .await;
+    let data = &export["data"];
+    let uids: BTreeSet<&str> = data["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["uid"].as_str().unwrap())
+        .collect();
+    assert!(uids.contains("folder:") && uids.contains("code:file:app/db.py"));
+    assert!(
+        !uids.contains("code:function:app/db.py::connect"),
+        "three hops away"
+    );
+    for edge in data["edges"].as_array().unwrap() {
+        assert!(
+            uids.contains(edge["source"].as_str().unwrap())
+                && uids.contains(edge["target"].as_str().unwrap())
+        );
+    }
+    let (status, body) = server
+        .post_json("/api/graph/export", json!({"max_nodes": 2001}))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&body)["details"]["field"], "max_nodes");
+    let (_, small) = server
+        .post_json("/api/graph/export", json!({"max_nodes": 3, "max_hops": 5}))
+        .await;
+    assert_eq!(small["data"]["nodes"].as_array().unwrap().len(), 3);
+
+    // doctor: healthy, then a file vanishes without a reindex: stale_paths, fixable
+    let (_, doctor) = server.post_json("/api/graph/doctor", json!({})).await;
+    assert_eq!(doctor["data"]["healthy"], true, "{doctor}");
+    assert!(
+        doctor["data"]["meta"]["fixable_categories"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("stale_paths"))
+    );
+    std::fs::remove_file(server.repo().join("tools/helper.py")).unwrap();
+    let (_, doctor) = server.post_json("/api/graph/doctor", json!({})).await;
+    assert_eq!(doctor["data"]["healthy"], false);
+    let stale = doctor["data"]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["category"] == "stale_paths")
+        .unwrap()
+        .clone();
+    assert_eq!(stale["sample"], json!(["tools/helper.py"]));
+    let (_, fixed) = server
+        .post_json("/api/graph/doctor", json!({"fix": true}))
+        .await;
+    assert!(fixed["data"]["stats"]["fixed"].as_u64().unwrap() >= 2);
+    let (_, after) = server.post_json("/api/graph/doctor", json!({})).await;
+    assert_eq!(after["data"]["healthy"], true, "{after}");
+}

@@ -5,6 +5,7 @@
 //! indexer. Its tools are plain functions registered with the runtime; it knows
 //! nothing of HTTP or MCP, and no other area writes its tables.
 
+pub mod analysis;
 pub mod extract;
 pub mod index;
 pub mod tools;

@@ -325,7 +325,7 @@ impl Tool for GraphContext {
         let direction = input.direction.unwrap_or_default();
         context.hub.store.view(|c| {
             let root = resolve_node(c, &input.uid, "uid")?;
-            let neighbours = walk_neighbours(c, root.id, direction, depth, limit)?;
+            let neighbours = walk_neighbours(c, root.id, direction, depth, limit, None)?;
             let mut meta = Map::new();
             meta.insert("resolved_from".into(), json!(root.resolved_from));
             Ok(Context {
@@ -338,12 +338,15 @@ impl Tool for GraphContext {
     }
 }
 
-fn walk_neighbours(
+/// Breadth-first from `root` along edges in `direction` (only of `kinds` when given),
+/// up to `depth` hops and `limit` nodes; each node once, at its nearest depth.
+pub fn walk_neighbours(
     connection: &Connection,
     root: i64,
     direction: Direction,
     depth: u32,
     limit: usize,
+    kinds: Option<&[&str]>,
 ) -> Result<Vec<Neighbour>, ToolError> {
     let mut seen: HashSet<i64> = HashSet::from([root]);
     let mut frontier: VecDeque<(i64, u32)> = VecDeque::from([(root, 0)]);
@@ -387,6 +390,9 @@ fn walk_neighbours(
             for (next, node, edge, confidence) in
                 run(sql, id).map_err(|error| StoreError::on(connection, error))?
             {
+                if kinds.is_some_and(|kinds| !kinds.contains(&edge.as_str())) {
+                    continue;
+                }
                 if !seen.insert(next) {
                     continue;
                 }

@@ -1,13 +1,17 @@
 //! `/api/graph/...`: the knowledge graph's REST face; each handler calls one `cos_graph_*` tool.
 
 use super::RouterSpec;
+use crate::graph::analysis::{
+    Doctor, DoctorInput, Export, ExportInput, GraphDoctor, GraphExport, GraphImpact, GraphPath,
+    GraphReferences, Impact, ImpactInput, PathAnswer, PathInput, References, ReferencesInput,
+};
 use crate::graph::index::IndexSummary;
 use crate::graph::tools::{
     Context, ContextInput, GraphContext, GraphIndex, GraphSearch, IndexInput, SearchInput,
     SearchResults,
 };
 use crate::tools::Hub;
-use crate::web::extract::AppQuery;
+use crate::web::extract::{AppJson, AppQuery};
 use crate::web::unwrap::{ApiError, ApiOk, Success, run};
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -23,6 +27,61 @@ fn router() -> OpenApiRouter<Hub> {
         .routes(routes!(graph_index))
         .routes(routes!(graph_search))
         .routes(routes!(graph_context))
+        .routes(routes!(graph_impact))
+        .routes(routes!(graph_references))
+        .routes(routes!(graph_path))
+        .routes(routes!(graph_export))
+        .routes(routes!(graph_doctor))
+}
+
+/// What depends on a node, in tiers by distance.
+#[utoipa::path(post, path = "/api/graph/impact", operation_id = "graph_impact", tag = "graph", request_body = ImpactInput,
+    responses((status = 200, description = "Dependents in tiers", body = ApiOk<Impact>)))]
+async fn graph_impact(
+    State(hub): State<Hub>,
+    AppJson(input): AppJson<ImpactInput>,
+) -> Result<Success<Impact>, ApiError> {
+    run::<GraphImpact>(&hub, input).await
+}
+
+/// Who refers to a node.
+#[utoipa::path(post, path = "/api/graph/references", operation_id = "graph_references", tag = "graph", request_body = ReferencesInput,
+    responses((status = 200, description = "Incoming references", body = ApiOk<References>)))]
+async fn graph_references(
+    State(hub): State<Hub>,
+    AppJson(input): AppJson<ReferencesInput>,
+) -> Result<Success<References>, ApiError> {
+    run::<GraphReferences>(&hub, input).await
+}
+
+/// The shortest path between two nodes.
+#[utoipa::path(post, path = "/api/graph/path", operation_id = "graph_path", tag = "graph", request_body = PathInput,
+    responses((status = 200, description = "The path, or found: false", body = ApiOk<PathAnswer>)))]
+async fn graph_path(
+    State(hub): State<Hub>,
+    AppJson(input): AppJson<PathInput>,
+) -> Result<Success<PathAnswer>, ApiError> {
+    run::<GraphPath>(&hub, input).await
+}
+
+/// A subgraph as nodes and edges.
+#[utoipa::path(post, path = "/api/graph/export", operation_id = "graph_export", tag = "graph", request_body = ExportInput,
+    responses((status = 200, description = "Nodes and the edges between them", body = ApiOk<Export>)))]
+async fn graph_export(
+    State(hub): State<Hub>,
+    AppJson(input): AppJson<ExportInput>,
+) -> Result<Success<Export>, ApiError> {
+    run::<GraphExport>(&hub, input).await
+}
+
+/// The graph's health, and fixing what can be fixed.
+#[utoipa::path(post, path = "/api/graph/doctor", operation_id = "graph_doctor", tag = "graph", request_body = DoctorInput,
+    responses((status = 200, description = "Issues by category", body = ApiOk<Doctor>)))]
+async fn graph_doctor(
+    State(hub): State<Hub>,
+    AppJson(input): AppJson<DoctorInput>,
+) -> Result<Success<Doctor>, ApiError> {
+    run::<GraphDoctor>(&hub, input).await
 }
 
 /// Indexes the repository: parses new and changed files and resolves references.

@@ -209,6 +209,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/graph/doctor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The graph's health, and fixing what can be fixed. */
+        post: operations["graph_doctor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A subgraph as nodes and edges. */
+        post: operations["graph_export"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/impact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What depends on a node, in tiers by distance. */
+        post: operations["graph_impact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/graph/index": {
         parameters: {
             query?: never;
@@ -220,6 +271,40 @@ export interface paths {
         put?: never;
         /** Indexes the repository: parses new and changed files and resolves references. */
         post: operations["graph_index"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The shortest path between two nodes. */
+        post: operations["graph_path"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/references": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Who refers to a node. */
+        post: operations["graph_references"];
         delete?: never;
         options?: never;
         head?: never;
@@ -440,6 +525,26 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_Doctor: {
+            data: {
+                healthy: boolean;
+                issues: components["schemas"]["DoctorIssue"][];
+                meta: Record<string, never>;
+                stats: components["schemas"]["DoctorStats"];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_Export: {
+            data: {
+                edges: components["schemas"]["ExportEdge"][];
+                meta: Record<string, never>;
+                nodes: components["schemas"]["GraphNode"][];
+                root: string;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_Health: {
             data: {
                 modules: components["schemas"]["ModuleInfo"][];
@@ -469,6 +574,17 @@ export interface components {
                 id: string;
                 /** Format: int64 */
                 total: number;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_Impact: {
+            data: {
+                /** Format: int64 */
+                count: number;
+                meta: Record<string, never>;
+                node: components["schemas"]["GraphNode"];
+                tiers: components["schemas"]["ImpactTiers"];
             };
             meta: components["schemas"]["Meta"];
         };
@@ -534,6 +650,33 @@ export interface components {
                 modules: components["schemas"]["ModuleInfo"][];
                 /** @description The file the switches live in. */
                 state_file: string;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_PathAnswer: {
+            data: {
+                found: boolean;
+                /** Format: int32 */
+                hops?: number | null;
+                meta: Record<string, never>;
+                path: components["schemas"]["PathStep"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_References: {
+            data: {
+                /** Format: int64 */
+                count: number;
+                meta: Record<string, never>;
+                node: components["schemas"]["GraphNode"];
+                references: components["schemas"]["Neighbour"][];
+                /**
+                 * Format: int64
+                 * @description References in all, before the limit.
+                 */
+                total_count: number;
             };
             meta: components["schemas"]["Meta"];
         };
@@ -712,6 +855,46 @@ export interface components {
             dependents: components["schemas"]["Card"][];
             id: string;
         };
+        Doctor: {
+            healthy: boolean;
+            issues: components["schemas"]["DoctorIssue"][];
+            meta: Record<string, never>;
+            stats: components["schemas"]["DoctorStats"];
+        };
+        DoctorInput: {
+            /** @description Delete what the fixable categories found. */
+            fix?: boolean;
+        };
+        DoctorIssue: {
+            category: string;
+            /** Format: int64 */
+            count: number;
+            /** @description Up to ten examples (node uids or file paths). */
+            sample: string[];
+            /** @description `real` (counts against health) or `info`. */
+            severity: string;
+        };
+        DoctorStats: {
+            /** Format: int64 */
+            edges: number;
+            /**
+             * Format: int64
+             * @description Rows deleted by `fix`.
+             */
+            fixed: number;
+            /**
+             * Format: int64
+             * @description Real issues only.
+             */
+            issue_count: number;
+            /**
+             * Format: int64
+             * @description Real and informational.
+             */
+            issue_count_total: number;
+            /** Format: int64 */
+            nodes: number;
+        };
         EditBody: {
             actor?: components["schemas"]["Actor"] | null;
             changes: components["schemas"]["TaskChanges"];
@@ -737,6 +920,33 @@ export interface components {
         /** @description The error body of every REST answer that is not a success. */
         ErrorEnvelope: {
             error: components["schemas"]["ErrorBody"];
+        };
+        Export: {
+            edges: components["schemas"]["ExportEdge"][];
+            meta: Record<string, never>;
+            nodes: components["schemas"]["GraphNode"][];
+            root: string;
+        };
+        ExportEdge: {
+            kind: string;
+            source: string;
+            target: string;
+        };
+        ExportInput: {
+            /** @description Edge kinds to follow outwards (default: contains). */
+            edge_types?: string[];
+            /**
+             * Format: int32
+             * @description 1 to 10 (default 3).
+             */
+            max_hops?: number | null;
+            /**
+             * Format: int32
+             * @description 1 to 2,000 (default 500).
+             */
+            max_nodes?: number | null;
+            /** @description Where to start (default: the repository's root folder). */
+            root?: string | null;
         };
         GraphNode: {
             kind: string;
@@ -787,6 +997,35 @@ export interface components {
              * @description The task's version after this change.
              */
             version: number;
+        };
+        Impact: {
+            /** Format: int64 */
+            count: number;
+            meta: Record<string, never>;
+            node: components["schemas"]["GraphNode"];
+            tiers: components["schemas"]["ImpactTiers"];
+        };
+        ImpactInput: {
+            /**
+             * Format: int32
+             * @description Hops of dependents to follow, 1 to 6 (default 3).
+             */
+            depth?: number | null;
+            /** @description A node uid, a repository path, or a symbol name. */
+            uid: string;
+            /**
+             * Format: int32
+             * @description Nodes to visit at most, 1 to 5,000 (default 500).
+             */
+            visit_limit?: number | null;
+        };
+        ImpactTiers: {
+            /** @description Three hops or more. */
+            context: components["schemas"]["Neighbour"][];
+            /** @description Two hops away. */
+            should_review: components["schemas"]["Neighbour"][];
+            /** @description Direct dependents (one hop): they call, import or extend the node. */
+            will_break: components["schemas"]["Neighbour"][];
         };
         /** @description What an index run did. */
         IndexSummary: {
@@ -881,8 +1120,52 @@ export interface components {
             edge: string;
             node: components["schemas"]["GraphNode"];
         };
+        PathAnswer: {
+            found: boolean;
+            /** Format: int32 */
+            hops?: number | null;
+            meta: Record<string, never>;
+            path: components["schemas"]["PathStep"][];
+        };
+        PathInput: {
+            /**
+             * Format: int32
+             * @description 1 to 10 (default 5).
+             */
+            max_hops?: number | null;
+            source: string;
+            target: string;
+        };
+        PathStep: {
+            /** @description The edge that led here from the previous step, and whether it was followed forwards. */
+            edge?: string | null;
+            forward?: boolean | null;
+            node: components["schemas"]["GraphNode"];
+        };
         /** @enum {string} */
         Priority: "P0" | "P1" | "P2" | "P3";
+        References: {
+            /** Format: int64 */
+            count: number;
+            meta: Record<string, never>;
+            node: components["schemas"]["GraphNode"];
+            references: components["schemas"]["Neighbour"][];
+            /**
+             * Format: int64
+             * @description References in all, before the limit.
+             */
+            total_count: number;
+        };
+        ReferencesInput: {
+            /** @description Edge kinds to follow into the node; empty or absent picks the node kind's defaults. */
+            kinds?: string[];
+            /**
+             * Format: int32
+             * @description 1 to 1,000 (default 100).
+             */
+            limit?: number | null;
+            uid: string;
+        };
         RepositionBody: {
             actor?: components["schemas"]["Actor"] | null;
             after?: string | null;
@@ -2421,6 +2704,294 @@ export interface operations {
             };
         };
     };
+    graph_doctor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DoctorInput"];
+            };
+        };
+        responses: {
+            /** @description Issues by category */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Doctor"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportInput"];
+            };
+        };
+        responses: {
+            /** @description Nodes and the edges between them */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Export"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_impact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImpactInput"];
+            };
+        };
+        responses: {
+            /** @description Dependents in tiers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Impact"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     graph_index: {
         parameters: {
             query?: never;
@@ -2468,6 +3039,198 @@ export interface operations {
             };
             /** @description No such entity or route (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_path: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PathInput"];
+            };
+        };
+        responses: {
+            /** @description The path, or found: false */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_PathAnswer"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_references: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReferencesInput"];
+            };
+        };
+        responses: {
+            /** @description Incoming references */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_References"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

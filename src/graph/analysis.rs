@@ -1,0 +1,707 @@
+//! Questions over the graph: impact, references, paths, exports, health.
+
+use rusqlite::{Connection, params};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet, VecDeque};
+use utoipa::ToSchema;
+
+use super::tools::{Direction, GraphNode, Neighbour, resolve_node, walk_neighbours};
+use crate::envelope::{Category, ErrorBody};
+use crate::store::StoreError;
+use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
+
+const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
+    ToolSpec {
+        name,
+        module: Module::Graph,
+        layer: "graph",
+        description,
+    }
+}
+
+/// Every edge kind the graph records.
+pub const EDGE_KINDS: &[&str] = &[
+    "contains",
+    "imports",
+    "calls",
+    "inherits_from",
+    "implements",
+    "links_to",
+    "cites_heading",
+];
+/// Edges along which a change spreads to dependents (not the containment spine).
+const DEPENDENCY_KINDS: &[&str] = &[
+    "calls",
+    "imports",
+    "inherits_from",
+    "implements",
+    "links_to",
+    "cites_heading",
+];
+
+fn in_range(
+    field: &str,
+    value: Option<u32>,
+    default: u32,
+    low: u32,
+    high: u32,
+) -> Result<u32, ToolError> {
+    match value {
+        None => Ok(default),
+        Some(n) if (low..=high).contains(&n) => Ok(n),
+        Some(n) => Err(ToolError::invalid(
+            field,
+            format!("{low} to {high}, got {n}"),
+        )),
+    }
+}
+
+fn check_kinds<'a>(field: &str, kinds: &'a [String]) -> Result<Vec<&'a str>, ToolError> {
+    kinds
+        .iter()
+        .map(|kind| {
+            if EDGE_KINDS.contains(&kind.as_str()) {
+                Ok(kind.as_str())
+            } else {
+                Err(ToolError::from(
+                    ErrorBody::new(
+                        Category::Validation,
+                        "E_ARGUMENT",
+                        format!(
+                            "{field}: unknown edge kind {kind:?}; one of {}",
+                            EDGE_KINDS.join(", ")
+                        ),
+                    )
+                    .with_details(json!({"field": field, "allowed": EDGE_KINDS, "got": kind})),
+                ))
+            }
+        })
+        .collect()
+}
+
+fn meta(entries: &[(&str, Value)]) -> Map<String, Value> {
+    entries
+        .iter()
+        .map(|(key, value)| (key.to_string(), value.clone()))
+        .collect()
+}
+
+// ---------------------------------------------------------------- impact
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImpactInput {
+    /// A node uid, a repository path, or a symbol name.
+    pub uid: String,
+    /// Hops of dependents to follow, 1 to 6 (default 3).
+    pub depth: Option<u32>,
+    /// Nodes to visit at most, 1 to 5,000 (default 500).
+    pub visit_limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ImpactTiers {
+    /// Direct dependents (one hop): they call, import or extend the node.
+    pub will_break: Vec<Neighbour>,
+    /// Two hops away.
+    pub should_review: Vec<Neighbour>,
+    /// Three hops or more.
+    pub context: Vec<Neighbour>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Impact {
+    pub node: GraphNode,
+    pub tiers: ImpactTiers,
+    pub count: u64,
+    #[schema(value_type = Object)]
+    pub meta: Map<String, Value>,
+}
+
+pub struct GraphImpact;
+
+impl Tool for GraphImpact {
+    type Input = ImpactInput;
+    type Output = Impact;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_impact",
+        "What depends on a node, transitively: dependents along calls, imports, inheritance and links, grouped in tiers \
+         will_break (1 hop), should_review (2) and context (3+). meta.semantic_scope says the depth.",
+    );
+
+    fn run(context: &ToolContext, input: ImpactInput) -> Result<Impact, ToolError> {
+        let depth = in_range("depth", input.depth, 3, 1, 6)?;
+        let limit = in_range("visit_limit", input.visit_limit, 500, 1, 5000)? as usize;
+        context.hub.store.view(|c| {
+            let root = resolve_node(c, &input.uid, "uid")?;
+            let found = walk_neighbours(
+                c,
+                root.id,
+                Direction::In,
+                depth,
+                limit,
+                Some(DEPENDENCY_KINDS),
+            )?;
+            let count = found.len() as u64;
+            let mut tiers = ImpactTiers {
+                will_break: Vec::new(),
+                should_review: Vec::new(),
+                context: Vec::new(),
+            };
+            for neighbour in found {
+                match neighbour.depth {
+                    1 => tiers.will_break.push(neighbour),
+                    2 => tiers.should_review.push(neighbour),
+                    _ => tiers.context.push(neighbour),
+                }
+            }
+            Ok(Impact {
+                node: root.node,
+                tiers,
+                count,
+                meta: meta(&[
+                    ("resolved_from", json!(root.resolved_from)),
+                    ("semantic_scope", json!(format!("transitive_depth_{depth}"))),
+                ]),
+            })
+        })
+    }
+}
+
+// ---------------------------------------------------------------- references
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReferencesInput {
+    pub uid: String,
+    /// Edge kinds to follow into the node; empty or absent picks the node kind's defaults.
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// 1 to 1,000 (default 100).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct References {
+    pub node: GraphNode,
+    pub references: Vec<Neighbour>,
+    pub count: u64,
+    /// References in all, before the limit.
+    pub total_count: u64,
+    #[schema(value_type = Object)]
+    pub meta: Map<String, Value>,
+}
+
+/// The edges that count as "references" to a node of this kind.
+fn default_kinds(node_kind: &str) -> &'static [&'static str] {
+    match node_kind {
+        "function" | "method" => &["calls"],
+        "class" | "interface" => &["inherits_from", "implements", "calls"],
+        "file" | "module" | "external" => &["imports"],
+        "doc_file" => &["links_to"],
+        "doc_heading" => &["cites_heading"],
+        _ => &["contains"],
+    }
+}
+
+pub struct GraphReferences;
+
+impl Tool for GraphReferences {
+    type Input = ReferencesInput;
+    type Output = References;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_references",
+        "Who refers to a node: incoming edges of the given kinds, or the defaults for its kind (function: calls; class: \
+         inherits_from, implements, calls; file: imports; doc: links_to, cites_heading).",
+    );
+
+    fn run(context: &ToolContext, input: ReferencesInput) -> Result<References, ToolError> {
+        let limit = in_range("limit", input.limit, 100, 1, 1000)? as usize;
+        let asked = check_kinds("kinds", &input.kinds)?;
+        context.hub.store.view(|c| {
+            let root = resolve_node(c, &input.uid, "uid")?;
+            let picked = asked.is_empty();
+            let kinds: Vec<&str> = if picked {
+                default_kinds(&root.node.kind).to_vec()
+            } else {
+                asked.clone()
+            };
+            let mut all = walk_neighbours(c, root.id, Direction::In, 1, usize::MAX, Some(&kinds))?;
+            let total_count = all.len() as u64;
+            all.truncate(limit);
+            Ok(References {
+                meta: meta(&[
+                    ("resolved_from", json!(root.resolved_from)),
+                    ("default_kinds_picked", json!(picked)),
+                    ("node_kind", json!(root.node.kind)),
+                    ("kinds", json!(kinds)),
+                ]),
+                node: root.node,
+                count: all.len() as u64,
+                references: all,
+                total_count,
+            })
+        })
+    }
+}
+
+// ---------------------------------------------------------------- path
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathInput {
+    pub source: String,
+    pub target: String,
+    /// 1 to 10 (default 5).
+    pub max_hops: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PathStep {
+    pub node: GraphNode,
+    /// The edge that led here from the previous step, and whether it was followed forwards.
+    pub edge: Option<String>,
+    pub forward: Option<bool>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PathAnswer {
+    pub found: bool,
+    pub hops: Option<u32>,
+    pub path: Vec<PathStep>,
+    #[schema(value_type = Object)]
+    pub meta: Map<String, Value>,
+}
+
+pub struct GraphPath;
+
+impl Tool for GraphPath {
+    type Input = PathInput;
+    type Output = PathAnswer;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_path",
+        "The shortest path between two nodes over any edges (followed either way), up to max_hops.",
+    );
+
+    fn run(context: &ToolContext, input: PathInput) -> Result<PathAnswer, ToolError> {
+        let max_hops = in_range("max_hops", input.max_hops, 5, 1, 10)?;
+        context.hub.store.view(|c| {
+            let source = resolve_node(c, &input.source, "source")?;
+            let target = resolve_node(c, &input.target, "target")?;
+            let meta = meta(&[
+                ("source_resolved_from", json!(source.resolved_from)),
+                ("target_resolved_from", json!(target.resolved_from)),
+            ]);
+            let Some(chain) = shortest_path(c, source.id, target.id, max_hops)? else {
+                return Ok(PathAnswer {
+                    found: false,
+                    hops: None,
+                    path: Vec::new(),
+                    meta,
+                });
+            };
+            let mut path = vec![PathStep {
+                node: source.node,
+                edge: None,
+                forward: None,
+            }];
+            for (id, edge, forward) in chain {
+                path.push(PathStep {
+                    node: node_by_id(c, id)?,
+                    edge: Some(edge),
+                    forward: Some(forward),
+                });
+            }
+            Ok(PathAnswer {
+                found: true,
+                hops: Some(path.len() as u32 - 1),
+                path,
+                meta,
+            })
+        })
+    }
+}
+
+fn node_by_id(connection: &Connection, id: i64) -> Result<GraphNode, ToolError> {
+    connection
+        .query_row(
+            "SELECT uid, kind, label, file, line_start FROM graph_nodes WHERE id = ?1",
+            [id],
+            |row| {
+                Ok(GraphNode {
+                    uid: row.get(0)?,
+                    kind: row.get(1)?,
+                    label: row.get(2)?,
+                    path: row.get(3)?,
+                    line: row.get(4)?,
+                })
+            },
+        )
+        .map_err(|error| ToolError::from(StoreError::on(connection, error)))
+}
+
+/// (node reached, edge kind, followed forwards)
+type Step = (i64, String, bool);
+
+/// Breadth-first over edges in both directions; the steps after `from`, each with its edge.
+fn shortest_path(
+    connection: &Connection,
+    from: i64,
+    to: i64,
+    max_hops: u32,
+) -> Result<Option<Vec<Step>>, ToolError> {
+    if from == to {
+        return Ok(Some(Vec::new()));
+    }
+    let mut previous: HashMap<i64, Step> = HashMap::new();
+    let mut frontier: VecDeque<(i64, u32)> = VecDeque::from([(from, 0)]);
+    let mut seen = HashSet::from([from]);
+    let step = |sql: &str, id: i64| -> rusqlite::Result<Vec<(i64, String)>> {
+        let mut statement = connection.prepare_cached(sql)?;
+        let rows = statement.query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect()
+    };
+    while let Some((id, hops)) = frontier.pop_front() {
+        if hops >= max_hops {
+            continue;
+        }
+        for (sql, forward) in [
+            (
+                "SELECT target, kind FROM graph_edges WHERE source = ?1",
+                true,
+            ),
+            (
+                "SELECT source, kind FROM graph_edges WHERE target = ?1",
+                false,
+            ),
+        ] {
+            for (next, kind) in step(sql, id).map_err(|error| StoreError::on(connection, error))? {
+                if !seen.insert(next) {
+                    continue;
+                }
+                previous.insert(next, (id, kind, forward));
+                if next == to {
+                    let mut chain = Vec::new();
+                    let mut at = to;
+                    while at != from {
+                        let (before, kind, forward) = previous[&at].clone();
+                        chain.push((at, kind, forward));
+                        at = before;
+                    }
+                    chain.reverse();
+                    return Ok(Some(chain));
+                }
+                frontier.push_back((next, hops + 1));
+            }
+        }
+    }
+    Ok(None)
+}
+
+// ---------------------------------------------------------------- export
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportInput {
+    /// Where to start (default: the repository's root folder).
+    pub root: Option<String>,
+    /// Edge kinds to follow outwards (default: contains).
+    #[serde(default)]
+    pub edge_types: Vec<String>,
+    /// 1 to 10 (default 3).
+    pub max_hops: Option<u32>,
+    /// 1 to 2,000 (default 500).
+    pub max_nodes: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ExportEdge {
+    pub source: String,
+    pub target: String,
+    pub kind: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Export {
+    pub root: String,
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<ExportEdge>,
+    #[schema(value_type = Object)]
+    pub meta: Map<String, Value>,
+}
+
+pub struct GraphExport;
+
+impl Tool for GraphExport {
+    type Input = ExportInput;
+    type Output = Export;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_export",
+        "A subgraph as {nodes, edges}: from root, outwards along edge_types (default contains), up to max_hops and \
+         max_nodes (hard cap 2,000). Every edge joins two exported nodes.",
+    );
+
+    fn run(context: &ToolContext, input: ExportInput) -> Result<Export, ToolError> {
+        let max_hops = in_range("max_hops", input.max_hops, 3, 1, 10)?;
+        let max_nodes = in_range("max_nodes", input.max_nodes, 500, 1, 2000)? as usize;
+        let asked = check_kinds("edge_types", &input.edge_types)?;
+        let kinds: Vec<&str> = if asked.is_empty() {
+            vec!["contains"]
+        } else {
+            asked
+        };
+        context.hub.store.view(|c| {
+            let root = resolve_node(c, input.root.as_deref().unwrap_or("folder:"), "root")?;
+            let found = walk_neighbours(
+                c,
+                root.id,
+                Direction::Out,
+                max_hops,
+                max_nodes.saturating_sub(1),
+                Some(&kinds),
+            )?;
+            let mut nodes = vec![root.node.clone()];
+            nodes.extend(found.into_iter().map(|n| n.node));
+            let edges = edges_among(c, &nodes, &kinds)?;
+            Ok(Export {
+                root: root.node.uid,
+                meta: meta(&[
+                    ("resolved_from", json!(root.resolved_from)),
+                    ("edge_types", json!(kinds)),
+                ]),
+                nodes,
+                edges,
+            })
+        })
+    }
+}
+
+/// Edges of `kinds` whose both ends are among `nodes`.
+fn edges_among(
+    connection: &Connection,
+    nodes: &[GraphNode],
+    kinds: &[&str],
+) -> Result<Vec<ExportEdge>, ToolError> {
+    let uids: HashSet<&str> = nodes.iter().map(|n| n.uid.as_str()).collect();
+    let mut statement = connection
+        .prepare_cached(
+            "SELECT t.uid, e.kind FROM graph_edges e JOIN graph_nodes s ON s.id = e.source JOIN graph_nodes t ON t.id = e.target
+             WHERE s.uid = ?1",
+        )
+        .map_err(|error| StoreError::on(connection, error))?;
+    let mut edges = Vec::new();
+    for node in nodes {
+        let rows = statement
+            .query_map([&node.uid], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|error| StoreError::on(connection, error))?;
+        for (target, kind) in rows {
+            if uids.contains(target.as_str()) && kinds.contains(&kind.as_str()) {
+                edges.push(ExportEdge {
+                    source: node.uid.clone(),
+                    target,
+                    kind,
+                });
+            }
+        }
+    }
+    Ok(edges)
+}
+
+// ---------------------------------------------------------------- doctor
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DoctorInput {
+    /// Delete what the fixable categories found.
+    #[serde(default)]
+    pub fix: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DoctorIssue {
+    pub category: String,
+    /// `real` (counts against health) or `info`.
+    pub severity: String,
+    pub count: u64,
+    /// Up to ten examples (node uids or file paths).
+    pub sample: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DoctorStats {
+    pub nodes: u64,
+    pub edges: u64,
+    /// Real issues only.
+    pub issue_count: u64,
+    /// Real and informational.
+    pub issue_count_total: u64,
+    /// Rows deleted by `fix`.
+    pub fixed: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Doctor {
+    pub healthy: bool,
+    pub issues: Vec<DoctorIssue>,
+    pub stats: DoctorStats,
+    #[schema(value_type = Object)]
+    pub meta: Map<String, Value>,
+}
+
+const FIXABLE: &[&str] = &[
+    "stale_paths",
+    "malformed_uid_path",
+    "dangling_source",
+    "dangling_target",
+    "orphaned_external_unresolved",
+];
+const INFORMATIONAL: &[&str] = &["orphaned_external_unresolved", "files_with_parse_errors"];
+
+/// (category, query returning sample rows as text, delete statement when fixable)
+const CHECKS: &[(&str, &str, Option<&str>)] = &[
+    (
+        "dangling_source",
+        "SELECT CAST(e.source AS TEXT) FROM graph_edges e WHERE e.source NOT IN (SELECT id FROM graph_nodes)",
+        Some("DELETE FROM graph_edges WHERE source NOT IN (SELECT id FROM graph_nodes)"),
+    ),
+    (
+        "dangling_target",
+        "SELECT CAST(e.target AS TEXT) FROM graph_edges e WHERE e.target NOT IN (SELECT id FROM graph_nodes)",
+        Some("DELETE FROM graph_edges WHERE target NOT IN (SELECT id FROM graph_nodes)"),
+    ),
+    (
+        "self_loops",
+        "SELECT n.uid FROM graph_edges e JOIN graph_nodes n ON n.id = e.source WHERE e.source = e.target",
+        None,
+    ),
+    (
+        "orphaned_inrepo",
+        "SELECT n.uid FROM graph_nodes n WHERE n.kind NOT IN ('external', 'folder')
+      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)",
+        None,
+    ),
+    (
+        "orphaned_external_unresolved",
+        "SELECT n.uid FROM graph_nodes n WHERE n.kind = 'external' AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)",
+        Some(
+            "DELETE FROM graph_nodes WHERE kind = 'external' AND id NOT IN (SELECT source FROM graph_edges UNION SELECT target FROM graph_edges)",
+        ),
+    ),
+    (
+        "malformed_uid_path",
+        "SELECT uid FROM graph_nodes WHERE uid LIKE '%../%' OR uid GLOB '*`*' OR uid GLOB '*[ \t]*' OR coalesce(file, '') LIKE '%../%'",
+        Some(
+            "DELETE FROM graph_nodes WHERE uid LIKE '%../%' OR uid GLOB '*`*' OR uid GLOB '*[ \t]*' OR coalesce(file, '') LIKE '%../%'",
+        ),
+    ),
+    (
+        "files_with_parse_errors",
+        "SELECT path FROM graph_files WHERE parse_errors > 0",
+        None,
+    ),
+];
+
+pub struct GraphDoctor;
+
+impl Tool for GraphDoctor {
+    type Input = DoctorInput;
+    type Output = Doctor;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_doctor",
+        "Health of the graph: dangling edges, self loops, orphans, malformed uids, paths gone from disk, files with parse \
+         errors. healthy ignores informational categories; fix=true deletes only the fixable ones.",
+    );
+
+    fn run(context: &ToolContext, input: DoctorInput) -> Result<Doctor, ToolError> {
+        let root = context.hub.config.repo_root.clone();
+        let look =
+            |c: &Connection| -> Result<(Vec<DoctorIssue>, Vec<String>, u64, u64), ToolError> {
+                let run = || -> rusqlite::Result<(Vec<DoctorIssue>, Vec<String>, u64, u64)> {
+                    let mut issues = Vec::new();
+                    for (category, sql, _) in CHECKS {
+                        let mut statement = c.prepare(sql)?;
+                        let rows: Vec<String> = statement
+                            .query_map([], |row| row.get(0))?
+                            .collect::<rusqlite::Result<_>>()?;
+                        issues.push(issue(category, rows));
+                    }
+                    let mut statement = c.prepare("SELECT path FROM graph_files")?;
+                    let files: Vec<String> = statement
+                        .query_map([], |row| row.get(0))?
+                        .collect::<rusqlite::Result<_>>()?;
+                    let stale: Vec<String> = files
+                        .into_iter()
+                        .filter(|path| !root.join(path).exists())
+                        .collect();
+                    issues.push(issue("stale_paths", stale.clone()));
+                    let nodes: i64 =
+                        c.query_row("SELECT count(*) FROM graph_nodes", [], |r| r.get(0))?;
+                    let edges: i64 =
+                        c.query_row("SELECT count(*) FROM graph_edges", [], |r| r.get(0))?;
+                    Ok((issues, stale, nodes as u64, edges as u64))
+                };
+                run().map_err(|error| ToolError::from(StoreError::on(c, error)))
+            };
+        let (issues, stale, nodes, edges) = context.hub.store.view(look)?;
+        let mut fixed = 0;
+        if input.fix {
+            fixed = context.hub.store.write(|tx| -> Result<u64, ToolError> {
+                let run = || -> rusqlite::Result<u64> {
+                    let mut deleted = 0;
+                    for (_, _, delete) in CHECKS {
+                        if let Some(delete) = delete {
+                            deleted += tx.execute(delete, [])? as u64;
+                        }
+                    }
+                    for path in &stale {
+                        deleted += tx
+                            .execute("DELETE FROM graph_nodes WHERE file = ?1", params![path])?
+                            as u64;
+                        tx.execute("DELETE FROM graph_files WHERE path = ?1", params![path])?;
+                    }
+                    Ok(deleted)
+                };
+                run().map_err(|error| ToolError::from(StoreError::on(tx, error)))
+            })?;
+        }
+        let real: Vec<&DoctorIssue> = issues
+            .iter()
+            .filter(|i| i.severity == "real" && i.count > 0)
+            .collect();
+        let issue_count = real.len() as u64;
+        let issue_count_total = issues.iter().filter(|i| i.count > 0).count() as u64;
+        Ok(Doctor {
+            healthy: issue_count == 0,
+            stats: DoctorStats {
+                nodes,
+                edges,
+                issue_count,
+                issue_count_total,
+                fixed,
+            },
+            issues,
+            meta: meta(&[
+                ("fixable_categories", json!(FIXABLE)),
+                ("informational_categories", json!(INFORMATIONAL)),
+            ]),
+        })
+    }
+}
+
+fn issue(category: &str, rows: Vec<String>) -> DoctorIssue {
+    DoctorIssue {
+        category: category.to_string(),
+        severity: if INFORMATIONAL.contains(&category) {
+            "info"
+        } else {
+            "real"
+        }
+        .to_string(),
+        count: rows.len() as u64,
+        sample: rows.into_iter().take(10).collect(),
+    }
+}
