@@ -392,6 +392,8 @@ fn serve(
             hub.state().config.repo_root.display()
         );
         eprintln!("access: {access}");
+        // The graph follows saved files while the hub runs.
+        let _watcher = crate::graph::watch::start(hub.clone());
         let options = web::ServeOptions {
             access,
             ..web::ServeOptions::default()

@@ -563,3 +563,60 @@ async fn impact_references_path_export_and_doctor() {
     let (_, after) = server.post_json("/api/graph/doctor", json!({})).await;
     assert_eq!(after["data"]["healthy"], true, "{after}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_graph_follows_saved_files_while_the_hub_runs() {
+    let server = TestServer::start().await;
+    fixture(server.repo());
+    let _watcher = cos_hub::graph::watch::start(server.hub.clone()).expect("watching starts");
+    let found = |body: &Value| {
+        body["data"]["results"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|n| n["label"] == "freshly_saved_function"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+
+    write(
+        server.repo(),
+        "app/fresh.py",
+        "def freshly_saved_function():\n    return connect()\n",
+    );
+    let saved_at = std::time::Instant::now();
+    loop {
+        let (status, body) = server
+            .get("/api/graph/search?query=freshly_saved_function")
+            .await;
+        assert_eq!(status, 200);
+        if found(&body) {
+            assert!(
+                body["data"]["meta"]["graph_updated_at"].is_string(),
+                "{body}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the saved file never reached the graph"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let elapsed = saved_at.elapsed();
+    eprintln!("a saved file reached the graph after {elapsed:?}");
+
+    std::fs::remove_file(server.repo().join("app/fresh.py")).unwrap();
+    loop {
+        let (_, body) = server
+            .get("/api/graph/search?query=freshly_saved_function")
+            .await;
+        if !found(&body) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the deleted file stayed in the graph"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (_, context) = server.get("/api/graph/context?uid=app/db.py").await;
+    assert_eq!(context["data"]["meta"]["graph_pending"], false);
+}

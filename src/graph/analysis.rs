@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet, VecDeque};
 use utoipa::ToSchema;
 
-use super::tools::{Direction, GraphNode, Neighbour, resolve_node, walk_neighbours};
+use super::tools::{Direction, GraphNode, Neighbour, add_freshness, resolve_node, walk_neighbours};
 use crate::envelope::{Category, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
@@ -156,14 +156,16 @@ impl Tool for GraphImpact {
                     _ => tiers.context.push(neighbour),
                 }
             }
+            let mut meta = meta(&[
+                ("resolved_from", json!(root.resolved_from)),
+                ("semantic_scope", json!(format!("transitive_depth_{depth}"))),
+            ]);
+            add_freshness(&mut meta, c, context)?;
             Ok(Impact {
                 node: root.node,
                 tiers,
                 count,
-                meta: meta(&[
-                    ("resolved_from", json!(root.resolved_from)),
-                    ("semantic_scope", json!(format!("transitive_depth_{depth}"))),
-                ]),
+                meta,
             })
         })
     }
@@ -230,13 +232,15 @@ impl Tool for GraphReferences {
             let mut all = walk_neighbours(c, root.id, Direction::In, 1, usize::MAX, Some(&kinds))?;
             let total_count = all.len() as u64;
             all.truncate(limit);
+            let mut meta = meta(&[
+                ("resolved_from", json!(root.resolved_from)),
+                ("default_kinds_picked", json!(picked)),
+                ("node_kind", json!(root.node.kind)),
+                ("kinds", json!(kinds)),
+            ]);
+            add_freshness(&mut meta, c, context)?;
             Ok(References {
-                meta: meta(&[
-                    ("resolved_from", json!(root.resolved_from)),
-                    ("default_kinds_picked", json!(picked)),
-                    ("node_kind", json!(root.node.kind)),
-                    ("kinds", json!(kinds)),
-                ]),
+                meta,
                 node: root.node,
                 count: all.len() as u64,
                 references: all,
@@ -289,10 +293,11 @@ impl Tool for GraphPath {
         context.hub.store.view(|c| {
             let source = resolve_node(c, &input.source, "source")?;
             let target = resolve_node(c, &input.target, "target")?;
-            let meta = meta(&[
+            let mut meta = meta(&[
                 ("source_resolved_from", json!(source.resolved_from)),
                 ("target_resolved_from", json!(target.resolved_from)),
             ]);
+            add_freshness(&mut meta, c, context)?;
             let Some(chain) = shortest_path(c, source.id, target.id, max_hops)? else {
                 return Ok(PathAnswer {
                     found: false,

@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod extract;
 pub mod index;
 pub mod tools;
+pub mod watch;
 
 use crate::tools::Registry;
 

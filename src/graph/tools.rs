@@ -53,6 +53,26 @@ fn fts_query(text: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
+/// Adds when the graph was last updated and whether a re-index is under way
+/// (`cos serve` re-indexes after saves) to an answer's meta.
+pub fn add_freshness(
+    meta: &mut Map<String, Value>,
+    connection: &Connection,
+    context: &ToolContext,
+) -> Result<(), ToolError> {
+    let updated: Option<String> = connection
+        .query_row("SELECT max(indexed_at) FROM graph_files", [], |row| {
+            row.get(0)
+        })
+        .map_err(|error| StoreError::on(connection, error))?;
+    meta.insert("graph_updated_at".into(), json!(updated));
+    meta.insert(
+        "graph_pending".into(),
+        json!(context.hub.pending.is(super::watch::PENDING)),
+    );
+    Ok(())
+}
+
 // ---------------------------------------------------------------- index
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -99,6 +119,9 @@ pub struct SearchInput {
 pub struct SearchResults {
     pub results: Vec<GraphNode>,
     pub count: u64,
+    /// graph_updated_at, graph_pending.
+    #[schema(value_type = Object)]
+    pub meta: Map<String, Value>,
 }
 
 pub struct GraphSearch;
@@ -119,22 +142,29 @@ impl Tool for GraphSearch {
         };
         let query = fts_query(&input.query)
             .ok_or_else(|| ToolError::invalid("query", "at least one letter or digit"))?;
-        let results = context.hub.store.read(|c| {
+        let (results, meta) = context.hub.store.view(|c| -> Result<_, ToolError> {
             let sql = format!(
                 "SELECT {NODE_COLUMNS} FROM graph_nodes_fts f JOIN graph_nodes n ON n.id = f.rowid
                  WHERE graph_nodes_fts MATCH ?1 AND (?2 IS NULL OR n.kind = ?2)
                  ORDER BY (n.label = ?3) DESC, bm25(graph_nodes_fts), length(n.uid) LIMIT ?4"
             );
-            let mut statement = c.prepare_cached(&sql)?;
-            let rows = statement.query_map(
-                params![query, input.kind, input.query.trim(), limit],
-                node_from_row,
-            )?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
+            let search = || -> rusqlite::Result<Vec<GraphNode>> {
+                let mut statement = c.prepare_cached(&sql)?;
+                let rows = statement.query_map(
+                    params![query, input.kind, input.query.trim(), limit],
+                    node_from_row,
+                )?;
+                rows.collect()
+            };
+            let results = search().map_err(|error| StoreError::on(c, error))?;
+            let mut meta = Map::new();
+            add_freshness(&mut meta, c, context)?;
+            Ok((results, meta))
         })?;
         Ok(SearchResults {
             count: results.len() as u64,
             results,
+            meta,
         })
     }
 }
@@ -328,6 +358,7 @@ impl Tool for GraphContext {
             let neighbours = walk_neighbours(c, root.id, direction, depth, limit, None)?;
             let mut meta = Map::new();
             meta.insert("resolved_from".into(), json!(root.resolved_from));
+            add_freshness(&mut meta, c, context)?;
             Ok(Context {
                 node: root.node,
                 count: neighbours.len() as u64,

@@ -98,6 +98,35 @@ pub struct HubState {
     pub started: Instant,
     /// Answers shared between callers until the data they read changes.
     pub answers: cache::AnswerCache,
+    /// Background work under way, by area (e.g. the graph re-indexing after a save).
+    pub pending: Pending,
+}
+
+/// Which areas have background work under way; answers report it in their meta.
+#[derive(Default)]
+pub struct Pending {
+    areas: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
+}
+
+impl Pending {
+    pub fn set(&self, area: &'static str, pending: bool) {
+        let mut areas = self
+            .areas
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if pending {
+            areas.insert(area);
+        } else {
+            areas.remove(area);
+        }
+    }
+
+    pub fn is(&self, area: &str) -> bool {
+        self.areas
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .contains(area)
+    }
 }
 
 /// One call's view of the hub.
@@ -205,6 +234,7 @@ impl Hub {
             modules,
             started: Instant::now(),
             answers: cache::AnswerCache::default(),
+            pending: Pending::default(),
         };
         Ok(Hub {
             state: Arc::new(state),

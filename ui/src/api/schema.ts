@@ -685,6 +685,8 @@ export interface components {
             data: {
                 /** Format: int64 */
                 count: number;
+                /** @description graph_updated_at, graph_pending. */
+                meta: Record<string, never>;
                 results: components["schemas"]["GraphNode"][];
             };
             meta: components["schemas"]["Meta"];
@@ -1182,6 +1184,8 @@ export interface components {
         SearchResults: {
             /** Format: int64 */
             count: number;
+            /** @description graph_updated_at, graph_pending. */
+            meta: Record<string, never>;
             results: components["schemas"]["GraphNode"][];
         };
         /**
