@@ -620,3 +620,84 @@ async fn the_graph_follows_saved_files_while_the_hub_runs() {
     let (_, context) = server.get("/api/graph/context?uid=app/db.py").await;
     assert_eq!(context["data"]["meta"]["graph_pending"], false);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_javascript_and_go_imports_resolve_across_files() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(
+        root,
+        "web/db.ts",
+        "export function query(sql: string) { return sql; }\n",
+    );
+    write(root, "web/index.ts", "export const VERSION = '1';\n");
+    write(
+        root,
+        "web/app.tsx",
+        "import { query } from './db';\nimport { VERSION } from '.';\nimport React from 'react';\nexport function App() { return query(VERSION); }\n",
+    );
+    write(
+        root,
+        "web/legacy.js",
+        "const db = require('./db');\nclass Old extends Base {}\n",
+    );
+    write(
+        root,
+        "db/db.go",
+        "package db\n\nfunc Write(s string) error { return nil }\n",
+    );
+    write(
+        root,
+        "store/store.go",
+        "package store\n\nimport (\n  \"fmt\"\n  \"example.com/app/db\"\n)\n\nfunc Save() error { return db.Write(fmt.Sprint(1)) }\n",
+    );
+    let (status, summary) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{summary}");
+    let (_, edges) = dump(&server.state_dir());
+    assert!(
+        has_edge(
+            &edges,
+            "code:file:web/app.tsx",
+            "code:file:web/db.ts",
+            "imports"
+        ),
+        "relative import with extension lookup"
+    );
+    assert!(
+        has_edge(
+            &edges,
+            "code:file:web/app.tsx",
+            "code:file:web/index.ts",
+            "imports"
+        ),
+        "a folder import finds its index file"
+    );
+    assert!(has_edge(
+        &edges,
+        "code:file:web/app.tsx",
+        "code:external:react",
+        "imports"
+    ));
+    assert!(has_edge(
+        &edges,
+        "code:function:web/app.tsx::App",
+        "code:function:web/db.ts::query",
+        "calls"
+    ));
+    assert!(
+        has_edge(&edges, "code:file:store/store.go", "folder:db", "imports"),
+        "a Go import names its package folder"
+    );
+    assert!(has_edge(
+        &edges,
+        "code:file:store/store.go",
+        "code:external:fmt",
+        "imports"
+    ));
+    assert!(has_edge(
+        &edges,
+        "code:function:store/store.go::Save",
+        "code:function:db/db.go::Write",
+        "calls"
+    ));
+}

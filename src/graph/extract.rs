@@ -44,6 +44,10 @@ pub struct Extraction {
 pub enum Language {
     Python,
     Rust,
+    TypeScript,
+    Tsx,
+    JavaScript,
+    Go,
     Markdown,
 }
 
@@ -52,6 +56,10 @@ impl Language {
         match path.rsplit_once('.').map(|(_, ext)| ext) {
             Some("py") => Some(Language::Python),
             Some("rs") => Some(Language::Rust),
+            Some("ts") | Some("mts") | Some("cts") => Some(Language::TypeScript),
+            Some("tsx") => Some(Language::Tsx),
+            Some("js") | Some("jsx") | Some("mjs") | Some("cjs") => Some(Language::JavaScript),
+            Some("go") => Some(Language::Go),
             Some("md") | Some("markdown") => Some(Language::Markdown),
             _ => None,
         }
@@ -61,6 +69,10 @@ impl Language {
         match self {
             Language::Python => "python",
             Language::Rust => "rust",
+            Language::TypeScript => "typescript",
+            Language::Tsx => "tsx",
+            Language::JavaScript => "javascript",
+            Language::Go => "go",
             Language::Markdown => "markdown",
         }
     }
@@ -108,6 +120,38 @@ pub fn extract(path: &str, language: Language, text: &str) -> Extraction {
             &tree_sitter_rust::LANGUAGE.into(),
             &RUST,
         ),
+        Language::TypeScript => code(
+            &mut extraction,
+            path,
+            &file,
+            text,
+            &tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            &SCRIPT,
+        ),
+        Language::Tsx => code(
+            &mut extraction,
+            path,
+            &file,
+            text,
+            &tree_sitter_typescript::LANGUAGE_TSX.into(),
+            &SCRIPT,
+        ),
+        Language::JavaScript => code(
+            &mut extraction,
+            path,
+            &file,
+            text,
+            &tree_sitter_javascript::LANGUAGE.into(),
+            &SCRIPT,
+        ),
+        Language::Go => code(
+            &mut extraction,
+            path,
+            &file,
+            text,
+            &tree_sitter_go::LANGUAGE.into(),
+            &GO,
+        ),
         Language::Markdown => markdown(&mut extraction, path, &file, text),
     }
     extraction
@@ -120,6 +164,8 @@ struct Grammar {
     containers: &'static [&'static str],
     imports: &'static [&'static str],
     calls: &'static [&'static str],
+    /// Values that make a `name = value` binding a function (JS/TS arrow functions).
+    function_values: &'static [&'static str],
 }
 
 const PYTHON: Grammar = Grammar {
@@ -128,6 +174,7 @@ const PYTHON: Grammar = Grammar {
     containers: &[],
     imports: &["import_statement", "import_from_statement"],
     calls: &["call"],
+    function_values: &[],
 };
 
 const RUST: Grammar = Grammar {
@@ -140,6 +187,34 @@ const RUST: Grammar = Grammar {
     containers: &["impl_item", "mod_item"],
     imports: &["use_declaration"],
     calls: &["call_expression", "macro_invocation"],
+    function_values: &[],
+};
+
+/// TypeScript, TSX and JavaScript share their constructs' names.
+const SCRIPT: Grammar = Grammar {
+    classes: &[
+        ("class_declaration", "class"),
+        ("abstract_class_declaration", "class"),
+        ("interface_declaration", "interface"),
+    ],
+    functions: &[
+        "function_declaration",
+        "generator_function_declaration",
+        "method_definition",
+    ],
+    containers: &[],
+    imports: &["import_statement"],
+    calls: &["call_expression", "new_expression"],
+    function_values: &["arrow_function", "function_expression", "function"],
+};
+
+const GO: Grammar = Grammar {
+    classes: &[],
+    functions: &["function_declaration"],
+    containers: &[],
+    imports: &["import_spec"],
+    calls: &["call_expression"],
+    function_values: &[],
 };
 
 struct Walk<'a> {
@@ -199,6 +274,58 @@ impl Walk<'_> {
             self.out.parse_errors += 1;
         }
         let kind = node.kind();
+        if kind == "type_spec"
+            && let Some(name) = self.name_of(node)
+        {
+            // Go: `type Name struct {..}` or `type Name interface {..}`
+            let type_kind = match node.child_by_field_name("type").map(|t| t.kind()) {
+                Some("interface_type") => "interface",
+                _ => "class",
+            };
+            let uid = format!("code:{type_kind}:{}::{name}", self.path);
+            self.declare(&uid, type_kind, &name, node, parent);
+            return;
+        }
+        if kind == "method_declaration"
+            && let Some(name) = self.name_of(node)
+        {
+            // Go: `func (r *Receiver) Name(..)`
+            let receiver = node
+                .child_by_field_name("receiver")
+                .map(|r| {
+                    self.text_of(r)
+                        .rsplit([' ', '*', '('])
+                        .next()
+                        .unwrap_or("")
+                        .trim_end_matches(')')
+                        .split('[')
+                        .next()
+                        .unwrap_or("")
+                        .to_string()
+                })
+                .unwrap_or_default();
+            let qualified = qualify(&receiver, &name);
+            let uid = format!("code:method:{}::{qualified}", self.path);
+            self.declare(&uid, "method", &name, node, parent);
+            self.children(node, &uid, &qualified, Some(&uid.clone()));
+            return;
+        }
+        if kind == "variable_declarator"
+            && let (Some(name), Some(value)) = (
+                node.child_by_field_name("name"),
+                node.child_by_field_name("value"),
+            )
+            && self.grammar.function_values.contains(&value.kind())
+            && name.kind() == "identifier"
+        {
+            // JS/TS: `const name = (..) => ..`
+            let name = self.text_of(name).to_string();
+            let qualified = qualify(scope, &name);
+            let uid = format!("code:function:{}::{qualified}", self.path);
+            self.declare(&uid, "function", &name, node, parent);
+            self.children(value, &uid, &qualified, Some(&uid.clone()));
+            return;
+        }
         if let Some((_, class_kind)) = self.grammar.classes.iter().find(|(k, _)| *k == kind)
             && let Some(name) = self.name_of(node)
         {
@@ -313,6 +440,14 @@ impl Walk<'_> {
     }
 
     fn bases(&mut self, node: Node, uid: &str) {
+        let mut cursor = node.walk();
+        let heritage: Vec<Node> = node
+            .children(&mut cursor)
+            .filter(|c| matches!(c.kind(), "class_heritage" | "extends_type_clause"))
+            .collect();
+        for clause in heritage {
+            self.heritage(clause, uid);
+        }
         let Some(bases) = node.child_by_field_name("superclasses") else {
             return;
         };
@@ -334,10 +469,52 @@ impl Walk<'_> {
         }
     }
 
+    /// `extends A implements B, C` (TS), `extends A` (JS), `interface X extends Y`.
+    fn heritage(&mut self, clause: Node, uid: &str) {
+        let mut cursor = clause.walk();
+        for part in clause.named_children(&mut cursor) {
+            let kind = match part.kind() {
+                "implements_clause" => "implements",
+                _ => "inherits_from",
+            };
+            let targets: Vec<Node> =
+                if matches!(part.kind(), "extends_clause" | "implements_clause") {
+                    let mut inner = part.walk();
+                    part.named_children(&mut inner).collect()
+                } else {
+                    vec![part]
+                };
+            for target in targets {
+                let name = self
+                    .text_of(target)
+                    .split('<')
+                    .next()
+                    .unwrap_or("")
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                if !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                {
+                    self.out.references.push(Reference {
+                        source: uid.replace('\u{0}', ""),
+                        kind,
+                        name,
+                    });
+                }
+            }
+        }
+    }
+
     fn callee(&self, node: Node) -> Option<String> {
         let function = node
             .child_by_field_name("function")
-            .or_else(|| node.child_by_field_name("macro"))?;
+            .or_else(|| node.child_by_field_name("macro"))
+            .or_else(|| node.child_by_field_name("constructor"))?;
         let text = self.text_of(function);
         let last = text.rsplit(['.', ':']).next().unwrap_or(text).trim();
         let last = last.split('<').next().unwrap_or(last);
@@ -348,7 +525,20 @@ impl Walk<'_> {
     fn imports(&mut self, node: Node, parent: &str) {
         let source = parent.replace('\u{0}', "");
         let text = self.text_of(node).to_string();
+        let unquote = |text: &str| {
+            text.trim()
+                .trim_matches(|c| c == '"' || c == '\'' || c == '`')
+                .to_string()
+        };
         let modules: Vec<String> = match node.kind() {
+            "import_statement" if node.child_by_field_name("source").is_some() => node
+                .child_by_field_name("source")
+                .map(|s| vec![unquote(self.text_of(s))])
+                .unwrap_or_default(),
+            "import_spec" => node
+                .child_by_field_name("path")
+                .map(|p| vec![format!("go:{}", unquote(self.text_of(p)))])
+                .unwrap_or_default(),
             "import_from_statement" => node
                 .child_by_field_name("module_name")
                 .map(|m| vec![self.text_of(m).to_string()])
@@ -601,5 +791,88 @@ mod tests {
             .map(|r| r.name.as_str())
             .collect();
         assert_eq!(links, ["api.md#errors"]);
+    }
+
+    #[test]
+    fn typescript_classes_interfaces_arrow_functions_imports() {
+        let text = "import { connect } from './db';\nimport React from 'react';\n\nexport interface Shape { area(): number }\n\nexport class Square extends Base implements Shape {\n  area() { return helper(2); }\n}\n\nexport const helper = (x: number) => x * x;\nfunction main() { new Square().area(); connect(); }\n";
+        let e = extract("web/shapes.ts", Language::TypeScript, text);
+        let found = uids(&e);
+        for uid in [
+            "code:interface:web/shapes.ts::Shape",
+            "code:class:web/shapes.ts::Square",
+            "code:method:web/shapes.ts::Square.area",
+            "code:function:web/shapes.ts::helper",
+            "code:function:web/shapes.ts::main",
+        ] {
+            assert!(found.contains(&uid), "{uid} missing from {found:?}");
+        }
+        let refs: Vec<(&str, &str, &str)> = e
+            .references
+            .iter()
+            .map(|r| (r.source.as_str(), r.kind, r.name.as_str()))
+            .collect();
+        for expected in [
+            ("code:file:web/shapes.ts", "imports", "./db"),
+            ("code:file:web/shapes.ts", "imports", "react"),
+            ("code:class:web/shapes.ts::Square", "inherits_from", "Base"),
+            ("code:class:web/shapes.ts::Square", "implements", "Shape"),
+            ("code:method:web/shapes.ts::Square.area", "calls", "helper"),
+            ("code:function:web/shapes.ts::main", "calls", "Square"),
+            ("code:function:web/shapes.ts::main", "calls", "connect"),
+        ] {
+            assert!(
+                refs.contains(&expected),
+                "{expected:?} missing from {refs:?}"
+            );
+        }
+        assert_eq!(e.parse_errors, 0);
+        let tsx = extract(
+            "web/App.tsx",
+            Language::Tsx,
+            "export function App() { return <div>{render()}</div>; }\n",
+        );
+        assert!(uids(&tsx).contains(&"code:function:web/App.tsx::App"));
+        let js = extract(
+            "web/util.js",
+            Language::JavaScript,
+            "class A extends B {}\nfunction f() { g(); }\n",
+        );
+        assert!(uids(&js).contains(&"code:class:web/util.js::A"));
+        assert!(
+            js.references
+                .iter()
+                .any(|r| r.kind == "inherits_from" && r.name == "B")
+        );
+    }
+
+    #[test]
+    fn go_types_methods_functions_imports() {
+        let text = "package store\n\nimport (\n  \"fmt\"\n  \"example.com/app/db\"\n)\n\ntype Store struct { n int }\ntype Saver interface { Save() error }\n\nfunc (s *Store) Save() error { return db.Write(fmt.Sprint(s.n)) }\n\nfunc New() *Store { return &Store{} }\n";
+        let e = extract("store/store.go", Language::Go, text);
+        let found = uids(&e);
+        for uid in [
+            "code:class:store/store.go::Store",
+            "code:interface:store/store.go::Saver",
+            "code:method:store/store.go::Store.Save",
+            "code:function:store/store.go::New",
+        ] {
+            assert!(found.contains(&uid), "{uid} missing from {found:?}");
+        }
+        let refs: Vec<(&str, &str, &str)> = e
+            .references
+            .iter()
+            .map(|r| (r.source.as_str(), r.kind, r.name.as_str()))
+            .collect();
+        assert!(
+            refs.contains(&("code:file:store/store.go", "imports", "go:fmt")),
+            "{refs:?}"
+        );
+        assert!(refs.contains(&(
+            "code:file:store/store.go",
+            "imports",
+            "go:example.com/app/db"
+        )));
+        assert!(refs.contains(&("code:method:store/store.go::Store.Save", "calls", "Write")));
     }
 }

@@ -505,6 +505,12 @@ fn resolve_paths(tx: &Connection) -> rusqlite::Result<()> {
         let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
         rows.collect::<rusqlite::Result<_>>()?
     };
+    let folders: HashMap<String, i64> = {
+        let mut statement =
+            tx.prepare("SELECT substr(uid, 8), id FROM graph_nodes WHERE kind = 'folder'")?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
     let headings: HashMap<String, i64> = {
         let mut statement =
             tx.prepare("SELECT uid, id FROM graph_nodes WHERE kind = 'doc_heading'")?;
@@ -548,18 +554,13 @@ fn resolve_paths(tx: &Connection) -> rusqlite::Result<()> {
             }
             continue;
         }
-        match module_file(&name, &from_file, &files) {
+        let (resolved, top) = import_target(&name, &from_file, &files, &folders);
+        match resolved {
             Some(target) if target != source => {
                 edge.execute(params![source, target, "imports", "resolved"])?;
             }
             Some(_) => {}
             None => {
-                let top = name
-                    .trim_start_matches('.')
-                    .split('.')
-                    .next()
-                    .unwrap_or(&name)
-                    .to_string();
                 if top.is_empty() || matches!(top.as_str(), "crate" | "self" | "super") {
                     continue;
                 }
@@ -588,6 +589,57 @@ fn join_relative(from_file: &str, target: &str) -> String {
         }
     }
     parts.join("/")
+}
+
+const SCRIPT_EXTENSIONS: &[&str] = &["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts"];
+
+/// What an import names, by the importing file's language: the node it resolves
+/// to, if any, and the name of the external module otherwise.
+fn import_target(
+    name: &str,
+    from_file: &str,
+    files: &HashMap<String, i64>,
+    folders: &HashMap<String, i64>,
+) -> (Option<i64>, String) {
+    if let Some(path) = name.strip_prefix("go:") {
+        // Go imports a package: the folder whose path ends the import path.
+        let segments: Vec<&str> = path.split('/').collect();
+        let found = (0..segments.len())
+            .find_map(|start| folders.get(&segments[start..].join("/")).copied());
+        return (found, path.to_string());
+    }
+    let extension = from_file.rsplit('.').next().unwrap_or("");
+    if SCRIPT_EXTENSIONS.contains(&extension) {
+        if name.starts_with('.') || name.starts_with('/') {
+            let base = join_relative(from_file, name);
+            let mut candidates = vec![base.clone()];
+            candidates.extend(SCRIPT_EXTENSIONS.iter().map(|ext| format!("{base}.{ext}")));
+            candidates.extend(
+                SCRIPT_EXTENSIONS
+                    .iter()
+                    .map(|ext| format!("{base}/index.{ext}")),
+            );
+            let found = candidates
+                .iter()
+                .find_map(|candidate| files.get(candidate).copied());
+            return (found, String::new());
+        }
+        // a package: `react`, `@scope/name/sub` → `@scope/name`
+        let parts: Vec<&str> = name.split('/').collect();
+        let package = if name.starts_with('@') {
+            parts.iter().take(2).copied().collect::<Vec<_>>().join("/")
+        } else {
+            parts[0].to_string()
+        };
+        return (None, package);
+    }
+    let top = name
+        .trim_start_matches('.')
+        .split('.')
+        .next()
+        .unwrap_or(name)
+        .to_string();
+    (module_file(name, from_file, files), top)
 }
 
 /// The file node a dotted module path names: Python packages and modules, Rust module paths.
