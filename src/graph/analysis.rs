@@ -6,7 +6,9 @@ use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet, VecDeque};
 use utoipa::ToSchema;
 
-use super::tools::{Direction, GraphNode, Neighbour, add_freshness, resolve_node, walk_neighbours};
+use super::tools::{
+    Direction, GraphNode, Neighbour, add_freshness, node_at, resolve_node, walk_neighbours,
+};
 use crate::envelope::{Category, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
@@ -333,15 +335,7 @@ fn node_by_id(connection: &Connection, id: i64) -> Result<GraphNode, ToolError> 
         .query_row(
             "SELECT uid, kind, label, file, line_start FROM graph_nodes WHERE id = ?1",
             [id],
-            |row| {
-                Ok(GraphNode {
-                    uid: row.get(0)?,
-                    kind: row.get(1)?,
-                    label: row.get(2)?,
-                    path: row.get(3)?,
-                    line: row.get(4)?,
-                })
-            },
+            |row| node_at(row, 0),
         )
         .map_err(|error| ToolError::from(StoreError::on(connection, error)))
 }

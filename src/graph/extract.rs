@@ -103,58 +103,31 @@ pub fn extract(path: &str, language: Language, text: &str) -> Extraction {
         line_start: 1,
         line_end: lines,
     });
-    match language {
-        Language::Python => code(
+    match grammar_of(language) {
+        Some((grammar_language, grammar)) => code(
             &mut extraction,
             path,
             &file,
             text,
-            &tree_sitter_python::LANGUAGE.into(),
-            &PYTHON,
+            &grammar_language,
+            grammar,
         ),
-        Language::Rust => code(
-            &mut extraction,
-            path,
-            &file,
-            text,
-            &tree_sitter_rust::LANGUAGE.into(),
-            &RUST,
-        ),
-        Language::TypeScript => code(
-            &mut extraction,
-            path,
-            &file,
-            text,
-            &tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            &SCRIPT,
-        ),
-        Language::Tsx => code(
-            &mut extraction,
-            path,
-            &file,
-            text,
-            &tree_sitter_typescript::LANGUAGE_TSX.into(),
-            &SCRIPT,
-        ),
-        Language::JavaScript => code(
-            &mut extraction,
-            path,
-            &file,
-            text,
-            &tree_sitter_javascript::LANGUAGE.into(),
-            &SCRIPT,
-        ),
-        Language::Go => code(
-            &mut extraction,
-            path,
-            &file,
-            text,
-            &tree_sitter_go::LANGUAGE.into(),
-            &GO,
-        ),
-        Language::Markdown => markdown(&mut extraction, path, &file, text),
+        None => markdown(&mut extraction, path, &file, text),
     }
     extraction
+}
+
+/// The tree-sitter grammar and construct names of a programming language (Markdown has its own walk).
+fn grammar_of(language: Language) -> Option<(tree_sitter::Language, &'static Grammar)> {
+    match language {
+        Language::Python => Some((tree_sitter_python::LANGUAGE.into(), &PYTHON)),
+        Language::Rust => Some((tree_sitter_rust::LANGUAGE.into(), &RUST)),
+        Language::TypeScript => Some((tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), &SCRIPT)),
+        Language::Tsx => Some((tree_sitter_typescript::LANGUAGE_TSX.into(), &SCRIPT)),
+        Language::JavaScript => Some((tree_sitter_javascript::LANGUAGE.into(), &SCRIPT)),
+        Language::Go => Some((tree_sitter_go::LANGUAGE.into(), &GO)),
+        Language::Markdown => None,
+    }
 }
 
 /// How a language's grammar names the constructs the graph cares about.

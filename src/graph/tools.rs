@@ -31,12 +31,17 @@ pub struct GraphNode {
 }
 
 fn node_from_row(row: &rusqlite::Row) -> rusqlite::Result<GraphNode> {
+    node_at(row, 0)
+}
+
+/// A node from the five `NODE_COLUMNS` starting at column `first`.
+pub fn node_at(row: &rusqlite::Row, first: usize) -> rusqlite::Result<GraphNode> {
     Ok(GraphNode {
-        uid: row.get(0)?,
-        kind: row.get(1)?,
-        label: row.get(2)?,
-        path: row.get(3)?,
-        line: row.get(4)?,
+        uid: row.get(first)?,
+        kind: row.get(first + 1)?,
+        label: row.get(first + 2)?,
+        path: row.get(first + 3)?,
+        line: row.get(first + 4)?,
     })
 }
 
@@ -191,18 +196,7 @@ pub fn resolve_node(
             .query_row(
                 &format!("SELECT n.id, {NODE_COLUMNS} FROM graph_nodes n WHERE n.uid = ?1"),
                 [uid],
-                |row| {
-                    Ok((
-                        row.get(0)?,
-                        GraphNode {
-                            uid: row.get(1)?,
-                            kind: row.get(2)?,
-                            label: row.get(3)?,
-                            path: row.get(4)?,
-                            line: row.get(5)?,
-                        },
-                    ))
-                },
+                |row| Ok((row.get(0)?, node_at(row, 1)?)),
             )
             .optional()
             .map_err(|error| StoreError::on(connection, error))
@@ -236,16 +230,7 @@ pub fn resolve_node(
                      WHERE graph_nodes_fts MATCH ?1 ORDER BY (n.label = ?2) DESC, bm25(graph_nodes_fts) LIMIT 10"
                 ))?;
                 let rows = statement.query_map(params![query, input], |row| {
-                    Ok((
-                        row.get(0)?,
-                        GraphNode {
-                            uid: row.get(1)?,
-                            kind: row.get(2)?,
-                            label: row.get(3)?,
-                            path: row.get(4)?,
-                            line: row.get(5)?,
-                        },
-                    ))
+                    Ok((row.get(0)?, node_at(row, 1)?))
                 })?;
                 rows.collect()
             };
@@ -385,18 +370,7 @@ pub fn walk_neighbours(
     let run = |sql: &str, id: i64| -> rusqlite::Result<Vec<(i64, GraphNode, String, String)>> {
         let mut statement = connection.prepare_cached(sql)?;
         let rows = statement.query_map([id], |row| {
-            Ok((
-                row.get(0)?,
-                GraphNode {
-                    uid: row.get(1)?,
-                    kind: row.get(2)?,
-                    label: row.get(3)?,
-                    path: row.get(4)?,
-                    line: row.get(5)?,
-                },
-                row.get(6)?,
-                row.get(7)?,
-            ))
+            Ok((row.get(0)?, node_at(row, 1)?, row.get(6)?, row.get(7)?))
         })?;
         rows.collect()
     };
