@@ -5,6 +5,8 @@
 use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -18,49 +20,76 @@ pub const PENDING: &str = "graph";
 
 /// Watching stops when this is dropped.
 pub struct Watcher {
-    _debouncer: Debouncer<RecommendedWatcher>,
+    stop: Arc<AtomicBool>,
 }
 
-/// Starts watching `hub`'s repository; `None` (with a warning) when the platform refuses.
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How often the watcher thread checks whether it should stop.
+const STOP_CHECK: Duration = Duration::from_millis(500);
+
+/// Starts watching `hub`'s repository on a thread of its own, so setting up the
+/// watch (which visits every folder) never delays serving; `None` when no thread
+/// can be had. Problems later are logged, and the graph then just is not refreshed.
 pub fn start(hub: Hub) -> Option<Watcher> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = stop.clone();
+    let spawned = std::thread::Builder::new()
+        .name("cos-graph-watch".into())
+        .spawn(move || watch(hub, stopping));
+    match spawned {
+        Ok(_) => Some(Watcher { stop }),
+        Err(error) => {
+            tracing::warn!(%error, "the graph will not follow file changes: no thread for the watcher");
+            None
+        }
+    }
+}
+
+fn watch(hub: Hub, stop: Arc<AtomicBool>) {
     let (sender, receiver) = mpsc::channel::<DebounceEventResult>();
-    let mut debouncer = match new_debouncer(DEBOUNCE, sender) {
+    let root = hub.state().config.repo_root.clone();
+    let state_dir = hub.state().config.state_dir.clone();
+    let debouncer = new_debouncer(DEBOUNCE, sender).and_then(|mut debouncer| {
+        debouncer.watcher().watch(&root, RecursiveMode::Recursive)?;
+        Ok(debouncer)
+    });
+    let _debouncer: Debouncer<RecommendedWatcher> = match debouncer {
         Ok(debouncer) => debouncer,
         Err(error) => {
-            tracing::warn!(%error, "the graph will not follow file changes: watching failed to start");
-            return None;
+            tracing::warn!(%error, "the graph will not follow file changes: the repository cannot be watched");
+            return;
         }
     };
-    let root = hub.state().config.repo_root.clone();
-    if let Err(error) = debouncer.watcher().watch(&root, RecursiveMode::Recursive) {
-        tracing::warn!(%error, "the graph will not follow file changes: the repository cannot be watched");
-        return None;
-    }
-    let state_dir = hub.state().config.state_dir.clone();
-    let spawned = std::thread::Builder::new().name("cos-graph-watch".into()).spawn(move || {
-        reindex(&hub);
-        while let Ok(batch) = receiver.recv() {
-            let relevant = match batch {
-                Ok(events) => events.iter().any(|event| matters(&event.path, &root, &state_dir)),
-                Err(error) => {
-                    tracing::warn!(%error, "file watching reported an error; re-indexing to be safe");
-                    true
-                }
-            };
-            // Collapse whatever else arrived meanwhile into this one run.
-            let more = receiver.try_iter().any(|batch| batch.map_or(true, |events| events.iter().any(|e| matters(&e.path, &root, &state_dir))));
-            if relevant || more {
-                reindex(&hub);
+    reindex(&hub);
+    while !stop.load(Ordering::Relaxed) {
+        let batch = match receiver.recv_timeout(STOP_CHECK) {
+            Ok(batch) => batch,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let relevant = |batch: &DebounceEventResult| match batch {
+            Ok(events) => events
+                .iter()
+                .any(|event| matters(&event.path, &root, &state_dir)),
+            Err(error) => {
+                tracing::warn!(%error, "file watching reported an error; re-indexing to be safe");
+                true
             }
+        };
+        // Collapse whatever else arrived meanwhile into this one run.
+        let mut changed = relevant(&batch);
+        for more in receiver.try_iter() {
+            changed |= relevant(&more);
         }
-    });
-    if let Err(error) = spawned {
-        tracing::warn!(%error, "the graph will not follow file changes: no thread for the watcher");
-        return None;
+        if changed && !stop.load(Ordering::Relaxed) {
+            reindex(&hub);
+        }
     }
-    Some(Watcher {
-        _debouncer: debouncer,
-    })
 }
 
 /// A change matters when it is a source file the graph reads, or a path that is
