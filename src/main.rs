@@ -6,7 +6,7 @@ fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,tower_http=warn".into()),
+                .unwrap_or_else(|_| "info,tower_http=warn,notify=warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
