@@ -67,6 +67,33 @@ fn dump(state_dir: &Path) -> (Nodes, Edges) {
         .unwrap()
 }
 
+/// The graph a cold index gives for `entries` copied from `root` into a fresh repository.
+async fn cold_index_of(root: &Path, entries: &[&str]) -> (Nodes, Edges) {
+    let cold = tempfile::tempdir().unwrap();
+    for entry in entries {
+        write(
+            cold.path(),
+            entry,
+            &std::fs::read_to_string(root.join(entry)).unwrap(),
+        );
+    }
+    let fresh = cos_hub::tools::Hub::open(
+        cos_hub::tools::HubConfig::for_repo(cold.path(), None),
+        cos_hub::hub::default_registry(),
+    )
+    .unwrap();
+    let envelope = fresh
+        .call_json(
+            "cos_graph_index",
+            Value::Null,
+            cos_hub::envelope::Budget::None,
+            cos_hub::tools::Source::Cli,
+        )
+        .await;
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    dump(&cold.path().join(".cos"))
+}
+
 fn has_edge(edges: &Edges, source: &str, target: &str, kind: &str) -> bool {
     edges
         .iter()
@@ -302,38 +329,20 @@ async fn an_incremental_index_equals_a_cold_index_of_the_new_tree() {
     assert_eq!(again["data"]["parsed"], 0, "nothing changed since");
     let incremental = dump(&server.state_dir());
 
-    let cold = tempfile::tempdir().unwrap();
-    for entry in [
-        "app/__init__.py",
-        "app/db.py",
-        "app/store.py",
-        "tools/helper.py",
-        "src/lib.rs",
-        "docs/guide.md",
-        ".gitignore",
-        "ignored/skip.py",
-    ] {
-        write(
-            cold.path(),
-            entry,
-            &std::fs::read_to_string(root.join(entry)).unwrap(),
-        );
-    }
-    let fresh = cos_hub::tools::Hub::open(
-        cos_hub::tools::HubConfig::for_repo(cold.path(), None),
-        cos_hub::hub::default_registry(),
+    let cold_graph = cold_index_of(
+        root,
+        &[
+            "app/__init__.py",
+            "app/db.py",
+            "app/store.py",
+            "tools/helper.py",
+            "src/lib.rs",
+            "docs/guide.md",
+            ".gitignore",
+            "ignored/skip.py",
+        ],
     )
-    .unwrap();
-    let envelope = fresh
-        .call_json(
-            "cos_graph_index",
-            Value::Null,
-            cos_hub::envelope::Budget::None,
-            cos_hub::tools::Source::Cli,
-        )
-        .await;
-    assert_eq!(envelope["ok"], true, "{envelope}");
-    let cold_graph = dump(&cold.path().join(".cos"));
+    .await;
     assert_eq!(incremental.0, cold_graph.0, "nodes differ");
     assert_eq!(incremental.1, cold_graph.1, "edges differ");
     assert!(
@@ -372,38 +381,20 @@ async fn an_edit_only_reindex_equals_a_cold_index() {
     assert_eq!(summary["data"]["removed"], 0);
     let incremental = dump(&server.state_dir());
 
-    let cold = tempfile::tempdir().unwrap();
-    for entry in [
-        "app/__init__.py",
-        "app/db.py",
-        "app/models.py",
-        "tools/helper.py",
-        "src/lib.rs",
-        "docs/guide.md",
-        "docs/setup.md",
-        ".gitignore",
-    ] {
-        write(
-            cold.path(),
-            entry,
-            &std::fs::read_to_string(root.join(entry)).unwrap(),
-        );
-    }
-    let fresh = cos_hub::tools::Hub::open(
-        cos_hub::tools::HubConfig::for_repo(cold.path(), None),
-        cos_hub::hub::default_registry(),
+    let cold_graph = cold_index_of(
+        root,
+        &[
+            "app/__init__.py",
+            "app/db.py",
+            "app/models.py",
+            "tools/helper.py",
+            "src/lib.rs",
+            "docs/guide.md",
+            "docs/setup.md",
+            ".gitignore",
+        ],
     )
-    .unwrap();
-    let envelope = fresh
-        .call_json(
-            "cos_graph_index",
-            Value::Null,
-            cos_hub::envelope::Budget::None,
-            cos_hub::tools::Source::Cli,
-        )
-        .await;
-    assert_eq!(envelope["ok"], true, "{envelope}");
-    let cold_graph = dump(&cold.path().join(".cos"));
+    .await;
     assert_eq!(incremental.0, cold_graph.0, "nodes differ");
     let missing: Vec<_> = cold_graph.1.difference(&incremental.1).collect();
     let extra: Vec<_> = incremental.1.difference(&cold_graph.1).collect();
