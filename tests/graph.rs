@@ -560,6 +560,20 @@ async fn the_graph_follows_saved_files_while_the_hub_runs() {
     let server = TestServer::start().await;
     fixture(server.repo());
     let _watcher = cos_hub::graph::watch::start(server.hub.clone()).expect("watching starts");
+    // Wait for the watcher's own first index, so the new file below can only
+    // reach the graph through a file event, not through that first index.
+    let started = std::time::Instant::now();
+    loop {
+        let (_, body) = server.get("/api/graph/search?query=reconnect").await;
+        if body["data"]["count"].as_u64().unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the first index never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let found = |body: &Value| {
         body["data"]["results"]
             .as_array()

@@ -232,15 +232,11 @@ pub fn char_boundary(text: &str, chars: usize) -> usize {
         .unwrap_or(text.len())
 }
 
+/// Weight of `text` inside a JSON string literal: the same escape table the
+/// sizer uses, and four per non-ASCII character.
 fn escaped_weight(text: &str) -> usize {
-    text.chars()
-        .map(|c| match c {
-            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            c if (c as u32) < 0x20 => 6,
-            c if c.is_ascii() => 1,
-            _ => 4,
-        })
-        .sum()
+    let size = text.json_size();
+    size.weight() - 2
 }
 
 #[cfg(test)]

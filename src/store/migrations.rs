@@ -33,6 +33,8 @@ CREATE TABLE graph_files (
     parse_errors INTEGER NOT NULL,
     indexed_at   TEXT NOT NULL
 ) WITHOUT ROWID;
+-- graph answers report max(indexed_at) as the graph's last update
+CREATE INDEX graph_files_by_indexed_at ON graph_files(indexed_at);
 CREATE TABLE graph_nodes (
     id         INTEGER PRIMARY KEY,
     uid        TEXT NOT NULL UNIQUE,
