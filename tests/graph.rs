@@ -51,6 +51,11 @@ fn dump(state_dir: &Path) -> (Nodes, Edges) {
     let store = cos_hub::store::Store::open(state_dir).unwrap();
     store
         .read(|c| {
+            // the full-text index matches the nodes (fails on a stale or doubled entry)
+            c.execute(
+                "INSERT INTO graph_nodes_fts(graph_nodes_fts, rank) VALUES ('integrity-check', 1)",
+                [],
+            )?;
             let mut nodes = c.prepare("SELECT uid, kind FROM graph_nodes")?;
             let nodes = nodes
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -215,8 +220,17 @@ async fn indexes_code_and_docs_with_the_expected_nodes_and_edges() {
         .map(|(_, _, _, c)| c.clone());
     assert_eq!(
         confidence.as_deref(),
+        Some("resolved"),
+        "`from app.db import connect` binds the call"
+    );
+    let base = edges
+        .iter()
+        .find(|(s, _, k, _)| s == "code:class:app/models.py::Store" && k == "inherits_from")
+        .map(|(_, _, _, c)| c.clone());
+    assert_eq!(
+        base.as_deref(),
         Some("name"),
-        "matched by a unique name, not by import binding"
+        "Base is not imported: matched by its unique name"
     );
 }
 
@@ -705,4 +719,244 @@ async fn typescript_javascript_and_go_imports_resolve_across_files() {
         "code:function:db/db.go::Write",
         "calls"
     ));
+}
+
+/// One small repository per language where calls and bases go through import
+/// aliases, module aliases and re-exports, with names that also exist elsewhere
+/// (so matching by name alone would pick the wrong one or none).
+fn alias_fixture(root: &Path) {
+    write(root, "pkg/__init__.py", "from pkg.base import Model\n");
+    write(
+        root,
+        "pkg/base.py",
+        "class Model:\n    def save(self):\n        pass\n\ndef helper():\n    pass\n",
+    );
+    write(
+        root,
+        "pkg/util.py",
+        "def connect():\n    pass\n\ndef helper():\n    pass\n",
+    );
+    write(
+        root,
+        "app/views.py",
+        "import pkg.util as u\nfrom pkg.util import helper as h\nfrom pkg import Model\nfrom pkg import util\nimport json\n\nLIMIT = 10\n\nclass Page(Model):\n    title = 'x'\n\n    def render(self):\n        u.connect()\n        h()\n        util.helper()\n        json.dumps({})\n        return LIMIT\n\ndef connect():\n    pass\n",
+    );
+    write(root, "src/lib.rs", "mod geometry;\nmod shapes;\n");
+    write(
+        root,
+        "src/shapes.rs",
+        "pub const SIDES: u32 = 4;\npub fn area() -> u32 { 1 }\npub struct Square;\nimpl Square {\n    pub fn new() -> Square { Square }\n}\n",
+    );
+    write(
+        root,
+        "src/geometry.rs",
+        "use crate::shapes::{area as surface, Square};\nuse crate::shapes;\n\npub fn total() -> u32 {\n    let _square = Square::new();\n    surface() + shapes::area()\n}\n\npub fn area() -> u32 { 0 }\n",
+    );
+    write(
+        root,
+        "web/api.ts",
+        "export function fetchTasks() { return 1; }\nexport class Client {}\n",
+    );
+    write(
+        root,
+        "web/app.ts",
+        "import { fetchTasks as load } from './api';\nimport * as api from './api';\nexport function main() { load(); api.fetchTasks(); return new api.Client(); }\nexport function fetchTasks() { return 0; }\n",
+    );
+    write(
+        root,
+        "store/store.go",
+        "package store\n\nfunc Open() int { return 1 }\n",
+    );
+    write(
+        root,
+        "cmd/main.go",
+        "package main\n\nimport db \"example.com/m/store\"\n\nfunc main() { db.Open() }\n\nfunc Open() int { return 0 }\n",
+    );
+}
+
+const ALIAS_FILES: &[&str] = &[
+    "pkg/__init__.py",
+    "pkg/base.py",
+    "pkg/util.py",
+    "app/views.py",
+    "src/lib.rs",
+    "src/shapes.rs",
+    "src/geometry.rs",
+    "web/api.ts",
+    "web/app.ts",
+    "store/store.go",
+    "cmd/main.go",
+];
+
+/// The calls and bases out of `sources`, as (source, target, kind, confidence).
+fn calls_and_bases(edges: &Edges, sources: &[&str]) -> Vec<(String, String, String, String)> {
+    edges
+        .iter()
+        .filter(|(s, _, k, _)| {
+            sources.contains(&s.as_str()) && matches!(k.as_str(), "calls" | "inherits_from")
+        })
+        .cloned()
+        .collect()
+}
+
+fn edge(
+    source: &str,
+    target: &str,
+    kind: &str,
+    confidence: &str,
+) -> (String, String, String, String) {
+    (source.into(), target.into(), kind.into(), confidence.into())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn calls_through_import_aliases_resolve_by_binding() {
+    let server = TestServer::start().await;
+    alias_fixture(server.repo());
+    let (status, summary) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{summary}");
+    let (nodes, edges) = dump(&server.state_dir());
+
+    let render = "code:method:app/views.py::Page.render";
+    let page = "code:class:app/views.py::Page";
+    assert_eq!(
+        calls_and_bases(&edges, &[render, page]),
+        [
+            edge(
+                page,
+                "code:class:pkg/base.py::Model",
+                "inherits_from",
+                "resolved"
+            ),
+            edge(render, "code:external:json", "calls", "external"),
+            edge(
+                render,
+                "code:function:pkg/util.py::connect",
+                "calls",
+                "resolved"
+            ),
+            edge(
+                render,
+                "code:function:pkg/util.py::helper",
+                "calls",
+                "resolved"
+            ),
+        ],
+        "module alias, symbol alias, submodule import, re-export through __init__, external module"
+    );
+    let total = "code:function:src/geometry.rs::total";
+    assert_eq!(
+        calls_and_bases(&edges, &[total]),
+        [
+            edge(
+                total,
+                "code:function:src/shapes.rs::area",
+                "calls",
+                "resolved"
+            ),
+            edge(
+                total,
+                "code:method:src/shapes.rs::Square.new",
+                "calls",
+                "resolved"
+            ),
+        ],
+        "`use … as`, a module path and a type path; never the same-file `area`"
+    );
+    let main_ts = "code:function:web/app.ts::main";
+    assert_eq!(
+        calls_and_bases(&edges, &[main_ts]),
+        [
+            edge(
+                main_ts,
+                "code:class:web/api.ts::Client",
+                "calls",
+                "resolved"
+            ),
+            edge(
+                main_ts,
+                "code:function:web/api.ts::fetchTasks",
+                "calls",
+                "resolved"
+            ),
+        ],
+        "named import alias and namespace import"
+    );
+    let main_go = "code:function:cmd/main.go::main";
+    assert_eq!(
+        calls_and_bases(&edges, &[main_go]),
+        [edge(
+            main_go,
+            "code:function:store/store.go::Open",
+            "calls",
+            "resolved"
+        )],
+        "an aliased Go package"
+    );
+    // module- and class-level variables, declared by their container
+    for (uid, parent) in [
+        (
+            "code:variable:app/views.py::LIMIT",
+            "code:file:app/views.py",
+        ),
+        ("code:variable:app/views.py::Page.title", page),
+        (
+            "code:variable:src/shapes.rs::SIDES",
+            "code:file:src/shapes.rs",
+        ),
+    ] {
+        assert!(
+            nodes.contains(&(uid.to_string(), "variable".to_string())),
+            "missing {uid}"
+        );
+        assert!(
+            has_edge(&edges, parent, uid, "declares"),
+            "{parent} declares {uid}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn edits_behind_import_bindings_reindex_like_a_cold_index() {
+    let server = TestServer::start().await;
+    alias_fixture(server.repo());
+    server.post_json("/api/graph/index", json!({})).await;
+    let root = server.repo();
+    // the re-export now comes from util, connect moves out of util into base,
+    // and the Rust module renames the aliased function
+    write(
+        root,
+        "pkg/__init__.py",
+        "from pkg.util import helper as Model\n",
+    );
+    write(root, "pkg/util.py", "def helper():\n    pass\n");
+    write(
+        root,
+        "pkg/base.py",
+        "class Model:\n    pass\n\ndef connect():\n    pass\n",
+    );
+    write(
+        root,
+        "src/shapes.rs",
+        "pub fn surface_area() -> u32 { 1 }\npub struct Square;\nimpl Square {\n    pub fn new() -> Square { Square }\n}\n",
+    );
+    let (_, summary) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(summary["data"]["parsed"], 4, "{summary}");
+    let incremental = dump(&server.state_dir());
+    let cold = cold_index_of(root, ALIAS_FILES).await;
+    assert_eq!(incremental.0, cold.0, "nodes differ");
+    let missing: Vec<_> = cold.1.difference(&incremental.1).collect();
+    let extra: Vec<_> = incremental.1.difference(&cold.1).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}\nextra {extra:?}"
+    );
+    assert!(
+        !has_edge(
+            &incremental.1,
+            "code:method:app/views.py::Page.render",
+            "code:function:pkg/util.py::connect",
+            "calls"
+        ),
+        "connect left util"
+    );
 }

@@ -4,6 +4,8 @@
 
 use tree_sitter::{Node, Parser};
 
+use super::bindings::{self, Binding};
+
 /// A node this file declares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeRecord {
@@ -29,6 +31,23 @@ pub struct Reference {
     pub source: String,
     pub kind: &'static str,
     pub name: String,
+    /// How a call or base was qualified (`db` in `db.connect()`, `""` when bare,
+    /// None for an expression); consumed when bindings are applied.
+    pub qualifier: Option<String>,
+    /// The module an import binding says `name` lives in.
+    pub module: Option<String>,
+}
+
+impl Reference {
+    fn plain(source: String, kind: &'static str, name: String) -> Reference {
+        Reference {
+            source,
+            kind,
+            name,
+            qualifier: None,
+            module: None,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -36,6 +55,8 @@ pub struct Extraction {
     pub nodes: Vec<NodeRecord>,
     pub edges: Vec<EdgeRecord>,
     pub references: Vec<Reference>,
+    /// Local names the file's imports introduce.
+    pub bindings: Vec<Binding>,
     /// Syntax errors tree-sitter recovered from.
     pub parse_errors: u32,
 }
@@ -192,6 +213,8 @@ const GO: Grammar = Grammar {
 
 struct Walk<'a> {
     path: &'a str,
+    /// Variable uids declared so far (a name assigned twice is one variable).
+    variables: std::collections::HashSet<String>,
     text: &'a str,
     grammar: &'a Grammar,
     out: &'a mut Extraction,
@@ -216,11 +239,14 @@ fn code(
     };
     let mut walk = Walk {
         path,
+        variables: Default::default(),
         text,
         grammar,
-        out,
+        out: &mut *out,
     };
     walk.visit(tree.root_node(), file, "", None);
+    let language = Language::of(path).unwrap_or(Language::Python);
+    bindings::bind_references(&mut out.references, &out.bindings, language);
 }
 
 fn line(node: Node) -> (u32, u32) {
@@ -283,6 +309,15 @@ impl Walk<'_> {
             self.children(node, &uid, &qualified, Some(&uid.clone()));
             return;
         }
+        if owner.is_none()
+            && let Some(names) = self.variable_names(node)
+        {
+            for name in names {
+                let qualified = qualify(scope, &name);
+                let uid = format!("code:variable:{}::{qualified}", self.path);
+                self.declare_variable(&uid, &name, node, parent);
+            }
+        }
         if kind == "variable_declarator"
             && let (Some(name), Some(value)) = (
                 node.child_by_field_name("name"),
@@ -338,21 +373,16 @@ impl Walk<'_> {
             if kind == "impl_item"
                 && let (Some(trait_node), Some(type_name)) =
                     (node.child_by_field_name("trait"), type_name.as_ref())
+                && let Some((qualifier, trait_name)) =
+                    bindings::split_callee(self.text_of(trait_node))
             {
-                let trait_name = self
-                    .text_of(trait_node)
-                    .rsplit("::")
-                    .next()
-                    .unwrap_or("")
-                    .split('<')
-                    .next()
-                    .unwrap_or("")
-                    .to_string();
                 let type_uid = format!("code:class:{}::{}", self.path, qualify(scope, type_name));
                 self.out.references.push(Reference {
                     source: type_uid,
                     kind: "implements",
                     name: trait_name,
+                    qualifier,
+                    module: None,
                 });
             }
             if kind == "mod_item"
@@ -377,12 +407,14 @@ impl Walk<'_> {
         }
         if self.grammar.calls.contains(&kind)
             && let Some(owner) = owner
-            && let Some(name) = self.callee(node)
+            && let Some((qualifier, name)) = self.callee(node)
         {
             self.out.references.push(Reference {
                 source: owner.to_string(),
                 kind: "calls",
                 name,
+                qualifier,
+                module: None,
             });
         }
         self.children(node, parent, scope, owner);
@@ -412,6 +444,65 @@ impl Walk<'_> {
         });
     }
 
+    /// Module- and class-level variables and constants a node declares:
+    /// `X = 1` (Python), `const X`/`static X` (Rust), `const x = 1` (scripts, not
+    /// functions), `const`/`var` specs (Go).
+    fn variable_names(&self, node: Node) -> Option<Vec<String>> {
+        let identifier = |n: Node| -> Option<String> {
+            matches!(n.kind(), "identifier" | "type_identifier")
+                .then(|| self.text_of(n).to_string())
+        };
+        match node.kind() {
+            "assignment" if std::ptr::eq(self.grammar, &PYTHON) => {
+                identifier(node.child_by_field_name("left")?).map(|n| vec![n])
+            }
+            "const_item" | "static_item" => {
+                identifier(node.child_by_field_name("name")?).map(|n| vec![n])
+            }
+            "variable_declarator" => {
+                let value_is_function = node
+                    .child_by_field_name("value")
+                    .is_some_and(|v| self.grammar.function_values.contains(&v.kind()));
+                if value_is_function {
+                    return None;
+                }
+                identifier(node.child_by_field_name("name")?).map(|n| vec![n])
+            }
+            "const_spec" | "var_spec" => {
+                let mut cursor = node.walk();
+                let names: Vec<String> = node
+                    .children_by_field_name("name", &mut cursor)
+                    .filter_map(identifier)
+                    .collect();
+                (!names.is_empty()).then_some(names)
+            }
+            _ => None,
+        }
+    }
+
+    /// A variable, attached to what declares it by a `declares` edge (the
+    /// `contains` spine keeps to files, types and callables); the first
+    /// assignment of a name is the declaration.
+    fn declare_variable(&mut self, uid: &str, name: &str, node: Node, parent: &str) {
+        let uid = uid.replace('\u{0}', "");
+        if !self.variables.insert(uid.clone()) {
+            return;
+        }
+        let (line_start, line_end) = line(node);
+        self.out.nodes.push(NodeRecord {
+            uid: uid.clone(),
+            kind: "variable",
+            label: name.to_string(),
+            line_start,
+            line_end,
+        });
+        self.out.edges.push(EdgeRecord {
+            source: parent.replace('\u{0}', ""),
+            target: uid,
+            kind: "declares",
+        });
+    }
+
     fn bases(&mut self, node: Node, uid: &str) {
         let mut cursor = node.walk();
         let heritage: Vec<Node> = node
@@ -426,17 +517,16 @@ impl Walk<'_> {
         };
         let mut cursor = bases.walk();
         for base in bases.named_children(&mut cursor) {
-            let name = self
-                .text_of(base)
-                .rsplit('.')
-                .next()
-                .unwrap_or("")
-                .to_string();
-            if !name.is_empty() && base.kind() != "keyword_argument" {
+            if base.kind() == "keyword_argument" {
+                continue;
+            }
+            if let Some((qualifier, name)) = bindings::split_callee(self.text_of(base)) {
                 self.out.references.push(Reference {
                     source: uid.replace('\u{0}', ""),
                     kind: "inherits_from",
                     name,
+                    qualifier,
+                    module: None,
                 });
             }
         }
@@ -458,93 +548,229 @@ impl Walk<'_> {
                     vec![part]
                 };
             for target in targets {
-                let name = self
-                    .text_of(target)
-                    .split('<')
-                    .next()
-                    .unwrap_or("")
-                    .rsplit('.')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
-                if !name.is_empty()
-                    && name
-                        .chars()
-                        .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-                {
+                if let Some((qualifier, name)) = bindings::split_callee(self.text_of(target)) {
                     self.out.references.push(Reference {
                         source: uid.replace('\u{0}', ""),
                         kind,
                         name,
+                        qualifier,
+                        module: None,
                     });
                 }
             }
         }
     }
 
-    fn callee(&self, node: Node) -> Option<String> {
+    /// The called name and how it was qualified (see `bindings::split_callee`).
+    fn callee(&self, node: Node) -> Option<(Option<String>, String)> {
         let function = node
             .child_by_field_name("function")
             .or_else(|| node.child_by_field_name("macro"))
             .or_else(|| node.child_by_field_name("constructor"))?;
-        let text = self.text_of(function);
-        let last = text.rsplit(['.', ':']).next().unwrap_or(text).trim();
-        let last = last.split('<').next().unwrap_or(last);
-        (!last.is_empty() && last.chars().all(|c| c.is_alphanumeric() || c == '_'))
-            .then(|| last.to_string())
+        bindings::split_callee(self.text_of(function))
     }
 
+    /// An import statement: `imports` references to the modules it names, and the
+    /// local names it binds.
     fn imports(&mut self, node: Node, parent: &str) {
         let source = parent.replace('\u{0}', "");
-        let text = self.text_of(node).to_string();
-        let unquote = |text: &str| {
-            text.trim()
-                .trim_matches(|c| c == '"' || c == '\'' || c == '`')
-                .to_string()
-        };
-        let modules: Vec<String> = match node.kind() {
-            "import_statement" if node.child_by_field_name("source").is_some() => node
-                .child_by_field_name("source")
-                .map(|s| vec![unquote(self.text_of(s))])
-                .unwrap_or_default(),
-            "import_spec" => node
-                .child_by_field_name("path")
-                .map(|p| vec![format!("go:{}", unquote(self.text_of(p)))])
-                .unwrap_or_default(),
-            "import_from_statement" => node
-                .child_by_field_name("module_name")
-                .map(|m| vec![self.text_of(m).to_string()])
-                .unwrap_or_default(),
-            "import_statement" => {
-                let mut cursor = node.walk();
-                node.children_by_field_name("name", &mut cursor)
-                    .map(|n| {
-                        self.text_of(n)
-                            .split(" as ")
-                            .next()
-                            .unwrap_or("")
-                            .trim()
-                            .to_string()
-                    })
-                    .collect()
+        let (modules, bindings) = match node.kind() {
+            "import_statement" if node.child_by_field_name("source").is_some() => {
+                self.script_import(node)
             }
-            _ => text
-                .trim_start_matches("pub ")
-                .trim_start_matches("use ")
-                .trim_end_matches(';')
-                .split('{')
-                .next()
-                .map(|path| vec![path.trim_end_matches("::").replace("::", ".")])
-                .unwrap_or_default(),
+            "import_spec" => self.go_import(node),
+            "import_from_statement" => self.python_from_import(node),
+            "import_statement" => self.python_import(node),
+            _ => {
+                let tree = node
+                    .child_by_field_name("argument")
+                    .map(|argument| self.text_of(argument))
+                    .unwrap_or("");
+                let bindings = bindings::rust_use_bindings(self.path, tree);
+                let mut modules: Vec<String> = bindings
+                    .iter()
+                    .map(|b| match &b.symbol {
+                        Some(symbol) => bindings::join_module(&b.module, symbol),
+                        None => b.module.clone(),
+                    })
+                    .collect();
+                if modules.is_empty() {
+                    // `use a::*`: the module itself
+                    let path = tree.trim_end_matches("::*").trim_end_matches('*');
+                    modules.push(path.trim_end_matches("::").replace("::", "."));
+                }
+                (modules, bindings)
+            }
         };
-        for module in modules.into_iter().filter(|m| !m.is_empty()) {
-            self.out.references.push(Reference {
-                source: source.clone(),
-                kind: "imports",
-                name: module,
+        let mut seen = std::collections::HashSet::new();
+        for module in modules {
+            if !module.is_empty() && seen.insert(module.clone()) {
+                self.out
+                    .references
+                    .push(Reference::plain(source.clone(), "imports", module));
+            }
+        }
+        self.out.bindings.extend(bindings);
+    }
+
+    fn unquoted(&self, node: Node) -> String {
+        self.text_of(node)
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'' || c == '`')
+            .to_string()
+    }
+
+    /// `import a.b.c` binds `a` (and the full dotted name); `import a.b as m` binds `m`.
+    fn python_import(&self, node: Node) -> (Vec<String>, Vec<Binding>) {
+        let mut modules = Vec::new();
+        let mut bound = Vec::new();
+        let mut cursor = node.walk();
+        for name in node.children_by_field_name("name", &mut cursor) {
+            let (module, alias) = match name.kind() {
+                "aliased_import" => (
+                    name.child_by_field_name("name").map(|n| self.text_of(n)),
+                    name.child_by_field_name("alias").map(|a| self.text_of(a)),
+                ),
+                _ => (Some(self.text_of(name)), None),
+            };
+            let Some(module) = module else { continue };
+            modules.push(module.to_string());
+            let mut module_binding = |local: &str, module: &str| {
+                bound.push(Binding {
+                    local: local.to_string(),
+                    module: module.to_string(),
+                    symbol: None,
+                })
+            };
+            match alias {
+                Some(alias) => module_binding(alias, module),
+                None => {
+                    module_binding(module, module);
+                    if let Some((top, _)) = module.split_once('.') {
+                        module_binding(top, top);
+                    }
+                }
+            }
+        }
+        (modules, bound)
+    }
+
+    /// `from m import f as g, h` binds `g` to `f` of `m` and `h` to `h` of `m`.
+    fn python_from_import(&self, node: Node) -> (Vec<String>, Vec<Binding>) {
+        let Some(module) = node
+            .child_by_field_name("module_name")
+            .map(|m| self.text_of(m).to_string())
+        else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut modules = Vec::new();
+        let mut bound = Vec::new();
+        let mut cursor = node.walk();
+        for name in node.children_by_field_name("name", &mut cursor) {
+            let (symbol, alias) = match name.kind() {
+                "aliased_import" => (
+                    name.child_by_field_name("name").map(|n| self.text_of(n)),
+                    name.child_by_field_name("alias").map(|a| self.text_of(a)),
+                ),
+                _ => (Some(self.text_of(name)), None),
+            };
+            let Some(symbol) = symbol else { continue };
+            // `from pkg import sub` imports a submodule when there is one; resolution tries it first.
+            modules.push(bindings::join_module(&module, symbol));
+            bound.push(Binding {
+                local: alias.unwrap_or(symbol).to_string(),
+                module: module.clone(),
+                symbol: Some(symbol.to_string()),
             });
         }
+        if modules.is_empty() {
+            modules.push(module);
+        }
+        (modules, bound)
+    }
+
+    /// `import d, { a as b } from './x'`, `import * as ns from './x'`.
+    fn script_import(&self, node: Node) -> (Vec<String>, Vec<Binding>) {
+        let Some(module) = node
+            .child_by_field_name("source")
+            .map(|source| self.unquoted(source))
+        else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut bound = Vec::new();
+        let mut cursor = node.walk();
+        let clauses: Vec<Node> = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "import_clause")
+            .collect();
+        for clause in clauses {
+            let mut cursor = clause.walk();
+            for part in clause.named_children(&mut cursor) {
+                match part.kind() {
+                    // a default import: resolved to the target file's symbol of the same name
+                    "identifier" => bound.push(Binding {
+                        local: self.text_of(part).to_string(),
+                        module: module.clone(),
+                        symbol: Some(self.text_of(part).to_string()),
+                    }),
+                    "namespace_import" => {
+                        let mut inner = part.walk();
+                        if let Some(local) = part
+                            .named_children(&mut inner)
+                            .find(|c| c.kind() == "identifier")
+                        {
+                            bound.push(Binding {
+                                local: self.text_of(local).to_string(),
+                                module: module.clone(),
+                                symbol: None,
+                            });
+                        }
+                    }
+                    "named_imports" => {
+                        let mut inner = part.walk();
+                        for specifier in part.named_children(&mut inner) {
+                            let Some(name) = specifier.child_by_field_name("name") else {
+                                continue;
+                            };
+                            let name = self.text_of(name).to_string();
+                            let local = specifier
+                                .child_by_field_name("alias")
+                                .map(|a| self.text_of(a).to_string())
+                                .unwrap_or_else(|| name.clone());
+                            bound.push(Binding {
+                                local,
+                                module: module.clone(),
+                                symbol: Some(name),
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        (vec![module], bound)
+    }
+
+    /// `import alias "path"`: the package's name (or alias) stands for its folder.
+    fn go_import(&self, node: Node) -> (Vec<String>, Vec<Binding>) {
+        let Some(path) = node.child_by_field_name("path").map(|p| self.unquoted(p)) else {
+            return (Vec::new(), Vec::new());
+        };
+        let module = format!("go:{path}");
+        let local = match node.child_by_field_name("name") {
+            Some(name) => self.text_of(name).to_string(),
+            None => path.rsplit('/').next().unwrap_or(&path).to_string(),
+        };
+        let bound = if local == "_" || local == "." {
+            Vec::new()
+        } else {
+            vec![Binding {
+                local,
+                module: module.clone(),
+                symbol: None,
+            }]
+        };
+        (vec![module], bound)
     }
 }
 
@@ -635,11 +861,8 @@ fn markdown(out: &mut Extraction, path: &str, file: &str, text: &str) {
         {
             continue;
         }
-        out.references.push(Reference {
-            source: file.to_string(),
-            kind: "links_to",
-            name: target,
-        });
+        out.references
+            .push(Reference::plain(file.to_string(), "links_to", target));
     }
 }
 
@@ -699,13 +922,18 @@ mod tests {
             .map(|r| (r.source.as_str(), r.kind, r.name.as_str()))
             .collect();
         assert!(refs.contains(&("code:file:app/store.py", "imports", "os")));
-        assert!(refs.contains(&("code:file:app/store.py", "imports", "app.db")));
+        assert!(refs.contains(&("code:file:app/store.py", "imports", "app.db.connect")));
         assert!(refs.contains(&("code:class:app/store.py::Store", "inherits_from", "Base")));
-        assert!(refs.contains(&(
-            "code:method:app/store.py::Store.save",
-            "calls",
-            "db_connect"
-        )));
+        // the alias is followed to the bound symbol and module
+        let aliased = e
+            .references
+            .iter()
+            .find(|r| r.kind == "calls" && r.name == "connect")
+            .map(|r| (r.source.as_str(), r.module.as_deref()));
+        assert_eq!(
+            aliased,
+            Some(("code:method:app/store.py::Store.save", Some("app.db")))
+        );
         assert!(refs.contains(&("code:method:app/store.py::Store.save", "calls", "flush")));
         assert!(refs.contains(&("code:function:app/store.py::main", "calls", "save")));
         assert_eq!(e.parse_errors, 0);

@@ -6,6 +6,7 @@
 //! nothing of HTTP or MCP, and no other area writes its tables.
 
 pub mod analysis;
+pub mod bindings;
 pub mod extract;
 pub mod index;
 pub mod tools;

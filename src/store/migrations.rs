@@ -20,7 +20,34 @@ pub const MIGRATIONS: &[Migration] = &[
 },
     Migration { version: 2, name: "board", sql: BOARD },
     Migration { version: 3, name: "graph", sql: GRAPH },
+    Migration { version: 4, name: "graph_bindings", sql: GRAPH_BINDINGS },
 ];
+
+/// Import bindings (`from m import f as g`) and the module a reference was made
+/// through, so calls through aliases resolve to the bound symbol; an index on
+/// (file, label) for symbol lookups inside a module. Clearing the
+/// hashes makes the next index re-extract every file with the new extractor.
+const GRAPH_BINDINGS: &str = "
+ALTER TABLE graph_references ADD COLUMN module TEXT;
+CREATE TABLE graph_bindings (
+    file   INTEGER NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+    local  TEXT NOT NULL,
+    module TEXT NOT NULL,
+    symbol TEXT
+);
+CREATE INDEX graph_bindings_by_file ON graph_bindings(file, local);
+-- the indexer adds new nodes to graph_nodes_fts in one statement per run: a
+-- row trigger made FTS5 flush its buffer on every insert
+DROP TRIGGER graph_nodes_fts_insert;
+DROP INDEX graph_nodes_by_file;
+-- edges are found by their source or target; an extractor index made SQLite
+-- scan every resolved edge when an edit touched a few
+DROP INDEX graph_edges_by_extractor;
+CREATE INDEX graph_nodes_by_file ON graph_nodes(file, label);
+-- a file whose size and modification time are unchanged is not read again
+ALTER TABLE graph_files ADD COLUMN modified_ns INTEGER;
+UPDATE graph_files SET hash = '';
+";
 
 /// The knowledge graph: files with their content hashes, nodes, edges (each with
 /// its extractor and confidence), and the references still to resolve across files.
