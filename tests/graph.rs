@@ -960,3 +960,148 @@ async fn edits_behind_import_bindings_reindex_like_a_cold_index() {
         "connect left util"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rename_plan_trace_similar_and_resolve() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    alias_fixture(root);
+    write(
+        root,
+        "tests/test_util.py",
+        "from pkg.util import connect\n\ndef test_connect():\n    connect()\n",
+    );
+    write(
+        root,
+        "docs/api.md",
+        "Call `connect` to open the database.\n",
+    );
+    write(root, "app/registry.py", "HANDLERS = {'connect': None}\n");
+    server.post_json("/api/graph/index", json!({})).await;
+
+    // rename plan: graph sites and text sites, each saying which found it
+    let (status, plan) = server
+        .post_json(
+            "/api/graph/rename-plan",
+            json!({"uid": "code:function:pkg/util.py::connect", "new_name": "open_db"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{plan}");
+    let sites = |key: &str| -> Vec<(String, u64, String)> {
+        plan["data"][key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["path"].as_str().unwrap().to_string(),
+                    s["line"].as_u64().unwrap(),
+                    s["found_by"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let site = |path: &str, line: u64, by: &str| (path.to_string(), line, by.to_string());
+    assert_eq!(sites("call_sites"), [site("app/views.py", 13, "graph")]);
+    assert_eq!(
+        sites("import_sites"),
+        [site("tests/test_util.py", 1, "graph")]
+    );
+    assert_eq!(
+        sites("test_references"),
+        [site("tests/test_util.py", 4, "graph")]
+    );
+    assert_eq!(sites("doc_references"), [site("docs/api.md", 1, "text")]);
+    assert_eq!(
+        sites("string_literals"),
+        [site("app/registry.py", 1, "text")]
+    );
+    assert_eq!(plan["data"]["definition"]["line"], 1);
+    assert_eq!(plan["data"]["risk"], "medium");
+    assert_eq!(
+        plan["data"]["order"],
+        json!([
+            "pkg/util.py",
+            "tests/test_util.py",
+            "app/views.py",
+            "docs/api.md",
+            "app/registry.py"
+        ])
+    );
+    // REST carries the tool's diagnostics in the envelope's meta
+    assert_eq!(plan["meta"]["resolved_from"], "direct", "{plan}");
+    assert!(plan["meta"]["graph_updated_at"].is_string());
+    let (status, bad) = server
+        .post_json(
+            "/api/graph/rename-plan",
+            json!({"uid": "code:function:pkg/util.py::connect", "new_name": "2fast"}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        error_of(&bad)["message"]
+            .as_str()
+            .unwrap()
+            .contains("new_name")
+    );
+
+    // trace: steps, branches and the external module reached
+    let (status, trace) = server
+        .post_json(
+            "/api/graph/trace",
+            json!({"uid": "code:method:app/views.py::Page.render", "depth": 2}),
+        )
+        .await;
+    assert_eq!(status, 200, "{trace}");
+    let steps: Vec<&str> = trace["data"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["node"]["uid"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "code:external:json",
+            "code:function:pkg/util.py::connect",
+            "code:function:pkg/util.py::helper"
+        ]
+    );
+    assert_eq!(trace["data"]["external_targets"], json!(["json"]));
+    assert_eq!(
+        trace["data"]["branches"][0]["uid"],
+        "code:method:app/views.py::Page.render"
+    );
+    assert_eq!(trace["meta"]["semantic_scope"], "forward_calls_depth_2");
+    let (status, _) = server
+        .post_json("/api/graph/trace", json!({"uid": "render", "depth": 9}))
+        .await;
+    assert_eq!(status, 400, "depth out of range");
+
+    // similar: the other `helper` shares every word of the name
+    let (status, similar) = server
+        .post_json(
+            "/api/graph/similar",
+            json!({"uid": "code:function:pkg/util.py::helper"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{similar}");
+    assert_eq!(
+        similar["data"]["results"][0]["node"]["uid"],
+        "code:function:pkg/base.py::helper"
+    );
+    assert_eq!(similar["data"]["results"][0]["lexical"], 1.0);
+
+    // resolve: a path, and an ambiguous name answered with its candidates
+    let (status, resolved) = server.get("/api/graph/resolve?query=pkg/util.py").await;
+    assert_eq!(status, 200, "{resolved}");
+    assert_eq!(resolved["data"]["node"]["uid"], "code:file:pkg/util.py");
+    assert_eq!(resolved["meta"]["resolved_from"], "path_prefix");
+    let (status, ambiguous) = server.get("/api/graph/resolve?query=helper").await;
+    assert_eq!(status, 400, "{ambiguous}");
+    assert_eq!(error_of(&ambiguous)["code"], "E_AMBIGUOUS");
+    let candidates = error_of(&ambiguous)["details"]["candidates"].to_string();
+    assert!(
+        candidates.contains("pkg/util.py::helper") && candidates.contains("pkg/base.py::helper")
+    );
+}

@@ -25,6 +25,7 @@ const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
 /// Every edge kind the graph records.
 pub const EDGE_KINDS: &[&str] = &[
     "contains",
+    "declares",
     "imports",
     "calls",
     "inherits_from",
@@ -131,6 +132,7 @@ impl Tool for GraphImpact {
         "What depends on a node, transitively: dependents along calls, imports, inheritance and links, grouped in tiers \
          will_break (1 hop), should_review (2) and context (3+). meta.semantic_scope says the depth.",
     );
+    const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: ImpactInput) -> Result<Impact, ToolError> {
         let depth = in_range("depth", input.depth, 3, 1, 6)?;
@@ -219,6 +221,7 @@ impl Tool for GraphReferences {
         "Who refers to a node: incoming edges of the given kinds, or the defaults for its kind (function: calls; class: \
          inherits_from, implements, calls; file: imports; doc: links_to, cites_heading).",
     );
+    const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: ReferencesInput) -> Result<References, ToolError> {
         let limit = in_range("limit", input.limit, 100, 1, 1000)? as usize;
@@ -289,6 +292,7 @@ impl Tool for GraphPath {
         "cos_graph_path",
         "The shortest path between two nodes over any edges (followed either way), up to max_hops.",
     );
+    const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: PathInput) -> Result<PathAnswer, ToolError> {
         let max_hops = in_range("max_hops", input.max_hops, 5, 1, 10)?;
@@ -440,6 +444,7 @@ impl Tool for GraphExport {
         "A subgraph as {nodes, edges}: from root, outwards along edge_types (default contains), up to max_hops and \
          max_nodes (hard cap 2,000). Every edge joins two exported nodes.",
     );
+    const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: ExportInput) -> Result<Export, ToolError> {
         let max_hops = in_range("max_hops", input.max_hops, 3, 1, 10)?;
@@ -614,6 +619,7 @@ impl Tool for GraphDoctor {
         "Health of the graph: dangling edges, self loops, orphans, malformed uids, paths gone from disk, files with parse \
          errors. healthy ignores informational categories; fix=true deletes only the fixable ones.",
     );
+    const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: DoctorInput) -> Result<Doctor, ToolError> {
         let root = context.hub.config.repo_root.clone();

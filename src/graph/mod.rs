@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod bindings;
 pub mod extract;
 pub mod index;
+pub mod plans;
 pub mod tools;
 pub mod watch;
 
@@ -19,5 +20,14 @@ pub fn register(registry: &mut Registry) {
     registry
         .register::<tools::GraphIndex>()
         .register::<tools::GraphSearch>()
-        .register::<tools::GraphContext>();
+        .register::<tools::GraphResolve>()
+        .register::<tools::GraphContext>()
+        .register::<analysis::GraphImpact>()
+        .register::<analysis::GraphReferences>()
+        .register::<plans::GraphRenamePlan>()
+        .register::<plans::GraphTrace>()
+        .register::<plans::GraphSimilar>()
+        .register::<analysis::GraphPath>()
+        .register::<analysis::GraphExport>()
+        .register::<analysis::GraphDoctor>();
 }

@@ -138,6 +138,7 @@ impl Tool for GraphSearch {
         "cos_graph_search",
         "Finds graph nodes (symbols, files, folders, headings) by name.",
     );
+    const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: SearchInput) -> Result<SearchResults, ToolError> {
         let limit = match input.limit {
@@ -266,6 +267,50 @@ pub fn resolve_node(
     }
 }
 
+// ---------------------------------------------------------------- resolve
+
+#[derive(Debug, Deserialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ResolveInput {
+    /// A node uid, a repository path, or a symbol name.
+    pub query: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ResolveAnswer {
+    pub node: GraphNode,
+    /// resolved_from: direct, path_prefix or fuzzy_fts5.
+    #[schema(value_type = Object)]
+    pub meta: Map<String, Value>,
+}
+
+pub struct GraphResolve;
+
+impl Tool for GraphResolve {
+    type Input = ResolveInput;
+    type Output = ResolveAnswer;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_resolve",
+        "Turns a uid, a path or a name into one node: exact uid, then path, then full-text on names. An ambiguous \
+         name answers E_AMBIGUOUS with the candidates; nothing found answers NOT_FOUND with the closest ones.",
+    );
+    const ANSWER_HAS_META: bool = true;
+
+    fn run(context: &ToolContext, input: ResolveInput) -> Result<ResolveAnswer, ToolError> {
+        context.hub.store.view(|c| {
+            let found = resolve_node(c, &input.query, "query")?;
+            let mut meta = Map::new();
+            meta.insert("resolved_from".into(), json!(found.resolved_from));
+            add_freshness(&mut meta, c, context)?;
+            Ok(ResolveAnswer {
+                node: found.node,
+                meta,
+            })
+        })
+    }
+}
+
 // ---------------------------------------------------------------- context
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
@@ -325,6 +370,7 @@ impl Tool for GraphContext {
         "A node and its neighbours by direction and depth: what contains, imports, calls or links to it, and what it does. \
          Accepts a uid, a path or a name (meta.resolved_from says which matched).",
     );
+    const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: ContextInput) -> Result<Context, ToolError> {
         let depth = match input.depth {

@@ -63,6 +63,10 @@ pub trait Tool: Send + Sync + 'static {
     type Input: DeserializeOwned + ToSchema + Send + 'static;
     type Output: Serialize + ToSchema + Send + 'static;
     const SPEC: ToolSpec;
+    /// True when the answer carries tool diagnostics in a top-level `meta`
+    /// object (resolved_from, graph freshness, ...): REST copies them into the
+    /// envelope's meta, where MCP agents find them too.
+    const ANSWER_HAS_META: bool = false;
     fn run(context: &ToolContext, input: Self::Input) -> Result<Self::Output, ToolError>;
 }
 

@@ -10,6 +10,7 @@ use crate::tools::{Hub, Source, Tool};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 /// Seconds a client is asked to wait after a 503 unless the error says otherwise.
@@ -42,6 +43,8 @@ pub struct Success<T> {
     layer: &'static str,
     status: StatusCode,
     headers: Vec<(header::HeaderName, String)>,
+    /// Copy the answer's own `meta` (tool diagnostics) into the envelope's meta.
+    lift_meta: bool,
 }
 
 impl<T: Serialize> Success<T> {
@@ -51,6 +54,7 @@ impl<T: Serialize> Success<T> {
             layer,
             status: StatusCode::OK,
             headers: Vec::new(),
+            lift_meta: false,
         }
     }
 
@@ -60,7 +64,14 @@ impl<T: Serialize> Success<T> {
             layer,
             status: StatusCode::CREATED,
             headers: Vec::new(),
+            lift_meta: false,
         }
+    }
+
+    /// Copies the answer's `meta` object into the envelope's meta (see `Tool::ANSWER_HAS_META`).
+    pub fn lifting_meta(mut self, lift: bool) -> Success<T> {
+        self.lift_meta = lift;
+        self
     }
 
     pub fn data(&self) -> &T {
@@ -89,7 +100,12 @@ impl<T: Serialize> IntoResponse for Success<T> {
                 .into_response();
             }
         };
-        let body = rest_body(&data, self.layer);
+        let diagnostics = if self.lift_meta {
+            answer_meta(&data)
+        } else {
+            Map::new()
+        };
+        let body = rest_body(&data, self.layer, &diagnostics);
         let mut response = (
             self.status,
             [(
@@ -108,15 +124,33 @@ impl<T: Serialize> IntoResponse for Success<T> {
     }
 }
 
-/// `{"data":<data>,"meta":{...}}` around already-serialised data.
-pub fn rest_body(data: &[u8], layer: &str) -> Vec<u8> {
+/// The `meta` object of a serialised answer, without the keys the envelope owns.
+fn answer_meta(data: &[u8]) -> Map<String, Value> {
+    #[derive(serde::Deserialize)]
+    struct OnlyMeta {
+        #[serde(default)]
+        meta: Map<String, Value>,
+    }
+    let mut meta = serde_json::from_slice::<OnlyMeta>(data)
+        .map(|answer| answer.meta)
+        .unwrap_or_default();
+    meta.retain(|key, _| {
+        !matches!(key.as_str(), "layer" | "tokens_estimated" | "truncated")
+            && !key.starts_with("truncated_")
+    });
+    meta
+}
+
+/// `{"data":<data>,"meta":{...}}` around already-serialised data; `diagnostics`
+/// join the envelope's own meta keys.
+pub fn rest_body(data: &[u8], layer: &str, diagnostics: &Map<String, Value>) -> Vec<u8> {
     let data_size = Size::of_bytes(data);
     let meta_for = |tokens: usize| {
         serde_json::to_vec(&Meta {
             layer: layer.to_string(),
             tokens_estimated: tokens as u64,
             truncated: false,
-            extra: Default::default(),
+            extra: diagnostics.clone(),
         })
         .unwrap_or_default()
     };
@@ -229,13 +263,13 @@ impl IntoResponse for ApiError {
 /// Calls tool `T` with the budget off and unwraps its answer for HTTP.
 pub async fn run<T: Tool>(hub: &Hub, input: T::Input) -> Result<Success<T::Output>, ApiError> {
     let output = hub.call::<T>(input, Source::Rest).await?;
-    Ok(Success::ok(output, T::SPEC.layer))
+    Ok(Success::ok(output, T::SPEC.layer).lifting_meta(T::ANSWER_HAS_META))
 }
 
 /// Like [`run`], answering 201 Created.
 pub async fn create<T: Tool>(hub: &Hub, input: T::Input) -> Result<Success<T::Output>, ApiError> {
     let output = hub.call::<T>(input, Source::Rest).await?;
-    Ok(Success::created(output, T::SPEC.layer))
+    Ok(Success::created(output, T::SPEC.layer).lifting_meta(T::ANSWER_HAS_META))
 }
 
 #[cfg(test)]
@@ -267,7 +301,7 @@ mod tests {
     fn rest_body_meta_counts_the_whole_body() {
         let data = serde_json::to_vec(&serde_json::json!({"name": "日本", "n": "x".repeat(5000)}))
             .unwrap();
-        let body = rest_body(&data, "health");
+        let body = rest_body(&data, "health", &Map::new());
         let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(value["meta"]["layer"], "health");
         assert_eq!(value["meta"]["truncated"], false);

@@ -6,9 +6,13 @@ use crate::graph::analysis::{
     GraphReferences, Impact, ImpactInput, PathAnswer, PathInput, References, ReferencesInput,
 };
 use crate::graph::index::IndexSummary;
+use crate::graph::plans::{
+    GraphRenamePlan, GraphSimilar, GraphTrace, RenamePlan, RenamePlanInput, Similar, SimilarInput,
+    Trace, TraceInput,
+};
 use crate::graph::tools::{
-    Context, ContextInput, GraphContext, GraphIndex, GraphSearch, IndexInput, SearchInput,
-    SearchResults,
+    Context, ContextInput, GraphContext, GraphIndex, GraphResolve, GraphSearch, IndexInput,
+    ResolveAnswer, ResolveInput, SearchInput, SearchResults,
 };
 use crate::tools::Hub;
 use crate::web::extract::{AppJson, AppQuery};
@@ -26,7 +30,11 @@ fn router() -> OpenApiRouter<Hub> {
     OpenApiRouter::new()
         .routes(routes!(graph_index))
         .routes(routes!(graph_search))
+        .routes(routes!(graph_resolve))
         .routes(routes!(graph_context))
+        .routes(routes!(graph_rename_plan))
+        .routes(routes!(graph_trace))
+        .routes(routes!(graph_similar))
         .routes(routes!(graph_impact))
         .routes(routes!(graph_references))
         .routes(routes!(graph_path))
@@ -109,4 +117,44 @@ async fn graph_context(
     AppQuery(input): AppQuery<ContextInput>,
 ) -> Result<Success<Context>, ApiError> {
     run::<GraphContext>(&hub, input).await
+}
+
+/// One node for a uid, a path or a name.
+#[utoipa::path(get, path = "/api/graph/resolve", operation_id = "graph_resolve", tag = "graph", params(ResolveInput),
+    responses((status = 200, description = "The node the query names", body = ApiOk<ResolveAnswer>)))]
+async fn graph_resolve(
+    State(hub): State<Hub>,
+    AppQuery(input): AppQuery<ResolveInput>,
+) -> Result<Success<ResolveAnswer>, ApiError> {
+    run::<GraphResolve>(&hub, input).await
+}
+
+/// Everything renaming a symbol touches, and in which order.
+#[utoipa::path(post, path = "/api/graph/rename-plan", operation_id = "graph_rename_plan", tag = "graph", request_body = RenamePlanInput,
+    responses((status = 200, description = "Sites by kind, risk and order", body = ApiOk<RenamePlan>)))]
+async fn graph_rename_plan(
+    State(hub): State<Hub>,
+    AppJson(input): AppJson<RenamePlanInput>,
+) -> Result<Success<RenamePlan>, ApiError> {
+    run::<GraphRenamePlan>(&hub, input).await
+}
+
+/// The forward call chain from a function.
+#[utoipa::path(post, path = "/api/graph/trace", operation_id = "graph_trace", tag = "graph", request_body = TraceInput,
+    responses((status = 200, description = "Steps, branches and external targets", body = ApiOk<Trace>)))]
+async fn graph_trace(
+    State(hub): State<Hub>,
+    AppJson(input): AppJson<TraceInput>,
+) -> Result<Success<Trace>, ApiError> {
+    run::<GraphTrace>(&hub, input).await
+}
+
+/// Symbols that look like this one.
+#[utoipa::path(post, path = "/api/graph/similar", operation_id = "graph_similar", tag = "graph", request_body = SimilarInput,
+    responses((status = 200, description = "Similar symbols, best first", body = ApiOk<Similar>)))]
+async fn graph_similar(
+    State(hub): State<Hub>,
+    AppJson(input): AppJson<SimilarInput>,
+) -> Result<Success<Similar>, ApiError> {
+    run::<GraphSimilar>(&hub, input).await
 }

@@ -311,6 +311,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/graph/rename-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Everything renaming a symbol touches, and in which order. */
+        post: operations["graph_rename_plan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One node for a uid, a path or a name. */
+        get: operations["graph_resolve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/graph/search": {
         parameters: {
             query?: never;
@@ -322,6 +356,40 @@ export interface paths {
         get: operations["graph_search"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/similar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Symbols that look like this one. */
+        post: operations["graph_similar"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The forward call chain from a function. */
+        post: operations["graph_trace"];
         delete?: never;
         options?: never;
         head?: never;
@@ -681,6 +749,37 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_RenamePlan: {
+            data: {
+                call_sites: components["schemas"]["RenameSite"][];
+                /** Format: int64 */
+                count: number;
+                definition: components["schemas"]["RenameSite"];
+                doc_references: components["schemas"]["RenameSite"][];
+                import_sites: components["schemas"]["RenameSite"][];
+                meta: Record<string, never>;
+                new_name: string;
+                node: components["schemas"]["GraphNode"];
+                old_name: string;
+                /** @description Files in the order to edit them: the definition, importers, callers, tests, docs, strings. */
+                order: string[];
+                /** @description `low`, `medium` or `high`: by how many sites and files, and whether dynamic uses (strings) exist. */
+                risk: string;
+                string_literals: components["schemas"]["RenameSite"][];
+                test_references: components["schemas"]["RenameSite"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_ResolveAnswer: {
+            data: {
+                /** @description resolved_from: direct, path_prefix or fuzzy_fts5. */
+                meta: Record<string, never>;
+                node: components["schemas"]["GraphNode"];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_SearchResults: {
             data: {
                 /** Format: int64 */
@@ -688,6 +787,17 @@ export interface components {
                 /** @description graph_updated_at, graph_pending. */
                 meta: Record<string, never>;
                 results: components["schemas"]["GraphNode"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_Similar: {
+            data: {
+                /** Format: int64 */
+                count: number;
+                meta: Record<string, never>;
+                node: components["schemas"]["GraphNode"];
+                results: components["schemas"]["SimilarSymbol"][];
             };
             meta: components["schemas"]["Meta"];
         };
@@ -737,6 +847,20 @@ export interface components {
         ApiOk_ToolListing: {
             data: {
                 tools: components["schemas"]["ToolInfo"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_Trace: {
+            data: {
+                branches: components["schemas"]["TraceBranch"][];
+                /** Format: int64 */
+                count: number;
+                /** @description Modules outside the repository the chain calls into. */
+                external_targets: string[];
+                meta: Record<string, never>;
+                node: components["schemas"]["GraphNode"];
+                steps: components["schemas"]["TraceStep"][];
             };
             meta: components["schemas"]["Meta"];
         };
@@ -1168,10 +1292,50 @@ export interface components {
             limit?: number | null;
             uid: string;
         };
+        RenamePlan: {
+            call_sites: components["schemas"]["RenameSite"][];
+            /** Format: int64 */
+            count: number;
+            definition: components["schemas"]["RenameSite"];
+            doc_references: components["schemas"]["RenameSite"][];
+            import_sites: components["schemas"]["RenameSite"][];
+            meta: Record<string, never>;
+            new_name: string;
+            node: components["schemas"]["GraphNode"];
+            old_name: string;
+            /** @description Files in the order to edit them: the definition, importers, callers, tests, docs, strings. */
+            order: string[];
+            /** @description `low`, `medium` or `high`: by how many sites and files, and whether dynamic uses (strings) exist. */
+            risk: string;
+            string_literals: components["schemas"]["RenameSite"][];
+            test_references: components["schemas"]["RenameSite"][];
+        };
+        RenamePlanInput: {
+            /** @description The new name: an identifier (letters, digits, underscores; not starting with a digit). */
+            new_name: string;
+            /** @description The symbol to rename: a uid, a path or a name. */
+            uid: string;
+        };
+        RenameSite: {
+            /** @description `graph` (an edge says so) or `text` (a whole-word search found it; check it by hand). */
+            found_by: string;
+            /** @description The node the site lies in, when the graph knows it. */
+            in_node?: string | null;
+            /** Format: int32 */
+            line: number;
+            path: string;
+            /** @description The line as it reads now (trimmed, at most 200 characters). */
+            text: string;
+        };
         RepositionBody: {
             actor?: components["schemas"]["Actor"] | null;
             after?: string | null;
             before?: string | null;
+        };
+        ResolveAnswer: {
+            /** @description resolved_from: direct, path_prefix or fuzzy_fts5. */
+            meta: Record<string, never>;
+            node: components["schemas"]["GraphNode"];
         };
         /** @description The revision of each area; a change means "reload what you show". */
         Revisions: {
@@ -1187,6 +1351,39 @@ export interface components {
             /** @description graph_updated_at, graph_pending. */
             meta: Record<string, never>;
             results: components["schemas"]["GraphNode"][];
+        };
+        Similar: {
+            /** Format: int64 */
+            count: number;
+            meta: Record<string, never>;
+            node: components["schemas"]["GraphNode"];
+            results: components["schemas"]["SimilarSymbol"][];
+        };
+        SimilarInput: {
+            /**
+             * Format: int32
+             * @description 1 to 50 (default 10).
+             */
+            limit?: number | null;
+            uid: string;
+        };
+        SimilarSymbol: {
+            /**
+             * Format: double
+             * @description Jaccard overlap of the words in both names (snake_case and camelCase split).
+             */
+            lexical: number;
+            node: components["schemas"]["GraphNode"];
+            /**
+             * Format: double
+             * @description 0 to 1: the mean of the two scores below.
+             */
+            score: number;
+            /**
+             * Format: double
+             * @description Jaccard overlap of what both call, are called by, extend or contain.
+             */
+            structural: number;
         };
         /**
          * @description Where a task is in the workflow.
@@ -1256,6 +1453,47 @@ export interface components {
         };
         ToolListing: {
             tools: components["schemas"]["ToolInfo"][];
+        };
+        Trace: {
+            branches: components["schemas"]["TraceBranch"][];
+            /** Format: int64 */
+            count: number;
+            /** @description Modules outside the repository the chain calls into. */
+            external_targets: string[];
+            meta: Record<string, never>;
+            node: components["schemas"]["GraphNode"];
+            steps: components["schemas"]["TraceStep"][];
+        };
+        TraceBranch: {
+            /** @description Distinct callees: where the chain forks. */
+            callees: string[];
+            uid: string;
+        };
+        TraceInput: {
+            /**
+             * Format: int32
+             * @description Calls to follow, 1 to 8 (default 4).
+             */
+            depth?: number | null;
+            /**
+             * Format: int32
+             * @description Steps to return at most, 1 to 1,000 (default 200).
+             */
+            max_steps?: number | null;
+            /** @description Where the chain starts: a function or method uid, a path or a name. */
+            uid: string;
+        };
+        TraceStep: {
+            /** @description `resolved`, `name` or `external`. */
+            confidence: string;
+            /**
+             * Format: int32
+             * @description Calls from the start to here.
+             */
+            depth: number;
+            /** @description The caller that led here. */
+            from: string;
+            node: components["schemas"]["GraphNode"];
         };
         WipState: {
             at_limit: boolean;
@@ -3271,6 +3509,188 @@ export interface operations {
             };
         };
     };
+    graph_rename_plan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenamePlanInput"];
+            };
+        };
+        responses: {
+            /** @description Sites by kind, risk and order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_RenamePlan"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_resolve: {
+        parameters: {
+            query: {
+                /** @description A node uid, a repository path, or a symbol name. */
+                query: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node the query names */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_ResolveAnswer"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     graph_search: {
         parameters: {
             query: {
@@ -3325,6 +3745,198 @@ export interface operations {
             };
             /** @description No such entity or route (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_similar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimilarInput"];
+            };
+        };
+        responses: {
+            /** @description Similar symbols, best first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Similar"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    graph_trace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TraceInput"];
+            };
+        };
+        responses: {
+            /** @description Steps, branches and external targets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Trace"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
