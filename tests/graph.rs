@@ -561,6 +561,23 @@ async fn impact_references_path_export_and_doctor() {
         .unwrap()
         .clone();
     assert_eq!(stale["sample"], json!(["tools/helper.py"]));
+    assert_eq!(stale["fixable"], true);
+    // fixing only another category leaves the stale path alone; an unfixable one is refused
+    let (_, other) = server
+        .post_json(
+            "/api/graph/doctor",
+            json!({"fix": true, "categories": ["orphaned_external_unresolved"]}),
+        )
+        .await;
+    assert_eq!(other["data"]["stats"]["fixed"], 0, "{other}");
+    let (status, refused) = server
+        .post_json(
+            "/api/graph/doctor",
+            json!({"fix": true, "categories": ["self_loops"]}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&refused)["details"]["field"], "categories");
     let (_, fixed) = server
         .post_json("/api/graph/doctor", json!({"fix": true}))
         .await;

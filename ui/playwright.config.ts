@@ -23,6 +23,9 @@ export default defineConfig({
       args: [
         "--no-sandbox",
         "--disable-gpu",
+        // WebGL (the graph view) on the CPU: there is no GPU on the test machines
+        "--use-angle=swiftshader",
+        "--enable-unsafe-swiftshader",
         "--disable-quic",
         "--no-first-run",
         "--disable-background-networking",

@@ -523,6 +523,8 @@ pub struct DoctorInput {
     /// Delete what the fixable categories found.
     #[serde(default)]
     pub fix: bool,
+    /// With fix: only these fixable categories (default: every fixable one).
+    pub categories: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -530,6 +532,8 @@ pub struct DoctorIssue {
     pub category: String,
     /// `real` (counts against health) or `info`.
     pub severity: String,
+    /// `fix=true` deletes what this category found.
+    pub fixable: bool,
     pub count: u64,
     /// Up to ten examples (node uids or file paths).
     pub sample: Vec<String>,
@@ -651,18 +655,50 @@ impl Tool for GraphDoctor {
                 };
                 run().map_err(|error| ToolError::from(StoreError::on(c, error)))
             };
+        let chosen: Vec<&str> = match &input.categories {
+            None => FIXABLE.to_vec(),
+            Some(categories) => categories
+                .iter()
+                .map(|category| {
+                    FIXABLE
+                        .iter()
+                        .find(|fixable| **fixable == category.as_str())
+                        .copied()
+                        .ok_or_else(|| {
+                            ToolError::from(
+                                ErrorBody::new(
+                                    Category::Validation,
+                                    "E_ARGUMENT",
+                                    format!(
+                                        "categories: {category:?} is not fixable; one of {}",
+                                        FIXABLE.join(", ")
+                                    ),
+                                )
+                                .with_details(json!({"field": "categories", "allowed": FIXABLE, "got": category})),
+                            )
+                        })
+                })
+                .collect::<Result<_, _>>()?,
+        };
         let (issues, stale, nodes, edges) = context.hub.store.view(look)?;
         let mut fixed = 0;
         if input.fix {
             fixed = context.hub.store.write(|tx| -> Result<u64, ToolError> {
                 let run = || -> rusqlite::Result<u64> {
                     let mut deleted = 0;
-                    for (_, _, delete) in CHECKS {
-                        if let Some(delete) = delete {
+                    for (category, _, delete) in CHECKS {
+                        if let Some(delete) = delete
+                            && chosen.contains(category)
+                        {
                             deleted += tx.execute(delete, [])? as u64;
                         }
                     }
-                    for path in &stale {
+                    let stale: &[String] = if chosen.contains(&"stale_paths") {
+                        &stale
+                    } else {
+                        &[]
+                    };
+                    for path in stale {
                         deleted += tx
                             .execute("DELETE FROM graph_nodes WHERE file = ?1", params![path])?
                             as u64;
@@ -706,6 +742,7 @@ fn issue(category: &str, rows: Vec<String>) -> DoctorIssue {
             "real"
         }
         .to_string(),
+        fixable: FIXABLE.contains(&category),
         count: rows.len() as u64,
         sample: rows.into_iter().take(10).collect(),
     }

@@ -92,14 +92,16 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
     }
 }
 
-/// A change matters when it is a source file the graph reads, or a path that is
-/// gone (a deleted file or folder), outside the state directory and `.git`.
+/// A change matters when it is a source file the graph reads, a folder (one
+/// moved or copied in whole: its files' own events may come before the watch
+/// on it does), a `.gitignore`, or a path that is gone (a deleted file or
+/// folder), outside the state directory and `.git`.
 fn matters(path: &Path, root: &Path, state_dir: &Path) -> bool {
     if path.starts_with(state_dir) || path.strip_prefix(root).is_ok_and(|p| p.starts_with(".git")) {
         return false;
     }
     let name = path.to_string_lossy();
-    Language::of(&name).is_some() || !path.exists()
+    Language::of(&name).is_some() || name.ends_with(".gitignore") || path.is_dir() || !path.exists()
 }
 
 fn reindex(hub: &Hub) {

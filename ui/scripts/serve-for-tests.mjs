@@ -1,13 +1,18 @@
 // Starts `cos serve` on a fresh temporary repository for the browser tests and
-// removes it when Playwright stops the server.
+// removes it when Playwright stops the server. The repository holds a small
+// code-and-docs fixture for the graph page, at a path the tests derive from the
+// port so they can edit files while the hub watches.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const port = process.argv[2] ?? "9391";
 const binary = resolve(process.env.COS_BINARY ?? "../target/debug/cos");
-const repo = mkdtempSync(join(tmpdir(), "cos-ui-test-"));
+// tests/graph.spec.ts finds the repository by the same name
+const repo = join(tmpdir(), `cos-ui-test-${port}`);
+rmSync(repo, { recursive: true, force: true });
+cpSync(resolve("tests/fixtures/graph-repo"), repo, { recursive: true });
 const hub = spawn(binary, ["serve", repo, "--port", port], {
   stdio: "inherit",
   env: { ...process.env, RUST_LOG: "warn", COS_STATE_DIR: join(repo, ".cos") },

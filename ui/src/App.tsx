@@ -1,7 +1,11 @@
+import { Suspense, lazy } from "react";
 import { BoardPage } from "./pages/BoardPage";
 import { Placeholder } from "./pages/Placeholder";
 import { SettingsPage } from "./pages/SettingsPage";
 import { navigate, usePath } from "./router";
+
+// The graph view brings a WebGL renderer: loaded when first opened, not with the board.
+const GraphPage = lazy(() => import("./pages/GraphPage").then((module) => ({ default: module.GraphPage })));
 
 const PAGES = [
   { path: "/board", label: "Board" },
@@ -14,7 +18,12 @@ const PAGES = [
 function page(path: string) {
   if (path === "/" || path.startsWith("/board")) return <BoardPage />;
   if (path.startsWith("/settings")) return <SettingsPage />;
-  if (path.startsWith("/graph")) return <Placeholder area="Graph" what="the knowledge graph of this repository's code and docs" />;
+  if (path.startsWith("/graph"))
+    return (
+      <Suspense fallback={<p className="muted">Loading the graph view…</p>}>
+        <GraphPage path={path} />
+      </Suspense>
+    );
   if (path.startsWith("/search")) return <Placeholder area="Search" what="full-text search over symbols, docs and tasks" />;
   if (path.startsWith("/documents")) return <Placeholder area="Documents" what="Markdown documents with safe concurrent writes" />;
   return <Placeholder area="Not found" what={`a page at ${path}`} />;

@@ -988,6 +988,8 @@ export interface components {
             stats: components["schemas"]["DoctorStats"];
         };
         DoctorInput: {
+            /** @description With fix: only these fixable categories (default: every fixable one). */
+            categories?: string[] | null;
             /** @description Delete what the fixable categories found. */
             fix?: boolean;
         };
@@ -995,6 +997,8 @@ export interface components {
             category: string;
             /** Format: int64 */
             count: number;
+            /** @description `fix=true` deletes what this category found. */
+            fixable: boolean;
             /** @description Up to ten examples (node uids or file paths). */
             sample: string[];
             /** @description `real` (counts against health) or `info`. */
