@@ -12,59 +12,11 @@ Boards measured (each on a fresh temporary repository, loopback only):
 Each is loaded with wrk at 1, 8 and 64 connections for --seconds (bounded); the
 server's peak memory is its VmHWM afterwards. Needs wrk (apt-get install wrk).
 """
-import argparse, os, re, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
+import argparse, os, shutil, signal, subprocess, sys, tempfile, urllib.request
+from benchlib import REFERENCE_VENV, free_port, peak_mb, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "coding-os-tasks")
-REFERENCE_VENV = os.path.join(tempfile.gettempdir(), "cos-reference-venv")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(url, limit=60.0):
-    deadline = time.time() + limit
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    return True
-        except Exception:
-            time.sleep(0.05)
-    return False
-
-
-def peak_mb(pid):
-    total = 0
-    pids = [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
-    for p in pids:
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        total += int(line.split()[1])
-        except FileNotFoundError:
-            pass
-    return total / 1024
-
-
-def to_ms(text):
-    value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
-
-
-def wrk(url, connections, seconds):
-    threads = min(2, connections)
-    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "30s", url],
-                         capture_output=True, text=True, timeout=seconds + 60).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p50 = to_ms(re.search(r"50%\s+(\S+)", out).group(1))
-    p99 = to_ms(re.search(r"99%\s+(\S+)", out).group(1))
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return rps, p50, p99, int(errors.group(1)) if errors else 0
 
 
 def measure(name, command, url, env, cwd, seconds, results):

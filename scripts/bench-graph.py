@@ -1,55 +1,142 @@
 #!/usr/bin/env python3
 """Graph benchmark on real code nobody here wrote: the Django 5.1.4 source distribution.
 
-Usage: scripts/bench-graph.py [--edits 5] [--seconds 8]
+Usage: scripts/bench-graph.py [--edits 5] [--seconds 8] [--reference]
 
 Downloads the sdist with pip (kept in a temporary folder, never in the repository),
 then with the release build measures: a cold `cos index` (wall time, peak RSS, node and
 edge counts), re-indexing after a one-file edit (median over --edits edits of different
 files), and over HTTP on loopback: cos_graph_impact to depth 3 on a well-connected node
-(median latency) and GET /api/graph/context with wrk at 8 connections (bounded in time).
+(median latency), GET /api/graph/context at 8 connections, and the export of 2,000
+nodes at 8 and 64 connections with the server's peak memory, with the answer cache on
+(default) and off (COS_ANSWER_CACHE=off). Load runs are wrk runs bounded to --seconds.
+
+With --reference, the reference system (coding-os 0.3.25, in a temporary venv; see
+../shared/reference/run-reference-system.md) indexes the same tree (about 5.5 minutes
+here) and serves context and export under the same load, in the same run.
 """
-import argparse, json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.parse, urllib.request
+from benchlib import REFERENCE_VENV, free_port, peak_mb, post_script, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, "target", "release", "cos")
 EDITED = ["django/utils/text.py", "django/http/request.py", "django/core/mail/message.py",
           "django/forms/widgets.py", "django/template/base.py", "django/db/models/query.py"]
+CONTEXT_NODE = "code:file:django/db/models/query.py"
+EXPORT_BODY = '{"root":"folder:django","edge_types":["contains"],"max_hops":10,"max_nodes":2000}'
 
 
-def timed(command, cwd=None):
+def timed(command, cwd=None, env=None):
     """Runs `command` under /usr/bin/time; returns (seconds, peak MB, stdout)."""
-    out = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M"] + command, cwd=cwd, capture_output=True, text=True, check=True)
+    out = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M"] + command, cwd=cwd, env=env, capture_output=True, text=True, check=True)
     seconds, kilobytes = re.search(r"TIME ([\d.]+) (\d+)", out.stderr).groups()
     return float(seconds), int(kilobytes) / 1024, out.stdout
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def post(url, body):
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
+    with urllib.request.urlopen(request, timeout=60) as response:
         return json.load(response)
+
+
+def row(name, load):
+    rps, p50, p99, errors = load
+    return f"{name}: {rps:,.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms" + (f" ({errors} non-2xx)" if errors else "")
+
+
+def serve_ours(repo, work, seconds, cache):
+    port = free_port()
+    hub = subprocess.Popen([BINARY, "serve", repo, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           env=dict(os.environ, RUST_LOG="warn", COS_ANSWER_CACHE=cache), start_new_session=True)
+    label = f"cos-hub (answer cache {cache})"
+    try:
+        base = f"http://127.0.0.1:{port}"
+        if not wait_for(base + "/api/health"):
+            sys.exit("cos serve did not come up")
+        node = "code:file:django/utils/functional.py"
+        latencies = []
+        for _ in range(15):
+            started = time.perf_counter()
+            answer = post(base + "/api/graph/impact", {"uid": node, "depth": 3})
+            latencies.append((time.perf_counter() - started) * 1000)
+        print(f"{label}: impact depth 3 on {node} ({answer['data']['count']} dependents): median {statistics.median(latencies):.1f} ms over HTTP")
+        exported = post(base + "/api/graph/export", json.loads(EXPORT_BODY))["data"]
+        print(f"{label}: export answer {len(exported['nodes'])} nodes, {len(exported['edges'])} edges")
+        context_url = f"{base}/api/graph/context?uid={CONTEXT_NODE}"
+        print("  " + row(f"context of {CONTEXT_NODE}, 8 connections", wrk(context_url, 8, seconds)))
+        script = post_script(work, EXPORT_BODY)
+        for connections in (8, 64):
+            print("  " + row(f"export of 2,000 nodes, {connections} connections", wrk(base + "/api/graph/export", connections, seconds, script)))
+        print(f"  peak RSS of the server: {peak_mb(hub.pid):.0f} MB")
+    finally:
+        os.killpg(hub.pid, signal.SIGTERM)
+        hub.wait(timeout=15)
+
+
+def reference(repo_source, work, seconds):
+    cos = os.path.join(REFERENCE_VENV, "bin", "cos")
+    if not os.path.exists(cos):
+        subprocess.run([sys.executable, "-m", "venv", REFERENCE_VENV], check=True)
+        subprocess.run([os.path.join(REFERENCE_VENV, "bin", "pip"), "install", "-q", "coding-os==0.3.25"], check=True)
+    repo = os.path.join(work, "reference-repo")
+    shutil.copytree(repo_source, repo, ignore=shutil.ignore_patterns(".cos"))
+    home = os.path.join(work, "reference-home")
+    os.makedirs(home)
+    os.makedirs(os.path.join(repo, ".coding-os"))
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    env = dict(os.environ, HOME=home, HF_HUB_OFFLINE="1", COS_GRAPH_BACKEND="sqlite",
+               COS_GRAPH_RATE_CAPACITY="1000000", COS_GRAPH_RATE_REFILL="1000000")
+    seconds_index, peak, _ = timed([cos, "graph-reindex"], cwd=repo, env=env)
+    print(f"reference cold index: {seconds_index:.1f} s wall, peak RSS {peak:.0f} MB")
+    out = subprocess.run([cos, "registry", "add", repo], env=env, capture_output=True, text=True, check=True).stdout
+    # "Registered <slug> → <path>"
+    slug = re.search(r"Registered (\S+)", out).group(1)
+    port = free_port()
+    hub = subprocess.Popen([cos, "hub", "start", "--foreground", "--port", str(port)], cwd=repo, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        if not wait_for(base + "/openapi.json", limit=120):
+            print("reference hub did not come up", file=sys.stderr)
+            return
+        uid = urllib.parse.quote(CONTEXT_NODE, safe="")
+        print("  " + row("reference context, 8 connections", wrk(f"{base}/api/p/{slug}/graph/context/{uid}", 8, seconds)))
+        export = f"{base}/api/p/{slug}/graph/export?root_uid=folder:django&edge_types=contains&max_nodes=2000&max_hops=10"
+        for connections in (8, 64):
+            print("  " + row(f"reference export of 2,000 nodes, {connections} connections", wrk(export, connections, seconds)))
+        print(f"  peak RSS of the reference hub: {peak_mb(hub.pid):.0f} MB")
+    finally:
+        os.killpg(hub.pid, signal.SIGTERM)
+        try:
+            hub.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(hub.pid, signal.SIGKILL)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--reference", action="store_true")
     args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed: apt-get install -y wrk")
     subprocess.run(["cargo", "build", "--release", "--bin", "cos"], cwd=ROOT, check=True)
     work = tempfile.mkdtemp(prefix="cos-bench-graph-")
     try:
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "django==5.1.4", "-d", work], check=True)
         subprocess.run(["tar", "xzf", os.path.join(work, "Django-5.1.4.tar.gz"), "-C", work], check=True)
         repo = os.path.join(work, "Django-5.1.4")
+        pristine = os.path.join(work, "pristine")
+        shutil.copytree(repo, pristine)
 
-        seconds, peak, out = timed([BINARY, "index", repo])
-        print(f"cold index: {seconds:.2f} s wall, peak RSS {peak:.0f} MB")
+        colds = []
+        for run in range(3):
+            shutil.rmtree(os.path.join(repo, ".cos"), ignore_errors=True)
+            seconds, peak, out = timed([BINARY, "index", repo])
+            colds.append((seconds, peak))
+        print(f"cold index: median {statistics.median(s for s, _ in colds):.2f} s wall over 3 runs ("
+              + ", ".join(f"{s:.2f}" for s, _ in colds) + f"), peak RSS {max(p for _, p in colds):.0f} MB")
         print("  " + "\n  ".join(out.strip().splitlines()))
 
         edits = []
@@ -62,33 +149,10 @@ def main():
         print(f"re-index after a one-file edit: median {statistics.median(edits):.0f} ms (wall, whole command) over {len(edits)} edits: "
               + ", ".join(f"{e:.0f}" for e in edits))
 
-        port = free_port()
-        hub = subprocess.Popen([BINARY, "serve", repo, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env=dict(os.environ, RUST_LOG="warn"), start_new_session=True)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(100):
-                try:
-                    urllib.request.urlopen(base + "/api/health", timeout=1)
-                    break
-                except Exception:
-                    time.sleep(0.05)
-            node = "code:file:django/utils/functional.py"
-            latencies = []
-            for _ in range(15):
-                started = time.perf_counter()
-                answer = post(base + "/api/graph/impact", {"uid": node, "depth": 3})
-                latencies.append((time.perf_counter() - started) * 1000)
-            print(f"impact depth 3 on {node} ({answer['data']['count']} dependents): median {statistics.median(latencies):.1f} ms over HTTP")
-            if shutil.which("wrk"):
-                url = f"{base}/api/graph/context?uid=code:file:django/db/models/query.py"
-                out = subprocess.run(["wrk", "-t2", "-c8", f"-d{args.seconds}s", "--latency", url], capture_output=True, text=True).stdout
-                rps = re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)
-                p50 = re.search(r"50%\s+(\S+)", out).group(1)
-                print(f"context of django/db/models/query.py, 8 connections: {float(rps):.0f} req/s, p50 {p50}")
-        finally:
-            os.killpg(hub.pid, signal.SIGTERM)
-            hub.wait(timeout=15)
+        for cache in ("on", "off"):
+            serve_ours(repo, work, args.seconds, cache)
+        if args.reference:
+            reference(pristine, work, args.seconds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -378,6 +378,20 @@ async fn an_edit_only_reindex_equals_a_cold_index() {
     fixture(server.repo());
     server.post_json("/api/graph/index", json!({})).await;
     let root = server.repo();
+    let callees = || async {
+        let (_, context) = server
+            .get("/api/graph/context?uid=code:function:app/db.py::reconnect&direction=out")
+            .await;
+        context["data"]["neighbours"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["node"]["label"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    // asked twice: the second answer comes from the cache
+    assert_eq!(callees().await, ["connect"]);
+    assert_eq!(callees().await, ["connect"]);
     // connect is renamed (its callers lose their edge), reconnect becomes the name
     // tools/helper.py also declares (so it is no longer unique), and a new import appears
     write(
@@ -393,6 +407,11 @@ async fn an_edit_only_reindex_equals_a_cold_index() {
     let (_, summary) = server.post_json("/api/graph/index", json!({})).await;
     assert_eq!(summary["data"]["parsed"], 2, "{summary}");
     assert_eq!(summary["data"]["removed"], 0);
+    assert_eq!(
+        callees().await,
+        ["open_connection"],
+        "the re-index moved the graph's revision, so the cached context is not served"
+    );
     let incremental = dump(&server.state_dir());
 
     let cold_graph = cold_index_of(

@@ -11,6 +11,7 @@ use super::tools::{
 };
 use crate::envelope::{Category, ErrorBody};
 use crate::store::StoreError;
+use crate::tools::cache::Shared;
 use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
 
 const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
@@ -438,7 +439,7 @@ pub struct GraphExport;
 
 impl Tool for GraphExport {
     type Input = ExportInput;
-    type Output = Export;
+    type Output = Shared<Export>;
     const SPEC: ToolSpec = spec(
         "cos_graph_export",
         "A subgraph as {nodes, edges}: from root, outwards along edge_types (default contains), up to max_hops and \
@@ -446,7 +447,7 @@ impl Tool for GraphExport {
     );
     const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: ExportInput) -> Result<Export, ToolError> {
+    fn run(context: &ToolContext, input: ExportInput) -> Result<Shared<Export>, ToolError> {
         let max_hops = in_range("max_hops", input.max_hops, 3, 1, 10)?;
         let max_nodes = in_range("max_nodes", input.max_nodes, 500, 1, 2000)? as usize;
         let asked = check_kinds("edge_types", &input.edge_types)?;
@@ -455,7 +456,7 @@ impl Tool for GraphExport {
         } else {
             asked
         };
-        context.hub.store.view(|c| {
+        cached_graph_answer(context, Self::SPEC.name, format!("{input:?}"), |c| {
             let root = resolve_node(c, input.root.as_deref().unwrap_or("folder:"), "root")?;
             let found = walk_neighbours(
                 c,
@@ -468,17 +469,37 @@ impl Tool for GraphExport {
             let mut nodes = vec![root.node.clone()];
             nodes.extend(found.into_iter().map(|n| n.node));
             let edges = edges_among(c, &nodes, &kinds)?;
+            let mut meta = meta(&[
+                ("resolved_from", json!(root.resolved_from)),
+                ("edge_types", json!(kinds)),
+            ]);
+            add_freshness(&mut meta, c, context)?;
             Ok(Export {
                 root: root.node.uid,
-                meta: meta(&[
-                    ("resolved_from", json!(root.resolved_from)),
-                    ("edge_types", json!(kinds)),
-                ]),
+                meta,
                 nodes,
                 edges,
             })
         })
     }
+}
+
+/// A graph answer computed once per graph revision (and watcher state, which
+/// its meta reports) and shared by every caller asking the same until the graph changes.
+pub fn cached_graph_answer<T: Serialize>(
+    context: &ToolContext,
+    tool: &'static str,
+    key: String,
+    compute: impl FnOnce(&Connection) -> Result<T, ToolError>,
+) -> Result<Shared<T>, ToolError> {
+    let pending = context.hub.pending.is(super::watch::PENDING);
+    context.hub.store.view(|c| {
+        let revision = super::index::revision(c).map_err(|error| StoreError::on(c, error))?;
+        context
+            .hub
+            .answers
+            .get_or_compute(tool, format!("{pending}|{key}"), revision, || compute(c))
+    })
 }
 
 /// Edges of `kinds` whose both ends are among `nodes`.
@@ -703,6 +724,9 @@ impl Tool for GraphDoctor {
                             .execute("DELETE FROM graph_nodes WHERE file = ?1", params![path])?
                             as u64;
                         tx.execute("DELETE FROM graph_files WHERE path = ?1", params![path])?;
+                    }
+                    if deleted > 0 {
+                        super::index::bump_revision(tx)?;
                     }
                     Ok(deleted)
                 };

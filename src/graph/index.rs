@@ -175,7 +175,8 @@ fn cold_index(
                 }
                 rebuild_folders(tx, &tally.present)?;
                 resolve(tx, Scope::All)?;
-                index_new_nodes(tx)
+                index_new_nodes(tx)?;
+                bump_revision(tx)
             };
             run().map_err(|error| StoreError::on(tx, error))?;
             Ok(tally.summary)
@@ -243,7 +244,11 @@ fn update_index(
                 relink_files(tx, &changed)?;
                 resolve(tx, Scope::Affected)?;
             }
-            index_new_nodes(tx)
+            index_new_nodes(tx)?;
+            if file_set_changed || !changed.is_empty() {
+                bump_revision(tx)?;
+            }
+            Ok(())
         };
         run().map_err(|error| StoreError::on(tx, error))
     })?;
@@ -262,6 +267,17 @@ fn track_new_nodes(tx: &Connection) -> rusqlite::Result<()> {
              INSERT OR IGNORE INTO temp.new_nodes(id) VALUES (new.id);
          END;",
     )
+}
+
+/// Marks the graph changed: answers cached under the old revision are not served again.
+pub fn bump_revision(tx: &Connection) -> rusqlite::Result<()> {
+    tx.execute("UPDATE graph_revision SET revision = revision + 1", [])?;
+    Ok(())
+}
+
+/// The graph's revision; read it before the data an answer is cached under.
+pub fn revision(connection: &Connection) -> rusqlite::Result<i64> {
+    connection.query_row("SELECT revision FROM graph_revision", [], |row| row.get(0))
 }
 
 /// Adds the run's new nodes to the full-text index in one statement.

@@ -324,10 +324,7 @@ impl Tool for GraphRenamePlan {
             }
             let mut meta = Map::new();
             meta.insert("resolved_from".into(), json!(target.resolved_from));
-            meta.insert(
-                "files_touched".into(),
-                json!(touched.len() + usize::from(!touched.contains(definition.path.as_str()))),
-            );
+            meta.insert("files_touched".into(), json!(order.len()));
             add_freshness(&mut meta, c, context)?;
             Ok(RenamePlan {
                 node,

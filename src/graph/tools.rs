@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::index::{self, IndexSummary};
 use crate::envelope::{Category, ErrorBody};
 use crate::store::StoreError;
+use crate::tools::cache::Shared;
 use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
 
 const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
@@ -364,7 +365,7 @@ pub struct GraphContext;
 
 impl Tool for GraphContext {
     type Input = ContextInput;
-    type Output = Context;
+    type Output = Shared<Context>;
     const SPEC: ToolSpec = spec(
         "cos_graph_context",
         "A node and its neighbours by direction and depth: what contains, imports, calls or links to it, and what it does. \
@@ -372,7 +373,7 @@ impl Tool for GraphContext {
     );
     const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: ContextInput) -> Result<Context, ToolError> {
+    fn run(context: &ToolContext, input: ContextInput) -> Result<Shared<Context>, ToolError> {
         let depth = match input.depth {
             None => 1,
             Some(n) if (1..=3).contains(&n) => n,
@@ -384,7 +385,8 @@ impl Tool for GraphContext {
             Some(n) => return Err(ToolError::invalid("limit", format!("1 to 2000, got {n}"))),
         };
         let direction = input.direction.unwrap_or_default();
-        context.hub.store.view(|c| {
+        let key = format!("{input:?}");
+        super::analysis::cached_graph_answer(context, Self::SPEC.name, key, |c| {
             let root = resolve_node(c, &input.uid, "uid")?;
             let neighbours = walk_neighbours(c, root.id, direction, depth, limit, None)?;
             let mut meta = Map::new();

@@ -44,6 +44,12 @@ DROP INDEX graph_nodes_by_file;
 -- scan every resolved edge when an edit touched a few
 DROP INDEX graph_edges_by_extractor;
 CREATE INDEX graph_nodes_by_file ON graph_nodes(file, label);
+-- bumped by every write that changes the graph: answers are cached per revision
+CREATE TABLE graph_revision (
+    id       INTEGER PRIMARY KEY CHECK (id = 1),
+    revision INTEGER NOT NULL
+);
+INSERT INTO graph_revision(id, revision) VALUES (1, 0);
 -- a file whose size and modification time are unchanged is not read again
 ALTER TABLE graph_files ADD COLUMN modified_ns INTEGER;
 UPDATE graph_files SET hash = '';

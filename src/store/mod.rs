@@ -146,8 +146,7 @@ impl Store {
             connection.execute_batch(
                 "PRAGMA journal_mode = WAL;
                  PRAGMA synchronous = NORMAL;
-                 PRAGMA foreign_keys = ON;
-                 PRAGMA mmap_size = 268435456;",
+                 PRAGMA foreign_keys = ON;",
             )
         });
         let pool = r2d2::Pool::builder()

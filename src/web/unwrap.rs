@@ -131,14 +131,68 @@ fn answer_meta(data: &[u8]) -> Map<String, Value> {
         #[serde(default)]
         meta: Map<String, Value>,
     }
-    let mut meta = serde_json::from_slice::<OnlyMeta>(data)
-        .map(|answer| answer.meta)
-        .unwrap_or_default();
+    let fast = trailing_meta(data).and_then(|slice| serde_json::from_slice(slice).ok());
+    let mut meta = match fast {
+        Some(meta) => meta,
+        None => serde_json::from_slice::<OnlyMeta>(data)
+            .map(|answer| answer.meta)
+            .unwrap_or_default(),
+    };
     meta.retain(|key, _| {
         !matches!(key.as_str(), "layer" | "tokens_estimated" | "truncated")
             && !key.starts_with("truncated_")
     });
     meta
+}
+
+/// The bytes of the answer's `meta` object when it is the answer's last member
+/// (the graph answers declare it last), found from the end so a large answer is
+/// not read again. None when the answer is shaped otherwise.
+fn trailing_meta(data: &[u8]) -> Option<&[u8]> {
+    let data = data.trim_ascii_end();
+    let inner = data.strip_suffix(b"}")?.trim_ascii_end();
+    let close = inner.len().checked_sub(1)?;
+    if inner[close] != b'}' {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut index = close + 1;
+    while index > 0 {
+        index -= 1;
+        let byte = inner[index];
+        if byte == b'"' {
+            // escaped when an odd number of backslashes precede it
+            let backslashes = inner[..index]
+                .iter()
+                .rev()
+                .take_while(|b| **b == b'\\')
+                .count();
+            if backslashes % 2 == 0 {
+                in_string = !in_string;
+            }
+            continue;
+        }
+        if in_string {
+            continue;
+        }
+        match byte {
+            b'}' | b']' => depth += 1,
+            b'{' | b'[' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let before = inner[..index]
+        .trim_ascii_end()
+        .strip_suffix(b":")?
+        .trim_ascii_end();
+    let before = before.strip_suffix(b"\"meta\"")?.trim_ascii_end();
+    matches!(before.last(), Some(b',') | Some(b'{')).then(|| &inner[index..=close])
 }
 
 /// `{"data":<data>,"meta":{...}}` around already-serialised data; `diagnostics`
@@ -275,6 +329,29 @@ pub async fn create<T: Tool>(hub: &Hub, input: T::Input) -> Result<Success<T::Ou
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trailing_meta_is_found_from_the_end_or_not_at_all() {
+        let cases: [(&str, Option<&str>); 5] = [
+            (
+                r#"{"nodes":[{"a":"}"}],"meta":{"resolved_from":"direct"}}"#,
+                Some(r#"{"resolved_from":"direct"}"#),
+            ),
+            (
+                r#"{"meta":{"k":"quote \" and {brace}","n":[1,{"x":2}]}}"#,
+                Some(r#"{"k":"quote \" and {brace}","n":[1,{"x":2}]}"#),
+            ),
+            (r#"{"x":{"meta":{"k":1}}}"#, None),
+            (r#"{"meta":{"k":1},"count":2}"#, None),
+            (r#"{"items":["\\"],"meta":{}}"#, Some("{}")),
+        ];
+        for (answer, expected) in cases {
+            let found = trailing_meta(answer.as_bytes()).map(|b| std::str::from_utf8(b).unwrap());
+            assert_eq!(found, expected, "{answer}");
+        }
+        // the fallback reads a meta that is not last
+        assert_eq!(answer_meta(br#"{"meta":{"k":1},"count":2}"#)["k"], 1);
+    }
 
     #[test]
     fn every_category_has_its_status() {

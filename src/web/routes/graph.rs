@@ -15,6 +15,7 @@ use crate::graph::tools::{
     ResolveAnswer, ResolveInput, SearchInput, SearchResults,
 };
 use crate::tools::Hub;
+use crate::tools::cache::Shared;
 use crate::web::extract::{AppJson, AppQuery};
 use crate::web::unwrap::{ApiError, ApiOk, Success, run};
 use axum::extract::State;
@@ -78,7 +79,7 @@ async fn graph_path(
 async fn graph_export(
     State(hub): State<Hub>,
     AppJson(input): AppJson<ExportInput>,
-) -> Result<Success<Export>, ApiError> {
+) -> Result<Success<Shared<Export>>, ApiError> {
     run::<GraphExport>(&hub, input).await
 }
 
@@ -115,7 +116,7 @@ async fn graph_search(
 async fn graph_context(
     State(hub): State<Hub>,
     AppQuery(input): AppQuery<ContextInput>,
-) -> Result<Success<Context>, ApiError> {
+) -> Result<Success<Shared<Context>>, ApiError> {
     run::<GraphContext>(&hub, input).await
 }
 

@@ -1,0 +1,65 @@
+"""What the load benchmarks share: ports, waiting for a server, wrk runs and peak memory."""
+import os, re, socket, subprocess, tempfile, time, urllib.request
+
+REFERENCE_VENV = os.path.join(tempfile.gettempdir(), "cos-reference-venv")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(url, limit=60.0):
+    deadline = time.time() + limit
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return True
+        except Exception:
+            time.sleep(0.05)
+    return False
+
+
+def peak_mb(pid):
+    """Peak resident memory (VmHWM) of a process and its children, in MB."""
+    total = 0
+    pids = [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total / 1024
+
+
+def to_ms(text):
+    value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def wrk(url, connections, seconds, script=None):
+    """(req/s, p50 ms, p99 ms, non-2xx count) of a wrk run bounded to `seconds`."""
+    threads = min(2, connections)
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "30s"]
+    if script:
+        command += ["-s", script]
+    out = subprocess.run(command + [url], capture_output=True, text=True, timeout=seconds + 60).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = to_ms(re.search(r"50%\s+(\S+)", out).group(1))
+    p99 = to_ms(re.search(r"99%\s+(\S+)", out).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return rps, p50, p99, int(errors.group(1)) if errors else 0
+
+
+def post_script(folder, body):
+    """A wrk Lua script that POSTs `body` (a JSON string) to the URL."""
+    path = os.path.join(folder, "post.lua")
+    with open(path, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n')
+        f.write("wrk.body = [[" + body + "]]\n")
+    return path
