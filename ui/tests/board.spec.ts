@@ -115,7 +115,9 @@ test("a disabled module says how to enable it, and settings switch it back", asy
 test("deep links load the app; unknown API paths stay JSON", async ({ page, request }) => {
   await page.goto("/settings");
   await expect(page.getByRole("heading", { name: "Settings" })).toBeVisible();
-  await page.goto("/graph");
+  await page.goto("/graph/doctor");
+  await expect(page.getByRole("heading", { name: "Graph doctor" })).toBeVisible();
+  await page.goto("/search");
   await expect(page.getByText("not built yet")).toBeVisible();
   const response = await request.get("/api/no/such/thing");
   expect(response.status()).toBe(404);
