@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::tools::{
     Direction, GraphNode, Neighbour, add_freshness, node_at, resolve_node, walk_neighbours,
+    walk_with_ids,
 };
 use crate::envelope::{Category, ErrorBody};
 use crate::store::StoreError;
@@ -458,7 +459,7 @@ impl Tool for GraphExport {
         };
         cached_graph_answer(context, Self::SPEC.name, format!("{input:?}"), |c| {
             let root = resolve_node(c, input.root.as_deref().unwrap_or("folder:"), "root")?;
-            let found = walk_neighbours(
+            let found = walk_with_ids(
                 c,
                 root.id,
                 Direction::Out,
@@ -466,9 +467,10 @@ impl Tool for GraphExport {
                 max_nodes.saturating_sub(1),
                 Some(&kinds),
             )?;
-            let mut nodes = vec![root.node.clone()];
-            nodes.extend(found.into_iter().map(|n| n.node));
-            let edges = edges_among(c, &nodes, &kinds)?;
+            let mut members = vec![(root.id, root.node.clone())];
+            members.extend(found.into_iter().map(|(id, n)| (id, n.node)));
+            let edges = edges_among(c, &members, &kinds)?;
+            let nodes = members.into_iter().map(|(_, node)| node).collect();
             let mut meta = meta(&[
                 ("resolved_from", json!(root.resolved_from)),
                 ("edge_types", json!(kinds)),
@@ -502,32 +504,35 @@ pub fn cached_graph_answer<T: Serialize>(
     })
 }
 
-/// Edges of `kinds` whose both ends are among `nodes`.
+/// Edges of `kinds` whose both ends are among `members` (row id, node).
 fn edges_among(
     connection: &Connection,
-    nodes: &[GraphNode],
+    members: &[(i64, GraphNode)],
     kinds: &[&str],
 ) -> Result<Vec<ExportEdge>, ToolError> {
-    let uids: HashSet<&str> = nodes.iter().map(|n| n.uid.as_str()).collect();
+    let uids: HashMap<i64, &str> = members
+        .iter()
+        .map(|(id, n)| (*id, n.uid.as_str()))
+        .collect();
+    // by source id: a prefix of the edges' primary key, no join
     let mut statement = connection
-        .prepare_cached(
-            "SELECT t.uid, e.kind FROM graph_edges e JOIN graph_nodes s ON s.id = e.source JOIN graph_nodes t ON t.id = e.target
-             WHERE s.uid = ?1",
-        )
+        .prepare_cached("SELECT target, kind FROM graph_edges WHERE source = ?1")
         .map_err(|error| StoreError::on(connection, error))?;
     let mut edges = Vec::new();
-    for node in nodes {
+    for (id, node) in members {
         let rows = statement
-            .query_map([&node.uid], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            .query_map([id], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
             })
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(|error| StoreError::on(connection, error))?;
         for (target, kind) in rows {
-            if uids.contains(target.as_str()) && kinds.contains(&kind.as_str()) {
+            if let Some(target) = uids.get(&target)
+                && kinds.contains(&kind.as_str())
+            {
                 edges.push(ExportEdge {
                     source: node.uid.clone(),
-                    target,
+                    target: target.to_string(),
                     kind,
                 });
             }

@@ -412,6 +412,23 @@ pub fn walk_neighbours(
     limit: usize,
     kinds: Option<&[&str]>,
 ) -> Result<Vec<Neighbour>, ToolError> {
+    Ok(
+        walk_with_ids(connection, root, direction, depth, limit, kinds)?
+            .into_iter()
+            .map(|(_, neighbour)| neighbour)
+            .collect(),
+    )
+}
+
+/// [`walk_neighbours`], each neighbour with its node's row id.
+pub fn walk_with_ids(
+    connection: &Connection,
+    root: i64,
+    direction: Direction,
+    depth: u32,
+    limit: usize,
+    kinds: Option<&[&str]>,
+) -> Result<Vec<(i64, Neighbour)>, ToolError> {
     let mut seen: HashSet<i64> = HashSet::from([root]);
     let mut frontier: VecDeque<(i64, u32)> = VecDeque::from([(root, 0)]);
     let mut found = Vec::new();
@@ -452,13 +469,16 @@ pub fn walk_neighbours(
                 if found.len() >= limit {
                     return Ok(found);
                 }
-                found.push(Neighbour {
-                    node,
-                    edge,
-                    direction: side.to_string(),
-                    depth: level + 1,
-                    confidence,
-                });
+                found.push((
+                    next,
+                    Neighbour {
+                        node,
+                        edge,
+                        direction: side.to_string(),
+                        depth: level + 1,
+                        confidence,
+                    },
+                ));
                 frontier.push_back((next, level + 1));
             }
         }

@@ -173,7 +173,7 @@ function GraphExplorer() {
             repoRoot={repoRoot}
             canOpen={selectedKind !== null && canOpen(selectedKind)}
             onSelect={select}
-            onOpen={(uid) => void open(uid, 1)}
+            onOpen={(uid, hops) => void open(uid, hops)}
             onPathEnd={(end, uid) => setPathEnds((ends) => ({ ...ends, [end]: uid }))}
           />
         ) : (

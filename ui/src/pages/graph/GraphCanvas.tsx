@@ -1,7 +1,7 @@
 // The WebGL view of the spine (sigma.js): clicking a node selects it.
 import { useEffect, useRef } from "react";
 import Sigma from "sigma";
-import type { NodeAttributes, SpineGraph } from "./spine";
+import { type NodeAttributes, type SpineGraph, canOpen } from "./spine";
 
 interface Props {
   graph: SpineGraph;
@@ -13,8 +13,17 @@ interface Props {
 
 declare global {
   interface Window {
-    /** Where a node is drawn, in page pixels: lets a browser test click it like a person would. */
-    cosGraphView?: { positionOf(uid: string): { x: number; y: number } | null };
+    /** For browser tests and the fluidity measurement (ui/scripts/measure-graph.mjs). */
+    cosGraphView?: {
+      /** Where a node is drawn, in page pixels, so a test can click it like a person would. */
+      positionOf(uid: string): { x: number; y: number } | null;
+      /** What a click on the node does. */
+      select(uid: string): void;
+      /** Shown folders, files and classes not opened yet: folders first, then files, then classes. */
+      closed(): string[];
+      /** Moves the camera like a person zooming and panning; resolves with each frame's duration in ms. */
+      sweep(durationMs: number): Promise<number[]>;
+    };
   }
 }
 
@@ -30,14 +39,19 @@ export function GraphCanvas({ graph, version, selected, onSelect }: Props) {
     const element = container.current;
     if (!element) return;
     const sigma = new Sigma<NodeAttributes>(graph, element, {
-      settings: { renderEdgeLabels: false, labelRenderedSizeThreshold: 6, hideEdgesOnMove: true },
-      nodeReducer: (uid, data, attributes) => {
+      renderEdgeLabels: false,
+      labelRenderedSizeThreshold: 8,
+      // while the camera moves, only the nodes are drawn: labels and edges cost the most per frame
+      hideEdgesOnMove: true,
+      hideLabelsOnMove: true,
+      defaultEdgeColor: "#c3c9d4",
+      nodeReducer: (uid, attributes) => {
         const focused = uid === selectedRef.current;
         return {
-          ...data,
+          ...attributes,
           color: attributes.highlighted ? "#f0a500" : attributes.color,
           size: focused ? attributes.size * 1.8 : attributes.size,
-          labelVisibility: focused || attributes.highlighted ? "visible" : "auto",
+          forceLabel: focused || attributes.highlighted,
           zIndex: focused ? 2 : attributes.highlighted ? 1 : 0,
         };
       },
@@ -51,6 +65,33 @@ export function GraphCanvas({ graph, version, selected, onSelect }: Props) {
         const point = sigma.framedGraphToViewport(data);
         const box = element.getBoundingClientRect();
         return { x: box.left + point.x, y: box.top + point.y };
+      },
+      select(uid) {
+        onSelectRef.current(uid);
+      },
+      closed() {
+        const order: Record<string, number> = { folder: 0, file: 1, doc_file: 1, module: 2, class: 2 };
+        return graph
+          .filterNodes((_, attributes) => canOpen(attributes.kind) && !attributes.opened)
+          .sort((a, b) => (order[graph.getNodeAttribute(a, "kind")] ?? 3) - (order[graph.getNodeAttribute(b, "kind")] ?? 3));
+      },
+      async sweep(durationMs) {
+        const frames: number[] = [];
+        let running = true;
+        let last = performance.now();
+        const tick = (now: number) => {
+          frames.push(now - last);
+          last = now;
+          if (running) requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+        const camera = sigma.getCamera();
+        const step = durationMs / 3;
+        await camera.animate({ ratio: 0.25 }, { duration: step });
+        await camera.animate({ x: 0.3, y: 0.7 }, { duration: step });
+        await camera.animate({ ratio: 1, x: 0.5, y: 0.5 }, { duration: step });
+        running = false;
+        return frames.slice(1);
       },
     };
     return () => {

@@ -12,7 +12,7 @@ interface Props {
   repoRoot: string | null;
   canOpen: boolean;
   onSelect: (uid: string) => void;
-  onOpen: (uid: string) => void;
+  onOpen: (uid: string, hops: number) => void;
   onPathEnd: (end: "from" | "to", uid: string) => void;
 }
 
@@ -118,9 +118,14 @@ export function NodePanel({ uid, repoRoot, canOpen, onSelect, onOpen, onPathEnd 
       ) : null}
       <div className="panel-actions">
         {canOpen ? (
-          <button type="button" onClick={() => onOpen(uid)}>
-            Open in graph
-          </button>
+          <>
+            <button type="button" onClick={() => onOpen(uid, 1)}>
+              Open in graph
+            </button>
+            <button type="button" onClick={() => onOpen(uid, 10)} title="Everything it contains, up to 2,000 nodes">
+              Open all below
+            </button>
+          </>
         ) : null}
         <button type="button" onClick={() => onPathEnd("from", uid)}>
           Path from here
