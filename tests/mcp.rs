@@ -53,6 +53,14 @@ fn envelope(result: &CallToolResult) -> Value {
 }
 
 fn write_tasks(folder: &Path, count: usize) {
+    // and a little code beside them, for the graph tools
+    let repo = folder.parent().unwrap();
+    std::fs::write(
+        repo.join("store.py"),
+        "from db import connect as open_db\n\ndef save():\n    open_db()\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("db.py"), "def connect():\n    pass\n").unwrap();
     std::fs::create_dir_all(folder).unwrap();
     for n in 1..=count {
         std::fs::write(
@@ -144,6 +152,25 @@ async fn exercise(client: &Client) {
     assert_eq!(icebox["truncated_cards_from"], 3001);
     assert_eq!(icebox["truncated_cards_to"], kept);
     assert!(serde_json::to_string(&board).unwrap().len() <= 33_000);
+
+    // graph tools: an agent reads the tool's diagnostics in data.meta
+    let result = call(client, "cos_graph_index", json!({})).await;
+    assert_eq!(envelope(&result)["ok"], true);
+    let result = call(client, "cos_graph_references", json!({"uid": "connect"})).await;
+    let references = envelope(&result);
+    assert_eq!(references["data"]["meta"]["resolved_from"], "fuzzy_fts5");
+    assert_eq!(
+        references["data"]["references"][0]["node"]["uid"], "code:function:store.py::save",
+        "the call through the import alias is a reference: {references}"
+    );
+    let result = call(
+        client,
+        "cos_graph_trace",
+        json!({"uid": "code:function:store.py::save", "depth": 9}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(envelope(&result)["error"]["details"]["field"], "depth");
 
     // a disabled module answers module_disabled through MCP too
     let result = call(
