@@ -41,7 +41,7 @@ def post(url, body):
 
 def row(name, load):
     rps, p50, p99, errors = load
-    return f"{name}: {rps:,.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms" + (f" ({errors} non-2xx)" if errors else "")
+    return f"{name}: {rps:,.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms" + (f" ({errors} failed: non-2xx or timed out)" if errors else "")
 
 
 def serve_ours(repo, work, seconds, cache):

@@ -50,10 +50,13 @@ def wrk(url, connections, seconds, script=None):
         command += ["-s", script]
     out = subprocess.run(command + [url], capture_output=True, text=True, timeout=seconds + 60).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p50 = to_ms(re.search(r"50%\s+(\S+)", out).group(1))
-    p99 = to_ms(re.search(r"99%\s+(\S+)", out).group(1))
+    # no percentiles when no request completed within the run (a server that stalls)
+    p50 = re.search(r"50%\s+(\S+)", out)
+    p99 = re.search(r"99%\s+(\S+)", out)
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return rps, p50, p99, int(errors.group(1)) if errors else 0
+    timeouts = re.search(r"timeout (\d+)", out)
+    failed = (int(errors.group(1)) if errors else 0) + (int(timeouts.group(1)) if timeouts else 0)
+    return (rps, to_ms(p50.group(1)) if p50 else float("nan"), to_ms(p99.group(1)) if p99 else float("nan"), failed)
 
 
 def post_script(folder, body):
