@@ -205,3 +205,33 @@ fn serve_answers_then_stops_cleanly_on_sigterm() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn index_ends_with_a_summary_of_files_kinds_and_parse_errors() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("db.py"),
+        "def connect():\n    pass\n\ndef reconnect():\n    connect()\n",
+    )
+    .unwrap();
+    // an unclosed call: tree-sitter recovers, the file counts as one with parse errors
+    std::fs::write(repo.path().join("broken.py"), "def oops(:\n    call(\n").unwrap();
+    let output = cos(repo.path()).arg("index").output().unwrap();
+    assert!(output.status.success());
+    let summary = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        summary.contains("indexed 2 files in ")
+            && summary
+                .contains(": 2 parsed, 0 unchanged, 0 removed, 0 skipped, 1 with parse errors"),
+        "{summary}"
+    );
+    assert!(summary.contains("function 3"), "nodes by kind: {summary}");
+    assert!(summary.contains("calls 1"), "edges by kind: {summary}");
+    // a second run reads nothing again
+    let again = cos(repo.path()).arg("index").output().unwrap();
+    assert!(
+        String::from_utf8(again.stdout)
+            .unwrap()
+            .contains(": 0 parsed, 2 unchanged")
+    );
+}

@@ -7,22 +7,13 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use utoipa::ToSchema;
 
 use super::tools::{
-    Direction, GraphNode, Neighbour, add_freshness, node_at, resolve_node, walk_neighbours,
-    walk_with_ids,
+    Direction, GraphNode, Neighbour, add_freshness, cached_graph_answer, in_range, node_at,
+    resolve_node, spec, walk_neighbours, walk_with_ids,
 };
 use crate::envelope::{Category, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::cache::Shared;
-use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
-
-const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
-    ToolSpec {
-        name,
-        module: Module::Graph,
-        layer: "graph",
-        description,
-    }
-}
+use crate::tools::{Tool, ToolContext, ToolError, ToolSpec};
 
 /// Every edge kind the graph records.
 pub const EDGE_KINDS: &[&str] = &[
@@ -44,23 +35,6 @@ const DEPENDENCY_KINDS: &[&str] = &[
     "links_to",
     "cites_heading",
 ];
-
-fn in_range(
-    field: &str,
-    value: Option<u32>,
-    default: u32,
-    low: u32,
-    high: u32,
-) -> Result<u32, ToolError> {
-    match value {
-        None => Ok(default),
-        Some(n) if (low..=high).contains(&n) => Ok(n),
-        Some(n) => Err(ToolError::invalid(
-            field,
-            format!("{low} to {high}, got {n}"),
-        )),
-    }
-}
 
 fn check_kinds<'a>(field: &str, kinds: &'a [String]) -> Result<Vec<&'a str>, ToolError> {
     kinds
@@ -484,24 +458,6 @@ impl Tool for GraphExport {
             })
         })
     }
-}
-
-/// A graph answer computed once per graph revision (and watcher state, which
-/// its meta reports) and shared by every caller asking the same until the graph changes.
-pub fn cached_graph_answer<T: Serialize>(
-    context: &ToolContext,
-    tool: &'static str,
-    key: String,
-    compute: impl FnOnce(&Connection) -> Result<T, ToolError>,
-) -> Result<Shared<T>, ToolError> {
-    let pending = context.hub.pending.is(super::watch::PENDING);
-    context.hub.store.view(|c| {
-        let revision = super::index::revision(c).map_err(|error| StoreError::on(c, error))?;
-        context
-            .hub
-            .answers
-            .get_or_compute(tool, format!("{pending}|{key}"), revision, || compute(c))
-    })
 }
 
 /// Edges of `kinds` whose both ends are among `members` (row id, node).

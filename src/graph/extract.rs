@@ -125,14 +125,17 @@ pub fn extract(path: &str, language: Language, text: &str) -> Extraction {
         line_end: lines,
     });
     match grammar_of(language) {
-        Some((grammar_language, grammar)) => code(
-            &mut extraction,
-            path,
-            &file,
-            text,
-            &grammar_language,
-            grammar,
-        ),
+        Some((grammar_language, grammar)) => {
+            code(
+                &mut extraction,
+                path,
+                &file,
+                text,
+                &grammar_language,
+                grammar,
+            );
+            bindings::bind_references(&mut extraction.references, &extraction.bindings, language);
+        }
         None => markdown(&mut extraction, path, &file, text),
     }
     extraction
@@ -242,11 +245,9 @@ fn code(
         variables: Default::default(),
         text,
         grammar,
-        out: &mut *out,
+        out,
     };
     walk.visit(tree.root_node(), file, "", None);
-    let language = Language::of(path).unwrap_or(Language::Python);
-    bindings::bind_references(&mut out.references, &out.bindings, language);
 }
 
 fn line(node: Node) -> (u32, u32) {

@@ -802,10 +802,6 @@ fn resolve_bound(tx: &Connection, places: &Places) -> rusqlite::Result<()> {
     let mut insert = tx.prepare_cached(
         "INSERT INTO temp.bound(todo, source, kind, name, file, member) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    let mut external = tx.prepare_cached(
-        "INSERT INTO graph_nodes(uid, kind, label, file) VALUES (?1, 'external', ?2, NULL)
-         ON CONFLICT(uid) DO UPDATE SET label = excluded.label RETURNING id",
-    )?;
     let mut external_edge = tx.prepare_cached(
         "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence) VALUES (?1, ?2, ?3, 'resolver', 'external')",
     )?;
@@ -813,7 +809,7 @@ fn resolve_bound(tx: &Connection, places: &Places) -> rusqlite::Result<()> {
     // many references share a folder and a module: resolve each pair once
     let mut targets: HashMap<(String, String), Rc<ImportTarget>> = HashMap::new();
     for (todo, source, kind, name, from_file, module) in rows {
-        let member = module.rsplit(['.', '/']).next().unwrap_or("");
+        let member = member_of(&module);
         let folder = from_file.rsplit_once('/').map_or("", |(folder, _)| folder);
         let target = targets
             .entry((folder.to_string(), module.clone()))
@@ -829,10 +825,7 @@ fn resolve_bound(tx: &Connection, places: &Places) -> rusqlite::Result<()> {
                 }
             }
             (None, top) if is_external(top, &module) => {
-                let target: i64 = external
-                    .query_row(params![format!("code:external:{top}"), top], |row| {
-                        row.get(0)
-                    })?;
+                let target = external_node(tx, top)?;
                 external_edge.execute(params![source, target, kind])?;
                 done.execute([todo])?;
             }
@@ -868,6 +861,23 @@ fn resolve_bound(tx: &Connection, places: &Places) -> rusqlite::Result<()> {
              WHERE target IS NOT NULL AND target <> source;
          DELETE FROM temp.todo WHERE rowid IN (SELECT todo FROM temp.bound WHERE target IS NOT NULL);",
     )
+}
+
+/// The row id of the external node standing for module `top`, made on first use.
+fn external_node(tx: &Connection, top: &str) -> rusqlite::Result<i64> {
+    tx.prepare_cached(
+        "INSERT INTO graph_nodes(uid, kind, label, file) VALUES (?1, 'external', ?2, NULL)
+         ON CONFLICT(uid) DO UPDATE SET label = excluded.label RETURNING id",
+    )?
+    .query_row(params![format!("code:external:{top}"), top], |row| {
+        row.get(0)
+    })
+}
+
+/// The last segment of a module path (`app.models` → `models`, `./api` → `api`):
+/// the type a `Type.method` qualname may start with.
+fn member_of(module: &str) -> &str {
+    module.rsplit(['.', '/']).next().unwrap_or("")
 }
 
 /// A module name that can only be outside the repository (not relative, not Rust's own paths).
@@ -907,8 +917,12 @@ fn follow_reexports(tx: &Connection, places: &Places) -> rusqlite::Result<bool> 
         );
         match next {
             Some((next, symbol, module)) => {
-                let member = module.rsplit(['.', '/']).next().unwrap_or("").to_string();
-                moved.execute(params![row, next, symbol.unwrap_or(name), member])?;
+                moved.execute(params![
+                    row,
+                    next,
+                    symbol.unwrap_or(name),
+                    member_of(&module)
+                ])?;
                 any = true;
             }
             None => {
@@ -932,10 +946,6 @@ fn resolve_paths(tx: &Connection, places: &Places) -> rusqlite::Result<()> {
     };
     let mut edge = tx.prepare_cached(
         "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence) VALUES (?1, ?2, ?3, 'resolver', ?4)",
-    )?;
-    let mut external = tx.prepare_cached(
-        "INSERT INTO graph_nodes(uid, kind, label, file) VALUES (?1, 'external', ?2, NULL)
-         ON CONFLICT(uid) DO UPDATE SET label = excluded.label RETURNING id",
     )?;
     for (source, kind, name, from_file) in references {
         if kind == "links_to" {
@@ -974,10 +984,7 @@ fn resolve_paths(tx: &Connection, places: &Places) -> rusqlite::Result<()> {
                 if top.is_empty() || matches!(top.as_str(), "crate" | "self" | "super") {
                     continue;
                 }
-                let target: i64 = external
-                    .query_row(params![format!("code:external:{top}"), top], |row| {
-                        row.get(0)
-                    })?;
+                let target = external_node(tx, &top)?;
                 edge.execute(params![source, target, "imports", "external"])?;
             }
         }

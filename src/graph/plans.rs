@@ -9,29 +9,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
 use utoipa::ToSchema;
 
-use super::tools::{GraphNode, add_freshness, node_at, resolve_node};
+use super::tools::{GraphNode, add_freshness, in_range, node_at, resolve_node, spec};
 use crate::store::StoreError;
-use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
-
-const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
-    ToolSpec {
-        name,
-        module: Module::Graph,
-        layer: "graph",
-        description,
-    }
-}
+use crate::tools::{Tool, ToolContext, ToolError, ToolSpec};
 
 fn sql_error(connection: &Connection) -> impl Fn(rusqlite::Error) -> ToolError + '_ {
     move |error| ToolError::from(StoreError::on(connection, error))
-}
-
-fn bounded(field: &str, value: Option<u32>, default: u32, high: u32) -> Result<u32, ToolError> {
-    match value {
-        None => Ok(default),
-        Some(n) if (1..=high).contains(&n) => Ok(n),
-        Some(n) => Err(ToolError::invalid(field, format!("1 to {high}, got {n}"))),
-    }
 }
 
 /// `word` occurs in `line` as a whole identifier (not inside a longer one).
@@ -454,8 +437,8 @@ impl Tool for GraphTrace {
     const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: TraceInput) -> Result<Trace, ToolError> {
-        let depth = bounded("depth", input.depth, 4, 8)?;
-        let max_steps = bounded("max_steps", input.max_steps, 200, 1000)? as usize;
+        let depth = in_range("depth", input.depth, 4, 1, 8)?;
+        let max_steps = in_range("max_steps", input.max_steps, 200, 1, 1000)? as usize;
         context.hub.store.view(|c| {
             let start = resolve_node(c, &input.uid, "uid")?;
             let mut seen = HashSet::from([start.id]);
@@ -612,7 +595,7 @@ impl Tool for GraphSimilar {
     const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: SimilarInput) -> Result<Similar, ToolError> {
-        let limit = bounded("limit", input.limit, 10, 50)? as usize;
+        let limit = in_range("limit", input.limit, 10, 1, 50)? as usize;
         context.hub.store.view(|c| {
             let target = resolve_node(c, &input.uid, "uid")?;
             let family = kind_family(&target.node.kind);

@@ -12,7 +12,8 @@ use crate::store::StoreError;
 use crate::tools::cache::Shared;
 use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
 
-const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
+/// The spec of a graph tool (module graph, layer graph).
+pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
     ToolSpec {
         name,
         module: Module::Graph,
@@ -79,6 +80,42 @@ pub fn add_freshness(
     Ok(())
 }
 
+/// A bounded count or depth: `default` when absent, else within `low..=high`.
+pub(super) fn in_range(
+    field: &str,
+    value: Option<u32>,
+    default: u32,
+    low: u32,
+    high: u32,
+) -> Result<u32, ToolError> {
+    match value {
+        None => Ok(default),
+        Some(n) if (low..=high).contains(&n) => Ok(n),
+        Some(n) => Err(ToolError::invalid(
+            field,
+            format!("{low} to {high}, got {n}"),
+        )),
+    }
+}
+
+/// A graph answer computed once per graph revision (and watcher state, which
+/// its meta reports) and shared by every caller asking the same until the graph changes.
+pub fn cached_graph_answer<T: Serialize>(
+    context: &ToolContext,
+    tool: &'static str,
+    key: String,
+    compute: impl FnOnce(&Connection) -> Result<T, ToolError>,
+) -> Result<Shared<T>, ToolError> {
+    let pending = context.hub.pending.is(super::watch::PENDING);
+    context.hub.store.view(|c| {
+        let revision = super::index::revision(c).map_err(|error| StoreError::on(c, error))?;
+        context
+            .hub
+            .answers
+            .get_or_compute(tool, format!("{pending}|{key}"), revision, || compute(c))
+    })
+}
+
 // ---------------------------------------------------------------- index
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -142,11 +179,7 @@ impl Tool for GraphSearch {
     const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: SearchInput) -> Result<SearchResults, ToolError> {
-        let limit = match input.limit {
-            None => 20,
-            Some(n) if (1..=200).contains(&n) => n,
-            Some(n) => return Err(ToolError::invalid("limit", format!("1 to 200, got {n}"))),
-        };
+        let limit = in_range("limit", input.limit, 20, 1, 200)?;
         let query = fts_query(&input.query)
             .ok_or_else(|| ToolError::invalid("query", "at least one letter or digit"))?;
         let (results, meta) = context.hub.store.view(|c| -> Result<_, ToolError> {
@@ -374,19 +407,11 @@ impl Tool for GraphContext {
     const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: ContextInput) -> Result<Shared<Context>, ToolError> {
-        let depth = match input.depth {
-            None => 1,
-            Some(n) if (1..=3).contains(&n) => n,
-            Some(n) => return Err(ToolError::invalid("depth", format!("1 to 3, got {n}"))),
-        };
-        let limit = match input.limit {
-            None => 200,
-            Some(n) if (1..=2000).contains(&n) => n as usize,
-            Some(n) => return Err(ToolError::invalid("limit", format!("1 to 2000, got {n}"))),
-        };
+        let depth = in_range("depth", input.depth, 1, 1, 3)?;
+        let limit = in_range("limit", input.limit, 200, 1, 2000)? as usize;
         let direction = input.direction.unwrap_or_default();
         let key = format!("{input:?}");
-        super::analysis::cached_graph_answer(context, Self::SPEC.name, key, |c| {
+        cached_graph_answer(context, Self::SPEC.name, key, |c| {
             let root = resolve_node(c, &input.uid, "uid")?;
             let neighbours = walk_neighbours(c, root.id, direction, depth, limit, None)?;
             let mut meta = Map::new();

@@ -105,7 +105,7 @@ impl<T: Serialize> IntoResponse for Success<T> {
         } else {
             Map::new()
         };
-        let body = rest_body(&data, self.layer, &diagnostics);
+        let body = rest_body(&data, self.layer, diagnostics);
         let mut response = (
             self.status,
             [(
@@ -197,16 +197,17 @@ fn trailing_meta(data: &[u8]) -> Option<&[u8]> {
 
 /// `{"data":<data>,"meta":{...}}` around already-serialised data; `diagnostics`
 /// join the envelope's own meta keys.
-pub fn rest_body(data: &[u8], layer: &str, diagnostics: &Map<String, Value>) -> Vec<u8> {
+pub fn rest_body(data: &[u8], layer: &str, diagnostics: Map<String, Value>) -> Vec<u8> {
     let data_size = Size::of_bytes(data);
-    let meta_for = |tokens: usize| {
-        serde_json::to_vec(&Meta {
-            layer: layer.to_string(),
-            tokens_estimated: tokens as u64,
-            truncated: false,
-            extra: diagnostics.clone(),
-        })
-        .unwrap_or_default()
+    let mut envelope_meta = Meta {
+        layer: layer.to_string(),
+        tokens_estimated: 0,
+        truncated: false,
+        extra: diagnostics,
+    };
+    let mut meta_for = |tokens: usize| {
+        envelope_meta.tokens_estimated = tokens as u64;
+        serde_json::to_vec(&envelope_meta).unwrap_or_default()
     };
     let wrapper = r#"{"data":,"meta":}"#.len();
     let mut tokens = 0;
@@ -378,7 +379,7 @@ mod tests {
     fn rest_body_meta_counts_the_whole_body() {
         let data = serde_json::to_vec(&serde_json::json!({"name": "日本", "n": "x".repeat(5000)}))
             .unwrap();
-        let body = rest_body(&data, "health", &Map::new());
+        let body = rest_body(&data, "health", Map::new());
         let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(value["meta"]["layer"], "health");
         assert_eq!(value["meta"]["truncated"], false);
