@@ -3,7 +3,7 @@
 //! then resolve references across files.
 
 use rayon::prelude::*;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -12,6 +12,7 @@ use std::time::Instant;
 use utoipa::ToSchema;
 
 use super::extract::{self, Extraction, Language};
+use super::resolve::{self, Reach, Reference};
 use crate::store::{Store, StoreError};
 
 /// Files larger than this are skipped (generated or vendored code, data).
@@ -88,6 +89,7 @@ pub fn index(
     } else {
         update_index(store, root, &candidates, &known, on_file)?
     };
+    let mut stages = Stages::start();
     store.read(|c| {
         summary.files = c.query_row("SELECT count(*) FROM graph_files", [], |r| {
             r.get::<_, i64>(0)
@@ -101,6 +103,7 @@ pub fn index(
         summary.edges_by_kind = counts(c, "SELECT kind, count(*) FROM graph_edges GROUP BY kind")?;
         Ok(())
     })?;
+    stages.lap("summary counts");
     summary.milliseconds = started.elapsed().as_millis() as u64;
     Ok(summary)
 }
@@ -167,15 +170,30 @@ fn cold_index(
             let receiver = receiver;
             let mut tally = Tally::default();
             let mut run = || -> rusqlite::Result<()> {
+                let mut stages = Stages::start();
+                // no files means no nodes but folders and externals: clear them
+                // while the indexes that make deleting cheap are still there
+                tx.execute("DELETE FROM graph_nodes", [])?;
                 track_new_nodes(tx)?;
+                let deferred = defer_indexes(tx)?;
+                let mut references = Vec::new();
                 for outcome in receiver.iter() {
                     if let Some(parsed) = tally.add(outcome) {
-                        write_file(tx, &parsed)?;
+                        write_file(tx, &parsed, Some(&mut references))?;
                     }
                 }
+                stages.lap("parse and write files");
                 rebuild_folders(tx, &tally.present)?;
-                resolve(tx, Scope::All)?;
+                stages.lap("folders");
+                // the graph was empty: no resolver edges or external nodes to clear
+                resolve::resolve(tx, references, Reach::Everything)?;
+                stages.lap("resolve");
+                for sql in &deferred {
+                    tx.execute_batch(sql)?;
+                }
+                stages.lap("build indexes");
                 index_new_nodes(tx)?;
+                stages.lap("full-text index");
                 bump_revision(tx)
             };
             run().map_err(|error| StoreError::on(tx, error))?;
@@ -231,14 +249,14 @@ fn update_index(
                     tx.execute("DELETE FROM graph_files WHERE path = ?1", [path])?;
                 }
                 for parsed in &changed {
-                    write_file(tx, parsed)?;
+                    rewrite_file(tx, parsed)?;
                 }
                 rebuild_folders(tx, &tally.present)?;
                 resolve(tx, Scope::All)?;
             } else if !changed.is_empty() {
                 note_affected(tx, &changed)?;
                 for parsed in &changed {
-                    write_file(tx, parsed)?;
+                    rewrite_file(tx, parsed)?;
                 }
                 note_new_names(tx)?;
                 relink_files(tx, &changed)?;
@@ -253,6 +271,28 @@ fn update_index(
         run().map_err(|error| StoreError::on(tx, error))
     })?;
     Ok(tally.summary)
+}
+
+/// The tables a cold index fills in bulk.
+const BULK_TABLES: &str = "('graph_nodes', 'graph_edges', 'graph_references')";
+
+/// Drops the secondary indexes of `BULK_TABLES` and returns the statements
+/// that build them again: building an index once from sorted rows is several
+/// times cheaper than inserting every row into it at random. Only for a graph
+/// with no nodes: a delete without its index would scan the table.
+fn defer_indexes(tx: &Connection) -> rusqlite::Result<Vec<String>> {
+    let indexes: Vec<(String, String)> = {
+        let mut statement = tx.prepare(&format!(
+            "SELECT name, sql FROM sqlite_master
+             WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN {BULK_TABLES}"
+        ))?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for (name, _) in &indexes {
+        tx.execute_batch(&format!("DROP INDEX \"{name}\""))?;
+    }
+    Ok(indexes.into_iter().map(|(_, sql)| sql).collect())
 }
 
 /// Nodes inserted by this run, for `index_new_nodes`. The permanent delete
@@ -288,6 +328,25 @@ fn index_new_nodes(tx: &Connection) -> rusqlite::Result<()> {
          DELETE FROM temp.new_nodes;
          DROP TRIGGER IF EXISTS temp.track_new_graph_nodes;",
     )
+}
+
+/// Logs how long each stage of a run took (`RUST_LOG=cos_hub::graph=debug`).
+struct Stages(Instant);
+
+impl Stages {
+    fn start() -> Stages {
+        Stages(Instant::now())
+    }
+
+    fn lap(&mut self, stage: &str) {
+        let now = Instant::now();
+        tracing::debug!(
+            stage,
+            ms = (now - self.0).as_secs_f64() * 1000.0,
+            "index stage"
+        );
+        self.0 = now;
+    }
 }
 
 fn counts(connection: &Connection, sql: &str) -> rusqlite::Result<BTreeMap<String, u64>> {
@@ -370,8 +429,19 @@ fn read_and_parse(
     }))
 }
 
-fn write_file(tx: &Connection, parsed: &Parsed) -> rusqlite::Result<()> {
+/// Replaces what the graph held about a file with its new extraction.
+fn rewrite_file(tx: &Connection, parsed: &Parsed) -> rusqlite::Result<()> {
     tx.execute("DELETE FROM graph_nodes WHERE file = ?1", [&parsed.path])?;
+    write_file(tx, parsed, None)
+}
+
+/// Writes a file's nodes, edges, references and bindings (it has none yet),
+/// and adds its references to `to_resolve` when given.
+fn write_file(
+    tx: &Connection,
+    parsed: &Parsed,
+    mut to_resolve: Option<&mut Vec<Reference>>,
+) -> rusqlite::Result<()> {
     let mut ids: HashMap<&str, i64> = HashMap::new();
     {
         let mut insert = tx.prepare_cached(
@@ -414,6 +484,7 @@ fn write_file(tx: &Connection, parsed: &Parsed) -> rusqlite::Result<()> {
         let mut insert = tx.prepare_cached(
             "INSERT INTO graph_references(source, kind, name, module) VALUES (?1, ?2, ?3, ?4)",
         )?;
+        let file: Rc<str> = Rc::from(parsed.path.as_str());
         for reference in &parsed.extraction.references {
             if let Some(source) = ids.get(reference.source.as_str()) {
                 insert.execute(params![
@@ -422,6 +493,15 @@ fn write_file(tx: &Connection, parsed: &Parsed) -> rusqlite::Result<()> {
                     reference.name,
                     reference.module
                 ])?;
+                if let Some(to_resolve) = to_resolve.as_deref_mut() {
+                    to_resolve.push(Reference {
+                        source: *source,
+                        kind: reference.kind,
+                        name: reference.name.clone(),
+                        file: file.clone(),
+                        module: reference.module.clone(),
+                    });
+                }
             }
         }
     }
@@ -510,20 +590,15 @@ enum Scope {
 }
 
 impl Scope {
-    /// Fills `temp.todo` with the references this pass resolves, each with its source's file.
-    fn collect(self, tx: &Connection) -> rusqlite::Result<()> {
-        tx.execute_batch(
-            "CREATE TEMP TABLE IF NOT EXISTS todo(source INTEGER, kind TEXT, name TEXT, file TEXT, module TEXT);
-             CREATE INDEX IF NOT EXISTS temp.todo_by_kind_name ON todo(kind, name);
-             DELETE FROM temp.todo;",
-        )?;
+    /// The references this pass resolves, each with its source's file.
+    fn collect(self, tx: &Connection) -> rusqlite::Result<Vec<Reference>> {
         let sql = match self {
             Scope::All => {
-                "INSERT INTO temp.todo SELECT r.source, r.kind, r.name, s.file, r.module
+                "SELECT r.source, r.kind, r.name, s.file, r.module
                  FROM graph_references r JOIN graph_nodes s ON s.id = r.source"
             }
             Scope::Affected => {
-                "INSERT INTO temp.todo SELECT r.source, r.kind, r.name, s.file, r.module FROM graph_references r
+                "SELECT r.source, r.kind, r.name, s.file, r.module FROM graph_references r
                  JOIN graph_nodes s ON s.id = r.source WHERE r.rowid IN (
                      SELECT rowid FROM graph_references WHERE name IN (SELECT label FROM temp.affected_names)
                      UNION SELECT rowid FROM graph_references WHERE source IN (
@@ -531,8 +606,7 @@ impl Scope {
                      UNION SELECT rowid FROM graph_references WHERE source IN (SELECT id FROM temp.affected_sources))"
             }
         };
-        tx.execute(sql, [])?;
-        Ok(())
+        resolve::references(tx, sql)
     }
 }
 
@@ -640,11 +714,12 @@ fn relink_files(tx: &Connection, changed: &[Parsed]) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Turns references into edges: calls and bases by name (same file first, else a
-/// name unique in the repository), imports and links by path. Unresolved imports
-/// point at external nodes.
+/// Turns references into edges (see `resolve`): every reference, or those an
+/// edit may have changed, after deleting the resolver edges they made before.
 fn resolve(tx: &Connection, scope: Scope) -> rusqlite::Result<()> {
-    scope.collect(tx)?;
+    let mut stages = Stages::start();
+    let references = scope.collect(tx)?;
+    stages.lap("collect references");
     if scope == Scope::All {
         tx.execute("DELETE FROM graph_edges WHERE extractor = 'resolver'", [])?;
         tx.execute("DELETE FROM graph_nodes WHERE kind = 'external'", [])?;
@@ -661,48 +736,13 @@ fn resolve(tx: &Connection, scope: Scope) -> rusqlite::Result<()> {
             [],
         )?;
     }
-    let places = Places::load(tx)?;
-    resolve_bound(tx, &places)?;
-    tx.execute_batch(
-        "CREATE TEMP TABLE IF NOT EXISTS unique_names(label TEXT PRIMARY KEY, id INTEGER) WITHOUT ROWID;",
-    )?;
-    for (reference, kinds) in [
-        ("calls", "('function', 'method')"),
-        ("inherits_from", "('class', 'interface')"),
-        ("implements", "('interface', 'class')"),
-    ] {
-        tx.execute("DELETE FROM temp.unique_names", [])?;
-        tx.execute(
-            &format!(
-                "INSERT INTO temp.unique_names(label, id) SELECT label, min(id) FROM graph_nodes
-                 WHERE kind IN {kinds} AND label IN (SELECT name FROM temp.todo WHERE kind = ?1)
-                 GROUP BY label HAVING count(*) = 1"
-            ),
-            [reference],
-        )?;
-        // same file first
-        tx.execute(
-            &format!(
-                "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
-                 SELECT r.source, n.id, ?1, 'resolver', 'resolved'
-                 FROM temp.todo r JOIN graph_nodes n ON n.label = r.name AND n.kind IN {kinds} AND n.file = r.file
-                 WHERE r.kind = ?1 AND n.id <> r.source"
-            ),
-            [reference],
-        )?;
-        // else a name unique in the repository
-        tx.execute(
-                            "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
-                 SELECT r.source, u.id, ?1, 'resolver', 'name'
-                 FROM temp.todo r JOIN temp.unique_names u ON u.label = r.name
-                 WHERE r.kind = ?1 AND u.id <> r.source
-                   AND NOT EXISTS (SELECT 1 FROM graph_edges e JOIN graph_nodes t ON t.id = e.target
-                                   WHERE e.source = r.source AND e.kind = ?1 AND e.extractor = 'resolver' AND t.label = r.name)"
-            ,
-            [reference],
-        )?;
-    }
-    resolve_paths(tx, &places)?;
+    stages.lap("delete old resolver edges");
+    let reach = match scope {
+        Scope::All => Reach::Everything,
+        Scope::Affected => Reach::Named,
+    };
+    resolve::resolve(tx, references, reach)?;
+    stages.lap("resolve");
     if scope == Scope::Affected {
         tx.execute(
             "DELETE FROM graph_nodes WHERE uid >= 'code:external:' AND uid < 'code:external;'
@@ -711,404 +751,4 @@ fn resolve(tx: &Connection, scope: Scope) -> rusqlite::Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// The repository's files, folders and headings by path, for resolving imports and links.
-struct Places {
-    files: HashMap<String, i64>,
-    folders: HashMap<String, i64>,
-    headings: HashMap<String, i64>,
-    /// Files directly inside each folder (a Go import names a folder).
-    files_by_folder: HashMap<String, Vec<String>>,
-}
-
-impl Places {
-    fn load(tx: &Connection) -> rusqlite::Result<Places> {
-        let pairs = |sql: &str| -> rusqlite::Result<HashMap<String, i64>> {
-            let mut statement = tx.prepare(sql)?;
-            let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
-            rows.collect()
-        };
-        // by uid (an index), not by kind (a scan of every node)
-        let files = pairs(
-            "SELECT f.path, n.id FROM graph_files f JOIN graph_nodes n
-             ON n.uid = (CASE f.language WHEN 'markdown' THEN 'doc:file:' ELSE 'code:file:' END) || f.path",
-        )?;
-        let mut files_by_folder: HashMap<String, Vec<String>> = HashMap::new();
-        for path in files.keys() {
-            let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-            files_by_folder
-                .entry(folder.to_string())
-                .or_default()
-                .push(path.clone());
-        }
-        Ok(Places {
-            files,
-            folders: pairs(
-                "SELECT substr(uid, 8), id FROM graph_nodes WHERE uid >= 'folder:' AND uid < 'folder;'",
-            )?,
-            headings: pairs(
-                "SELECT uid, id FROM graph_nodes WHERE uid >= 'doc:heading:' AND uid < 'doc:heading;'",
-            )?,
-            files_by_folder,
-        })
-    }
-}
-
-/// Where an import leads (see `import_target`).
-type ImportTarget = (Option<Place>, String);
-
-/// What an import names inside the repository.
-enum Place {
-    File(String),
-    /// A Go package.
-    Folder(String),
-}
-
-/// How many re-exports (`from .base import Model` in a package's `__init__`) a
-/// bound reference follows before giving up.
-const MAX_REEXPORT_HOPS: usize = 3;
-
-/// Calls and bases made through an import binding: the bound symbol in the
-/// bound module's file (following re-exports), with confidence `resolved`; a
-/// module outside the repository gets an edge to its external node. References
-/// resolved here leave `temp.todo`; the rest fall back to name matching.
-fn resolve_bound(tx: &Connection, places: &Places) -> rusqlite::Result<()> {
-    tx.execute_batch(
-        "CREATE TEMP TABLE IF NOT EXISTS bound(todo INTEGER, source INTEGER, kind TEXT, name TEXT,
-             file TEXT, member TEXT, target INTEGER, live INTEGER NOT NULL DEFAULT 1);
-         DELETE FROM temp.bound;",
-    )?;
-    let rows: Vec<(i64, i64, String, String, String, String)> = {
-        let mut statement = tx.prepare(
-            "SELECT rowid, source, kind, name, coalesce(file, ''), module FROM temp.todo
-             WHERE module IS NOT NULL AND kind IN ('calls', 'inherits_from', 'implements')",
-        )?;
-        let rows = statement.query_map([], |row| {
-            Ok((
-                row.get(0)?,
-                row.get(1)?,
-                row.get(2)?,
-                row.get(3)?,
-                row.get(4)?,
-                row.get(5)?,
-            ))
-        })?;
-        rows.collect::<rusqlite::Result<_>>()?
-    };
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO temp.bound(todo, source, kind, name, file, member) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
-    let mut external_edge = tx.prepare_cached(
-        "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence) VALUES (?1, ?2, ?3, 'resolver', 'external')",
-    )?;
-    let mut done = tx.prepare_cached("DELETE FROM temp.todo WHERE rowid = ?1")?;
-    // many references share a folder and a module: resolve each pair once
-    let mut targets: HashMap<(String, String), Rc<ImportTarget>> = HashMap::new();
-    for (todo, source, kind, name, from_file, module) in rows {
-        let member = member_of(&module);
-        let folder = from_file.rsplit_once('/').map_or("", |(folder, _)| folder);
-        let target = targets
-            .entry((folder.to_string(), module.clone()))
-            .or_insert_with(|| Rc::new(import_target(&module, &from_file, places)))
-            .clone();
-        match &*target {
-            (Some(Place::File(file)), _) => {
-                insert.execute(params![todo, source, kind, name, file, member])?;
-            }
-            (Some(Place::Folder(folder)), _) => {
-                for file in places.files_by_folder.get(folder).into_iter().flatten() {
-                    insert.execute(params![todo, source, kind, name, file, ""])?;
-                }
-            }
-            (None, top) if is_external(top, &module) => {
-                let target = external_node(tx, top)?;
-                external_edge.execute(params![source, target, kind])?;
-                done.execute([todo])?;
-            }
-            (None, _) => {}
-        }
-    }
-    for hop in 0..=MAX_REEXPORT_HOPS {
-        tx.execute_batch(
-            "UPDATE temp.bound SET target = (
-                 SELECT n.id FROM graph_nodes n WHERE n.uid IN (
-                     'code:function:' || bound.file || '::' || bound.name,
-                     'code:class:' || bound.file || '::' || bound.name,
-                     'code:interface:' || bound.file || '::' || bound.name,
-                     'code:method:' || bound.file || '::' || bound.member || '.' || bound.name)
-                 AND ((bound.kind = 'calls' AND n.kind IN ('function', 'method', 'class'))
-                   OR (bound.kind <> 'calls' AND n.kind IN ('class', 'interface')))
-                 ORDER BY n.kind = 'method' LIMIT 1)
-             WHERE target IS NULL AND live = 1;
-             UPDATE temp.bound SET target = (
-                 SELECT min(n.id) FROM graph_nodes n WHERE n.label = bound.name AND n.file = bound.file
-                 AND ((bound.kind = 'calls' AND n.kind IN ('function', 'method', 'class'))
-                   OR (bound.kind <> 'calls' AND n.kind IN ('class', 'interface')))
-                 HAVING count(*) = 1)
-             WHERE target IS NULL AND live = 1;",
-        )?;
-        if hop == MAX_REEXPORT_HOPS || !follow_reexports(tx, places)? {
-            break;
-        }
-    }
-    tx.execute_batch(
-        "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
-             SELECT source, target, kind, 'resolver', 'resolved' FROM temp.bound
-             WHERE target IS NOT NULL AND target <> source;
-         DELETE FROM temp.todo WHERE rowid IN (SELECT todo FROM temp.bound WHERE target IS NOT NULL);",
-    )
-}
-
-/// The row id of the external node standing for module `top`, made on first use.
-fn external_node(tx: &Connection, top: &str) -> rusqlite::Result<i64> {
-    tx.prepare_cached(
-        "INSERT INTO graph_nodes(uid, kind, label, file) VALUES (?1, 'external', ?2, NULL)
-         ON CONFLICT(uid) DO UPDATE SET label = excluded.label RETURNING id",
-    )?
-    .query_row(params![format!("code:external:{top}"), top], |row| {
-        row.get(0)
-    })
-}
-
-/// The last segment of a module path (`app.models` → `models`, `./api` → `api`):
-/// the type a `Type.method` qualname may start with.
-fn member_of(module: &str) -> &str {
-    module.rsplit(['.', '/']).next().unwrap_or("")
-}
-
-/// A module name that can only be outside the repository (not relative, not Rust's own paths).
-fn is_external(top: &str, module: &str) -> bool {
-    !top.is_empty() && !module.starts_with('.') && !matches!(top, "crate" | "self" | "super")
-}
-
-/// Points unresolved bound references at the module a re-export names; true when any moved.
-fn follow_reexports(tx: &Connection, places: &Places) -> rusqlite::Result<bool> {
-    let unresolved: Vec<(i64, String, String)> = {
-        let mut statement = tx.prepare(
-            "SELECT rowid, name, file FROM temp.bound WHERE target IS NULL AND live = 1",
-        )?;
-        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
-        rows.collect::<rusqlite::Result<_>>()?
-    };
-    let mut binding = tx.prepare_cached(
-        "SELECT module, symbol FROM graph_bindings WHERE file = ?1 AND local = ?2 LIMIT 1",
-    )?;
-    let mut moved = tx.prepare_cached(
-        "UPDATE temp.bound SET file = ?2, name = ?3, member = ?4 WHERE rowid = ?1",
-    )?;
-    let mut stuck = tx.prepare_cached("UPDATE temp.bound SET live = 0 WHERE rowid = ?1")?;
-    let mut any = false;
-    for (row, name, file) in unresolved {
-        let found: Option<(String, Option<String>)> = match places.files.get(&file) {
-            Some(file_id) => binding
-                .query_row(params![file_id, name], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()?,
-            None => None,
-        };
-        let next = found.and_then(
-            |(module, symbol)| match import_target(&module, &file, places) {
-                (Some(Place::File(next)), _) if next != file => Some((next, symbol, module)),
-                _ => None,
-            },
-        );
-        match next {
-            Some((next, symbol, module)) => {
-                moved.execute(params![
-                    row,
-                    next,
-                    symbol.unwrap_or(name),
-                    member_of(&module)
-                ])?;
-                any = true;
-            }
-            None => {
-                stuck.execute([row])?;
-            }
-        }
-    }
-    Ok(any)
-}
-
-/// Imports (dotted module paths) and Markdown links (relative paths) to file and heading nodes.
-fn resolve_paths(tx: &Connection, places: &Places) -> rusqlite::Result<()> {
-    let references: Vec<(i64, String, String, String)> = {
-        let mut statement = tx.prepare(
-            "SELECT source, kind, name, coalesce(file, '') FROM temp.todo WHERE kind IN ('imports', 'links_to')",
-        )?;
-        let rows = statement.query_map([], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        })?;
-        rows.collect::<rusqlite::Result<_>>()?
-    };
-    let mut edge = tx.prepare_cached(
-        "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence) VALUES (?1, ?2, ?3, 'resolver', ?4)",
-    )?;
-    for (source, kind, name, from_file) in references {
-        if kind == "links_to" {
-            let (target_path, anchor) = name
-                .split_once('#')
-                .map_or((name.as_str(), None), |(p, a)| (p, Some(a)));
-            let resolved = if target_path.is_empty() {
-                from_file.clone()
-            } else {
-                join_relative(&from_file, target_path)
-            };
-            let heading =
-                anchor.and_then(|a| places.headings.get(&format!("doc:heading:{resolved}#{a}")));
-            if let Some(target) = heading.or_else(|| places.files.get(&resolved)) {
-                let kind = if heading.is_some() {
-                    "cites_heading"
-                } else {
-                    "links_to"
-                };
-                edge.execute(params![source, target, kind, "resolved"])?;
-            }
-            continue;
-        }
-        let (resolved, top) = import_target(&name, &from_file, places);
-        let target = match resolved {
-            Some(Place::File(path)) => places.files.get(&path),
-            Some(Place::Folder(path)) => places.folders.get(&path),
-            None => None,
-        };
-        match target {
-            Some(target) if *target != source => {
-                edge.execute(params![source, target, "imports", "resolved"])?;
-            }
-            Some(_) => {}
-            None => {
-                if top.is_empty() || matches!(top.as_str(), "crate" | "self" | "super") {
-                    continue;
-                }
-                let target = external_node(tx, &top)?;
-                edge.execute(params![source, target, "imports", "external"])?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `a/b/c.md` + `../d.md` → `a/d.md`.
-fn join_relative(from_file: &str, target: &str) -> String {
-    let mut parts: Vec<&str> = from_file.split('/').collect();
-    parts.pop();
-    for segment in target.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            other => parts.push(other),
-        }
-    }
-    parts.join("/")
-}
-
-const SCRIPT_EXTENSIONS: &[&str] = &["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts"];
-
-/// What an import names, by the importing file's language: the file or Go
-/// package folder it resolves to, if any, and the name of the external module otherwise.
-fn import_target(name: &str, from_file: &str, places: &Places) -> ImportTarget {
-    if let Some(path) = name.strip_prefix("go:") {
-        // Go imports a package: the folder whose path ends the import path.
-        let segments: Vec<&str> = path.split('/').collect();
-        let found = (0..segments.len()).find_map(|start| {
-            let folder = segments[start..].join("/");
-            places
-                .folders
-                .contains_key(&folder)
-                .then_some(Place::Folder(folder))
-        });
-        return (found, path.to_string());
-    }
-    let extension = from_file.rsplit('.').next().unwrap_or("");
-    if SCRIPT_EXTENSIONS.contains(&extension) {
-        if name.starts_with('.') || name.starts_with('/') {
-            let base = join_relative(from_file, name);
-            let mut candidates = vec![base.clone()];
-            candidates.extend(SCRIPT_EXTENSIONS.iter().map(|ext| format!("{base}.{ext}")));
-            candidates.extend(
-                SCRIPT_EXTENSIONS
-                    .iter()
-                    .map(|ext| format!("{base}/index.{ext}")),
-            );
-            let found = candidates
-                .into_iter()
-                .find(|candidate| places.files.contains_key(candidate))
-                .map(Place::File);
-            return (found, String::new());
-        }
-        // a package: `react`, `@scope/name/sub` → `@scope/name`
-        let parts: Vec<&str> = name.split('/').collect();
-        let package = if name.starts_with('@') {
-            parts.iter().take(2).copied().collect::<Vec<_>>().join("/")
-        } else {
-            parts[0].to_string()
-        };
-        return (None, package);
-    }
-    let top = name
-        .trim_start_matches('.')
-        .split('.')
-        .next()
-        .unwrap_or(name)
-        .to_string();
-    (
-        module_file(name, from_file, &places.files).map(Place::File),
-        top,
-    )
-}
-
-/// The file a dotted module path names: Python packages and modules, Rust module paths.
-fn module_file(name: &str, from_file: &str, files: &HashMap<String, i64>) -> Option<String> {
-    let trimmed = name.trim_start_matches('.');
-    let relative_depth = name.len() - trimmed.len();
-    let mut segments: Vec<&str> = trimmed.split('.').filter(|s| !s.is_empty()).collect();
-    let base: String = if relative_depth > 0 {
-        let mut parts: Vec<&str> = from_file.split('/').collect();
-        parts.pop();
-        for _ in 1..relative_depth {
-            parts.pop();
-        }
-        parts.join("/")
-    } else if matches!(segments.first(), Some(&"crate")) {
-        segments.remove(0);
-        from_file
-            .split("/src/")
-            .next()
-            .map(|p| {
-                if p == from_file {
-                    "src".to_string()
-                } else {
-                    format!("{p}/src")
-                }
-            })
-            .unwrap_or_default()
-    } else {
-        String::new()
-    };
-    // longest prefix first: a.b.c may name module a/b/c or item c of module a/b
-    for length in (1..=segments.len()).rev() {
-        let stem = segments[..length].join("/");
-        let stem = if base.is_empty() {
-            stem
-        } else {
-            format!("{base}/{stem}")
-        };
-        for candidate in [
-            format!("{stem}.py"),
-            format!("{stem}/__init__.py"),
-            format!("{stem}.rs"),
-            format!("{stem}/mod.rs"),
-        ] {
-            if files.contains_key(&candidate) {
-                return Some(candidate);
-            }
-        }
-    }
-    None
 }

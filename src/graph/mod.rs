@@ -10,6 +10,7 @@ pub mod bindings;
 pub mod extract;
 pub mod index;
 pub mod plans;
+mod resolve;
 pub mod tools;
 pub mod watch;
 

@@ -1,0 +1,686 @@
+//! Cross-file resolution: turns the references extraction recorded (calls,
+//! bases, imports, links) into resolver edges and external nodes.
+//!
+//! Owns only those edges and nodes; it reads files, folders, headings, symbols
+//! and import bindings that the indexer wrote, and never touches a file's own
+//! nodes. Lookups run in memory: symbols are loaded by name (all at once when
+//! everything is resolved), and each import is resolved once per folder.
+
+use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// One reference to resolve, with the file its source node is in.
+pub(super) struct Reference {
+    pub source: i64,
+    pub kind: &'static str,
+    pub name: String,
+    pub file: Rc<str>,
+    /// The module an import binding says the name comes from.
+    pub module: Option<String>,
+}
+
+/// The reference kinds resolution knows, as the static strings extraction uses.
+const REFERENCE_KINDS: [&str; 5] = [
+    "calls",
+    "inherits_from",
+    "implements",
+    "imports",
+    "links_to",
+];
+
+/// Reads references from a query selecting (source, kind, name, file, module).
+pub(super) fn references(tx: &Connection, sql: &str) -> rusqlite::Result<Vec<Reference>> {
+    let mut statement = tx.prepare(sql)?;
+    let mut rows = statement.query([])?;
+    let mut references = Vec::new();
+    while let Some(row) = rows.next()? {
+        let kind = row.get_ref(1)?.as_str()?;
+        let Some(kind) = REFERENCE_KINDS.into_iter().find(|known| *known == kind) else {
+            continue;
+        };
+        references.push(Reference {
+            source: row.get(0)?,
+            kind,
+            name: row.get(2)?,
+            file: Rc::from(row.get_ref(3)?.as_str_or_null()?.unwrap_or_default()),
+            module: row.get(4)?,
+        });
+    }
+    Ok(references)
+}
+
+/// How many symbols to expect: all of them, or only those the references name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reach {
+    Everything,
+    Named,
+}
+
+/// Writes the edges `references` resolve to. The caller has deleted the
+/// resolver edges these references made before.
+pub(super) fn resolve(
+    tx: &Connection,
+    references: Vec<Reference>,
+    reach: Reach,
+) -> rusqlite::Result<()> {
+    let mut resolver = Resolver::new(tx, reach)?;
+    let mut by_name = Vec::new();
+    let mut by_path = Vec::new();
+    // every bound edge first: a name-only match is not added beside one
+    for reference in references {
+        match reference.kind {
+            "imports" | "links_to" => by_path.push(reference),
+            "calls" | "inherits_from" | "implements"
+                if !resolver.through_binding(&reference)? =>
+            {
+                by_name.push(reference)
+            }
+            _ => {}
+        }
+    }
+    for reference in &by_name {
+        resolver.by_name(reference)?;
+    }
+    for reference in &by_path {
+        resolver.by_path(reference)?;
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SymbolKind {
+    Function,
+    Method,
+    Class,
+    Interface,
+}
+
+impl SymbolKind {
+    fn parse(kind: &str) -> Option<SymbolKind> {
+        match kind {
+            "function" => Some(SymbolKind::Function),
+            "method" => Some(SymbolKind::Method),
+            "class" => Some(SymbolKind::Class),
+            "interface" => Some(SymbolKind::Interface),
+            _ => None,
+        }
+    }
+
+    /// What a reference of `kind` may name when matched by name only.
+    fn named_by(self, kind: &str) -> bool {
+        match kind {
+            "calls" => matches!(self, SymbolKind::Function | SymbolKind::Method),
+            _ => matches!(self, SymbolKind::Class | SymbolKind::Interface),
+        }
+    }
+
+    /// What a reference of `kind` may name through an import (a call may construct a class).
+    fn bound_by(self, kind: &str) -> bool {
+        self.named_by(kind) || (kind == "calls" && self == SymbolKind::Class)
+    }
+}
+
+/// A function, method, class or interface.
+struct Symbol {
+    id: i64,
+    kind: SymbolKind,
+    file: String,
+    /// The uid's part after `::` (`Model.save`).
+    qualname: String,
+}
+
+const SYMBOL_KINDS: &str = "('function', 'method', 'class', 'interface')";
+
+/// Symbols by label, sorted by file so a file's symbols are one slice.
+struct Symbols<'a> {
+    by_label: HashMap<String, Vec<Symbol>>,
+    /// Set when only some labels are loaded: reads one label's symbols.
+    lookup: Option<CachedStatement<'a>>,
+}
+
+impl<'a> Symbols<'a> {
+    fn load(tx: &'a Connection, reach: Reach) -> rusqlite::Result<Symbols<'a>> {
+        let mut symbols = Symbols {
+            by_label: HashMap::new(),
+            lookup: None,
+        };
+        if reach == Reach::Named {
+            symbols.lookup = Some(tx.prepare_cached(&format!(
+                "SELECT id, kind, file, uid, label FROM graph_nodes WHERE label = ?1 AND kind IN {SYMBOL_KINDS}"
+            ))?);
+            return Ok(symbols);
+        }
+        let mut statement = tx.prepare(&format!(
+            "SELECT id, kind, file, uid, label FROM graph_nodes WHERE kind IN {SYMBOL_KINDS}"
+        ))?;
+        let mut rows = statement.query([])?;
+        while let Some(row) = rows.next()? {
+            if let Some((label, symbol)) = symbol_of(row)? {
+                symbols.by_label.entry(label).or_default().push(symbol);
+            }
+        }
+        for list in symbols.by_label.values_mut() {
+            list.sort_by(|a, b| a.file.cmp(&b.file).then(a.id.cmp(&b.id)));
+        }
+        Ok(symbols)
+    }
+
+    /// Every symbol called `label`.
+    fn named(&mut self, label: &str) -> rusqlite::Result<&[Symbol]> {
+        if let Some(lookup) = self.lookup.as_mut()
+            && !self.by_label.contains_key(label)
+        {
+            let mut list = Vec::new();
+            let mut rows = lookup.query([label])?;
+            while let Some(row) = rows.next()? {
+                if let Some((_, symbol)) = symbol_of(row)? {
+                    list.push(symbol);
+                }
+            }
+            list.sort_by(|a, b| a.file.cmp(&b.file).then(a.id.cmp(&b.id)));
+            self.by_label.insert(label.to_string(), list);
+        }
+        Ok(self.by_label.get(label).map_or(&[], Vec::as_slice))
+    }
+
+    /// The symbols called `label` in `file`.
+    fn named_in(&mut self, label: &str, file: &str) -> rusqlite::Result<&[Symbol]> {
+        let all = self.named(label)?;
+        let start = all.partition_point(|symbol| symbol.file.as_str() < file);
+        let end = start + all[start..].partition_point(|symbol| symbol.file == file);
+        Ok(&all[start..end])
+    }
+}
+
+/// (label, symbol) from a row of (id, kind, file, uid, label).
+fn symbol_of(row: &rusqlite::Row) -> rusqlite::Result<Option<(String, Symbol)>> {
+    let Some(kind) = SymbolKind::parse(row.get_ref(1)?.as_str()?) else {
+        return Ok(None);
+    };
+    let file: String = row.get::<_, Option<String>>(2)?.unwrap_or_default();
+    let uid: String = row.get(3)?;
+    let qualname = uid
+        .split_once("::")
+        .map_or(String::new(), |(_, qualname)| qualname.to_string());
+    Ok(Some((
+        row.get(4)?,
+        Symbol {
+            id: row.get(0)?,
+            kind,
+            file,
+            qualname,
+        },
+    )))
+}
+
+/// Where a bound reference is looked for: a name in a module's file.
+struct Lead {
+    file: String,
+    name: String,
+    /// The module's last segment: a `Type.method` qualname may start with it.
+    member: String,
+}
+
+struct Resolver<'a> {
+    tx: &'a Connection,
+    places: Places,
+    symbols: Symbols<'a>,
+    /// Import targets by (importing folder, module): many references share both.
+    targets: HashMap<(String, String), Rc<ImportTarget>>,
+    externals: HashMap<String, i64>,
+    /// (source, kind, target label) of the edges made so far: a name-only match
+    /// is not added beside a better one.
+    made: HashSet<(i64, &'static str, String)>,
+    insert_edge: CachedStatement<'a>,
+    binding: CachedStatement<'a>,
+}
+
+impl<'a> Resolver<'a> {
+    fn new(tx: &'a Connection, reach: Reach) -> rusqlite::Result<Resolver<'a>> {
+        Ok(Resolver {
+            tx,
+            places: Places::load(tx)?,
+            symbols: Symbols::load(tx, reach)?,
+            targets: HashMap::new(),
+            externals: HashMap::new(),
+            made: HashSet::new(),
+            insert_edge: tx.prepare_cached(
+                "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
+                 VALUES (?1, ?2, ?3, 'resolver', ?4)",
+            )?,
+            binding: tx.prepare_cached(
+                "SELECT module, symbol FROM graph_bindings WHERE file = ?1 AND local = ?2 LIMIT 1",
+            )?,
+        })
+    }
+
+    fn edge(
+        &mut self,
+        source: i64,
+        target: i64,
+        kind: &str,
+        confidence: &str,
+    ) -> rusqlite::Result<()> {
+        self.insert_edge
+            .execute(params![source, target, kind, confidence])?;
+        Ok(())
+    }
+
+    fn import_target(&mut self, module: &str, from_file: &str) -> Rc<ImportTarget> {
+        let folder = from_file.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let places = &self.places;
+        self.targets
+            .entry((folder.to_string(), module.to_string()))
+            .or_insert_with(|| Rc::new(import_target(module, from_file, places)))
+            .clone()
+    }
+
+    /// The row id of the external node standing for module `top`, made on first use.
+    fn external_node(&mut self, top: &str) -> rusqlite::Result<i64> {
+        if let Some(id) = self.externals.get(top) {
+            return Ok(*id);
+        }
+        let id = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO graph_nodes(uid, kind, label, file) VALUES (?1, 'external', ?2, NULL)
+                 ON CONFLICT(uid) DO UPDATE SET label = excluded.label RETURNING id",
+            )?
+            .query_row(params![format!("code:external:{top}"), top], |row| {
+                row.get(0)
+            })?;
+        self.externals.insert(top.to_string(), id);
+        Ok(id)
+    }
+
+    /// A call or base made through an import binding: the bound symbol in the
+    /// bound module's file (following re-exports), with confidence `resolved`;
+    /// a module outside the repository gets an edge to its external node.
+    /// False when the reference is left to name matching.
+    fn through_binding(&mut self, reference: &Reference) -> rusqlite::Result<bool> {
+        let Some(module) = &reference.module else {
+            return Ok(false);
+        };
+        let member = member_of(module).to_string();
+        let leads: Vec<Lead> = match &*self.import_target(module, &reference.file) {
+            (Some(Place::File(file)), _) => vec![Lead {
+                file: file.clone(),
+                name: reference.name.clone(),
+                member,
+            }],
+            (Some(Place::Folder(folder)), _) => self
+                .places
+                .files_by_folder
+                .get(folder)
+                .into_iter()
+                .flatten()
+                .map(|file| Lead {
+                    file: file.clone(),
+                    name: reference.name.clone(),
+                    member: String::new(),
+                })
+                .collect(),
+            (None, top) if is_external(top, module) => {
+                let target = self.external_node(top)?;
+                self.edge(reference.source, target, reference.kind, "external")?;
+                return Ok(true);
+            }
+            (None, _) => return Ok(false),
+        };
+        let mut resolved = false;
+        for lead in leads {
+            if let Some((target, label)) = self.follow(lead, reference.kind)? {
+                resolved = true;
+                if target != reference.source {
+                    self.edge(reference.source, target, reference.kind, "resolved")?;
+                    self.made.insert((reference.source, reference.kind, label));
+                }
+            }
+        }
+        Ok(resolved)
+    }
+
+    /// The symbol a lead names, following up to MAX_REEXPORT_HOPS re-exports;
+    /// its id and label.
+    fn follow(&mut self, mut lead: Lead, kind: &str) -> rusqlite::Result<Option<(i64, String)>> {
+        for hop in 0..=MAX_REEXPORT_HOPS {
+            if let Some(target) = self.bound_symbol(&lead, kind)? {
+                return Ok(Some((target, lead.name)));
+            }
+            if hop == MAX_REEXPORT_HOPS {
+                break;
+            }
+            match self.reexport(&lead)? {
+                Some(next) => lead = next,
+                None => break,
+            }
+        }
+        Ok(None)
+    }
+
+    /// The symbol `lead.name` in `lead.file`: a top-level one or a method of
+    /// the module's type first, else the only fitting symbol of that name there.
+    fn bound_symbol(&mut self, lead: &Lead, kind: &str) -> rusqlite::Result<Option<i64>> {
+        let in_file = self.symbols.named_in(&lead.name, &lead.file)?;
+        let fitting = || in_file.iter().filter(|symbol| symbol.kind.bound_by(kind));
+        let method_of_member = |symbol: &Symbol| {
+            symbol
+                .qualname
+                .strip_suffix(lead.name.as_str())
+                .and_then(|rest| rest.strip_suffix('.'))
+                == Some(lead.member.as_str())
+        };
+        let exact = fitting()
+            .filter(|symbol| match symbol.kind {
+                SymbolKind::Method => method_of_member(symbol),
+                _ => symbol.qualname == lead.name,
+            })
+            .min_by_key(|symbol| symbol.kind == SymbolKind::Method);
+        if let Some(symbol) = exact {
+            return Ok(Some(symbol.id));
+        }
+        let mut candidates = fitting();
+        Ok(match (candidates.next(), candidates.next()) {
+            (Some(only), None) => Some(only.id),
+            _ => None,
+        })
+    }
+
+    /// Where the lead goes when its file re-exports the name from another module.
+    fn reexport(&mut self, lead: &Lead) -> rusqlite::Result<Option<Lead>> {
+        let Some(file_id) = self.places.files.get(&lead.file).copied() else {
+            return Ok(None);
+        };
+        let found: Option<(String, Option<String>)> = self
+            .binding
+            .query_row(params![file_id, lead.name], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .optional()?;
+        let Some((module, symbol)) = found else {
+            return Ok(None);
+        };
+        Ok(match &*self.import_target(&module, &lead.file) {
+            (Some(Place::File(next)), _) if *next != lead.file => Some(Lead {
+                file: next.clone(),
+                name: symbol.unwrap_or_else(|| lead.name.clone()),
+                member: member_of(&module).to_string(),
+            }),
+            _ => None,
+        })
+    }
+
+    /// A call or base by name: the symbols of that name in the same file, else
+    /// the only one in the repository (confidence `name`).
+    fn by_name(&mut self, reference: &Reference) -> rusqlite::Result<()> {
+        let kind = reference.kind;
+        let same_file: Vec<i64> = self
+            .symbols
+            .named_in(&reference.name, &reference.file)?
+            .iter()
+            .filter(|symbol| symbol.kind.named_by(kind) && symbol.id != reference.source)
+            .map(|symbol| symbol.id)
+            .collect();
+        for target in &same_file {
+            self.edge(reference.source, *target, kind, "resolved")?;
+        }
+        let key = (reference.source, kind, reference.name.clone());
+        if !same_file.is_empty() {
+            self.made.insert(key);
+            return Ok(());
+        }
+        if self.made.contains(&key) {
+            return Ok(());
+        }
+        let mut fitting = self
+            .symbols
+            .named(&reference.name)?
+            .iter()
+            .filter(|symbol| symbol.kind.named_by(kind));
+        if let (Some(only), None) = (fitting.next(), fitting.next())
+            && only.id != reference.source
+        {
+            let target = only.id;
+            self.edge(reference.source, target, kind, "name")?;
+            self.made.insert(key);
+        }
+        Ok(())
+    }
+
+    /// Imports (module paths) to files, Go package folders or external nodes;
+    /// Markdown links (relative paths) to files and headings.
+    fn by_path(&mut self, reference: &Reference) -> rusqlite::Result<()> {
+        let (source, name, from_file) = (reference.source, &reference.name, &reference.file);
+        if reference.kind == "links_to" {
+            let (target_path, anchor) = name
+                .split_once('#')
+                .map_or((name.as_str(), None), |(p, a)| (p, Some(a)));
+            let resolved = if target_path.is_empty() {
+                from_file.to_string()
+            } else {
+                join_relative(from_file, target_path)
+            };
+            let heading = anchor
+                .and_then(|a| {
+                    self.places
+                        .headings
+                        .get(&format!("doc:heading:{resolved}#{a}"))
+                })
+                .copied();
+            let file = self.places.files.get(&resolved).copied();
+            match (heading, file) {
+                (Some(target), _) => self.edge(source, target, "cites_heading", "resolved")?,
+                (None, Some(target)) => self.edge(source, target, "links_to", "resolved")?,
+                (None, None) => {}
+            }
+            return Ok(());
+        }
+        let (resolved, top) = import_target(name, from_file, &self.places);
+        let target = match resolved {
+            Some(Place::File(path)) => self.places.files.get(&path).copied(),
+            Some(Place::Folder(path)) => self.places.folders.get(&path).copied(),
+            None => None,
+        };
+        match target {
+            Some(target) if target != source => {
+                self.edge(source, target, "imports", "resolved")?;
+            }
+            Some(_) => {}
+            None if top.is_empty() || matches!(top.as_str(), "crate" | "self" | "super") => {}
+            None => {
+                let target = self.external_node(&top)?;
+                self.edge(source, target, "imports", "external")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The repository's files, folders and headings by path, for resolving imports and links.
+struct Places {
+    files: HashMap<String, i64>,
+    folders: HashMap<String, i64>,
+    headings: HashMap<String, i64>,
+    /// Files directly inside each folder (a Go import names a folder).
+    files_by_folder: HashMap<String, Vec<String>>,
+}
+
+impl Places {
+    fn load(tx: &Connection) -> rusqlite::Result<Places> {
+        let pairs = |sql: &str| -> rusqlite::Result<HashMap<String, i64>> {
+            let mut statement = tx.prepare(sql)?;
+            let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect()
+        };
+        // by uid (an index), not by kind (a scan of every node)
+        let files = pairs(
+            "SELECT f.path, n.id FROM graph_files f JOIN graph_nodes n
+             ON n.uid = (CASE f.language WHEN 'markdown' THEN 'doc:file:' ELSE 'code:file:' END) || f.path",
+        )?;
+        let mut files_by_folder: HashMap<String, Vec<String>> = HashMap::new();
+        for path in files.keys() {
+            let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+            files_by_folder
+                .entry(folder.to_string())
+                .or_default()
+                .push(path.clone());
+        }
+        Ok(Places {
+            files,
+            folders: pairs(
+                "SELECT substr(uid, 8), id FROM graph_nodes WHERE uid >= 'folder:' AND uid < 'folder;'",
+            )?,
+            headings: pairs(
+                "SELECT uid, id FROM graph_nodes WHERE uid >= 'doc:heading:' AND uid < 'doc:heading;'",
+            )?,
+            files_by_folder,
+        })
+    }
+}
+
+/// Where an import leads (see `import_target`).
+type ImportTarget = (Option<Place>, String);
+
+/// What an import names inside the repository.
+enum Place {
+    File(String),
+    /// A Go package.
+    Folder(String),
+}
+
+/// How many re-exports (`from .base import Model` in a package's `__init__`) a
+/// bound reference follows before giving up.
+const MAX_REEXPORT_HOPS: usize = 3;
+
+/// The last segment of a module path (`app.models` → `models`, `./api` → `api`):
+/// the type a `Type.method` qualname may start with.
+fn member_of(module: &str) -> &str {
+    module.rsplit(['.', '/']).next().unwrap_or("")
+}
+
+/// A module name that can only be outside the repository (not relative, not Rust's own paths).
+fn is_external(top: &str, module: &str) -> bool {
+    !top.is_empty() && !module.starts_with('.') && !matches!(top, "crate" | "self" | "super")
+}
+
+/// `a/b/c.md` + `../d.md` → `a/d.md`.
+fn join_relative(from_file: &str, target: &str) -> String {
+    let mut parts: Vec<&str> = from_file.split('/').collect();
+    parts.pop();
+    for segment in target.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    parts.join("/")
+}
+
+const SCRIPT_EXTENSIONS: &[&str] = &["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts"];
+
+/// What an import names, by the importing file's language: the file or Go
+/// package folder it resolves to, if any, and the name of the external module otherwise.
+fn import_target(name: &str, from_file: &str, places: &Places) -> ImportTarget {
+    if let Some(path) = name.strip_prefix("go:") {
+        // Go imports a package: the folder whose path ends the import path.
+        let segments: Vec<&str> = path.split('/').collect();
+        let found = (0..segments.len()).find_map(|start| {
+            let folder = segments[start..].join("/");
+            places
+                .folders
+                .contains_key(&folder)
+                .then_some(Place::Folder(folder))
+        });
+        return (found, path.to_string());
+    }
+    let extension = from_file.rsplit('.').next().unwrap_or("");
+    if SCRIPT_EXTENSIONS.contains(&extension) {
+        if name.starts_with('.') || name.starts_with('/') {
+            let base = join_relative(from_file, name);
+            let mut candidates = vec![base.clone()];
+            candidates.extend(SCRIPT_EXTENSIONS.iter().map(|ext| format!("{base}.{ext}")));
+            candidates.extend(
+                SCRIPT_EXTENSIONS
+                    .iter()
+                    .map(|ext| format!("{base}/index.{ext}")),
+            );
+            let found = candidates
+                .into_iter()
+                .find(|candidate| places.files.contains_key(candidate))
+                .map(Place::File);
+            return (found, String::new());
+        }
+        // a package: `react`, `@scope/name/sub` → `@scope/name`
+        let parts: Vec<&str> = name.split('/').collect();
+        let package = if name.starts_with('@') {
+            parts.iter().take(2).copied().collect::<Vec<_>>().join("/")
+        } else {
+            parts[0].to_string()
+        };
+        return (None, package);
+    }
+    let top = name
+        .trim_start_matches('.')
+        .split('.')
+        .next()
+        .unwrap_or(name)
+        .to_string();
+    (
+        module_file(name, from_file, &places.files).map(Place::File),
+        top,
+    )
+}
+
+/// The file a dotted module path names: Python packages and modules, Rust module paths.
+fn module_file(name: &str, from_file: &str, files: &HashMap<String, i64>) -> Option<String> {
+    let trimmed = name.trim_start_matches('.');
+    let relative_depth = name.len() - trimmed.len();
+    let mut segments: Vec<&str> = trimmed.split('.').filter(|s| !s.is_empty()).collect();
+    let base: String = if relative_depth > 0 {
+        let mut parts: Vec<&str> = from_file.split('/').collect();
+        parts.pop();
+        for _ in 1..relative_depth {
+            parts.pop();
+        }
+        parts.join("/")
+    } else if matches!(segments.first(), Some(&"crate")) {
+        segments.remove(0);
+        from_file
+            .split("/src/")
+            .next()
+            .map(|p| {
+                if p == from_file {
+                    "src".to_string()
+                } else {
+                    format!("{p}/src")
+                }
+            })
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    // longest prefix first: a.b.c may name module a/b/c or item c of module a/b
+    for length in (1..=segments.len()).rev() {
+        let stem = segments[..length].join("/");
+        let stem = if base.is_empty() {
+            stem
+        } else {
+            format!("{base}/{stem}")
+        };
+        for candidate in [
+            format!("{stem}.py"),
+            format!("{stem}/__init__.py"),
+            format!("{stem}.rs"),
+            format!("{stem}/mod.rs"),
+        ] {
+            if files.contains_key(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
