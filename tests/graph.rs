@@ -47,10 +47,29 @@ type Nodes = BTreeSet<(String, String)>;
 type Edges = BTreeSet<(String, String, String, String)>;
 
 /// Every node (uid, kind) and edge (source, target, kind, confidence) of a hub's graph.
-fn dump(state_dir: &Path) -> (Nodes, Edges) {
-    let store = cos_hub::store::Store::open(state_dir).unwrap();
+/// The names and definitions of a store's indexes.
+fn index_definitions(store: &cos_hub::store::Store) -> Vec<(String, Option<String>)> {
     store
         .read(|c| {
+            let mut statement = c.prepare(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name",
+            )?;
+            let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })
+        .unwrap()
+}
+
+fn dump(state_dir: &Path) -> (Nodes, Edges) {
+    let store = cos_hub::store::Store::open(state_dir).unwrap();
+    // an index run leaves every index the schema defines (a cold index drops and rebuilds some)
+    let fresh = tempfile::tempdir().unwrap();
+    let schema = cos_hub::store::Store::open(fresh.path()).unwrap();
+    assert_eq!(index_definitions(&store), index_definitions(&schema));
+    store
+        .read(|c| {
+            let integrity: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+            assert_eq!(integrity, "ok");
             // the full-text index matches the nodes (fails on a stale or doubled entry)
             c.execute(
                 "INSERT INTO graph_nodes_fts(graph_nodes_fts, rank) VALUES ('integrity-check', 1)",
