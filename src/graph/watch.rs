@@ -2,8 +2,8 @@
 //! re-index whenever a source file under the repository changes (debounced),
 //! on a thread of its own. Only new and changed files are parsed again.
 
-use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use notify_debouncer_full::notify::{EventKind, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, DebouncedEvent, new_debouncer};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,11 +54,11 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
     let (sender, receiver) = mpsc::channel::<DebounceEventResult>();
     let root = hub.state().config.repo_root.clone();
     let state_dir = hub.state().config.state_dir.clone();
-    let debouncer = new_debouncer(DEBOUNCE, sender).and_then(|mut debouncer| {
-        debouncer.watcher().watch(&root, RecursiveMode::Recursive)?;
+    let debouncer = new_debouncer(DEBOUNCE, None, sender).and_then(|mut debouncer| {
+        debouncer.watch(&root, RecursiveMode::Recursive)?;
         Ok(debouncer)
     });
-    let _debouncer: Debouncer<RecommendedWatcher> = match debouncer {
+    let _debouncer = match debouncer {
         Ok(debouncer) => debouncer,
         Err(error) => {
             tracing::warn!(%error, "the graph will not follow file changes: the repository cannot be watched");
@@ -72,19 +72,10 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
-        let relevant = |batch: &DebounceEventResult| match batch {
-            Ok(events) => events
-                .iter()
-                .any(|event| matters(&event.path, &root, &state_dir)),
-            Err(error) => {
-                tracing::warn!(%error, "file watching reported an error; re-indexing to be safe");
-                true
-            }
-        };
         // Collapse whatever else arrived meanwhile into this one run.
-        let mut changed = relevant(&batch);
+        let mut changed = relevant(&batch, &root, &state_dir);
         for more in receiver.try_iter() {
-            changed |= relevant(&more);
+            changed |= relevant(&more, &root, &state_dir);
         }
         if changed && !stop.load(Ordering::Relaxed) {
             reindex(&hub);
@@ -92,11 +83,40 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
     }
 }
 
+/// Whether a batch of events calls for a re-index.
+fn relevant(batch: &DebounceEventResult, root: &Path, state_dir: &Path) -> bool {
+    match batch {
+        Ok(events) => events.iter().any(|event| matters(event, root, state_dir)),
+        Err(errors) => {
+            for error in errors {
+                tracing::warn!(%error, "file watching reported an error; re-indexing to be safe");
+            }
+            true
+        }
+    }
+}
+
 /// A change matters when it is a source file the graph reads, a folder (one
 /// moved or copied in whole: its files' own events may come before the watch
 /// on it does), a `.gitignore`, or a path that is gone (a deleted file or
-/// folder), outside the state directory and `.git`.
-fn matters(path: &Path, root: &Path, state_dir: &Path) -> bool {
+/// folder), outside the state directory and `.git`. Opening or reading a path
+/// never matters: indexing opens every folder it walks, and re-indexing on
+/// that would never stop.
+fn matters(event: &DebouncedEvent, root: &Path, state_dir: &Path) -> bool {
+    if event.need_rescan() {
+        // the kernel dropped events: anything may have changed
+        return true;
+    }
+    if matches!(event.kind, EventKind::Access(_)) {
+        return false;
+    }
+    event
+        .paths
+        .iter()
+        .any(|path| path_matters(path, root, state_dir))
+}
+
+fn path_matters(path: &Path, root: &Path, state_dir: &Path) -> bool {
     if path.starts_with(state_dir) || path.strip_prefix(root).is_ok_and(|p| p.starts_with(".git")) {
         return false;
     }
@@ -123,4 +143,74 @@ fn reindex(hub: &Hub) {
         Err(error) => tracing::warn!(%error, "re-indexing the graph failed"),
     }
     state.pending.set(PENDING, false);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// Batches a real watcher on `root` delivers within `wait`.
+    fn batches_after(
+        root: &Path,
+        act: impl FnOnce(),
+        wait: Duration,
+        until_relevant: bool,
+    ) -> Vec<DebounceEventResult> {
+        let (sender, receiver) = mpsc::channel();
+        let mut debouncer = new_debouncer(Duration::from_millis(50), None, sender).unwrap();
+        debouncer.watch(root, RecursiveMode::Recursive).unwrap();
+        act();
+        let deadline = Instant::now() + wait;
+        let mut batches = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match receiver.recv_timeout(left) {
+                Ok(batch) => {
+                    let done = until_relevant && relevant(&batch, root, &root.join(".cos"));
+                    batches.push(batch);
+                    if done {
+                        break;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        batches
+    }
+
+    #[test]
+    fn reading_the_tree_is_not_a_change_but_writing_a_source_file_is() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
+        std::fs::write(root.join("pkg/sub/m.py"), "def f(): pass\n").unwrap();
+        let state_dir = root.join(".cos");
+        // what an index run does: list every folder and read the files
+        let read = batches_after(
+            &root,
+            || {
+                for folder in ["", "pkg", "pkg/sub"] {
+                    let _ = std::fs::read_dir(root.join(folder)).unwrap().count();
+                }
+                std::fs::read(root.join("pkg/sub/m.py")).unwrap();
+            },
+            Duration::from_millis(600),
+            false,
+        );
+        assert!(
+            !read.iter().any(|batch| relevant(batch, &root, &state_dir)),
+            "reading re-indexes: {read:?}"
+        );
+        let written = batches_after(
+            &root,
+            || std::fs::write(root.join("pkg/sub/m.py"), "def g(): pass\n").unwrap(),
+            Duration::from_secs(10),
+            true,
+        );
+        assert!(
+            written
+                .iter()
+                .any(|batch| relevant(batch, &root, &state_dir))
+        );
+    }
 }
