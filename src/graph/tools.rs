@@ -130,7 +130,7 @@ impl Tool for GraphIndex {
     const SPEC: ToolSpec = spec(
         "cos_graph_index",
         "Indexes the repository into the graph: walks it as git sees it, parses new and changed files \
-         (Python, Rust, Markdown) on all cores, and resolves imports, calls, bases and links across files.",
+         (Python, Rust, TypeScript, JavaScript, Go, Markdown) on all cores, and resolves imports, calls, bases and links across files.",
     );
 
     fn run(context: &ToolContext, _input: IndexInput) -> Result<IndexSummary, ToolError> {

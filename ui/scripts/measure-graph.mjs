@@ -17,7 +17,7 @@ import { join, resolve } from "node:path";
 
 const repo = resolve(process.argv[2] ?? "..");
 const target = Number(process.argv[3] ?? 10000);
-const binary = resolve("../target/release/cos");
+const binary = resolve(process.env.COS_BINARY ?? "../target/release/cos");
 const state = mkdtempSync(join(tmpdir(), "cos-measure-graph-"));
 const env = { ...process.env, RUST_LOG: "warn", COS_STATE_DIR: state };
 execFileSync(binary, ["index", repo], { env, stdio: "ignore" });

@@ -33,6 +33,17 @@ test("clicking a folder on the canvas opens it and shows its context", async ({ 
   await expect(panel.getByRole("button", { name: /Store/ })).toBeVisible();
 });
 
+test("a node can still be clicked after the camera zoomed and panned", async ({ page }) => {
+  await openGraph(page);
+  // the picking layer is skipped while the camera moves and must be back once it stops
+  const frames = await page.evaluate(() => window.cosGraphView?.sweep(600) ?? []);
+  expect(frames.length).toBeGreaterThan(0);
+  const at = await page.evaluate(() => window.cosGraphView?.positionOf("code:file:app/models.py") ?? null);
+  expect(at).not.toBeNull();
+  await page.mouse.click(at!.x, at!.y);
+  await expect(page.getByTestId("node-panel").getByRole("heading", { name: /models\.py/ })).toBeVisible();
+});
+
 test("a found symbol's context links to its file and line and lists who depends on it", async ({ page }) => {
   await openGraph(page);
   await page.getByLabel("Find a node").fill("connect");

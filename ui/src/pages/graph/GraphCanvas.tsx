@@ -2,7 +2,32 @@
 import { useEffect, useRef } from "react";
 import Sigma from "sigma";
 import { NodePointProgram } from "sigma/rendering";
+import type { RenderParams } from "sigma/types";
 import { type NodeAttributes, type SpineGraph, canOpen } from "./spine";
+
+/**
+ * GL points, drawn without the picking pass while the camera moves: nothing is
+ * clicked mid-move, and where WebGL runs on the CPU that pass costs as much as
+ * the points themselves at 10,000 nodes. The render after the move (sigma
+ * draws one to bring the labels back) redraws the picking layer.
+ */
+class PointsProgram extends NodePointProgram<NodeAttributes> {
+  render(params: RenderParams): void {
+    if (this.hasNothingToRender()) return;
+    const captor = this.renderer.getMouseCaptor();
+    const moving =
+      this.renderer.getCamera().isAnimated() || captor.isMoving || captor.draggedEvents > 0 || captor.currentWheelDirection !== 0;
+    if (!moving) {
+      super.render(params);
+      return;
+    }
+    const program = this.normalProgram;
+    program.gl.viewport(0, 0, params.width * params.pixelRatio, params.height * params.pixelRatio);
+    this.bindProgram(program);
+    this.renderProgram(params, program);
+    this.unbindProgram(program);
+  }
+}
 
 interface Props {
   graph: SpineGraph;
@@ -49,7 +74,7 @@ export function GraphCanvas({ graph, version, selected, onSelect }: Props) {
       // square GL points: far cheaper per frame than shaded circles, which matters
       // at thousands of nodes (and on machines that draw WebGL on the CPU)
       defaultNodeType: "point",
-      nodeProgramClasses: { point: NodePointProgram },
+      nodeProgramClasses: { point: PointsProgram },
       nodeReducer: (uid, attributes) => {
         const focused = uid === selectedRef.current;
         return {
