@@ -1160,3 +1160,122 @@ async fn rename_plan_trace_similar_and_resolve() {
         candidates.contains("pkg/util.py::helper") && candidates.contains("pkg/base.py::helper")
     );
 }
+
+/// The repository's files (not the hub's state), relative to `root`.
+fn files_in(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name().is_some_and(|name| name == ".cos") {
+                continue;
+            }
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                let relative = path.strip_prefix(root).unwrap().to_string_lossy();
+                found.push(relative.replace('\\', "/"));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Re-indexes and checks the graph equals a cold index of the same tree.
+async fn assert_reindex_equals_cold(server: &TestServer, step: &str) {
+    let (_, summary) = server.post_json("/api/graph/index", json!({})).await;
+    assert!(summary["data"]["files"].is_u64(), "{step}: {summary}");
+    let incremental = dump(&server.state_dir());
+    let files = files_in(server.repo());
+    let entries: Vec<&str> = files.iter().map(String::as_str).collect();
+    let cold = cold_index_of(server.repo(), &entries).await;
+    let missing_nodes: Vec<_> = cold.0.difference(&incremental.0).collect();
+    let extra_nodes: Vec<_> = incremental.0.difference(&cold.0).collect();
+    assert!(
+        missing_nodes.is_empty() && extra_nodes.is_empty(),
+        "{step}: missing nodes {missing_nodes:?}\nextra nodes {extra_nodes:?}"
+    );
+    let missing: Vec<_> = cold.1.difference(&incremental.1).collect();
+    let extra: Vec<_> = incremental.1.difference(&cold.1).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{step}: missing {missing:?}\nextra {extra:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_that_appear_or_disappear_reindex_like_a_cold_index() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    alias_fixture(root);
+    // imports that lead nowhere yet, or to a fallback, until files appear
+    write(
+        root,
+        "app/jobs.py",
+        "import pkg.tasks.run\nfrom pkg.tasks import schedule\n\ndef start():\n    schedule()\n",
+    );
+    write(
+        root,
+        "cmd/worker.go",
+        "package main\n\nimport q \"example.com/m/queue\"\n\nfunc work() { q.Push() }\n",
+    );
+    write(
+        root,
+        "web/boot.ts",
+        "import { mount } from './widgets';\nexport function boot() { mount(); }\n",
+    );
+    write(
+        root,
+        "docs/readme.md",
+        "# Read me\n\nSee [the guide](guide.md#setup).\n",
+    );
+    server.post_json("/api/graph/index", json!({})).await;
+
+    write(root, "pkg/tasks.py", "def schedule():\n    pass\n");
+    write(root, "queue/queue.go", "package queue\n\nfunc Push() {}\n");
+    write(
+        root,
+        "web/widgets/index.ts",
+        "export function mount() { return 1; }\n",
+    );
+    write(root, "docs/guide.md", "# Guide\n\n## Setup\n\nRun it.\n");
+    assert_reindex_equals_cold(&server, "files added").await;
+    let (_, edges) = dump(&server.state_dir());
+    assert!(has_edge(
+        &edges,
+        "code:function:app/jobs.py::start",
+        "code:function:pkg/tasks.py::schedule",
+        "calls"
+    ));
+    assert!(has_edge(
+        &edges,
+        "code:file:cmd/worker.go",
+        "folder:queue",
+        "imports"
+    ));
+    assert!(has_edge(
+        &edges,
+        "code:function:web/boot.ts::boot",
+        "code:function:web/widgets/index.ts::mount",
+        "calls"
+    ));
+    assert!(has_edge(
+        &edges,
+        "doc:file:docs/readme.md",
+        "doc:heading:docs/guide.md#setup",
+        "cites_heading"
+    ));
+
+    // the re-export of Model goes, a Go package and a folder of its own go
+    std::fs::remove_file(root.join("pkg/__init__.py")).unwrap();
+    std::fs::remove_dir_all(root.join("store")).unwrap();
+    std::fs::remove_dir_all(root.join("web/widgets")).unwrap();
+    assert_reindex_equals_cold(&server, "files removed").await;
+
+    // a module is renamed: its importers follow or fall back
+    std::fs::rename(root.join("pkg/tasks.py"), root.join("pkg/jobs.py")).unwrap();
+    std::fs::rename(root.join("pkg/base.py"), root.join("pkg/models.py")).unwrap();
+    assert_reindex_equals_cold(&server, "files renamed").await;
+}

@@ -183,7 +183,8 @@ fn cold_index(
                     }
                 }
                 stages.lap("parse and write files");
-                rebuild_folders(tx, &tally.present)?;
+                FolderChanges::between(tx, &tally.present)?.apply(tx)?;
+                link_files(tx, tally.present.iter().map(String::as_str))?;
                 stages.lap("folders");
                 // the graph was empty: no resolver edges or external nodes to clear
                 resolve::resolve(tx, references, Reach::Everything)?;
@@ -202,9 +203,8 @@ fn cold_index(
     })
 }
 
-/// A later index: parse what changed, then rewrite it in one transaction. Only
-/// edits re-resolve what the edited files touch; added, removed or renamed files
-/// re-resolve everything.
+/// A later index: parse what changed, then rewrite it in one transaction and
+/// re-resolve only the references the new, edited and removed files can affect.
 fn update_index(
     store: &Store,
     root: &Path,
@@ -239,11 +239,21 @@ fn update_index(
                 touch.execute(params![path, modified_ns])?;
             }
             track_new_nodes(tx)?;
-            let file_set_changed = !removed.is_empty()
-                || changed
+            let touched: Vec<&str> = changed
+                .iter()
+                .map(|parsed| parsed.path.as_str())
+                .chain(removed.iter().map(String::as_str))
+                .collect();
+            if !touched.is_empty() {
+                note_affected(tx, &touched)?;
+                let moved: Vec<&str> = changed
                     .iter()
-                    .any(|parsed| !known.contains_key(&parsed.path));
-            if file_set_changed {
+                    .map(|parsed| parsed.path.as_str())
+                    .filter(|path| !known.contains_key(*path))
+                    .chain(removed.iter().map(String::as_str))
+                    .collect();
+                let folders = FolderChanges::between(tx, &tally.present)?;
+                note_moved_modules(tx, &moved, &folders)?;
                 for path in &removed {
                     tx.execute("DELETE FROM graph_nodes WHERE file = ?1", [path])?;
                     tx.execute("DELETE FROM graph_files WHERE path = ?1", [path])?;
@@ -251,19 +261,13 @@ fn update_index(
                 for parsed in &changed {
                     rewrite_file(tx, parsed)?;
                 }
-                rebuild_folders(tx, &tally.present)?;
-                resolve(tx, Scope::All)?;
-            } else if !changed.is_empty() {
-                note_affected(tx, &changed)?;
-                for parsed in &changed {
-                    rewrite_file(tx, parsed)?;
-                }
+                folders.apply(tx)?;
                 note_new_names(tx)?;
-                relink_files(tx, &changed)?;
-                resolve(tx, Scope::Affected)?;
+                link_files(tx, changed.iter().map(|parsed| parsed.path.as_str()))?;
+                resolve_affected(tx)?;
             }
             index_new_nodes(tx)?;
-            if file_set_changed || !changed.is_empty() {
+            if !changed.is_empty() || !removed.is_empty() {
                 bump_revision(tx)?;
             }
             Ok(())
@@ -531,89 +535,115 @@ fn write_file(
     Ok(())
 }
 
-/// Folder nodes for every directory holding an indexed file, and the contains spine.
-fn rebuild_folders(tx: &Connection, files: &BTreeSet<String>) -> rusqlite::Result<()> {
-    tx.execute("DELETE FROM graph_nodes WHERE kind = 'folder'", [])?;
-    let mut folders = BTreeSet::new();
-    for file in files {
-        let mut path = file.as_str();
-        while let Some((parent, _)) = path.rsplit_once('/') {
-            folders.insert(parent.to_string());
-            path = parent;
+/// How the folder nodes must change for the files in the repository: a folder
+/// node for every directory holding an indexed file, linked to its parent.
+struct FolderChanges {
+    added: Vec<String>,
+    gone: Vec<String>,
+}
+
+impl FolderChanges {
+    fn between(tx: &Connection, files: &BTreeSet<String>) -> rusqlite::Result<FolderChanges> {
+        let mut wanted = BTreeSet::from([String::new()]);
+        for file in files {
+            let mut path = file.as_str();
+            while let Some((parent, _)) = path.rsplit_once('/') {
+                if !wanted.insert(parent.to_string()) {
+                    break;
+                }
+                path = parent;
+            }
         }
-    }
-    folders.insert(String::new());
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO graph_nodes(uid, kind, label, file) VALUES (?1, 'folder', ?2, NULL)",
-    )?;
-    for folder in &folders {
-        let label = if folder.is_empty() {
-            ".".to_string()
-        } else {
-            folder.rsplit('/').next().unwrap_or(folder).to_string()
+        let existing: BTreeSet<String> = {
+            let mut statement = tx.prepare(
+                "SELECT substr(uid, 8) FROM graph_nodes WHERE uid >= 'folder:' AND uid < 'folder;'",
+            )?;
+            let rows = statement.query_map([], |row| row.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
         };
-        insert.execute(params![format!("folder:{folder}"), label])?;
+        Ok(FolderChanges {
+            added: wanted.difference(&existing).cloned().collect(),
+            gone: existing.difference(&wanted).cloned().collect(),
+        })
     }
+
+    /// Deletes the folders that hold nothing any more and adds the new ones
+    /// (parents first: the set is sorted), each linked to its parent.
+    fn apply(&self, tx: &Connection) -> rusqlite::Result<()> {
+        let mut delete = tx.prepare_cached("DELETE FROM graph_nodes WHERE uid = ?1")?;
+        for folder in &self.gone {
+            delete.execute([format!("folder:{folder}")])?;
+        }
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO graph_nodes(uid, kind, label, file) VALUES (?1, 'folder', ?2, NULL)",
+        )?;
+        let mut link = tx.prepare_cached(
+            "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
+             SELECT p.id, c.id, 'contains', 'walker', 'resolved' FROM graph_nodes p, graph_nodes c
+             WHERE p.uid = ?1 AND c.uid = ?2",
+        )?;
+        for folder in &self.added {
+            let label = match folder.rsplit('/').next() {
+                Some("") | None => ".",
+                Some(name) => name,
+            };
+            insert.execute(params![format!("folder:{folder}"), label])?;
+            if let Some(parent) = parent_folder(folder) {
+                link.execute(params![
+                    format!("folder:{parent}"),
+                    format!("folder:{folder}")
+                ])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `a/b` → `a`, `a` → `` (the root), the root → none.
+fn parent_folder(path: &str) -> Option<&str> {
+    if path.is_empty() {
+        return None;
+    }
+    Some(path.rsplit_once('/').map_or("", |(parent, _)| parent))
+}
+
+/// Hangs files (new, or rewritten with new node ids) under their folders.
+fn link_files<'a>(tx: &Connection, paths: impl Iterator<Item = &'a str>) -> rusqlite::Result<()> {
     let mut link = tx.prepare_cached(
         "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
-         SELECT p.id, c.id, 'contains', 'walker', 'resolved' FROM graph_nodes p, graph_nodes c WHERE p.uid = ?1 AND c.uid IN (?2, ?3, ?4)",
+         SELECT p.id, c.id, 'contains', 'walker', 'resolved' FROM graph_nodes p, graph_nodes c
+         WHERE p.uid = ?1 AND c.uid IN (?2, ?3)",
     )?;
-    for folder in folders.iter().filter(|f| !f.is_empty()) {
-        let parent = folder.rsplit_once('/').map_or("", |(p, _)| p);
+    for path in paths {
+        let parent = parent_folder(path).unwrap_or_default();
         link.execute(params![
             format!("folder:{parent}"),
-            format!("folder:{folder}"),
-            "",
-            ""
-        ])?;
-    }
-    for file in files {
-        let parent = file.rsplit_once('/').map_or("", |(p, _)| p);
-        link.execute(params![
-            format!("folder:{parent}"),
-            format!("code:file:{file}"),
-            format!("doc:file:{file}"),
-            ""
+            format!("code:file:{path}"),
+            format!("doc:file:{path}")
         ])?;
     }
     Ok(())
 }
 
-/// Which references a resolution pass redoes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    /// Every reference (files were added, removed or renamed).
-    All,
-    /// References from edited files, references to names they declared or declare,
-    /// and imports or links that pointed into them (see `note_affected`).
-    Affected,
+/// The references an incremental run redoes, each with its source's file:
+/// references from the touched files, references to names they declared or
+/// declare, and every reference of an affected source (see `note_affected`).
+fn affected_references(tx: &Connection) -> rusqlite::Result<Vec<Reference>> {
+    resolve::references(
+        tx,
+        "SELECT r.source, r.kind, r.name, s.file, r.module FROM graph_references r
+         JOIN graph_nodes s ON s.id = r.source WHERE r.rowid IN (
+             SELECT rowid FROM graph_references WHERE name IN (SELECT label FROM temp.affected_names)
+             UNION SELECT rowid FROM graph_references WHERE source IN (
+                 SELECT id FROM graph_nodes WHERE file IN (SELECT path FROM temp.changed_files))
+             UNION SELECT rowid FROM graph_references WHERE source IN (SELECT id FROM temp.affected_sources))",
+    )
 }
 
-impl Scope {
-    /// The references this pass resolves, each with its source's file.
-    fn collect(self, tx: &Connection) -> rusqlite::Result<Vec<Reference>> {
-        let sql = match self {
-            Scope::All => {
-                "SELECT r.source, r.kind, r.name, s.file, r.module
-                 FROM graph_references r JOIN graph_nodes s ON s.id = r.source"
-            }
-            Scope::Affected => {
-                "SELECT r.source, r.kind, r.name, s.file, r.module FROM graph_references r
-                 JOIN graph_nodes s ON s.id = r.source WHERE r.rowid IN (
-                     SELECT rowid FROM graph_references WHERE name IN (SELECT label FROM temp.affected_names)
-                     UNION SELECT rowid FROM graph_references WHERE source IN (
-                         SELECT id FROM graph_nodes WHERE file IN (SELECT path FROM temp.changed_files))
-                     UNION SELECT rowid FROM graph_references WHERE source IN (SELECT id FROM temp.affected_sources))"
-            }
-        };
-        resolve::references(tx, sql)
-    }
-}
-
-/// Before edited files are rewritten: remember them, how many definitions each
-/// name they declare has (per kind group), and which nodes elsewhere imported
-/// or linked into them.
-fn note_affected(tx: &Connection, changed: &[Parsed]) -> rusqlite::Result<()> {
+/// Before touched (new, edited or removed) files are written: remember them,
+/// how many definitions each name they declare has (per kind group), and which
+/// nodes elsewhere imported, linked or resolved into them.
+fn note_affected(tx: &Connection, touched: &[&str]) -> rusqlite::Result<()> {
     tx.execute_batch(
         "CREATE TEMP TABLE IF NOT EXISTS changed_files(path TEXT PRIMARY KEY) WITHOUT ROWID;
          CREATE TEMP TABLE IF NOT EXISTS name_counts(label TEXT PRIMARY KEY, callables INTEGER, types INTEGER) WITHOUT ROWID;
@@ -628,8 +658,8 @@ fn note_affected(tx: &Connection, changed: &[Parsed]) -> rusqlite::Result<()> {
     )?;
     let mut insert =
         tx.prepare_cached("INSERT OR IGNORE INTO temp.changed_files(path) VALUES (?1)")?;
-    for parsed in changed {
-        insert.execute([&parsed.path])?;
+    for path in touched {
+        insert.execute([path])?;
     }
     tx.execute_batch(
         "INSERT INTO temp.name_counts(label, callables, types)
@@ -700,55 +730,82 @@ fn note_new_names(tx: &Connection) -> rusqlite::Result<()> {
     note_rebound_names(tx)
 }
 
-/// Rewritten files got new node ids: hang them back under their folders.
-fn relink_files(tx: &Connection, changed: &[Parsed]) -> rusqlite::Result<()> {
-    let mut link = tx.prepare_cached(
-        "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
-         SELECT p.id, c.id, 'contains', 'walker', 'resolved' FROM graph_nodes p, graph_nodes c
-         WHERE p.uid = ?1 AND c.file = ?2 AND c.kind IN ('file', 'doc_file')",
+/// Files that appear or disappear change where module paths lead: an import
+/// of `a.b.c` that fell back to `a/b.py` now finds a new `a/b/c.py`, a Go
+/// import finds a new package folder, a link finds a new page. Marks as
+/// affected every source with an import, link or bound reference whose path
+/// names such a file's stem, its folder or a folder made or removed, and the
+/// sources of edges into removed folders.
+fn note_moved_modules(
+    tx: &Connection,
+    moved: &[&str],
+    folders: &FolderChanges,
+) -> rusqlite::Result<()> {
+    let mut keys: BTreeSet<&str> = BTreeSet::new();
+    for path in moved {
+        let (folder, name) = path.rsplit_once('/').unwrap_or(("", path));
+        keys.insert(name.split('.').next().unwrap_or(name));
+        keys.insert(folder.rsplit('/').next().unwrap_or(folder));
+    }
+    for folder in folders.added.iter().chain(&folders.gone) {
+        keys.insert(folder.rsplit('/').next().unwrap_or(folder));
+    }
+    keys.remove("");
+    let mut candidates = tx.prepare_cached(
+        "SELECT source, name, coalesce(module, '') FROM graph_references
+         WHERE (kind IN ('imports', 'links_to') OR module IS NOT NULL)
+           AND (instr(name, ?1) > 0 OR instr(coalesce(module, ''), ?1) > 0)",
     )?;
-    for parsed in changed {
-        let parent = parsed.path.rsplit_once('/').map_or("", |(p, _)| p);
-        link.execute(params![format!("folder:{parent}"), parsed.path])?;
+    let mut affected =
+        tx.prepare_cached("INSERT OR IGNORE INTO temp.affected_sources(id) VALUES (?1)")?;
+    let names_key = |path: &str, key: &str| {
+        path.split(['.', '/', ':', '#', '@'])
+            .any(|segment| segment == key)
+    };
+    for key in keys {
+        let mut rows = candidates.query([key])?;
+        while let Some(row) = rows.next()? {
+            let (name, module) = (row.get_ref(1)?.as_str()?, row.get_ref(2)?.as_str()?);
+            if names_key(name, key) || names_key(module, key) {
+                affected.execute([row.get::<_, i64>(0)?])?;
+            }
+        }
+    }
+    let mut into_folder = tx.prepare_cached(
+        "INSERT OR IGNORE INTO temp.affected_sources(id)
+         SELECT e.source FROM graph_edges e JOIN graph_nodes t ON t.id = e.target
+         WHERE t.uid = ?1 AND e.extractor = 'resolver'",
+    )?;
+    for folder in &folders.gone {
+        into_folder.execute([format!("folder:{folder}")])?;
     }
     Ok(())
 }
 
-/// Turns references into edges (see `resolve`): every reference, or those an
-/// edit may have changed, after deleting the resolver edges they made before.
-fn resolve(tx: &Connection, scope: Scope) -> rusqlite::Result<()> {
+/// Re-resolves what an incremental run affected (see `affected_references`),
+/// after deleting the resolver edges those references made before.
+fn resolve_affected(tx: &Connection) -> rusqlite::Result<()> {
     let mut stages = Stages::start();
-    let references = scope.collect(tx)?;
+    let references = affected_references(tx)?;
     stages.lap("collect references");
-    if scope == Scope::All {
-        tx.execute("DELETE FROM graph_edges WHERE extractor = 'resolver'", [])?;
-        tx.execute("DELETE FROM graph_nodes WHERE kind = 'external'", [])?;
-    } else {
-        // edges into symbols whose name is affected are recomputed from every source
-        tx.execute(
-            "DELETE FROM graph_edges WHERE extractor = 'resolver' AND kind IN ('calls', 'inherits_from', 'implements')
-             AND target IN (SELECT id FROM graph_nodes WHERE label IN (SELECT label FROM temp.affected_names))",
-            [],
-        )?;
-        // every reference of an affected source is redone below
-        tx.execute(
-            "DELETE FROM graph_edges WHERE extractor = 'resolver' AND source IN (SELECT id FROM temp.affected_sources)",
-            [],
-        )?;
-    }
+    // edges into symbols whose name is affected are recomputed from every source
+    tx.execute(
+        "DELETE FROM graph_edges WHERE extractor = 'resolver' AND kind IN ('calls', 'inherits_from', 'implements')
+         AND target IN (SELECT id FROM graph_nodes WHERE label IN (SELECT label FROM temp.affected_names))",
+        [],
+    )?;
+    // every reference of an affected source is redone below
+    tx.execute(
+        "DELETE FROM graph_edges WHERE extractor = 'resolver' AND source IN (SELECT id FROM temp.affected_sources)",
+        [],
+    )?;
     stages.lap("delete old resolver edges");
-    let reach = match scope {
-        Scope::All => Reach::Everything,
-        Scope::Affected => Reach::Named,
-    };
-    resolve::resolve(tx, references, reach)?;
+    resolve::resolve(tx, references, Reach::Named)?;
     stages.lap("resolve");
-    if scope == Scope::Affected {
-        tx.execute(
-            "DELETE FROM graph_nodes WHERE uid >= 'code:external:' AND uid < 'code:external;'
-             AND NOT EXISTS (SELECT 1 FROM graph_edges WHERE target = graph_nodes.id)",
-            [],
-        )?;
-    }
+    tx.execute(
+        "DELETE FROM graph_nodes WHERE uid >= 'code:external:' AND uid < 'code:external;'
+         AND NOT EXISTS (SELECT 1 FROM graph_edges WHERE target = graph_nodes.id)",
+        [],
+    )?;
     Ok(())
 }
