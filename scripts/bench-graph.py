@@ -6,7 +6,8 @@ Usage: scripts/bench-graph.py [--edits 5] [--seconds 8] [--reference]
 Downloads the sdist with pip (kept in a temporary folder, never in the repository),
 then with the release build measures: a cold `cos index` (wall time, peak RSS, node and
 edge counts), re-indexing after a one-file edit (median over --edits edits of different
-files), and over HTTP on loopback: cos_graph_impact to depth 3 on a well-connected node
+files), after files appear and go (a new package, a much-imported module removed and
+restored; medians of 3), and over HTTP on loopback: cos_graph_impact to depth 3 on a well-connected node
 (median latency), GET /api/graph/context at 8 connections, and the export of 2,000
 nodes at 8 and 64 connections with the server's peak memory, with the answer cache on
 (default) and off (COS_ANSWER_CACHE=off). Load runs are wrk runs bounded to --seconds.
@@ -23,6 +24,7 @@ BINARY = os.path.join(ROOT, "target", "release", "cos")
 EDITED = ["django/utils/text.py", "django/http/request.py", "django/core/mail/message.py",
           "django/forms/widgets.py", "django/template/base.py", "django/db/models/query.py"]
 CONTEXT_NODE = "code:file:django/db/models/query.py"
+MOVED = "django/db/models/query.py"
 EXPORT_BODY = '{"root":"folder:django","edge_types":["contains"],"max_hops":10,"max_nodes":2000}'
 
 
@@ -148,6 +150,24 @@ def main():
             edits.append(seconds * 1000)
         print(f"re-index after a one-file edit: median {statistics.median(edits):.0f} ms (wall, whole command) over {len(edits)} edits: "
               + ", ".join(f"{e:.0f}" for e in edits))
+
+        # files that appear and go: a new package, and a much-imported module removed and put back
+        moves = {"add a new package": [], "remove it": [], "remove django/db/models/query.py": [], "put it back": []}
+        package, module = os.path.join(repo, "cos_bench_pkg"), os.path.join(repo, MOVED)
+        for _ in range(3):
+            os.makedirs(package)
+            with open(os.path.join(package, "jobs.py"), "w") as f:
+                f.write("from django.utils.text import slugify\n\ndef run(title):\n    return slugify(title)\n")
+            moves["add a new package"].append(timed([BINARY, "index", repo])[0] * 1000)
+            shutil.rmtree(package)
+            moves["remove it"].append(timed([BINARY, "index", repo])[0] * 1000)
+            os.rename(module, module + ".away")
+            moves["remove django/db/models/query.py"].append(timed([BINARY, "index", repo])[0] * 1000)
+            os.rename(module + ".away", module)
+            moves["put it back"].append(timed([BINARY, "index", repo])[0] * 1000)
+        for what, times in moves.items():
+            print(f"re-index after files appear or go, {what}: median {statistics.median(times):.0f} ms over 3: "
+                  + ", ".join(f"{t:.0f}" for t in times))
 
         for cache in ("on", "off"):
             serve_ours(repo, work, args.seconds, cache)

@@ -1,5 +1,5 @@
 """What the load benchmarks share: ports, waiting for a server, wrk runs and peak memory."""
-import os, re, socket, subprocess, tempfile, time, urllib.request
+import os, re, socket, subprocess, sys, tempfile, time, urllib.request
 
 REFERENCE_VENV = os.path.join(tempfile.gettempdir(), "cos-reference-venv")
 
@@ -38,8 +38,13 @@ def peak_mb(pid):
 
 
 def to_ms(text):
-    value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+    """wrk's latency text (`812.00us`, `1.20ms`, `2.01s`, `1.10m`) in ms; NaN when it printed none (`-nan`)."""
+    match = re.match(r"([\d.]+)(us|ms|s|m)$", text)
+    if not match:
+        print(f"(wrk printed a latency of {text!r})", file=sys.stderr)
+        return float("nan")
+    value, unit = match.groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
 
 
 def wrk(url, connections, seconds, script=None):

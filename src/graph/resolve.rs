@@ -3,8 +3,8 @@
 //!
 //! Owns only those edges and nodes; it reads files, folders, headings, symbols
 //! and import bindings that the indexer wrote, and never touches a file's own
-//! nodes. Lookups run in memory: symbols are loaded by name (all at once when
-//! everything is resolved), and each import is resolved once per folder.
+//! nodes. Lookups run in memory: symbols are loaded by name (all at once on a
+//! cold index), and each import is resolved once per importing folder.
 
 use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 use std::collections::{HashMap, HashSet};
@@ -50,10 +50,12 @@ pub(super) fn references(tx: &Connection, sql: &str) -> rusqlite::Result<Vec<Ref
     Ok(references)
 }
 
-/// How many symbols to expect: all of them, or only those the references name.
+/// Which symbols a pass loads.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Reach {
+    /// All of them in one scan (a cold index resolves every reference).
     Everything,
+    /// Each name when first asked for (an incremental run resolves a few).
     Named,
 }
 
