@@ -301,8 +301,9 @@ fn defer_indexes(tx: &Connection) -> rusqlite::Result<Vec<String>> {
 
 /// Nodes inserted by this run, for `index_new_nodes`. The permanent delete
 /// trigger keeps graph_nodes_fts right when nodes go; a run never deletes a node
-/// it inserted (each file is rewritten once, folders and externals are cleared
-/// before they are rebuilt), so every deleted node was already in the index.
+/// it inserted (each file is rewritten once, folders that went are deleted
+/// before new ones are added, and an external node made by a run has the edge
+/// it was made for), so every deleted node was already in the index.
 fn track_new_nodes(tx: &Connection) -> rusqlite::Result<()> {
     tx.execute_batch(
         "CREATE TEMP TABLE IF NOT EXISTS new_nodes(id INTEGER PRIMARY KEY);

@@ -36,12 +36,28 @@ test("clicking a folder on the canvas opens it and shows its context", async ({ 
 test("a node can still be clicked after the camera zoomed and panned", async ({ page }) => {
   await openGraph(page);
   // the picking layer is skipped while the camera moves and must be back once it stops
-  const frames = await page.evaluate(() => window.cosGraphView?.sweep(600) ?? []);
+  const frames = await page.evaluate(async () => {
+    const swept = (await window.cosGraphView?.sweep(600)) ?? [];
+    // sigma draws the settled view on the next frame; a person's click comes later still
+    await new Promise((settled) => requestAnimationFrame(() => requestAnimationFrame(settled)));
+    return swept;
+  });
   expect(frames.length).toBeGreaterThan(0);
   const at = await page.evaluate(() => window.cosGraphView?.positionOf("code:file:app/models.py") ?? null);
   expect(at).not.toBeNull();
   await page.mouse.click(at!.x, at!.y);
   await expect(page.getByTestId("node-panel").getByRole("heading", { name: /models\.py/ })).toBeVisible();
+  // and after a drag with the mouse
+  const box = (await page.getByTestId("graph-canvas").boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 + 60, box.y + box.height / 2 + 30, { steps: 8 });
+  await page.mouse.up();
+  await page.waitForTimeout(800);
+  const moved = await page.evaluate(() => window.cosGraphView?.positionOf("doc:file:docs/guide.md") ?? null);
+  expect(moved).not.toBeNull();
+  await page.mouse.click(moved!.x, moved!.y);
+  await expect(page.getByTestId("node-panel").getByRole("heading", { name: /guide\.md/ })).toBeVisible();
 });
 
 test("a found symbol's context links to its file and line and lists who depends on it", async ({ page }) => {
