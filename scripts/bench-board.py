@@ -13,7 +13,7 @@ Each is loaded with wrk at 1, 8 and 64 connections for --seconds (bounded); the
 server's peak memory is its VmHWM afterwards. Needs wrk (apt-get install wrk).
 """
 import argparse, os, shutil, signal, subprocess, sys, tempfile, urllib.request
-from benchlib import REFERENCE_VENV, free_port, peak_mb, wait_for, wrk
+from benchlib import REFERENCE_VENV, free_port, peak_mb, reference_cos, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "coding-os-tasks")
@@ -76,11 +76,8 @@ def generated_board(count):
 
 
 def reference(seconds, results):
-    cos = os.path.join(REFERENCE_VENV, "bin", "cos")
+    cos = reference_cos()
     python = os.path.join(REFERENCE_VENV, "bin", "python")
-    if not os.path.exists(cos):
-        subprocess.run([sys.executable, "-m", "venv", REFERENCE_VENV], check=True)
-        subprocess.run([os.path.join(REFERENCE_VENV, "bin", "pip"), "install", "-q", "coding-os==0.3.25"], check=True)
     repo = tempfile.mkdtemp(prefix="cos-bench-reference-")
     home = tempfile.mkdtemp(prefix="cos-bench-reference-home-")
     try:

@@ -17,7 +17,7 @@ With --reference, the reference system (coding-os 0.3.25, in a temporary venv; s
 here) and serves context and export under the same load, in the same run.
 """
 import argparse, json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.parse, urllib.request
-from benchlib import REFERENCE_VENV, free_port, peak_mb, post_script, wait_for, wrk
+from benchlib import free_port, peak_mb, post_script, reference_cos, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, "target", "release", "cos")
@@ -76,10 +76,7 @@ def serve_ours(repo, work, seconds, cache):
 
 
 def reference(repo_source, work, seconds):
-    cos = os.path.join(REFERENCE_VENV, "bin", "cos")
-    if not os.path.exists(cos):
-        subprocess.run([sys.executable, "-m", "venv", REFERENCE_VENV], check=True)
-        subprocess.run([os.path.join(REFERENCE_VENV, "bin", "pip"), "install", "-q", "coding-os==0.3.25"], check=True)
+    cos = reference_cos()
     repo = os.path.join(work, "reference-repo")
     shutil.copytree(repo_source, repo, ignore=shutil.ignore_patterns(".cos"))
     home = os.path.join(work, "reference-home")

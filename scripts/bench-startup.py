@@ -9,26 +9,8 @@ makes 20 requests, idles 2 s and reads VmRSS from /proc. Prints medians.
 With --reference, measures coding-os 0.3.25 the same way in the same run
 (installed into a temporary venv; see ../shared/reference/run-reference-system.md).
 """
-import argparse, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-def rss_mb(pid):
-    total = 0
-    # the process and its children (a Python hub may fork)
-    pids = [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
-    for p in pids:
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except FileNotFoundError:
-            pass
-    return total / 1024
+import argparse, os, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
+from benchlib import free_port, memory_mb, reference_cos
 
 def measure(command, url, env, cwd, limit=10.0):
     start = time.perf_counter()
@@ -48,7 +30,7 @@ def measure(command, url, env, cwd, limit=10.0):
         for _ in range(20):
             urllib.request.urlopen(url, timeout=5).read()
         time.sleep(2)
-        return first, rss_mb(proc.pid)
+        return first, memory_mb(proc.pid, "VmRSS")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -86,11 +68,7 @@ def main():
     ours = bench("cos-hub", lambda repo, port: [binary, "serve", "--port", str(port)], "/api/health",
                  lambda repo: {"RUST_LOG": "warn"}, args.runs)
     if args.reference:
-        venv = os.path.join(tempfile.gettempdir(), "cos-reference-venv")
-        cos = os.path.join(venv, "bin", "cos")
-        if not os.path.exists(cos):
-            subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-            subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", "coding-os==0.3.25"], check=True)
+        cos = reference_cos()
         def reference(repo, port):
             os.makedirs(os.path.join(repo, ".coding-os"), exist_ok=True)
             # it refuses to serve a folder that is not a git repository

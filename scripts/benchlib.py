@@ -22,19 +22,34 @@ def wait_for(url, limit=60.0):
     return False
 
 
-def peak_mb(pid):
-    """Peak resident memory (VmHWM) of a process and its children, in MB."""
+def memory_mb(pid, field):
+    """A /proc status memory field (VmHWM: peak, VmRSS: now) of a process and its children, in MB."""
     total = 0
+    # the process and its children (a Python hub may fork)
     pids = [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
     for p in pids:
         try:
             with open(f"/proc/{p}/status") as f:
                 for line in f:
-                    if line.startswith("VmHWM:"):
+                    if line.startswith(field + ":"):
                         total += int(line.split()[1])
         except FileNotFoundError:
             pass
     return total / 1024
+
+
+def peak_mb(pid):
+    """Peak resident memory (VmHWM) of a process and its children, in MB."""
+    return memory_mb(pid, "VmHWM")
+
+
+def reference_cos():
+    """The reference system's `cos` (coding-os 0.3.25), installed into REFERENCE_VENV on first use."""
+    cos = os.path.join(REFERENCE_VENV, "bin", "cos")
+    if not os.path.exists(cos):
+        subprocess.run([sys.executable, "-m", "venv", REFERENCE_VENV], check=True)
+        subprocess.run([os.path.join(REFERENCE_VENV, "bin", "pip"), "install", "-q", "coding-os==0.3.25"], check=True)
+    return cos
 
 
 def to_ms(text):

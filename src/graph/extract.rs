@@ -621,19 +621,24 @@ impl Walk<'_> {
             .to_string()
     }
 
+    /// The name an import clause names and its `as` alias, if any.
+    fn imported_name(&self, name: Node) -> (Option<&str>, Option<&str>) {
+        match name.kind() {
+            "aliased_import" => (
+                name.child_by_field_name("name").map(|n| self.text_of(n)),
+                name.child_by_field_name("alias").map(|a| self.text_of(a)),
+            ),
+            _ => (Some(self.text_of(name)), None),
+        }
+    }
+
     /// `import a.b.c` binds `a` (and the full dotted name); `import a.b as m` binds `m`.
     fn python_import(&self, node: Node) -> (Vec<String>, Vec<Binding>) {
         let mut modules = Vec::new();
         let mut bound = Vec::new();
         let mut cursor = node.walk();
         for name in node.children_by_field_name("name", &mut cursor) {
-            let (module, alias) = match name.kind() {
-                "aliased_import" => (
-                    name.child_by_field_name("name").map(|n| self.text_of(n)),
-                    name.child_by_field_name("alias").map(|a| self.text_of(a)),
-                ),
-                _ => (Some(self.text_of(name)), None),
-            };
+            let (module, alias) = self.imported_name(name);
             let Some(module) = module else { continue };
             modules.push(module.to_string());
             let mut module_binding = |local: &str, module: &str| {
@@ -668,13 +673,7 @@ impl Walk<'_> {
         let mut bound = Vec::new();
         let mut cursor = node.walk();
         for name in node.children_by_field_name("name", &mut cursor) {
-            let (symbol, alias) = match name.kind() {
-                "aliased_import" => (
-                    name.child_by_field_name("name").map(|n| self.text_of(n)),
-                    name.child_by_field_name("alias").map(|a| self.text_of(a)),
-                ),
-                _ => (Some(self.text_of(name)), None),
-            };
+            let (symbol, alias) = self.imported_name(name);
             let Some(symbol) = symbol else { continue };
             // `from pkg import sub` imports a submodule when there is one; resolution tries it first.
             modules.push(bindings::join_module(&module, symbol));

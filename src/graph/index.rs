@@ -752,25 +752,8 @@ fn note_moved_modules(
         keys.insert(folder.rsplit('/').next().unwrap_or(folder));
     }
     keys.remove("");
-    let mut candidates = tx.prepare_cached(
-        "SELECT source, name, coalesce(module, '') FROM graph_references
-         WHERE (kind IN ('imports', 'links_to') OR module IS NOT NULL)
-           AND (instr(name, ?1) > 0 OR instr(coalesce(module, ''), ?1) > 0)",
-    )?;
-    let mut affected =
-        tx.prepare_cached("INSERT OR IGNORE INTO temp.affected_sources(id) VALUES (?1)")?;
-    let names_key = |path: &str, key: &str| {
-        path.split(['.', '/', ':', '#', '@'])
-            .any(|segment| segment == key)
-    };
-    for key in keys {
-        let mut rows = candidates.query([key])?;
-        while let Some(row) = rows.next()? {
-            let (name, module) = (row.get_ref(1)?.as_str()?, row.get_ref(2)?.as_str()?);
-            if names_key(name, key) || names_key(module, key) {
-                affected.execute([row.get::<_, i64>(0)?])?;
-            }
-        }
+    if !keys.is_empty() {
+        mark_sources_naming(tx, &keys)?;
     }
     let mut into_folder = tx.prepare_cached(
         "INSERT OR IGNORE INTO temp.affected_sources(id)
@@ -779,6 +762,28 @@ fn note_moved_modules(
     )?;
     for folder in &folders.gone {
         into_folder.execute([format!("folder:{folder}")])?;
+    }
+    Ok(())
+}
+
+/// Marks as affected the sources of imports, links and bound references whose
+/// path has one of `keys` as a whole segment, in one pass over them.
+fn mark_sources_naming(tx: &Connection, keys: &BTreeSet<&str>) -> rusqlite::Result<()> {
+    let mut candidates = tx.prepare_cached(
+        "SELECT source, name, coalesce(module, '') FROM graph_references
+         WHERE kind IN ('imports', 'links_to') OR module IS NOT NULL",
+    )?;
+    let mut affected =
+        tx.prepare_cached("INSERT OR IGNORE INTO temp.affected_sources(id) VALUES (?1)")?;
+    let names_a_key = |path: &str| {
+        path.split(['.', '/', ':', '#', '@'])
+            .any(|segment| keys.contains(segment))
+    };
+    let mut rows = candidates.query([])?;
+    while let Some(row) = rows.next()? {
+        if names_a_key(row.get_ref(1)?.as_str()?) || names_a_key(row.get_ref(2)?.as_str()?) {
+            affected.execute([row.get::<_, i64>(0)?])?;
+        }
     }
     Ok(())
 }
