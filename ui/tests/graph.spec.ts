@@ -43,20 +43,32 @@ test("a node can still be clicked after the camera zoomed and panned", async ({ 
     return swept;
   });
   expect(frames.length).toBeGreaterThan(0);
+  const before = await shownNodes(page);
   const at = await page.evaluate(() => window.cosGraphView?.positionOf("code:file:app/models.py") ?? null);
   expect(at).not.toBeNull();
   await page.mouse.click(at!.x, at!.y);
   await expect(page.getByTestId("node-panel").getByRole("heading", { name: /models\.py/ })).toBeVisible();
-  // and after a drag with the mouse
+  // the file's children arrive and the view is laid out again before the drag
+  await expect.poll(() => shownNodes(page)).toBeGreaterThan(before);
+
+  // and after a drag with the mouse that pulls the target toward the middle (it
+  // must stay on the canvas), held still before release: the only render at rest
+  // is then the refresh sigma does because edges and labels are hidden on move
   const box = (await page.getByTestId("graph-canvas").boundingBox())!;
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  const middle = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  const target = (await page.evaluate(() => window.cosGraphView?.positionOf("doc:file:docs/guide.md") ?? null))!;
+  expect(target).not.toBeNull();
+  await page.mouse.move(middle.x, middle.y);
   await page.mouse.down();
-  await page.mouse.move(box.x + box.width / 2 + 60, box.y + box.height / 2 + 30, { steps: 8 });
+  await page.mouse.move(middle.x + (middle.x - target.x) / 3, middle.y + (middle.y - target.y) / 3, { steps: 8 });
+  await page.waitForTimeout(300);
   await page.mouse.up();
   await page.waitForTimeout(800);
-  const moved = await page.evaluate(() => window.cosGraphView?.positionOf("doc:file:docs/guide.md") ?? null);
+  const moved = (await page.evaluate(() => window.cosGraphView?.positionOf("doc:file:docs/guide.md") ?? null))!;
   expect(moved).not.toBeNull();
-  await page.mouse.click(moved!.x, moved!.y);
+  expect(Math.hypot(moved.x - target.x, moved.y - target.y), "the drag moved the view").toBeGreaterThan(20);
+  expect(moved.x > box.x && moved.x < box.x + box.width && moved.y > box.y && moved.y < box.y + box.height).toBe(true);
+  await page.mouse.click(moved.x, moved.y);
   await expect(page.getByTestId("node-panel").getByRole("heading", { name: /guide\.md/ })).toBeVisible();
 });
 
