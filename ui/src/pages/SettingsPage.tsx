@@ -1,24 +1,14 @@
-import { useCallback, useEffect, useState } from "react";
-import { api, call, type Failure, type ModuleInfo } from "../api/client";
+import { api, call, type ModuleInfo } from "../api/client";
+import { useLoaded } from "../api/useLoaded";
 import { FailureNotice } from "../components/FailureNotice";
 
+const listModules = async () => {
+  const result = await call(() => api.GET("/api/settings/modules"));
+  return result.ok ? { ok: true as const, data: result.data.modules } : result;
+};
+
 export function SettingsPage() {
-  const [modules, setModules] = useState<ModuleInfo[] | null>(null);
-  const [failure, setFailure] = useState<Failure | null>(null);
-
-  const load = useCallback(async () => {
-    const result = await call(() => api.GET("/api/settings/modules"));
-    if (result.ok) {
-      setModules(result.data.modules);
-      setFailure(null);
-    } else {
-      setFailure(result.failure);
-    }
-  }, []);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const { data: modules, setData: setModules, failure, setFailure, reload: load } = useLoaded(listModules);
 
   const toggle = async (module: ModuleInfo) => {
     // show the switch where the person put it; a refusal puts it back on reload

@@ -1,26 +1,14 @@
 // The graph's health by category, with samples, and fixing the fixable ones.
-import { useCallback, useEffect, useState } from "react";
-import { api, call, type Failure, type Schemas } from "../../api/client";
+import { useState } from "react";
+import { api, call } from "../../api/client";
+import { useLoaded } from "../../api/useLoaded";
 import { FailureNotice } from "../../components/FailureNotice";
 
+const diagnose = () => call(() => api.POST("/api/graph/doctor", { body: { fix: false } }));
+
 export function DoctorPage() {
-  const [doctor, setDoctor] = useState<Schemas["Doctor"] | null>(null);
-  const [failure, setFailure] = useState<Failure | null>(null);
+  const { data: doctor, failure, setFailure, reload: load } = useLoaded(diagnose);
   const [fixed, setFixed] = useState<string | null>(null);
-
-  const load = useCallback(async () => {
-    const result = await call(() => api.POST("/api/graph/doctor", { body: { fix: false } }));
-    if (result.ok) {
-      setDoctor(result.data);
-      setFailure(null);
-    } else {
-      setFailure(result.failure);
-    }
-  }, []);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
 
   const fix = async (category: string) => {
     const result = await call(() => api.POST("/api/graph/doctor", { body: { fix: true, categories: [category] } }));
