@@ -71,8 +71,9 @@ def wrk(url, connections, seconds, script=None):
     out = subprocess.run(command + [url], capture_output=True, text=True, timeout=seconds + 60).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     # no percentiles when no request completed within the run (a server that stalls)
-    p50 = re.search(r"50%\s+(\S+)", out)
-    p99 = re.search(r"99%\s+(\S+)", out)
+    # anchored to the line: the thread stats' "+/- Stdev" column can end in "50%" too
+    p50 = re.search(r"^\s*50%[ \t]+(\S+)", out, re.M)
+    p99 = re.search(r"^\s*99%[ \t]+(\S+)", out, re.M)
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     timeouts = re.search(r"timeout (\d+)", out)
     failed = (int(errors.group(1)) if errors else 0) + (int(timeouts.group(1)) if timeouts else 0)
