@@ -864,6 +864,55 @@ fn edge(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_relative_import_that_finds_no_file_names_no_external_package() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/jobs.py",
+        "from .gone import thing\nfrom ..elsewhere import other\nimport json\n\ndef run():\n    thing()\n    other()\n    json.dumps(1)\n",
+    );
+    let (status, summary) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{summary}");
+    let (nodes, edges) = dump(&server.state_dir());
+
+    let externals: Vec<&str> = nodes
+        .iter()
+        .filter(|(_, kind)| kind == "external")
+        .map(|(uid, _)| uid.as_str())
+        .collect();
+    assert_eq!(externals, ["code:external:json"], "only the real package");
+    let out_of_jobs: Vec<_> = edges
+        .iter()
+        .filter(|(s, _, k, _)| {
+            s.starts_with("code:")
+                && s.contains("pkg/jobs.py")
+                && matches!(k.as_str(), "imports" | "calls")
+        })
+        .cloned()
+        .collect();
+    assert_eq!(
+        out_of_jobs,
+        [
+            edge(
+                "code:file:pkg/jobs.py",
+                "code:external:json",
+                "imports",
+                "external"
+            ),
+            edge(
+                "code:function:pkg/jobs.py::run",
+                "code:external:json",
+                "calls",
+                "external"
+            ),
+        ],
+        "the broken relative imports lead nowhere, on the import side and the call side alike"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn calls_through_import_aliases_resolve_by_binding() {
     let server = TestServer::start().await;
     alias_fixture(server.repo());

@@ -489,7 +489,8 @@ impl<'a> Resolver<'a> {
                 self.edge(source, target, "imports", "resolved")?;
             }
             Some(_) => {}
-            None if top.is_empty() || matches!(top.as_str(), "crate" | "self" | "super") => {}
+            // a relative import that finds no file is broken, not a package from elsewhere
+            None if !is_external(&top, name) => {}
             None => {
                 let target = self.external_node(&top)?;
                 self.edge(source, target, "imports", "external")?;
