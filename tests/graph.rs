@@ -392,6 +392,42 @@ async fn an_incremental_index_equals_a_cold_index_of_the_new_tree() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_graph_built_under_other_rules_is_rebuilt_from_scratch() {
+    let server = TestServer::start().await;
+    fixture(server.repo());
+    let (status, first) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{first}");
+    let cold = dump(&server.state_dir());
+
+    // what an older cos could have left: a call its rules resolved and ours do not
+    let database = rusqlite::Connection::open(server.state_dir().join("cos.db")).unwrap();
+    database
+        .execute_batch(
+            "INSERT INTO graph_edges(source, target, kind, extractor, confidence)
+               SELECT s.id, t.id, 'calls', 'resolver', 'name' FROM graph_nodes s, graph_nodes t
+               WHERE s.uid = 'code:method:app/models.py::Store.save'
+                 AND t.uid = 'code:function:tools/helper.py::helper';
+             UPDATE hub_meta SET value = 'older rules' WHERE key = 'graph_rules';",
+        )
+        .unwrap();
+    drop(database);
+
+    let (status, rebuilt) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{rebuilt}");
+    assert_eq!(
+        rebuilt["data"]["parsed"], 7,
+        "no file changed, yet every file is read again: {rebuilt}"
+    );
+    assert_eq!(
+        dump(&server.state_dir()),
+        cold,
+        "the old rules' call is gone"
+    );
+    let (_, again) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(again["data"]["parsed"], 0, "{again}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_edit_only_reindex_equals_a_cold_index() {
     let server = TestServer::start().await;
     fixture(server.repo());
