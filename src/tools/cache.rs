@@ -6,13 +6,17 @@
 //! under that revision: content cached under revision r is never older than r,
 //! so a hit is always current. `COS_ANSWER_CACHE=off` turns caching off, to
 //! measure or rule it out.
+//!
+//! A cached answer also keeps the finished body a consumer made from it (the
+//! REST envelope), so a hit is sent without copying or scanning the answer again.
 
+use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use utoipa::openapi::{RefOr, schema::Schema};
 use utoipa::{PartialSchema, ToSchema};
 
@@ -20,11 +24,34 @@ use super::ToolError;
 
 /// Entries kept at most; older revisions are dropped first.
 const MAX_ENTRIES: usize = 256;
+/// Bytes of answers (and their finished bodies, about as large) kept at most:
+/// an export answer can be half a megabyte.
+const MAX_BYTES: usize = 64 << 20;
 
 /// (tool name, the tool's key for its input and configuration)
 type EntryKey = (&'static str, String);
 /// (revision the answer was computed at, the answer)
-type Entry = (i64, Arc<RawValue>);
+type Entry = (i64, Arc<Answer>);
+
+/// An answer's JSON and the finished body made from it by the first caller that needed one.
+#[derive(Debug)]
+struct Answer {
+    json: Box<RawValue>,
+    rendered: OnceLock<Rendering>,
+}
+
+#[derive(Debug)]
+struct Rendering {
+    made_for: &'static str,
+    body: Bytes,
+}
+
+impl Answer {
+    /// What keeping the answer costs, counting a finished body as large as the answer.
+    fn weight(&self) -> usize {
+        2 * self.json.get().len()
+    }
+}
 
 pub struct AnswerCache {
     enabled: bool,
@@ -57,23 +84,32 @@ impl AnswerCache {
             && let Some((cached_revision, json)) = self.lock().get(&(tool, key.clone()))
             && *cached_revision == revision
         {
-            return Ok(Shared::from_raw(json.clone()));
+            return Ok(Shared::from_answer(json.clone()));
         }
         let answer = compute()?;
-        let json: Arc<RawValue> = serde_json::value::to_raw_value(&answer)
-            .map_err(|e| ToolError::internal("serialising the tool's answer", e))?
-            .into();
+        let json = serde_json::value::to_raw_value(&answer)
+            .map_err(|e| ToolError::internal("serialising the tool's answer", e))?;
+        let answer = Arc::new(Answer {
+            json,
+            rendered: OnceLock::new(),
+        });
         if self.enabled {
             let mut entries = self.lock();
-            if entries.len() >= MAX_ENTRIES {
+            let weight = |entries: &HashMap<EntryKey, Entry>| {
+                entries
+                    .values()
+                    .map(|(_, kept)| kept.weight())
+                    .sum::<usize>()
+            };
+            if entries.len() >= MAX_ENTRIES || weight(&entries) + answer.weight() > MAX_BYTES {
                 entries.retain(|_, (cached, _)| *cached >= revision);
-                if entries.len() >= MAX_ENTRIES {
+                if entries.len() >= MAX_ENTRIES || weight(&entries) + answer.weight() > MAX_BYTES {
                     entries.clear();
                 }
             }
-            entries.insert((tool, key), (revision, json.clone()));
+            entries.insert((tool, key), (revision, answer.clone()));
         }
-        Ok(Shared::from_raw(json))
+        Ok(Shared::from_answer(answer))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<EntryKey, Entry>> {
@@ -87,26 +123,41 @@ impl AnswerCache {
 /// and its schema is `T`'s.
 #[derive(Debug, Clone)]
 pub struct Shared<T> {
-    json: Arc<RawValue>,
+    answer: Arc<Answer>,
     shape: PhantomData<fn() -> T>,
 }
 
 impl<T> Shared<T> {
-    fn from_raw(json: Arc<RawValue>) -> Shared<T> {
+    fn from_answer(answer: Arc<Answer>) -> Shared<T> {
         Shared {
-            json,
+            answer,
             shape: PhantomData,
         }
     }
 
     pub fn json(&self) -> &str {
-        self.json.get()
+        self.answer.json.get()
+    }
+
+    /// The body `render` makes from the answer's JSON, made once per cached
+    /// answer and shared after. `made_for` names the rendering: one answer
+    /// keeps one, and a caller wanting another gets it made afresh.
+    pub fn rendered(&self, made_for: &'static str, render: impl Fn(&str) -> Vec<u8>) -> Bytes {
+        let kept = self.answer.rendered.get_or_init(|| Rendering {
+            made_for,
+            body: Bytes::from(render(self.json())),
+        });
+        if kept.made_for == made_for {
+            kept.body.clone()
+        } else {
+            Bytes::from(render(self.json()))
+        }
     }
 }
 
 impl<T> Serialize for Shared<T> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.json.serialize(serializer)
+        self.answer.json.serialize(serializer)
     }
 }
 
@@ -157,6 +208,50 @@ mod tests {
         assert_eq!(other_key.json(), r#"{"value":3}"#);
         assert_eq!(computed.get(), 3);
         assert_eq!(serde_json::to_string(&newer).unwrap(), r#"{"value":2}"#);
+    }
+
+    #[test]
+    fn a_cached_answer_is_rendered_once_per_use() {
+        let cache = AnswerCache::new(true);
+        let renders = Cell::new(0);
+        let render = |json: &str| {
+            renders.set(renders.get() + 1);
+            format!("[{json}]").into_bytes()
+        };
+        let answer = || {
+            cache
+                .get_or_compute("t", "k".into(), 1, || Ok(serde_json::json!({"v": 1})))
+                .unwrap()
+        };
+        assert_eq!(&answer().rendered("rest", render)[..], br#"[{"v":1}]"#);
+        assert_eq!(&answer().rendered("rest", render)[..], br#"[{"v":1}]"#);
+        assert_eq!(renders.get(), 1, "the second hit sends the kept body");
+        // another rendering of the same answer is made afresh, not mixed up
+        assert_eq!(&answer().rendered("other", |_| b"x".to_vec())[..], b"x");
+        // a new revision is a new answer with its own body
+        let newer = cache
+            .get_or_compute("t", "k".into(), 2, || Ok(serde_json::json!({"v": 2})))
+            .unwrap();
+        assert_eq!(&newer.rendered("rest", render)[..], br#"[{"v":2}]"#);
+        assert_eq!(renders.get(), 2);
+    }
+
+    #[test]
+    fn the_cache_keeps_a_bounded_number_of_bytes() {
+        let cache = AnswerCache::new(true);
+        let big = "x".repeat(MAX_BYTES / 8);
+        for key in 0..10 {
+            cache
+                .get_or_compute("t", key.to_string(), 1, || Ok(big.clone()))
+                .unwrap();
+        }
+        let kept: usize = cache
+            .lock()
+            .values()
+            .map(|(_, answer)| answer.weight())
+            .sum();
+        assert!(kept <= MAX_BYTES, "{kept} bytes kept");
+        assert!(cache.lock().len() < 10);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 
 use crate::envelope::measure::Size;
 use crate::envelope::{Category, ErrorBody, ErrorEnvelope, Meta};
+use crate::tools::cache::Shared;
 use crate::tools::{Hub, Source, Tool};
+use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -100,28 +102,61 @@ impl<T: Serialize> IntoResponse for Success<T> {
                 .into_response();
             }
         };
-        let diagnostics = if self.lift_meta {
-            answer_meta(&data)
-        } else {
-            Map::new()
-        };
-        let body = rest_body(&data, self.layer, diagnostics);
-        let mut response = (
-            self.status,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            body,
-        )
-            .into_response();
-        for (name, value) in self.headers {
-            if let Ok(value) = HeaderValue::from_str(&value) {
-                response.headers_mut().insert(name, value);
-            }
-        }
-        response
+        let body = envelope_body(&data, self.layer, self.lift_meta);
+        respond(self.status, self.headers, body)
     }
+}
+
+/// A success whose answer came from the answer cache: the finished body is made
+/// once per cached answer and every later hit sends the same bytes.
+pub struct CachedSuccess<T>(Success<Shared<T>>);
+
+impl<T> IntoResponse for CachedSuccess<T> {
+    fn into_response(self) -> Response {
+        let Success {
+            data,
+            layer,
+            status,
+            headers,
+            lift_meta,
+        } = self.0;
+        let body = data.rendered("rest", |json| {
+            envelope_body(json.as_bytes(), layer, lift_meta)
+        });
+        respond(status, headers, body)
+    }
+}
+
+/// `{"data": ..., "meta": ...}` around a serialised answer.
+fn envelope_body(data: &[u8], layer: &str, lift_meta: bool) -> Vec<u8> {
+    let diagnostics = if lift_meta {
+        answer_meta(data)
+    } else {
+        Map::new()
+    };
+    rest_body(data, layer, diagnostics)
+}
+
+fn respond(
+    status: StatusCode,
+    headers: Vec<(header::HeaderName, String)>,
+    body: impl Into<Body>,
+) -> Response {
+    let mut response = (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body.into(),
+    )
+        .into_response();
+    for (name, value) in headers {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
 }
 
 /// The `meta` object of a serialised answer, without the keys the envelope owns.
@@ -319,6 +354,15 @@ impl IntoResponse for ApiError {
 pub async fn run<T: Tool>(hub: &Hub, input: T::Input) -> Result<Success<T::Output>, ApiError> {
     let output = hub.call::<T>(input, Source::Rest).await?;
     Ok(Success::ok(output, T::SPEC.layer).lifting_meta(T::ANSWER_HAS_META))
+}
+
+/// Like [`run`] for a tool whose answers are cached ([`Shared`]): a hit is sent
+/// as the body made for the first request that computed or met it.
+pub async fn run_cached<T, A>(hub: &Hub, input: T::Input) -> Result<CachedSuccess<A>, ApiError>
+where
+    T: Tool<Output = Shared<A>>,
+{
+    run::<T>(hub, input).await.map(CachedSuccess)
 }
 
 /// Like [`run`], answering 201 Created.

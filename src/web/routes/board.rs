@@ -5,10 +5,9 @@
 use super::RouterSpec;
 use crate::board::model::{Actor, Status, Task};
 use crate::board::tools::*;
-use crate::tools::cache::Shared;
 use crate::tools::{Hub, Source};
 use crate::web::extract::{AppJson, AppPath, AppQuery};
-use crate::web::unwrap::{ApiError, ApiOk, Success, create, run};
+use crate::web::unwrap::{ApiError, ApiOk, CachedSuccess, Success, create, run, run_cached};
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use serde::Deserialize;
@@ -43,8 +42,8 @@ fn router() -> OpenApiRouter<Hub> {
 async fn board_list(
     State(hub): State<Hub>,
     AppQuery(input): AppQuery<BoardInput>,
-) -> Result<Success<Shared<Board>>, ApiError> {
-    run::<TaskBoard>(&hub, input).await
+) -> Result<CachedSuccess<Board>, ApiError> {
+    run_cached::<TaskBoard, _>(&hub, input).await
 }
 
 /// Creates a task.

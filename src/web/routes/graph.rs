@@ -15,9 +15,8 @@ use crate::graph::tools::{
     ResolveAnswer, ResolveInput, SearchInput, SearchResults,
 };
 use crate::tools::Hub;
-use crate::tools::cache::Shared;
 use crate::web::extract::{AppJson, AppQuery};
-use crate::web::unwrap::{ApiError, ApiOk, Success, run};
+use crate::web::unwrap::{ApiError, ApiOk, CachedSuccess, Success, run, run_cached};
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -79,8 +78,8 @@ async fn graph_path(
 async fn graph_export(
     State(hub): State<Hub>,
     AppJson(input): AppJson<ExportInput>,
-) -> Result<Success<Shared<Export>>, ApiError> {
-    run::<GraphExport>(&hub, input).await
+) -> Result<CachedSuccess<Export>, ApiError> {
+    run_cached::<GraphExport, _>(&hub, input).await
 }
 
 /// The graph's health, and fixing what can be fixed.
@@ -116,8 +115,8 @@ async fn graph_search(
 async fn graph_context(
     State(hub): State<Hub>,
     AppQuery(input): AppQuery<ContextInput>,
-) -> Result<Success<Shared<Context>>, ApiError> {
-    run::<GraphContext>(&hub, input).await
+) -> Result<CachedSuccess<Context>, ApiError> {
+    run_cached::<GraphContext, _>(&hub, input).await
 }
 
 /// One node for a uid, a path or a name.
