@@ -81,10 +81,10 @@ impl AnswerCache {
         compute: impl FnOnce() -> Result<T, ToolError>,
     ) -> Result<Shared<T>, ToolError> {
         if self.enabled
-            && let Some((cached_revision, json)) = self.lock().get(&(tool, key.clone()))
+            && let Some((cached_revision, kept)) = self.lock().get(&(tool, key.clone()))
             && *cached_revision == revision
         {
-            return Ok(Shared::from_answer(json.clone()));
+            return Ok(Shared::from_answer(kept.clone()));
         }
         let answer = compute()?;
         let json = serde_json::value::to_raw_value(&answer)
