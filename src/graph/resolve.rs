@@ -478,10 +478,12 @@ impl<'a> Resolver<'a> {
             }
             return Ok(());
         }
-        let (resolved, top) = import_target(name, from_file, &self.places);
+        // the same (folder, module) lookup bound calls made, kept in `targets`
+        let found = self.import_target(name, from_file);
+        let (resolved, top) = &*found;
         let target = match resolved {
-            Some(Place::File(path)) => self.places.files.get(&path).copied(),
-            Some(Place::Folder(path)) => self.places.folders.get(&path).copied(),
+            Some(Place::File(path)) => self.places.files.get(path).copied(),
+            Some(Place::Folder(path)) => self.places.folders.get(path).copied(),
             None => None,
         };
         match target {
@@ -490,9 +492,9 @@ impl<'a> Resolver<'a> {
             }
             Some(_) => {}
             // a relative import that finds no file is broken, not a package from elsewhere
-            None if !is_external(&top, name) => {}
+            None if !is_external(top, name) => {}
             None => {
-                let target = self.external_node(&top)?;
+                let target = self.external_node(top)?;
                 self.edge(source, target, "imports", "external")?;
             }
         }
