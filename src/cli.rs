@@ -1,6 +1,7 @@
 //! The `cos` command line. Every subcommand that acts on the hub goes through
 //! the tool runtime, so the shell sees the same answers agents and browsers do.
 
+use crate::envelope::Code;
 use crate::envelope::{self, Budget, ErrorBody};
 use crate::tools::{Hub, HubConfig, Source};
 use crate::{hub, web};
@@ -449,7 +450,7 @@ fn wrap(budget: Budget, layer: Option<&str>) -> i32 {
 fn argument_error(field: &str, expected: &str) -> ErrorBody {
     ErrorBody::new(
         envelope::Category::Validation,
-        "E_ARGUMENT",
+        Code::E_ARGUMENT,
         format!("{field}: expected {expected}"),
     )
     .with_details(json!({"field": field, "expected": expected}))

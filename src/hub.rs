@@ -4,6 +4,7 @@
 //! areas' tables or into HTTP/MCP concerns.
 
 use crate::envelope::Category;
+use crate::envelope::Code;
 use crate::tools::{
     Module, Registry, Tool, ToolContext, ToolError, ToolSpec, modules::ModuleStateError,
 };
@@ -72,7 +73,11 @@ pub struct ModuleSetInput {
 }
 
 fn module_state_error(error: ModuleStateError) -> ToolError {
-    ToolError::fail(Category::Unavailable, "E_MODULE_STATE", error.to_string())
+    ToolError::fail(
+        Category::Unavailable,
+        Code::E_MODULE_STATE,
+        error.to_string(),
+    )
 }
 
 fn module_info(context: &ToolContext, module: Module, enabled: bool) -> ModuleInfo {

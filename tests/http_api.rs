@@ -53,7 +53,7 @@ async fn every_category_maps_to_its_status() {
         assert_eq!(status, expected, "{category}: {body}");
         let error = error_of(&body);
         assert_eq!(error["category"], category);
-        assert_eq!(error["code"], "E_TEST");
+        assert_eq!(error["code"], "E_ARGUMENT");
         if expected == 503 {
             assert_eq!(
                 retry_after.as_deref(),

@@ -139,3 +139,40 @@ fn every_schema_reference_resolves() {
         "references to schemas the spec does not define: {dangling:?}"
     );
 }
+
+#[test]
+fn the_closed_code_list_is_published_in_the_spec_and_the_readme() {
+    use cos_hub::envelope::Code;
+    let spec = generated();
+    let published: Vec<&str> = spec["components"]["schemas"]["Code"]["enum"]
+        .as_array()
+        .expect("the spec publishes Code as an enum")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(published, Code::names());
+    assert_eq!(
+        spec["components"]["schemas"]["ErrorBody"]["properties"]["code"]["$ref"],
+        "#/components/schemas/Code"
+    );
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("### Error codes")
+        .nth(1)
+        .and_then(|rest| rest.split("\n#").next())
+        .expect("the README has an Error codes section");
+    let rows: Vec<String> = section
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(str::to_string)
+        .collect();
+    let expected: Vec<String> = Code::ALL
+        .iter()
+        .map(|code| format!("| `{}` | {} |", code.as_str(), code.meaning()))
+        .collect();
+    assert_eq!(
+        rows, expected,
+        "the README's error-code table differs from the code"
+    );
+}

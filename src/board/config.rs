@@ -9,6 +9,7 @@
 //! ```
 //! A missing file means the defaults; a malformed one is an error naming the file.
 
+use crate::envelope::Code;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use utoipa::ToSchema;
@@ -114,7 +115,7 @@ impl BoardConfig {
         toml::from_str(&text).map_err(|error| {
             ToolError::fail(
                 Category::Unavailable,
-                "E_CONFIG",
+                Code::E_CONFIG,
                 format!(
                     "{} is not a valid board configuration: {}",
                     path.display(),

@@ -2,6 +2,7 @@
 //! description), so a board can live in git. Import also reads the reference
 //! system's `TASK-NNN-slug.md` files as they are, and is idempotent.
 
+use crate::envelope::Code;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -42,7 +43,7 @@ fn resolve_dir(context: &ToolContext, dir: &str) -> Result<PathBuf, ToolError> {
             return Err(ToolError::from(
                 crate::envelope::ErrorBody::new(
                     Category::Validation,
-                    "E_PATH",
+                    Code::E_PATH,
                     "dir: must be a folder inside the repository",
                 )
                 .with_details(json!({"field": "dir"})),

@@ -2,6 +2,7 @@
 //! dependencies and cycles. Each check reads inside the caller's
 //! `BEGIN IMMEDIATE` transaction, so what it saw is still true at commit.
 
+use crate::envelope::Code;
 use rusqlite::Connection;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
@@ -14,7 +15,7 @@ use crate::tools::ToolError;
 
 pub fn refuse(
     category: Category,
-    code: &str,
+    code: Code,
     message: String,
     details: serde_json::Value,
 ) -> ToolError {
@@ -29,7 +30,7 @@ pub fn check_transition(task: &Task, to: Status) -> Result<(), ToolError> {
     let names: Vec<&str> = allowed.iter().map(|s| s.as_str()).collect();
     Err(refuse(
         Category::Validation,
-        "INVALID_TRANSITION",
+        Code::E_TRANSITION,
         format!(
             "{} cannot move from {} to {}; allowed: {}",
             task.id,
@@ -59,7 +60,7 @@ pub fn check_dependencies_done(connection: &Connection, task: &Task) -> Result<(
     let ids: Vec<&str> = open.iter().map(|t| t.id.as_str()).collect();
     Err(refuse(
         Category::Conflict,
-        "DEPENDENCY_OPEN",
+        Code::E_DEPENDENCY_OPEN,
         format!(
             "{} cannot start: it depends on {} which {} not complete",
             task.id,
@@ -102,7 +103,7 @@ pub fn check_wip(
     let cards: Vec<Card> = occupants;
     Err(refuse(
         Category::Conflict,
-        "WIP_LIMIT",
+        Code::E_WIP_LIMIT,
         format!("the WIP limit of {limit} for {scope} is reached"),
         json!({"column": to, "limit": limit, "occupants": cards}),
     ))

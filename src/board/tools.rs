@@ -3,6 +3,7 @@
 //! applies the rules, writes the row and its history, and commits; a refusal
 //! returns before anything is written.
 
+use crate::envelope::Code;
 use rusqlite::Connection;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
@@ -58,7 +59,7 @@ fn task_seq(field: &str, id: &str) -> Result<i64, ToolError> {
 fn unknown_task(id: &str) -> ToolError {
     refuse(
         Category::NotFound,
-        "NOT_FOUND",
+        Code::E_NOT_FOUND,
         format!("no task {id}"),
         json!({"id": id}),
     )
@@ -165,7 +166,7 @@ fn resolve_dependencies(
     if let Some(cycle) = rules::find_cycle(connection, seq, &resolved)? {
         return Err(refuse(
             Category::Validation,
-            "DEPENDENCY_CYCLE",
+            Code::E_DEPENDENCY_CYCLE,
             format!(
                 "these dependencies would make a cycle: {}",
                 cycle.join(" → ")
@@ -464,7 +465,7 @@ impl Tool for TaskEdit {
             if before.version != input.version {
                 return Err(refuse(
                     Category::Conflict,
-                    "STALE_VERSION",
+                    Code::STALE_VERSION,
                     format!(
                         "{} changed since version {} (now {}); reload and re-apply",
                         before.id, input.version, before.version
@@ -580,7 +581,7 @@ fn move_task(
     if before.status != from {
         return Err(refuse(
             Category::Conflict,
-            "STALE_STATE",
+            Code::STALE_STATE,
             format!(
                 "{} is in {}, not {}; someone moved it first",
                 before.id,
@@ -1055,7 +1056,7 @@ impl Cursor {
         let bad = || {
             refuse(
                 Category::Validation,
-                "E_CURSOR",
+                Code::E_CURSOR,
                 format!("{field} is not a cursor this board gave out; ask again without it"),
                 json!({"field": field}),
             )

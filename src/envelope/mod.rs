@@ -5,7 +5,12 @@
 //! and the token budgets with their trimming ladder. It knows nothing about
 //! HTTP, MCP, SQLite or any area of the hub: callers hand it JSON and get JSON.
 
+mod code;
 pub mod measure;
+mod plan;
+#[cfg(test)]
+mod properties;
+mod subgraph;
 #[cfg(test)]
 mod tests;
 mod trim;
@@ -16,7 +21,9 @@ use std::fmt;
 use std::str::FromStr;
 use utoipa::ToSchema;
 
-pub use trim::{LIST_KEYS, STRING_TRIM_FLOOR_CHARS, TRUNCATION_SUFFIX};
+pub use code::Code;
+pub use plan::{Hints, SEED_LIST_KEYS, STRING_TRIM_FLOOR_CHARS, TRUNCATION_SUFFIX};
+pub use trim::Cut;
 
 /// Agent context budget in token-normalised characters.
 pub const AGENT_BUDGET_CHARS: usize = 32_000;
@@ -89,8 +96,8 @@ impl fmt::Display for Category {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorBody {
     pub category: Category,
-    /// Stable UPPER_SNAKE machine code, e.g. `E_ARGUMENT`, `NOT_FOUND`, `STALE_READ`.
-    pub code: String,
+    /// A code from the one closed list (see the README's error table).
+    pub code: Code,
     pub retryable: bool,
     /// For people. Never carries paths, SQL or library internals for internal errors.
     pub message: String,
@@ -100,17 +107,23 @@ pub struct ErrorBody {
     /// For internal errors: the id of the matching line in the server log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_id: Option<String>,
+    /// Present only when `details` were trimmed to the agent budget: `truncated`
+    /// and the same `truncated_*` markers a success's `data.meta` carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl ErrorBody {
-    pub fn new(category: Category, code: &str, message: impl Into<String>) -> ErrorBody {
+    pub fn new(category: Category, code: Code, message: impl Into<String>) -> ErrorBody {
         ErrorBody {
             category,
-            code: code.to_string(),
+            code,
             retryable: category.default_retryable(),
             message: message.into(),
             details: None,
             error_id: None,
+            meta: None,
         }
     }
 
@@ -162,7 +175,7 @@ pub enum Budget {
 
 impl Budget {
     /// The limit that applies to a body of this shape, or `None` when nothing is trimmed.
-    fn limit_for(self, graph_shaped: bool) -> Option<usize> {
+    pub fn limit_for(self, graph_shaped: bool) -> Option<usize> {
         match self {
             Budget::Agent if graph_shaped => Some(GRAPH_BUDGET_CHARS),
             Budget::Agent => Some(AGENT_BUDGET_CHARS),
@@ -199,22 +212,39 @@ fn is_reserved_meta_key(key: &str) -> bool {
         || key.starts_with("truncated_")
 }
 
+/// A success payload after the budget: what stays, its meta, and what was cut.
+#[derive(Debug)]
+pub struct Finished {
+    pub data: Map<String, Value>,
+    pub meta: Map<String, Value>,
+    /// Every list the ladder cut, by JSON pointer below `data`.
+    pub cuts: Vec<Cut>,
+    /// True when even the last rung of the ladder left the answer over budget.
+    pub unshrinkable: bool,
+}
+
+impl Finished {
+    /// `{"ok": true, "data": {..., "meta": {...}}}`.
+    pub fn into_envelope(self) -> Value {
+        let mut data = self.data;
+        data.insert("meta".to_string(), Value::Object(self.meta));
+        let mut envelope = Map::with_capacity(2);
+        envelope.insert("ok".to_string(), Value::Bool(true));
+        envelope.insert("data".to_string(), Value::Object(data));
+        Value::Object(envelope)
+    }
+}
+
 /// Builds a success envelope `{"ok": true, "data": {..., "meta": {...}}}`.
 ///
 /// `data` must be a JSON object (the meta block lives inside it). Any `meta`
 /// the payload carries keeps its tool diagnostics but loses every key the
 /// envelope owns; `layer` comes from `layer` when given, else from the payload.
 pub fn ok(data: Map<String, Value>, layer: Option<&str>, budget: Budget) -> Value {
-    let (data, meta) = finish(data, layer, budget);
-    let mut data = data;
-    data.insert("meta".to_string(), Value::Object(meta));
-    let mut envelope = Map::with_capacity(2);
-    envelope.insert("ok".to_string(), Value::Bool(true));
-    envelope.insert("data".to_string(), Value::Object(data));
-    Value::Object(envelope)
+    finish_with(data, Map::new(), layer, budget, Hints::default()).into_envelope()
 }
 
-/// Builds an error envelope `{"ok": false, "error": {...}}`.
+/// Builds an error envelope `{"ok": false, "error": {...}}` with nothing trimmed.
 pub fn fail(error: &ErrorBody) -> Value {
     serde_json::json!({"ok": false, "error": error})
 }
@@ -222,14 +252,28 @@ pub fn fail(error: &ErrorBody) -> Value {
 /// Strips spoofed meta, applies the budget, and returns the payload without its
 /// meta plus the meta the envelope computed for it.
 pub fn finish(
-    mut data: Map<String, Value>,
+    data: Map<String, Value>,
     layer: Option<&str>,
     budget: Budget,
 ) -> (Map<String, Value>, Map<String, Value>) {
+    let finished = finish_with(data, Map::new(), layer, budget, Hints::default());
+    (finished.data, finished.meta)
+}
+
+/// Applies the budget to a tool's payload whose diagnostics come apart in
+/// `diagnostics`; `hints` say which lists are continuable or cut first.
+pub fn finish_with(
+    mut data: Map<String, Value>,
+    diagnostics: Map<String, Value>,
+    layer: Option<&str>,
+    budget: Budget,
+    hints: Hints<'_>,
+) -> Finished {
     let mut meta = match data.shift_remove("meta") {
         Some(Value::Object(caller_meta)) => caller_meta,
         _ => Map::new(),
     };
+    meta.extend(diagnostics);
     meta.retain(|key, _| !is_reserved_meta_key(key));
     if let Some(layer) = layer {
         meta.insert("layer".to_string(), Value::String(layer.to_string()));
@@ -237,23 +281,98 @@ pub fn finish(
     if !meta.contains_key("layer") {
         meta.insert("layer".to_string(), Value::String("unknown".to_string()));
     }
-    let limit = budget.limit_for(trim::is_graph_shaped(&data));
+    let limit = budget.limit_for(subgraph::is_graph_shaped(&data));
     let report = match limit {
-        Some(limit) => trim::apply(&mut data, &meta, limit),
+        Some(limit) => trim::apply(&mut data, planned_outside(&meta), limit, hints),
         None => trim::Report::default(),
     };
+    let cuts = report.cuts.clone();
+    let unshrinkable = report.unshrinkable;
     report.write_into(&mut meta);
     meta.insert("tokens_estimated".to_string(), Value::from(0u64));
     let tokens = estimate_tokens(&data, &meta);
     meta.insert("tokens_estimated".to_string(), Value::from(tokens));
-    (data, meta)
+    Finished {
+        data,
+        meta,
+        cuts,
+        unshrinkable,
+    }
+}
+
+/// Weight of the success envelope around the data's fields, before any marker.
+fn planned_outside(meta: &Map<String, Value>) -> usize {
+    let mut planned = meta.clone();
+    planned.insert("truncated".to_string(), Value::Bool(false));
+    planned.insert(
+        "tokens_estimated".to_string(),
+        Value::from(trim::TOKENS_PLACEHOLDER),
+    );
+    envelope_punctuation(false) + measure::weight(&planned)
+}
+
+/// Characters the envelope adds around the data object's own fields and the meta object.
+fn envelope_punctuation(data_is_empty: bool) -> usize {
+    // `{"ok":true,"data":` + `}` around data, and `"meta":` plus a comma when data has fields.
+    let wrapper = r#"{"ok":true,"data":"#.len() + 1;
+    let meta_key = r#""meta":"#.len() + usize::from(!data_is_empty);
+    wrapper + meta_key
+}
+
+/// Exact size of `{"ok":true,"data":{<data>,"meta":<meta>}}`.
+fn envelope_size(data: &Map<String, Value>, meta: &Map<String, Value>) -> measure::Size {
+    let data_size = measure::measure(data);
+    let meta_size = measure::measure(meta);
+    measure::Size {
+        ascii: data_size.ascii + meta_size.ascii + envelope_punctuation(data.is_empty()),
+        non_ascii: data_size.non_ascii + meta_size.non_ascii,
+    }
+}
+
+/// Token-normalised weight of a whole envelope as it goes on the wire.
+pub fn wire_weight(envelope: &Value) -> usize {
+    measure::weight(envelope)
+}
+
+/// Builds an error envelope whose `details` are trimmed to `budget` like any
+/// payload, with the markers in `error.meta`. When even that cannot fit, the
+/// details are dropped and `error.meta.truncated_details` says so.
+pub fn fail_within(error: &ErrorBody, budget: Budget) -> Value {
+    let envelope = fail(error);
+    let Some(limit) = budget.limit_for(false) else {
+        return envelope;
+    };
+    if measure::weight(&envelope) <= limit || error.details.is_none() {
+        return envelope;
+    }
+    let mut error = error.clone();
+    let mut holder = Map::new();
+    holder.insert(
+        "details".to_string(),
+        error.details.take().unwrap_or(Value::Null),
+    );
+    let outside = measure::weight(&fail(&error)) + r#","meta":{}"#.len();
+    let report = trim::apply(&mut holder, outside, limit, Hints::default());
+    let mut meta = Map::new();
+    if report.unshrinkable {
+        meta.insert("truncated".to_string(), Value::Bool(true));
+        meta.insert(
+            "truncated_details".to_string(),
+            Value::String("removed: over the budget even when trimmed".to_string()),
+        );
+    } else {
+        error.details = holder.shift_remove("details");
+        report.write_into(&mut meta);
+    }
+    error.meta = Some(meta);
+    fail(&error)
 }
 
 /// Tokens of the whole success envelope as it will be serialised.
 fn estimate_tokens(data: &Map<String, Value>, meta: &Map<String, Value>) -> u64 {
     // Measured with a one-digit placeholder; the real figure's extra digits are
     // ASCII, so the fixed point is found with arithmetic, not re-serialisation.
-    let size = trim::envelope_size(data, meta);
+    let size = envelope_size(data, meta);
     let mut tokens = size.tokens();
     loop {
         let ascii = size.ascii + tokens.to_string().len() - 1;
@@ -317,7 +436,8 @@ mod contract_tests {
             let expected = matches!(category, Category::Transient | Category::Unavailable);
             assert_eq!(category.default_retryable(), expected, "{category}");
         }
-        let body = ErrorBody::new(Category::Conflict, "STALE_READ", "changed").with_retryable(true);
+        let body =
+            ErrorBody::new(Category::Conflict, Code::STALE_READ, "changed").with_retryable(true);
         assert!(body.retryable);
         let envelope = fail(&body);
         assert_eq!(envelope["ok"], json!(false));

@@ -102,10 +102,25 @@ fn none_budget_never_trims() {
 }
 
 #[test]
-fn untrimmable_payload_is_flagged_unshrinkable() {
-    // numbers under a key outside the registry: nothing on the ladder may touch them
+fn any_list_is_cut_whatever_its_key() {
+    // numbers under a key outside the registry are cut like any list
     let blob: Vec<u64> = (0..20_000).collect();
     let data = object(json!({"blob": blob}));
+    let envelope = ok(data, None, Budget::Agent);
+    let meta = &envelope["data"]["meta"];
+    assert!(meta.get("envelope_unshrinkable").is_none());
+    let kept = envelope["data"]["blob"].as_array().unwrap().len();
+    assert!(kept > 1_000 && kept < 20_000, "{kept}");
+    assert_eq!(meta["truncated_blob_from"], json!(20_000));
+    assert_eq!(meta["truncated_blob_to"], json!(kept));
+    assert!(wire_weight(&envelope) <= AGENT_BUDGET_CHARS);
+}
+
+#[test]
+fn only_small_scalars_left_is_unshrinkable_and_untouched() {
+    let data: Map<String, Value> = (0..10_000)
+        .map(|i| (format!("key_{i}"), json!(i)))
+        .collect();
     let envelope = ok(data, None, Budget::Agent);
     let meta = &envelope["data"]["meta"];
     assert_eq!(meta["envelope_unshrinkable"], json!(true));
@@ -114,7 +129,7 @@ fn untrimmable_payload_is_flagged_unshrinkable() {
         json!(false),
         "nothing was cut, so nothing claims to be"
     );
-    assert_eq!(envelope["data"]["blob"].as_array().unwrap().len(), 20_000);
+    assert_eq!(envelope["data"]["key_9999"], json!(9_999));
 }
 
 #[test]
@@ -161,11 +176,13 @@ fn nested_member_lists_are_cut_before_items() {
     let first = &items[0];
     let kept = first["members"].as_array().unwrap().len();
     assert!((3..200).contains(&kept));
-    assert_eq!(first["truncated_members_from"], json!(200));
-    assert_eq!(first["truncated_members_to"], json!(kept));
     assert_eq!(
-        body["meta"]["truncated_nested"]["results.members"]["lists"],
-        json!(40)
+        body["meta"]["truncated_lists"]["/results/0/members"],
+        json!({"from": 200, "to": kept})
+    );
+    assert_eq!(
+        body["meta"]["truncated_lists"].as_object().unwrap().len(),
+        40
     );
     assert!(body["meta"].get("truncated_results_from").is_none());
 }
@@ -182,10 +199,14 @@ fn dict_of_list_buckets_are_trimmed_with_a_marker_per_bucket() {
     let kept = body["tiers"]["will_break"].as_array().unwrap().len();
     assert!(kept > 1);
     assert_eq!(
-        body["meta"]["truncated_tiers"]["will_break"],
+        body["meta"]["truncated_lists"]["/tiers/will_break"],
         json!({"from": 2_000, "to": kept})
     );
-    assert!(body["meta"]["truncated_tiers"].get("context").is_none());
+    assert!(
+        body["meta"]["truncated_lists"]
+            .get("/tiers/context")
+            .is_none()
+    );
 }
 
 #[test]
@@ -252,7 +273,10 @@ fn no_list_is_ever_shortened_silently() {
     if let Some(card) = body["cards"].as_array().unwrap().first() {
         let kept = card["history"].as_array().unwrap().len();
         if kept < 500 {
-            assert_eq!(card["truncated_history_to"], json!(kept));
+            assert_eq!(
+                meta["truncated_lists"]["/cards/0/history"]["to"],
+                json!(kept)
+            );
         }
     }
     assert!(wire_weight(&envelope) <= 8_000);

@@ -1,5 +1,6 @@
 //! Questions over the graph: impact, references, paths, exports, health.
 
+use crate::envelope::Code;
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -46,7 +47,7 @@ fn check_kinds<'a>(field: &str, kinds: &'a [String]) -> Result<Vec<&'a str>, Too
                 Err(ToolError::from(
                     ErrorBody::new(
                         Category::Validation,
-                        "E_ARGUMENT",
+                        Code::E_ARGUMENT,
                         format!(
                             "{field}: unknown edge kind {kind:?}; one of {}",
                             EDGE_KINDS.join(", ")
@@ -542,14 +543,33 @@ pub struct Doctor {
     pub meta: Map<String, Value>,
 }
 
+/// The seed's fixable categories, in its order: what `fix=true` deletes.
 const FIXABLE: &[&str] = &[
     "stale_paths",
     "malformed_uid_path",
     "dangling_source",
     "dangling_target",
+    "duplicate_contains",
+    "orphaned_phantom",
     "orphaned_external_unresolved",
 ];
-const INFORMATIONAL: &[&str] = &["orphaned_external_unresolved", "files_with_parse_errors"];
+/// The seed's informational categories: listed, never trip `healthy`.
+const INFORMATIONAL: &[&str] = &[
+    "slowest_extractions",
+    "orphaned_external_unresolved",
+    "files_with_parse_errors",
+];
+/// Zero-edge nodes that are not folders or external stubs and belong to no indexed file.
+mod phantom {
+    pub const SELECT: &str =
+        "SELECT n.uid FROM graph_nodes n WHERE n.kind NOT IN ('external', 'folder')
+      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)
+      AND (n.file IS NULL OR n.file NOT IN (SELECT path FROM graph_files))";
+    pub const DELETE: &str = "DELETE FROM graph_nodes WHERE id IN (SELECT n.id FROM graph_nodes n
+      WHERE n.kind NOT IN ('external', 'folder')
+      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)
+      AND (n.file IS NULL OR n.file NOT IN (SELECT path FROM graph_files)))";
+}
 
 /// (category, query returning sample rows as text, delete statement when fixable)
 const CHECKS: &[(&str, &str, Option<&str>)] = &[
@@ -564,6 +584,21 @@ const CHECKS: &[(&str, &str, Option<&str>)] = &[
         Some("DELETE FROM graph_edges WHERE target NOT IN (SELECT id FROM graph_nodes)"),
     ),
     (
+        "duplicate_edges",
+        "SELECT CAST(source AS TEXT) || '->' || CAST(target AS TEXT) FROM graph_edges
+         GROUP BY source, target, kind, extractor HAVING count(*) > 1",
+        None,
+    ),
+    (
+        "duplicate_contains",
+        "SELECT n.uid FROM graph_edges e JOIN graph_nodes n ON n.id = e.target
+         WHERE e.kind = 'contains' GROUP BY e.target HAVING count(*) > 1",
+        Some(
+            "DELETE FROM graph_edges WHERE kind = 'contains' AND EXISTS (SELECT 1 FROM graph_edges o
+             WHERE o.kind = 'contains' AND o.target = graph_edges.target AND o.source < graph_edges.source)",
+        ),
+    ),
+    (
         "self_loops",
         "SELECT n.uid FROM graph_edges e JOIN graph_nodes n ON n.id = e.source WHERE e.source = e.target",
         None,
@@ -571,7 +606,19 @@ const CHECKS: &[(&str, &str, Option<&str>)] = &[
     (
         "orphaned_inrepo",
         "SELECT n.uid FROM graph_nodes n WHERE n.kind NOT IN ('external', 'folder')
-      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)",
+      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)
+      AND n.file IN (SELECT path FROM graph_files)",
+        None,
+    ),
+    (
+        "orphaned_phantom",
+        phantom::SELECT,
+        Some(phantom::DELETE),
+    ),
+    (
+        // per-file extraction times are not recorded, so nothing is listed here yet
+        "slowest_extractions",
+        "SELECT path FROM graph_files WHERE 0",
         None,
     ),
     (
@@ -650,7 +697,7 @@ impl Tool for GraphDoctor {
                             ToolError::from(
                                 ErrorBody::new(
                                     Category::Validation,
-                                    "E_ARGUMENT",
+                                    Code::E_ARGUMENT,
                                     format!(
                                         "categories: {category:?} is not fixable; one of {}",
                                         FIXABLE.join(", ")

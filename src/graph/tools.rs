@@ -1,5 +1,6 @@
 //! The `cos_graph_*` tools over the indexed graph.
 
+use crate::envelope::Code;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -180,6 +181,9 @@ impl Tool for GraphSearch {
 
     fn run(context: &ToolContext, input: SearchInput) -> Result<SearchResults, ToolError> {
         let limit = in_range("limit", input.limit, 20, 1, 200)?;
+        if let Some(kind) = input.kind.as_deref() {
+            check_node_kind("kind", kind)?;
+        }
         let query = fts_query(&input.query)
             .ok_or_else(|| ToolError::invalid("query", "at least one letter or digit"))?;
         let (results, meta) = context.hub.store.view(|c| -> Result<_, ToolError> {
@@ -207,6 +211,35 @@ impl Tool for GraphSearch {
             meta,
         })
     }
+}
+
+/// Every node kind the graph records.
+pub const NODE_KINDS: &[&str] = &[
+    "folder",
+    "file",
+    "module",
+    "class",
+    "interface",
+    "function",
+    "method",
+    "variable",
+    "doc_file",
+    "doc_heading",
+    "external",
+];
+
+/// Refuses a kind the graph never records, naming the ones it does.
+pub fn check_node_kind(field: &str, kind: &str) -> Result<(), ToolError> {
+    if NODE_KINDS.contains(&kind) {
+        return Ok(());
+    }
+    Err(ToolError::invalid(
+        field,
+        format!("one of {}, got {kind:?}", NODE_KINDS.join(", ")),
+    )
+    .with_details(
+        json!({"field": field, "expected": "a node kind", "allowed": NODE_KINDS, "got": kind}),
+    ))
 }
 
 // ---------------------------------------------------------------- resolving a node
@@ -287,18 +320,36 @@ pub fn resolve_node(
             Ok(Resolved { id, node, resolved_from: "fuzzy_fts5" })
         }
         [] => Err(ToolError::from(
-            ErrorBody::new(Category::NotFound, "NOT_FOUND", format!("no graph node matches {input:?}"))
+            ErrorBody::new(Category::NotFound, Code::E_NOT_FOUND, format!("no graph node matches {input:?}"))
                 .with_details(json!({"field": field, "candidates": listed(&candidates.iter().collect::<Vec<_>>())})),
         )),
-        several => Err(ToolError::from(
-            ErrorBody::new(
-                Category::Validation,
-                "E_AMBIGUOUS",
-                format!("{input:?} names {} nodes; pass one of the candidate uids", several.len()),
-            )
-            .with_details(json!({"field": field, "candidates": listed(several)})),
-        )),
+        several => {
+            let total = count_named(connection, input)?.max(several.len());
+            Err(ToolError::from(
+                ErrorBody::new(
+                    Category::Validation,
+                    Code::E_AMBIGUOUS,
+                    format!(
+                        "{input:?} names {total} nodes; pass one of their uids ({} listed in details.candidates)",
+                        several.len()
+                    ),
+                )
+                .with_details(json!({"field": field, "count": total, "candidates": listed(several)})),
+            ))
+        }
     }
+}
+
+/// How many nodes bear exactly this name.
+fn count_named(connection: &Connection, name: &str) -> Result<usize, ToolError> {
+    let count: i64 = connection
+        .query_row(
+            "SELECT count(*) FROM graph_nodes WHERE label = ?1",
+            params![name],
+            |row| row.get(0),
+        )
+        .map_err(|error| StoreError::on(connection, error))?;
+    Ok(count as usize)
 }
 
 // ---------------------------------------------------------------- resolve

@@ -157,7 +157,7 @@ fn error_schema() -> Value {
         "required": ["category", "code", "retryable", "message"],
         "properties": {
             "category": {"type": "string", "enum": crate::envelope::Category::ALL.map(|c| c.as_str())},
-            "code": {"type": "string"},
+            "code": {"type": "string", "enum": crate::envelope::Code::names()},
             "retryable": {"type": "boolean"},
             "message": {"type": "string"},
             "details": {},

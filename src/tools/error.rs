@@ -1,6 +1,7 @@
 //! What a tool body returns when it cannot answer, and how each kind of failure
 //! becomes an envelope error with the right category.
 
+use crate::envelope::Code;
 use crate::envelope::{Category, ErrorBody};
 use crate::store::StoreError;
 use serde_json::Value;
@@ -34,7 +35,7 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    pub fn fail(category: Category, code: &str, message: impl Into<String>) -> ToolError {
+    pub fn fail(category: Category, code: Code, message: impl Into<String>) -> ToolError {
         ToolError::Fail(Box::new(ErrorBody::new(category, code, message)))
     }
 
@@ -44,14 +45,14 @@ impl ToolError {
         ToolError::Fail(Box::new(
             ErrorBody::new(
                 Category::Validation,
-                "E_ARGUMENT",
+                Code::E_ARGUMENT,
                 format!("{field}: {expected}"),
             )
             .with_details(serde_json::json!({"field": field, "expected": expected})),
         ))
     }
 
-    pub fn not_found(code: &str, message: impl Into<String>) -> ToolError {
+    pub fn not_found(code: Code, message: impl Into<String>) -> ToolError {
         ToolError::fail(Category::NotFound, code, message)
     }
 
@@ -129,23 +130,25 @@ impl ToolError {
         }
         let category = self.category();
         let (code, message) = match (self, category) {
-            (_, Category::Transient) => ("E_BUSY", "the hub is busy; retry shortly".to_string()),
+            (_, Category::Transient) => {
+                (Code::E_BUSY, "the hub is busy; retry shortly".to_string())
+            }
             (ToolError::Io { context, .. }, Category::NotFound) => {
-                ("NOT_FOUND", format!("{context}: not found"))
+                (Code::E_NOT_FOUND, format!("{context}: not found"))
             }
             (ToolError::Store { .. }, Category::NotFound) => {
-                ("NOT_FOUND", "no such record".to_string())
+                (Code::E_NOT_FOUND, "no such record".to_string())
             }
             (
                 ToolError::Io { context, .. } | ToolError::Store { context, .. },
                 Category::Permission,
-            ) => ("E_PERMISSION", format!("{context}: permission denied")),
+            ) => (Code::E_PERMISSION, format!("{context}: permission denied")),
             (_, Category::Unavailable) => (
-                "E_STORAGE",
+                Code::E_STORAGE,
                 "storage is unavailable; check disk space and permissions".to_string(),
             ),
             _ => (
-                "E_INTERNAL",
+                Code::E_INTERNAL,
                 format!("internal error; the server log has the details under error_id {error_id}"),
             ),
         };
@@ -202,7 +205,7 @@ mod tests {
     fn invalid_names_the_field() {
         let body = ToolError::invalid("priority", "one of P0, P1, P2, P3").to_body("x");
         assert_eq!(body.category, Category::Validation);
-        assert_eq!(body.code, "E_ARGUMENT");
+        assert_eq!(body.code, Code::E_ARGUMENT);
         assert!(body.message.contains("priority"));
         assert_eq!(body.details.unwrap()["field"], "priority");
         assert_eq!(body.error_id, None);

@@ -10,9 +10,11 @@
 pub mod cache;
 mod error;
 mod forensics;
+pub mod input;
 pub mod modules;
 mod schema;
 
+use crate::envelope::Code;
 use crate::envelope::{self, Budget, Category, ErrorBody};
 use crate::store::Store;
 use serde::Serialize;
@@ -162,7 +164,7 @@ impl Registry {
     /// Registers `T`. Names are unique: registering a name twice replaces the first.
     pub fn register<T: Tool>(&mut self) -> &mut Registry {
         let handler: Handler = Arc::new(|context, arguments| {
-            let input: T::Input = parse_input(arguments)?;
+            let input: T::Input = input::parse(arguments)?;
             let output = T::run(context, input)?;
             serde_json::to_value(output)
                 .map_err(|e| ToolError::internal("serialising the tool's answer", e))
@@ -194,24 +196,6 @@ impl Registry {
             .map(|tool| tool.spec.name)
             .collect()
     }
-}
-
-/// Deserialises tool arguments, naming the field at fault.
-fn parse_input<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
-    let arguments = if arguments.is_null() {
-        Value::Object(Map::new())
-    } else {
-        arguments
-    };
-    serde_path_to_error::deserialize(arguments).map_err(|error| {
-        let path = error.path().to_string();
-        let field = if path == "." {
-            "arguments".to_string()
-        } else {
-            path
-        };
-        ToolError::invalid(&field, error.into_inner().to_string())
-    })
 }
 
 /// The hub: its state plus its tools. Cheap to clone; every front door holds one.
@@ -279,19 +263,19 @@ impl Hub {
         source: Source,
     ) -> Value {
         let Some(tool) = self.registry.get(name).cloned() else {
-            return envelope::fail(&unknown_tool(name, &self.registry));
+            return envelope::fail_within(&unknown_tool(name, &self.registry), budget);
         };
         let hub = self.clone();
         let spec = tool.spec;
         let joined = tokio::task::spawn_blocking(move || {
             let outcome = hub.guarded(&spec, source, |context| (tool.handler)(context, arguments));
-            outcome.map(|value| wrap_success(value, spec.layer, budget))
+            outcome.and_then(|value| within_budget(&tool, value, budget))
         })
         .await;
         let outcome = joined.unwrap_or_else(|join_error| {
             Err(self.report(&spec, ToolError::Panic(join_error.to_string())))
         });
-        outcome.unwrap_or_else(|error| envelope::fail(&error))
+        outcome.unwrap_or_else(|error| envelope::fail_within(&error, budget))
     }
 
     /// Runs a tool body behind the module gate, turning errors and panics into error bodies.
@@ -320,7 +304,7 @@ impl Hub {
             Ok(false) => Err(module_disabled(spec.module)),
             Err(error) => Err(ToolError::fail(
                 Category::Unavailable,
-                "E_MODULE_STATE",
+                Code::E_MODULE_STATE,
                 error.to_string(),
             )),
         }
@@ -343,7 +327,7 @@ pub fn module_disabled(module: Module) -> ToolError {
     ToolError::from(
         ErrorBody::new(
             Category::ModuleDisabled,
-            "MODULE_DISABLED",
+            Code::E_MODULE_DISABLED,
             format!("the {0} module is disabled in this project; run `cos module enable {0}`", module.id()),
         )
         .with_details(serde_json::json!({"module": module.id(), "enable_with": format!("cos module enable {}", module.id())})),
@@ -354,7 +338,7 @@ fn unknown_tool(name: &str, registry: &Registry) -> ErrorBody {
     let known: Vec<&str> = registry.iter().map(|tool| tool.spec.name).collect();
     ErrorBody::new(
         Category::NotFound,
-        "E_UNKNOWN_TOOL",
+        Code::E_UNKNOWN_TOOL,
         format!("no tool named {name:?}; `cos tool list` shows them"),
     )
     .with_details(serde_json::json!({"tool": name, "known": known}))
@@ -362,15 +346,87 @@ fn unknown_tool(name: &str, registry: &Registry) -> ErrorBody {
 
 /// Builds the success envelope for a tool's JSON answer.
 pub fn wrap_success(value: Value, layer: &str, budget: Budget) -> Value {
-    let data = match value {
+    envelope::ok(as_data(value), Some(layer), budget)
+}
+
+fn as_data(value: Value) -> Map<String, Value> {
+    match value {
         Value::Object(map) => map,
         other => {
             let mut map = Map::new();
             map.insert("value".to_string(), other);
             map
         }
+    }
+}
+
+/// The success envelope of a tool's answer, or `E_CONTEXT_BUDGET` when even the
+/// last rung of the trim ladder leaves it over `budget`: nothing over budget
+/// reaches an agent.
+fn within_budget(tool: &RegisteredTool, value: Value, budget: Budget) -> Result<Value, ErrorBody> {
+    let finished = envelope::finish_with(
+        as_data(value),
+        Map::new(),
+        Some(tool.spec.layer),
+        budget,
+        envelope::Hints::default(),
+    );
+    if !finished.unshrinkable {
+        return Ok(finished.into_envelope());
+    }
+    let envelope = finished.into_envelope();
+    let size = envelope::wire_weight(&envelope);
+    let limit = budget.limit_for(false).unwrap_or(size);
+    tracing::warn!(
+        tool = tool.spec.name,
+        size,
+        limit,
+        "envelope_unshrinkable: the answer stays over budget after every trim"
+    );
+    Err(over_budget(tool, size, limit))
+}
+
+/// `E_CONTEXT_BUDGET`: the answer's size, the budget, and the arguments that narrow it.
+fn over_budget(tool: &RegisteredTool, size: usize, limit: usize) -> ErrorBody {
+    let narrowing = narrowing_arguments(&tool.input_schema);
+    let advice = if narrowing.is_empty() {
+        "this tool takes no argument that narrows it".to_string()
+    } else {
+        format!("narrow it with {}", narrowing.join(", "))
     };
-    envelope::ok(data, Some(layer), budget)
+    ErrorBody::new(
+        Category::Validation,
+        Code::E_CONTEXT_BUDGET,
+        format!(
+            "the answer of {} is {size} characters even after trimming, over the budget of {limit}; {advice}",
+            tool.spec.name
+        ),
+    )
+    .with_details(serde_json::json!({
+        "size": size,
+        "budget": limit,
+        "narrow_with": narrowing,
+    }))
+}
+
+/// The optional arguments of a tool: filters, limits and cursors that shrink its answer.
+fn narrowing_arguments(input_schema: &Value) -> Vec<String> {
+    let required: Vec<&str> = input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .keys()
+                .filter(|name| !required.contains(&name.as_str()))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -9,6 +9,7 @@
 //! - With a token configured, every /api and /mcp request needs
 //!   `Authorization: Bearer <token>` (401 otherwise), compared in constant time.
 
+use crate::envelope::Code;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
@@ -112,7 +113,7 @@ impl Access {
 fn refusal(
     status: StatusCode,
     category: Category,
-    code: &str,
+    code: Code,
     message: String,
     details: serde_json::Value,
 ) -> Response {
@@ -136,7 +137,7 @@ pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Ne
         return refusal(
             StatusCode::MISDIRECTED_REQUEST,
             Category::Permission,
-            "E_HOST",
+            Code::E_HOST,
             format!(
                 "this hub does not answer for host {authority:?}; start it with --allow-host to add one"
             ),
@@ -151,7 +152,7 @@ pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Ne
         return refusal(
             StatusCode::FORBIDDEN,
             Category::Permission,
-            "E_ORIGIN",
+            Code::E_ORIGIN,
             format!(
                 "requests from origin {origin:?} are not allowed; start the hub with --allow-origin to add one"
             ),
@@ -167,7 +168,7 @@ pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Ne
         let mut response = refusal(
             StatusCode::UNAUTHORIZED,
             Category::Unauthorized,
-            "E_TOKEN",
+            Code::E_TOKEN,
             "a valid token is required: send `Authorization: Bearer <token>`".to_string(),
             json!({"field": "Authorization"}),
         );

@@ -3,6 +3,7 @@
 //! or path parameters and over-large bodies all answer in the contract.
 
 use super::unwrap::ApiError;
+use crate::envelope::Code;
 use crate::envelope::{Category, ErrorBody};
 use axum::extract::FromRequest;
 use axum::extract::FromRequestParts;
@@ -26,16 +27,9 @@ impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> ApiError {
         let text = rejection.body_text();
         match rejection {
-            JsonRejection::JsonDataError(_) => ApiError::validation(
-                "E_ARGUMENT",
-                format!(
-                    "the request body does not match the expected shape: {}",
-                    strip_prefix(&text)
-                ),
-                json!({"field": field_of(&text), "expected": strip_prefix(&text)}),
-            ),
+            JsonRejection::JsonDataError(_) => plain(&text),
             JsonRejection::JsonSyntaxError(_) => ApiError::validation(
-                "E_JSON",
+                Code::E_JSON,
                 format!(
                     "the request body is not valid JSON: {}",
                     strip_prefix(&text)
@@ -43,13 +37,13 @@ impl From<JsonRejection> for ApiError {
                 json!({"field": "body"}),
             ),
             JsonRejection::MissingJsonContentType(_) => ApiError::validation(
-                "E_CONTENT_TYPE",
+                Code::E_CONTENT_TYPE,
                 "the request body must be sent with `Content-Type: application/json`",
                 json!({"field": "content-type", "expected": "application/json"}),
             ),
             other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(),
             _ => ApiError::validation(
-                "E_BODY",
+                Code::E_BODY,
                 format!("the request body could not be read: {text}"),
                 json!({"field": "body"}),
             ),
@@ -59,12 +53,7 @@ impl From<JsonRejection> for ApiError {
 
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> ApiError {
-        let text = rejection.body_text();
-        ApiError::validation(
-            "E_ARGUMENT",
-            format!("bad query parameters: {}", strip_prefix(&text)),
-            json!({"field": field_of(&text), "expected": strip_prefix(&text)}),
-        )
+        plain(&rejection.body_text())
     }
 }
 
@@ -72,7 +61,7 @@ impl From<PathRejection> for ApiError {
     fn from(rejection: PathRejection) -> ApiError {
         let text = rejection.body_text();
         ApiError::validation(
-            "E_ARGUMENT",
+            Code::E_ARGUMENT,
             format!("bad path parameter: {}", strip_prefix(&text)),
             json!({"field": "path", "expected": strip_prefix(&text)}),
         )
@@ -83,7 +72,7 @@ pub fn payload_too_large() -> ApiError {
     ApiError::with_status(
         ErrorBody::new(
             Category::Validation,
-            "E_TOO_LARGE",
+            Code::E_TOO_LARGE,
             format!(
                 "the request body is larger than the {} KiB limit",
                 super::BODY_LIMIT_BYTES / 1024
@@ -110,11 +99,13 @@ fn strip_prefix(text: &str) -> &str {
     text
 }
 
-/// serde_path_to_error messages start with `path: message`; the path names the field.
-fn field_of(text: &str) -> String {
+/// A body or query refusal in plain words: serde_path_to_error messages start
+/// with `path: message`, and the path names the field.
+fn plain(text: &str) -> ApiError {
     let rest = strip_prefix(text);
-    match rest.split_once(": ") {
-        Some((path, _)) if !path.contains(' ') => path.to_string(),
-        _ => "body".to_string(),
-    }
+    let (path, wording) = match rest.split_once(": ") {
+        Some((path, wording)) if !path.contains(' ') => (path, wording),
+        _ => (".", rest),
+    };
+    ApiError::new(crate::tools::input::refusal(path, wording).to_body(""))
 }

@@ -12,6 +12,7 @@ pub mod spec;
 pub mod ui;
 pub mod unwrap;
 
+use crate::envelope::Code;
 use crate::envelope::{Category, ErrorBody};
 use crate::events::ChangeFeed;
 use crate::tools::Hub;
@@ -158,7 +159,7 @@ async fn not_found(uri: Uri) -> ApiError {
     ApiError::new(
         ErrorBody::new(
             Category::NotFound,
-            "NOT_FOUND",
+            Code::E_ROUTE,
             format!("no route for {}", uri.path()),
         )
         .with_details(serde_json::json!({"path": uri.path(), "spec": "/api/openapi.json"})),
@@ -169,7 +170,7 @@ async fn method_not_allowed(request: Request) -> ApiError {
     ApiError::with_status(
         ErrorBody::new(
             Category::Validation,
-            "E_METHOD",
+            Code::E_METHOD,
             format!(
                 "{} is not allowed on {}",
                 request.method(),
@@ -187,7 +188,7 @@ async fn request_timeout(request: Request, next: Next) -> Response {
         Err(_) => ApiError::new(
             ErrorBody::new(
                 Category::Transient,
-                "E_TIMEOUT",
+                Code::E_TIMEOUT,
                 format!("the request took longer than {REQUEST_TIMEOUT:?}"),
             )
             .with_details(serde_json::json!({"retry_after_seconds": 1})),
@@ -201,7 +202,7 @@ fn handler_panicked(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response
     tracing::error!(error_id, "an HTTP handler panicked");
     let mut body = ErrorBody::new(
         Category::Internal,
-        "E_INTERNAL",
+        Code::E_INTERNAL,
         format!("internal error; the server log has the details under error_id {error_id}"),
     );
     body.error_id = Some(error_id);

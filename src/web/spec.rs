@@ -2,7 +2,7 @@
 //! every operation declares an ErrorEnvelope for each error status it can answer.
 
 use super::routes::ROUTERS;
-use crate::envelope::{Category, ErrorBody, ErrorEnvelope, Meta};
+use crate::envelope::{Category, Code, ErrorBody, ErrorEnvelope, Meta};
 use crate::tools::Hub;
 use axum::Router;
 use utoipa::openapi::path::Operation;
@@ -82,6 +82,7 @@ fn complete(openapi: &mut OpenApi) {
         (ErrorEnvelope::name(), ErrorEnvelope::schema()),
         (ErrorBody::name(), ErrorBody::schema()),
         (Category::name(), Category::schema()),
+        (Code::name(), Code::schema()),
         (Meta::name(), Meta::schema()),
     ] {
         components.schemas.insert(name.to_string(), schema);

@@ -4,6 +4,7 @@
 //! failure is `{"error": ErrorBody}` with the status the category calls for.
 //! This file holds the one table that maps categories to statuses.
 
+use crate::envelope::Code;
 use crate::envelope::measure::Size;
 use crate::envelope::{Category, ErrorBody, ErrorEnvelope, Meta};
 use crate::tools::cache::Shared;
@@ -96,7 +97,7 @@ impl<T: Serialize> IntoResponse for Success<T> {
                 tracing::error!(%error, "serialising a REST answer failed");
                 return ApiError::new(ErrorBody::new(
                     Category::Internal,
-                    "E_INTERNAL",
+                    Code::E_INTERNAL,
                     "the answer could not be serialised",
                 ))
                 .into_response();
@@ -302,7 +303,7 @@ impl ApiError {
     }
 
     pub fn validation(
-        code: &str,
+        code: Code,
         message: impl Into<String>,
         details: serde_json::Value,
     ) -> ApiError {

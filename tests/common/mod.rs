@@ -2,7 +2,7 @@
 //! registered through the public registry API.
 #![allow(dead_code)]
 
-use cos_hub::envelope::{Category, ErrorBody};
+use cos_hub::envelope::{Category, Code, ErrorBody};
 use cos_hub::hub;
 use cos_hub::store::StoreError;
 use cos_hub::tools::{
@@ -222,7 +222,7 @@ impl Tool for FailTool {
     fn run(_: &ToolContext, input: FailInput) -> Result<Self::Output, ToolError> {
         Err(ToolError::from(ErrorBody::new(
             input.category,
-            "E_TEST",
+            Code::E_ARGUMENT,
             format!("failing as {}", input.category),
         )))
     }

@@ -5,6 +5,7 @@
 use super::RouterSpec;
 use crate::board::model::{Actor, Status, Task};
 use crate::board::tools::*;
+use crate::envelope::Code;
 use crate::tools::{Hub, Source};
 use crate::web::extract::{AppJson, AppPath, AppQuery};
 use crate::web::unwrap::{ApiError, ApiOk, CachedSuccess, Success, create, run, run_cached};
@@ -93,7 +94,7 @@ async fn board_task_edit(
     let version = match (precondition, body.version) {
         (Some(header), Some(field)) if header != field => {
             return Err(ApiError::validation(
-                "E_ARGUMENT",
+                Code::E_ARGUMENT,
                 format!("version: If-Match says {header} but the body says {field}"),
                 json!({"field": "version"}),
             ));
@@ -101,7 +102,7 @@ async fn board_task_edit(
         (Some(version), _) | (None, Some(version)) => version,
         (None, None) => {
             return Err(ApiError::validation(
-                "E_ARGUMENT",
+                Code::E_ARGUMENT,
                 "version: required; send the version you read as If-Match: \"<version>\" or in the body",
                 json!({"field": "version"}),
             ));
@@ -278,7 +279,7 @@ fn if_match(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
     let bare = text.trim_start_matches("W/").trim_matches('"');
     bare.parse::<i64>().map(Some).map_err(|_| {
         ApiError::validation(
-            "E_ARGUMENT",
+            Code::E_ARGUMENT,
             format!("If-Match: expected the task's version such as \"3\", got {text:?}"),
             json!({"field": "If-Match"}),
         )

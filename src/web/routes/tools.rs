@@ -3,6 +3,7 @@
 //! they ask for one.
 
 use super::RouterSpec;
+use crate::envelope::Code;
 use crate::envelope::{Budget, Category, ErrorBody};
 use crate::tools::{Hub, JsonObject, Module, Source};
 use crate::web::extract::{AppPath, AppQuery};
@@ -88,7 +89,7 @@ async fn tool_call(
         None => Budget::None,
         Some(text) => text.parse::<Budget>().map_err(|message| {
             ApiError::validation(
-                "E_ARGUMENT",
+                Code::E_ARGUMENT,
                 format!("budget: {message}"),
                 json!({"field": "budget"}),
             )
@@ -99,7 +100,7 @@ async fn tool_call(
     } else {
         serde_json::from_slice(&body).map_err(|error| {
             ApiError::validation(
-                "E_JSON",
+                Code::E_JSON,
                 format!("the request body is not valid JSON: {error}"),
                 json!({"field": "body"}),
             )
@@ -114,7 +115,7 @@ fn unwrap_envelope(envelope: Value) -> Result<Response, ApiError> {
     let Value::Object(mut envelope) = envelope else {
         return Err(ApiError::new(ErrorBody::new(
             Category::Internal,
-            "E_INTERNAL",
+            Code::E_INTERNAL,
             "malformed envelope",
         )));
     };
@@ -123,7 +124,11 @@ fn unwrap_envelope(envelope: Value) -> Result<Response, ApiError> {
             .remove("error")
             .and_then(|error| serde_json::from_value::<ErrorBody>(error).ok())
             .unwrap_or_else(|| {
-                ErrorBody::new(Category::Internal, "E_INTERNAL", "malformed error envelope")
+                ErrorBody::new(
+                    Category::Internal,
+                    Code::E_INTERNAL,
+                    "malformed error envelope",
+                )
             });
         return Err(ApiError::new(body));
     }

@@ -11,7 +11,8 @@ export type Column = Schemas["Column"];
 export type Status = Schemas["Status"];
 export type Kind = Schemas["Kind"];
 export type Priority = Schemas["Priority"];
-export type ErrorBody = Schemas["ErrorBody"];
+/** The hub's error body; `E_NETWORK` is the app's own code for a call that got no error body. */
+export type ErrorBody = Omit<Schemas["ErrorBody"], "code"> & { code: Schemas["Code"] | "E_NETWORK" };
 export type HistoryEntry = Schemas["HistoryEntry"];
 export type ModuleInfo = Schemas["ModuleInfo"];
 
@@ -29,7 +30,7 @@ export type Result<T> = { ok: true; data: T } | { ok: false; failure: Failure };
 
 /** Unwraps an openapi-fetch answer: `data.data` on success, a Failure otherwise. */
 export function unwrap<T>(
-  answer: { data?: { data: T }; error?: { error: ErrorBody }; response: Response },
+  answer: { data?: { data: T }; error?: { error: Schemas["ErrorBody"] }; response: Response },
 ): Result<T> {
   if (answer.data !== undefined) {
     return { ok: true, data: answer.data.data };
@@ -49,7 +50,7 @@ export function unwrap<T>(
 
 /** Calls that never reached the hub become a retryable Failure too. */
 export async function call<T>(
-  request: () => Promise<{ data?: { data: T }; error?: { error: ErrorBody }; response: Response }>,
+  request: () => Promise<{ data?: { data: T }; error?: { error: Schemas["ErrorBody"] }; response: Response }>,
 ): Promise<Result<T>> {
   try {
     return unwrap(await request());

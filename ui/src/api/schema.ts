@@ -931,6 +931,43 @@ export interface components {
             priority?: components["schemas"]["Priority"] | null;
             swimlane?: string | null;
         };
+        /**
+         * @description The closed list of error codes:
+         *     - `E_ARGUMENT`: An argument is missing, of the wrong type, out of range or not one of the allowed values; details.field names it. Correct the request; do not retry it unchanged.
+         *     - `E_AMBIGUOUS`: A name matches several things; details lists the candidates. Pass one of their exact ids.
+         *     - `E_NOT_FOUND`: The named thing does not exist; details may list the closest candidates.
+         *     - `E_UNKNOWN_TOOL`: No tool has this name; the tool list shows them.
+         *     - `E_CURSOR`: The cursor is malformed or was not issued by this hub. Obtain a new one from the listing that pages it.
+         *     - `STALE_CURSOR`: The cursor belongs to another query, or the data it pages changed. Ask again without a cursor.
+         *     - `STALE_READ`: The state changed while it was read; read again.
+         *     - `STALE_VERSION`: The task changed since the version the write was based on; details.current holds the fresh task. Re-read and re-apply.
+         *     - `STALE_STATE`: The task's status is no longer the one the move expected; details.current holds the fresh task.
+         *     - `E_TRANSITION`: The workflow does not allow this move; details.allowed lists the statuses it allows.
+         *     - `E_WIP_LIMIT`: The target column (or actor) is at its WIP limit; finish or move other work first.
+         *     - `E_DEPENDENCY_OPEN`: The task depends on tasks that are not complete; details lists them.
+         *     - `E_DEPENDENCY_CYCLE`: The dependency would close a cycle; details shows it.
+         *     - `E_PATH`: A path leaves the folder it must stay in, or names something that is not allowed there.
+         *     - `E_CONFIG`: A configuration file of the hub cannot be read; the message names the file and the fault.
+         *     - `E_CONTEXT_BUDGET`: The answer stays over the agent budget even after trimming; details.narrow_with names the arguments that shrink it.
+         *     - `E_MODULE_DISABLED`: The tool's module is switched off in this project; the message says how to enable it.
+         *     - `E_MODULE_STATE`: The module switchboard (subsystems-state.json) cannot be read; fix or remove the file.
+         *     - `E_BUSY`: The hub's database is busy; retry shortly.
+         *     - `E_PERMISSION`: The hub may not read or write a file it needs; check the file's permissions.
+         *     - `E_STORAGE`: Storage is unavailable (disk full, read-only, missing); check disk space and permissions, then retry.
+         *     - `E_TIMEOUT`: The request took longer than the server allows.
+         *     - `E_INTERNAL`: Something unexpected failed; the server log has the details under error_id.
+         *     - `E_JSON`: The request body is not valid JSON, or not of the expected shape.
+         *     - `E_BODY`: The request body could not be read.
+         *     - `E_CONTENT_TYPE`: The request body must be sent as application/json.
+         *     - `E_TOO_LARGE`: The request body is larger than the server accepts.
+         *     - `E_METHOD`: The route does not accept this HTTP method.
+         *     - `E_ROUTE`: No route has this path.
+         *     - `E_HOST`: The Host header does not name this hub.
+         *     - `E_ORIGIN`: The request's Origin is not allowed.
+         *     - `E_TOKEN`: The bearer token is missing or wrong.
+         * @enum {string}
+         */
+        Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "E_PATH" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
         Column: {
             cards: components["schemas"]["Card"][];
             /** @description For complete and archive: pass back to get the next page; null on the last page. */
@@ -1037,14 +1074,19 @@ export interface components {
         /** @description The `error` member of a failed envelope. */
         ErrorBody: {
             category: components["schemas"]["Category"];
-            /** @description Stable UPPER_SNAKE machine code, e.g. `E_ARGUMENT`, `NOT_FOUND`, `STALE_READ`. */
-            code: string;
+            /** @description A code from the one closed list (see the README's error table). */
+            code: components["schemas"]["Code"];
             /** @description Structured facts for recovery: the field at fault, allowed values, current state. */
             details?: unknown;
             /** @description For internal errors: the id of the matching line in the server log. */
             error_id?: string | null;
             /** @description For people. Never carries paths, SQL or library internals for internal errors. */
             message: string;
+            /**
+             * @description Present only when `details` were trimmed to the agent budget: `truncated`
+             *     and the same `truncated_*` markers a success's `data.meta` carries.
+             */
+            meta?: Record<string, never> | null;
             retryable: boolean;
         };
         /** @description The error body of every REST answer that is not a success. */
