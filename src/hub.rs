@@ -114,6 +114,7 @@ impl Tool for HubHealth {
         module: Module::Core,
         layer: "health",
         description: "Health of the hub: version, uptime, repository, state directory, schema version and which modules are on.",
+        effect: crate::tools::Effect::READ,
     };
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<Health, ToolError> {
@@ -151,6 +152,7 @@ impl Tool for ModuleList {
         module: Module::Core,
         layer: "settings",
         description: "Lists the hub's modules, whether each is enabled, and the tools each contributes.",
+        effect: crate::tools::Effect::READ,
     };
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<ModuleListing, ToolError> {
@@ -171,6 +173,7 @@ impl Tool for ModuleSet {
         module: Module::Core,
         layer: "settings",
         description: "Enables or disables a module. A disabled module's tools answer module_disabled on every front door.",
+        effect: crate::tools::Effect::writes(false, true),
     };
 
     fn run(context: &ToolContext, input: ModuleSetInput) -> Result<ModuleInfo, ToolError> {

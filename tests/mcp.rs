@@ -100,6 +100,45 @@ async fn exercise(client: &Client) {
     let create = tools.iter().find(|t| t.name == "cos_task_create").unwrap();
     assert!(create.input_schema["properties"]["title"].is_object());
 
+    // every tool is annotated, truthfully: readers read, writers say how they write
+    let hints = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        let a = tool.annotations.clone().expect("annotations");
+        (
+            a.read_only_hint,
+            a.destructive_hint,
+            a.idempotent_hint,
+            a.open_world_hint,
+        )
+    };
+    for tool in &tools {
+        let (read_only, destructive, idempotent, open_world) = hints(&tool.name);
+        assert!(read_only.is_some() && destructive.is_some() && idempotent.is_some());
+        assert_eq!(
+            open_world,
+            Some(false),
+            "{}: the hub is a closed world",
+            tool.name
+        );
+    }
+    assert_eq!(
+        hints("cos_task_board"),
+        (Some(true), Some(false), Some(true), Some(false))
+    );
+    assert_eq!(
+        hints("cos_task_create"),
+        (Some(false), Some(false), Some(false), Some(false))
+    );
+    assert_eq!(
+        hints("cos_task_claim_next").2,
+        Some(false),
+        "claiming twice claims two tasks"
+    );
+    assert_eq!(hints("cos_graph_doctor").1, Some(true), "fix=true deletes");
+    let error_codes = &create.output_schema.as_ref().unwrap()["oneOf"][1]["properties"]["error"]["properties"]
+        ["code"]["enum"];
+    assert_eq!(error_codes, &json!(cos_hub::envelope::Code::names()));
+
     // success
     let result = call(client, "cos_task_create", json!({"title": "From an agent"})).await;
     assert_eq!(result.is_error, Some(false));
@@ -232,6 +271,13 @@ async fn every_tool_over_stdio() {
         instructions.contains("envelope") && instructions.contains("truncated"),
         "{instructions}"
     );
+    for tool in cos_hub::hub::default_registry().iter() {
+        assert!(
+            instructions.contains(tool.spec.name),
+            "the instructions, made from the registry, name {}",
+            tool.spec.name
+        );
+    }
     exercise(&client).await;
     client.cancel().await.unwrap();
 }

@@ -76,6 +76,8 @@ impl Tool for BoardExport {
         module: Module::Board,
         layer: "tasks",
         description: "Writes one Markdown file per task (YAML front matter + description) into a folder, so the board can live in git.",
+        // overwrites the task files already in the folder; the same board writes the same files
+        effect: crate::tools::Effect::writes(true, true),
     };
 
     fn run(context: &ToolContext, input: FolderInput) -> Result<ExportReport, ToolError> {
@@ -213,6 +215,8 @@ impl Tool for BoardImport {
         layer: "tasks",
         description: "Reads TASK-<n>-*.md files (ours or the reference system's) into the board. Idempotent: reports \
                       what it created, updated, left unchanged and refused (with file and reason).",
+        // updates tasks the files name; a second run finds them unchanged
+        effect: crate::tools::Effect::writes(true, true),
     };
 
     fn run(context: &ToolContext, input: FolderInput) -> Result<ImportReport, ToolError> {

@@ -28,6 +28,7 @@ const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
         module: Module::Board,
         layer: LAYER,
         description,
+        effect: crate::tools::Effect::READ,
     }
 }
 
@@ -302,7 +303,8 @@ impl Tool for TaskCreate {
     const SPEC: ToolSpec = spec(
         "cos_task_create",
         "Creates a task in icebox (or emergency) and returns it with its new TASK-<n> id.",
-    );
+    )
+    .writing(false, false);
 
     fn run(context: &ToolContext, input: CreateInput) -> Result<Task, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
@@ -442,7 +444,7 @@ impl Tool for TaskEdit {
         "cos_task_edit",
         "Edits a task's fields. Send the version you read: if someone else wrote first the edit is refused \
          (conflict, STALE_VERSION) with the current task in details and nothing is changed.",
-    );
+    ).writing(true, true);
 
     fn run(context: &ToolContext, input: EditInput) -> Result<Task, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
@@ -546,7 +548,7 @@ impl Tool for TaskMove {
         "cos_task_move",
         "Moves a task to another status (compare-and-set on `from`). Refusals: INVALID_TRANSITION (400, with \
          allowed targets), WIP_LIMIT (409, with occupants), DEPENDENCY_OPEN (409), STALE_STATE (409, current task).",
-    );
+    ).writing(false, true);
 
     fn run(context: &ToolContext, input: MoveInput) -> Result<Task, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
@@ -635,7 +637,7 @@ impl Tool for TaskReposition {
     const SPEC: ToolSpec = spec(
         "cos_task_reposition",
         "Reorders a task within its column: give exactly one of `before` or `after` (a task in the same column).",
-    );
+    ).writing(false, true);
 
     fn run(context: &ToolContext, input: RepositionInput) -> Result<Task, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
@@ -1432,7 +1434,7 @@ impl Tool for TaskClaimNext {
         "cos_task_claim_next",
         "Atomically picks the highest-priority ready task and moves it to in_progress for the actor. Concurrent \
          claimers never receive the same task. Refused with WIP_LIMIT when the actor already holds its limit.",
-    );
+    ).writing(false, false);
 
     fn run(context: &ToolContext, input: ClaimInput) -> Result<Claim, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;

@@ -370,6 +370,10 @@ impl<'a> Builder<'a, '_> {
     }
 
     fn value(&mut self, value: &'a Value) -> Item {
+        // most of a large payload is records with nothing to cut: measured in one pass
+        if !holds_cuttable(value) {
+            return Item::Fixed(weight(value));
+        }
         match value {
             Value::String(text) => self.text(text),
             Value::Array(items) if !items.is_empty() => self.list(value, items),
@@ -454,5 +458,47 @@ impl<'a> Builder<'a, '_> {
             return Item::Fixed(fixed);
         }
         self.add(Node::Object { fixed, members })
+    }
+}
+
+/// True when `value` holds a non-empty list or a string that may be long
+/// enough to cut; a byte count under the floor rules a string out at once.
+fn holds_cuttable(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => !items.is_empty(),
+        Value::String(text) => text.len() >= STRING_TRIM_FLOOR_CHARS,
+        Value::Object(fields) => fields.values().any(holds_cuttable),
+        _ => false,
+    }
+}
+
+/// The weight of `value`, or None as soon as it passes `limit` (a large payload
+/// is not measured to its end only to learn it is over budget).
+pub fn weight_within(value: &Map<String, Value>, limit: usize) -> Option<usize> {
+    let mut total = 2 + value.len().saturating_sub(1);
+    for (key, member) in value {
+        total +=
+            weight(key.as_str()) + 1 + member_weight_within(member, limit.checked_sub(total)?)?;
+        if total > limit {
+            return None;
+        }
+    }
+    Some(total)
+}
+
+fn member_weight_within(value: &Value, limit: usize) -> Option<usize> {
+    match value {
+        Value::Array(items) => {
+            let mut total = 2 + items.len().saturating_sub(1);
+            for item in items {
+                total += member_weight_within(item, limit.checked_sub(total)?)?;
+            }
+            (total <= limit).then_some(total)
+        }
+        Value::Object(fields) => weight_within(fields, limit),
+        other => {
+            let total = weight(other);
+            (total <= limit).then_some(total)
+        }
     }
 }

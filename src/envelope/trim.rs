@@ -129,7 +129,7 @@ pub fn apply(
     hints: Hints<'_>,
 ) -> Report {
     let mut report = Report::default();
-    if weight(&*data) + outside <= limit {
+    if plan::weight_within(data, limit.saturating_sub(outside)).is_some() {
         return report;
     }
     let outside = outside + MARKER_WRAPPERS;

@@ -651,7 +651,9 @@ impl Tool for GraphDoctor {
         "cos_graph_doctor",
         "Health of the graph: dangling edges, self loops, orphans, malformed uids, paths gone from disk, files with parse \
          errors. healthy ignores informational categories; fix=true deletes only the fixable ones.",
-    );
+    )
+        // fix=true deletes what the doctor found; with fix=false it only reads
+        .writing(true, true);
     const ANSWER_HAS_META: bool = true;
 
     fn run(context: &ToolContext, input: DoctorInput) -> Result<Doctor, ToolError> {

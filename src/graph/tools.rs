@@ -20,6 +20,7 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
         module: Module::Graph,
         layer: "graph",
         description,
+        effect: crate::tools::Effect::READ,
     }
 }
 
@@ -132,7 +133,7 @@ impl Tool for GraphIndex {
         "cos_graph_index",
         "Indexes the repository into the graph: walks it as git sees it, parses new and changed files \
          (Python, Rust, TypeScript, JavaScript, Go, Markdown) on all cores, and resolves imports, calls, bases and links across files.",
-    );
+    ).writing(false, true);
 
     fn run(context: &ToolContext, _input: IndexInput) -> Result<IndexSummary, ToolError> {
         let hub = context.hub;

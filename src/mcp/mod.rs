@@ -9,6 +9,7 @@
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::{
@@ -19,17 +20,37 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 use crate::envelope::Budget;
-use crate::tools::{Hub, RegisteredTool, Source};
+use crate::tools::{Hub, RegisteredTool, Registry, Source};
 
-/// What an agent is told when it connects.
-pub const INSTRUCTIONS: &str = "cos-hub: a local work hub for this repository. Tools named cos_* cover the task \
-board (cos_task_*: create, move, edit, claim the next ready task, search, history), board files (cos_board_*), \
-modules and health. Every answer is an envelope: {ok: true, data: {..., meta}} or {ok: false, error: {category, \
-code, retryable, message, details}}. On error, act on category: validation -> fix the field named in details and \
-retry; conflict -> re-read (details.current holds the fresh state) and re-apply; transient/unavailable -> retry \
-later (retryable is true); module_disabled -> the message says how to enable the module; not_found -> check the id. \
-Answers are trimmed to about 32,000 characters: when meta.truncated is true, meta (or the trimmed item) carries \
-truncated_<key>_from/_to markers; narrow your request (filters, page_size, limit) to see the rest.";
+/// The rules an agent needs before any tool; the tools themselves are listed
+/// from the registry, so a new area reaches agents by registration alone.
+const CONTRACT: &str = "Every answer is an envelope: {ok: true, data: {..., meta}} or {ok: false, error: \
+{category, code, retryable, message, details}}. On error, act on category: validation -> fix the field named in \
+details.field and retry; conflict -> re-read (details.current holds the fresh state) and re-apply; \
+transient/unavailable -> retry later (retryable is true); module_disabled -> the message says how to enable the \
+module; not_found -> check the id. Answers are trimmed to about 32,000 characters: when meta.truncated is true, \
+truncated_* markers in meta say what was cut, and a cut list that a cursor continues gets its next_cursor; \
+an answer that cannot fit at all is E_CONTEXT_BUDGET, whose details.narrow_with names the arguments that shrink it.";
+
+/// What an agent is told when it connects: the contract, then every tool by module.
+pub fn instructions(registry: &Registry) -> String {
+    let mut modules: Vec<(&str, Vec<&str>)> = Vec::new();
+    for tool in registry.iter() {
+        let module = tool.spec.module.id();
+        match modules.iter_mut().find(|(id, _)| *id == module) {
+            Some((_, names)) => names.push(tool.spec.name),
+            None => modules.push((module, vec![tool.spec.name])),
+        }
+    }
+    let listing: Vec<String> = modules
+        .iter()
+        .map(|(module, names)| format!("{module}: {}", names.join(", ")))
+        .collect();
+    format!(
+        "cos-hub: a local work hub for this repository. Tools by module -- {}. {CONTRACT}",
+        listing.join("; ")
+    )
+}
 
 /// One MCP session's handler; cheap to clone, every session shares the hub.
 #[derive(Clone)]
@@ -47,7 +68,7 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cos-hub", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions(self.hub.registry()))
     }
 
     async fn list_tools(
@@ -97,8 +118,15 @@ fn result_of(envelope: Value) -> CallToolResult {
 
 fn describe(tool: &RegisteredTool) -> Tool {
     let input = as_object(tool.input_schema.clone());
+    let effect = tool.spec.effect;
+    let annotations = ToolAnnotations::new()
+        .read_only(effect.read_only)
+        .destructive(effect.destructive)
+        .idempotent(effect.idempotent)
+        .open_world(false);
     Tool::new(tool.spec.name, tool.spec.description, Arc::new(input))
         .with_raw_output_schema(Arc::new(envelope_schema(&tool.output_schema)))
+        .with_annotations(annotations)
 }
 
 fn as_object(schema: Value) -> Map<String, Value> {

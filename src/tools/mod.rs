@@ -58,6 +58,46 @@ pub struct ToolSpec {
     /// The retrieval layer reported in `data.meta.layer`.
     pub layer: &'static str,
     pub description: &'static str,
+    /// What calling the tool does to the hub's state (MCP annotations say it to agents).
+    pub effect: Effect,
+}
+
+/// What a tool does to the state it works on. Every tool works on this
+/// repository's hub only, so none reaches an open world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effect {
+    /// Changes nothing.
+    pub read_only: bool,
+    /// May overwrite or delete what is there (not only add to it).
+    pub destructive: bool,
+    /// Calling it again with the same arguments changes nothing more.
+    pub idempotent: bool,
+}
+
+impl Effect {
+    pub const READ: Effect = Effect {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    };
+
+    pub const fn writes(destructive: bool, idempotent: bool) -> Effect {
+        Effect {
+            read_only: false,
+            destructive,
+            idempotent,
+        }
+    }
+}
+
+impl ToolSpec {
+    /// The same spec for a tool that writes.
+    pub const fn writing(self, destructive: bool, idempotent: bool) -> ToolSpec {
+        ToolSpec {
+            effect: Effect::writes(destructive, idempotent),
+            ..self
+        }
+    }
 }
 
 /// A tool: a typed, blocking function over the hub's state.

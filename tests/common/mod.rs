@@ -177,6 +177,7 @@ impl Tool for EchoTool {
         module: Module::Board,
         layer: "tasks",
         description: "test: echoes text",
+        effect: cos_hub::tools::Effect::READ,
     };
     fn run(_: &ToolContext, input: EchoInput) -> Result<Self::Output, ToolError> {
         let mut map = Map::new();
@@ -197,6 +198,7 @@ impl Tool for PanicTool {
         module: Module::Core,
         layer: "health",
         description: "test: panics",
+        effect: cos_hub::tools::Effect::READ,
     };
     fn run(_: &ToolContext, _: NoArgs) -> Result<Self::Output, ToolError> {
         panic!("deliberate test panic at /secret/internal/path.rs")
@@ -218,6 +220,7 @@ impl Tool for FailTool {
         module: Module::Core,
         layer: "health",
         description: "test: fails as asked",
+        effect: cos_hub::tools::Effect::READ,
     };
     fn run(_: &ToolContext, input: FailInput) -> Result<Self::Output, ToolError> {
         Err(ToolError::from(ErrorBody::new(
@@ -243,6 +246,7 @@ impl Tool for BigTool {
         module: Module::Core,
         layer: "search",
         description: "test: many results",
+        effect: cos_hub::tools::Effect::READ,
     };
     fn run(_: &ToolContext, input: BigInput) -> Result<Self::Output, ToolError> {
         let results: Vec<Value> = (0..input.count)
@@ -265,6 +269,7 @@ impl Tool for SqlErrorTool {
         module: Module::Core,
         layer: "health",
         description: "test: bad SQL",
+        effect: cos_hub::tools::Effect::READ,
     };
     fn run(context: &ToolContext, _: NoArgs) -> Result<Self::Output, ToolError> {
         context
