@@ -65,16 +65,10 @@ pub fn refusal(path: &str, wording: &str) -> ToolError {
         )
         .with_details(json!({"field": field, "expected": "one of the allowed values", "allowed": allowed, "got": variant}));
     }
-    if let Some(rest) = wording.strip_prefix("invalid type: ") {
-        let (found, expected) = rest
-            .split_once(", expected ")
-            .unwrap_or((rest, "another type"));
-        return ToolError::invalid(
-            field,
-            format!("{}, got {}", plain_expected(expected), plain_found(found)),
-        );
-    }
-    if let Some(rest) = wording.strip_prefix("invalid value: ") {
+    let mismatch = wording
+        .strip_prefix("invalid type: ")
+        .or_else(|| wording.strip_prefix("invalid value: "));
+    if let Some(rest) = mismatch {
         let (found, expected) = rest
             .split_once(", expected ")
             .unwrap_or((rest, "another value"));
