@@ -310,6 +310,33 @@ async fn rejections_are_error_envelopes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_answer_no_trim_can_fit_is_refused_as_over_the_context_budget() {
+    let server = TestServer::start().await;
+    let arguments = json!({"count": 10, "wide": 10_000});
+    let (status, body) = server
+        .post_json("/api/tools/cos_test_big?budget=agent", arguments.clone())
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let error = error_of(&body);
+    assert_eq!(error["code"], "E_CONTEXT_BUDGET");
+    assert_eq!(error["category"], "validation");
+    assert_eq!(error["retryable"], false);
+    assert_eq!(error["details"]["budget"], 32_000);
+    assert!(error["details"]["size"].as_u64().unwrap() > 32_000);
+    assert_eq!(error["details"]["narrow_with"], json!(["wide"]));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("narrow it with wide")
+    );
+    // a browser, with the budget off, gets the whole answer
+    let (status, body) = server.post_json("/api/tools/cos_test_big", arguments).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["field_9999"], 9_999);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn rest_is_untrimmed_unless_a_budget_is_asked_for() {
     let server = TestServer::start().await;
     let (status, body) = server

@@ -339,3 +339,34 @@ fn graph_shaped_bodies_get_the_graph_tier_under_the_agent_budget() {
     assert_eq!(envelope["data"]["nodes"].as_array().unwrap().len(), 1_000);
     assert_eq!(envelope["data"]["meta"]["truncated"], json!(false));
 }
+
+#[test]
+fn error_details_are_trimmed_like_any_payload() {
+    let current = json!({"id": "TASK-1", "description": "d".repeat(280_000), "labels": ["a", "b"]});
+    let error = ErrorBody::new(Category::Conflict, Code::STALE_VERSION, "changed")
+        .with_details(json!({"field": "version", "current": current}));
+    let envelope = fail_within(&error, Budget::Agent);
+    assert!(
+        wire_weight(&envelope) <= AGENT_BUDGET_CHARS,
+        "{}",
+        wire_weight(&envelope)
+    );
+    let body = &envelope["error"];
+    assert_eq!(body["code"], json!("STALE_VERSION"));
+    assert_eq!(body["details"]["field"], json!("version"));
+    assert_eq!(body["details"]["current"]["labels"], json!(["a", "b"]));
+    assert!(
+        body["details"]["current"]["description"]
+            .as_str()
+            .unwrap()
+            .ends_with(TRUNCATION_SUFFIX)
+    );
+    assert_eq!(body["meta"]["truncated"], json!(true));
+    assert_eq!(
+        body["meta"]["truncated_string_fields"],
+        json!(["/details/current/description"])
+    );
+    // with the budget off nothing is cut and no meta is added
+    let whole = fail_within(&error, Budget::None);
+    assert!(whole["error"].get("meta").is_none());
+}

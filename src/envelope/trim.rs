@@ -9,7 +9,8 @@
 //! The ladder, each rung tried only when the one before cannot fit:
 //! 1. lists, group by group (pages, then deepest first, listed keys before
 //!    others), every list cut so far sharing one common cap of at least one item;
-//! 2. strings of 200+ characters, to one common length of at least 100;
+//! 2. strings of 200+ characters, to one common length of at least 100: first
+//!    with every list whole, then with every list at one item;
 //! 3. every list that is not a page, emptied;
 //! 4. nothing fits: `envelope_unshrinkable`, for the caller to refuse.
 //!
@@ -188,6 +189,19 @@ fn choose(tree: &Tree, room: usize) -> (Plan, bool) {
             .unwrap_or(1);
         let cap = largest_fitting_cap(1, longest, |cap| fits(&capped(upto, cap)));
         return (capped(upto, cap), true);
+    }
+    if tree.longest_string > 0 {
+        // long strings alone may be what is over: cut them and keep every list whole
+        let strings_only = |cap: usize| Plan {
+            string_cap: Some(cap),
+            ..Plan::untouched(count)
+        };
+        if fits(&strings_only(STRING_KEEP_MIN_CHARS)) {
+            let cap = largest_fitting_cap(STRING_KEEP_MIN_CHARS, tree.longest_string, |cap| {
+                fits(&strings_only(cap))
+            });
+            return (strings_only(cap), true);
+        }
     }
     let mut plan = if count == 0 {
         Plan::untouched(0)

@@ -234,6 +234,8 @@ impl Tool for FailTool {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct BigInput {
     pub count: usize,
+    /// Adds this many small top-level fields: an answer no trim can shrink.
+    pub wide: Option<usize>,
 }
 
 /// Returns `count` results, for trimming over the wire.
@@ -255,6 +257,9 @@ impl Tool for BigTool {
         let mut map = Map::new();
         map.insert("count".into(), json!(input.count));
         map.insert("results".into(), Value::Array(results));
+        for i in 0..input.wide.unwrap_or(0) {
+            map.insert(format!("field_{i}"), json!(i));
+        }
         Ok(JsonObject(map))
     }
 }
