@@ -1,8 +1,7 @@
 //! The `cos` command line. Every subcommand that acts on the hub goes through
 //! the tool runtime, so the shell sees the same answers agents and browsers do.
 
-use crate::envelope::Code;
-use crate::envelope::{self, Budget, ErrorBody};
+use crate::envelope::{self, Budget, Code, ErrorBody};
 use crate::tools::{Hub, HubConfig, Source};
 use crate::{hub, web};
 use clap::{Args, Parser, Subcommand};

@@ -3,8 +3,7 @@
 //! Plain tool bodies over the runtime's state; they must not reach into other
 //! areas' tables or into HTTP/MCP concerns.
 
-use crate::envelope::Category;
-use crate::envelope::Code;
+use crate::envelope::{Category, Code};
 use crate::tools::{
     Module, Registry, Tool, ToolContext, ToolError, ToolSpec, modules::ModuleStateError,
 };

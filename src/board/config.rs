@@ -9,13 +9,12 @@
 //! ```
 //! A missing file means the defaults; a malformed one is an error naming the file.
 
-use crate::envelope::Code;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use utoipa::ToSchema;
 
 use super::model::Status;
-use crate::envelope::Category;
+use crate::envelope::{Category, Code};
 use crate::tools::ToolError;
 
 pub const CONFIG_FILE: &str = "board.toml";

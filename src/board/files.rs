@@ -2,7 +2,6 @@
 //! description), so a board can live in git. Import also reads the reference
 //! system's `TASK-NNN-slug.md` files as they are, and is idempotent.
 
-use crate::envelope::Code;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -15,7 +14,7 @@ use super::model::*;
 use super::records::{self, Change};
 use super::rules;
 use super::tools::check_title;
-use crate::envelope::Category;
+use crate::envelope::{Category, Code};
 use crate::tools::{Module, Source, Tool, ToolContext, ToolError, ToolSpec};
 
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;

@@ -2,7 +2,6 @@
 //! dependencies and cycles. Each check reads inside the caller's
 //! `BEGIN IMMEDIATE` transaction, so what it saw is still true at commit.
 
-use crate::envelope::Code;
 use rusqlite::Connection;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
@@ -10,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use super::config::WipLimits;
 use super::model::{Card, Status, Task, format_task_id};
 use super::records;
-use crate::envelope::{Category, ErrorBody};
+use crate::envelope::{Category, Code, ErrorBody};
 use crate::tools::ToolError;
 
 pub fn refuse(

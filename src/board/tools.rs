@@ -3,7 +3,6 @@
 //! applies the rules, writes the row and its history, and commits; a refusal
 //! returns before anything is written.
 
-use crate::envelope::Code;
 use rusqlite::Connection;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
@@ -13,7 +12,7 @@ use super::config::{BoardConfig, WipLimits};
 use super::model::*;
 use super::records::{self, Change};
 use super::rules::{self, refuse, sequence_of};
-use crate::envelope::Category;
+use crate::envelope::{Category, Code};
 use crate::tools::cache::Shared;
 use crate::tools::{Module, Source, Tool, ToolContext, ToolError, ToolSpec};
 

@@ -249,17 +249,6 @@ pub fn fail(error: &ErrorBody) -> Value {
     serde_json::json!({"ok": false, "error": error})
 }
 
-/// Strips spoofed meta, applies the budget, and returns the payload without its
-/// meta plus the meta the envelope computed for it.
-pub fn finish(
-    data: Map<String, Value>,
-    layer: Option<&str>,
-    budget: Budget,
-) -> (Map<String, Value>, Map<String, Value>) {
-    let finished = finish_with(data, Map::new(), layer, budget, Hints::default());
-    (finished.data, finished.meta)
-}
-
 /// Applies the budget to a tool's payload whose diagnostics come apart in
 /// `diagnostics`; `hints` say which lists are continuable or cut first.
 pub fn finish_with(
@@ -327,11 +316,6 @@ fn envelope_size(data: &Map<String, Value>, meta: &Map<String, Value>) -> measur
         ascii: data_size.ascii + meta_size.ascii + envelope_punctuation(data.is_empty()),
         non_ascii: data_size.non_ascii + meta_size.non_ascii,
     }
-}
-
-/// Token-normalised weight of a whole envelope as it goes on the wire.
-pub fn wire_weight(envelope: &Value) -> usize {
-    measure::weight(envelope)
 }
 
 /// Builds an error envelope whose `details` are trimmed to `budget` like any

@@ -1,6 +1,5 @@
 //! Questions over the graph: impact, references, paths, exports, health.
 
-use crate::envelope::Code;
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -11,7 +10,7 @@ use super::tools::{
     Direction, GraphNode, Neighbour, add_freshness, cached_graph_answer, in_range, node_at,
     resolve_node, spec, walk_neighbours, walk_with_ids,
 };
-use crate::envelope::{Category, ErrorBody};
+use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::cache::Shared;
 use crate::tools::{Tool, ToolContext, ToolError, ToolSpec};

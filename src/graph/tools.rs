@@ -1,6 +1,5 @@
 //! The `cos_graph_*` tools over the indexed graph.
 
-use crate::envelope::Code;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -8,7 +7,7 @@ use std::collections::{HashSet, VecDeque};
 use utoipa::{IntoParams, ToSchema};
 
 use super::index::{self, IndexSummary};
-use crate::envelope::{Category, ErrorBody};
+use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::cache::Shared;
 use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};

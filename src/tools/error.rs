@@ -1,8 +1,7 @@
 //! What a tool body returns when it cannot answer, and how each kind of failure
 //! becomes an envelope error with the right category.
 
-use crate::envelope::Code;
-use crate::envelope::{Category, ErrorBody};
+use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::StoreError;
 use serde_json::Value;
 use std::error::Error as StdError;

@@ -14,8 +14,7 @@ pub mod input;
 pub mod modules;
 mod schema;
 
-use crate::envelope::Code;
-use crate::envelope::{self, Budget, Category, ErrorBody};
+use crate::envelope::{self, Budget, Category, Code, ErrorBody};
 use crate::store::Store;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -415,7 +414,7 @@ fn within_budget(tool: &RegisteredTool, value: Value, budget: Budget) -> Result<
         return Ok(finished.into_envelope());
     }
     let envelope = finished.into_envelope();
-    let size = envelope::wire_weight(&envelope);
+    let size = envelope::measure::weight(&envelope);
     let limit = budget.limit_for(false).unwrap_or(size);
     tracing::warn!(
         tool = tool.spec.name,

@@ -9,7 +9,6 @@
 //! - With a token configured, every /api and /mcp request needs
 //!   `Authorization: Bearer <token>` (401 otherwise), compared in constant time.
 
-use crate::envelope::Code;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
@@ -19,7 +18,7 @@ use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
 use super::unwrap::ApiError;
-use crate::envelope::{Category, ErrorBody};
+use crate::envelope::{Category, Code, ErrorBody};
 
 /// The hub's access rules.
 #[derive(Debug, Clone, Default)]

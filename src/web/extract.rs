@@ -3,8 +3,7 @@
 //! or path parameters and over-large bodies all answer in the contract.
 
 use super::unwrap::ApiError;
-use crate::envelope::Code;
-use crate::envelope::{Category, ErrorBody};
+use crate::envelope::{Category, Code, ErrorBody};
 use axum::extract::FromRequest;
 use axum::extract::FromRequestParts;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};

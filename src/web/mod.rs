@@ -12,8 +12,7 @@ pub mod spec;
 pub mod ui;
 pub mod unwrap;
 
-use crate::envelope::Code;
-use crate::envelope::{Category, ErrorBody};
+use crate::envelope::{Category, Code, ErrorBody};
 use crate::events::ChangeFeed;
 use crate::tools::Hub;
 use access::Access;

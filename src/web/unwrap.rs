@@ -4,9 +4,8 @@
 //! failure is `{"error": ErrorBody}` with the status the category calls for.
 //! This file holds the one table that maps categories to statuses.
 
-use crate::envelope::Code;
 use crate::envelope::measure::Size;
-use crate::envelope::{Category, ErrorBody, ErrorEnvelope, Meta};
+use crate::envelope::{Category, Code, ErrorBody, ErrorEnvelope, Meta};
 use crate::tools::cache::Shared;
 use crate::tools::{Hub, Source, Tool};
 use axum::body::Body;

@@ -3,8 +3,7 @@
 //! they ask for one.
 
 use super::RouterSpec;
-use crate::envelope::Code;
-use crate::envelope::{Budget, Category, ErrorBody};
+use crate::envelope::{Budget, Category, Code, ErrorBody};
 use crate::tools::{Hub, JsonObject, Module, Source};
 use crate::web::extract::{AppPath, AppQuery};
 use crate::web::unwrap::{ApiError, ApiOk};
