@@ -5,7 +5,7 @@
 
 use crate::envelope::{Category, Code};
 use crate::tools::{
-    Module, Registry, Tool, ToolContext, ToolError, ToolSpec, modules::ModuleStateError,
+    Answer, Module, Registry, Tool, ToolContext, ToolError, ToolSpec, modules::ModuleStateError,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -116,14 +116,14 @@ impl Tool for HubHealth {
         effect: crate::tools::Effect::READ,
     };
 
-    fn run(context: &ToolContext, _input: NoInput) -> Result<Health, ToolError> {
+    fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<Health>, ToolError> {
         let mut problems = Vec::new();
         let modules = module_infos(context).unwrap_or_else(|error| {
             problems.push(error.to_string());
             Vec::new()
         });
         let schema_version = context.hub.store.schema_version()?;
-        Ok(Health {
+        Ok(Answer::from(Health {
             status: if problems.is_empty() {
                 "ok"
             } else {
@@ -137,7 +137,7 @@ impl Tool for HubHealth {
             schema_version,
             modules,
             problems,
-        })
+        }))
     }
 }
 
@@ -154,11 +154,11 @@ impl Tool for ModuleList {
         effect: crate::tools::Effect::READ,
     };
 
-    fn run(context: &ToolContext, _input: NoInput) -> Result<ModuleListing, ToolError> {
-        Ok(ModuleListing {
+    fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<ModuleListing>, ToolError> {
+        Ok(Answer::from(ModuleListing {
             modules: module_infos(context).map_err(module_state_error)?,
             state_file: context.hub.modules.path().display().to_string(),
-        })
+        }))
     }
 }
 
@@ -175,7 +175,7 @@ impl Tool for ModuleSet {
         effect: crate::tools::Effect::writes(false, true),
     };
 
-    fn run(context: &ToolContext, input: ModuleSetInput) -> Result<ModuleInfo, ToolError> {
+    fn run(context: &ToolContext, input: ModuleSetInput) -> Result<Answer<ModuleInfo>, ToolError> {
         let module = Module::parse(&input.module).ok_or_else(|| {
             ToolError::invalid("module", format!("one of {}", Module::ids().join(", ")))
                 .with_details(serde_json::json!({"field": "module", "allowed": Module::ids(), "got": input.module}))
@@ -191,6 +191,6 @@ impl Tool for ModuleSet {
             .modules
             .set(module, input.enabled)
             .map_err(module_state_error)?;
-        Ok(module_info(context, module, input.enabled))
+        Ok(Answer::from(module_info(context, module, input.enabled)))
     }
 }

@@ -271,7 +271,7 @@ async fn search_and_context_resolve_uids_paths_and_names() {
         .get("/api/graph/context?uid=code:function:app/db.py::connect&direction=in")
         .await;
     assert_eq!(status, 200, "{context}");
-    assert_eq!(context["data"]["meta"]["resolved_from"], "direct");
+    assert_eq!(context["meta"]["resolved_from"], "direct");
     let callers: BTreeSet<&str> = context["data"]["neighbours"]
         .as_array()
         .unwrap()
@@ -290,11 +290,11 @@ async fn search_and_context_resolve_uids_paths_and_names() {
     let (_, by_path) = server
         .get("/api/graph/context?uid=app/models.py&direction=out")
         .await;
-    assert_eq!(by_path["data"]["meta"]["resolved_from"], "path_prefix");
+    assert_eq!(by_path["meta"]["resolved_from"], "path_prefix");
     assert_eq!(by_path["data"]["node"]["uid"], "code:file:app/models.py");
 
     let (_, by_name) = server.get("/api/graph/context?uid=reconnect").await;
-    assert_eq!(by_name["data"]["meta"]["resolved_from"], "fuzzy_fts5");
+    assert_eq!(by_name["meta"]["resolved_from"], "fuzzy_fts5");
 
     let (_, deep) = server
         .get("/api/graph/context?uid=folder:&direction=out&depth=3")
@@ -514,7 +514,8 @@ async fn impact_references_path_export_and_doctor() {
         .await;
     assert_eq!(status, 200, "{impact}");
     let data = &impact["data"];
-    assert_eq!(data["meta"]["semantic_scope"], "transitive_depth_2");
+    assert_eq!(impact["meta"]["semantic_scope"], "transitive_depth_2");
+    assert!(data.get("meta").is_none(), "diagnostics are not data");
     let direct: BTreeSet<&str> = data["tiers"]["will_break"]
         .as_array()
         .unwrap()
@@ -545,8 +546,8 @@ async fn impact_references_path_export_and_doctor() {
         )
         .await;
     let data = &references["data"];
-    assert_eq!(data["meta"]["default_kinds_picked"], true);
-    assert_eq!(data["meta"]["node_kind"], "class");
+    assert_eq!(references["meta"]["default_kinds_picked"], true);
+    assert_eq!(references["meta"]["node_kind"], "class");
     assert_eq!(
         data["references"][0]["node"]["uid"],
         "code:class:app/models.py::Store"
@@ -577,7 +578,7 @@ async fn impact_references_path_export_and_doctor() {
     assert_eq!(data["found"], true, "{data}");
     assert_eq!(data["hops"], 2);
     assert_eq!(data["path"][1]["node"]["uid"], "code:file:app/db.py");
-    assert_eq!(data["meta"]["source_resolved_from"], "path_prefix");
+    assert_eq!(path["meta"]["source_resolved_from"], "path_prefix");
     let (_, none) = server.post_json("/api/graph/path", json!({"source": "code:external:os", "target": "doc:heading:docs/setup.md#install", "max_hops": 1})).await;
     assert_eq!(none["data"]["found"], false);
 
@@ -617,7 +618,7 @@ async fn impact_references_path_export_and_doctor() {
     let (_, doctor) = server.post_json("/api/graph/doctor", json!({})).await;
     assert_eq!(doctor["data"]["healthy"], true, "{doctor}");
     assert!(
-        doctor["data"]["meta"]["fixable_categories"]
+        doctor["meta"]["fixable_categories"]
             .as_array()
             .unwrap()
             .contains(&json!("stale_paths"))
@@ -696,10 +697,7 @@ async fn the_graph_follows_saved_files_while_the_hub_runs() {
             .await;
         assert_eq!(status, 200);
         if found(&body) {
-            assert!(
-                body["data"]["meta"]["graph_updated_at"].is_string(),
-                "{body}"
-            );
+            assert!(body["meta"]["graph_updated_at"].is_string(), "{body}");
             break;
         }
         assert!(
@@ -726,7 +724,7 @@ async fn the_graph_follows_saved_files_while_the_hub_runs() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let (_, context) = server.get("/api/graph/context?uid=app/db.py").await;
-    assert_eq!(context["data"]["meta"]["graph_pending"], false);
+    assert_eq!(context["meta"]["graph_pending"], false);
 }
 
 #[tokio::test(flavor = "multi_thread")]

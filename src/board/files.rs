@@ -15,7 +15,7 @@ use super::records::{self, Change};
 use super::rules;
 use super::tools::check_title;
 use crate::envelope::{Category, Code};
-use crate::tools::{Module, Source, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Module, Source, Tool, ToolContext, ToolError, ToolSpec};
 
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -79,7 +79,7 @@ impl Tool for BoardExport {
         effect: crate::tools::Effect::writes(true, true),
     };
 
-    fn run(context: &ToolContext, input: FolderInput) -> Result<ExportReport, ToolError> {
+    fn run(context: &ToolContext, input: FolderInput) -> Result<Answer<ExportReport>, ToolError> {
         let dir = resolve_dir(context, &input.dir)?;
         let tasks = context
             .hub
@@ -113,7 +113,7 @@ impl Tool for BoardExport {
                 report.removed.push(old.clone());
             }
         }
-        Ok(report)
+        Ok(Answer::from(report))
     }
 }
 
@@ -218,7 +218,7 @@ impl Tool for BoardImport {
         effect: crate::tools::Effect::writes(true, true),
     };
 
-    fn run(context: &ToolContext, input: FolderInput) -> Result<ImportReport, ToolError> {
+    fn run(context: &ToolContext, input: FolderInput) -> Result<Answer<ImportReport>, ToolError> {
         let dir = resolve_dir(context, &input.dir)?;
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
         let mut report = ImportReport::default();
@@ -248,6 +248,7 @@ impl Tool for BoardImport {
             .hub
             .store
             .write(|tx| apply_import(tx, &config, parsed, source, report))
+            .map(Answer::from)
     }
 }
 

@@ -14,7 +14,7 @@ use super::records::{self, Change};
 use super::rules::{self, refuse, sequence_of};
 use crate::envelope::{Category, Code};
 use crate::tools::cache::Shared;
-use crate::tools::{Module, Source, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Module, Source, Tool, ToolContext, ToolError, ToolSpec};
 
 const LAYER: &str = "tasks";
 const MAX_TITLE_CHARS: usize = 200;
@@ -305,7 +305,7 @@ impl Tool for TaskCreate {
     )
     .writing(false, false);
 
-    fn run(context: &ToolContext, input: CreateInput) -> Result<Task, ToolError> {
+    fn run(context: &ToolContext, input: CreateInput) -> Result<Answer<Task>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
         check_title(&input.title)?;
         check_appetite(input.appetite.as_deref())?;
@@ -319,58 +319,62 @@ impl Tool for TaskCreate {
             ));
         }
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
-        context.hub.store.write(|tx| {
-            let swimlane = input
-                .swimlane
-                .clone()
-                .unwrap_or_else(|| config.swimlanes.first().cloned().unwrap_or_default());
-            check_swimlane(tx, &config, &swimlane)?;
-            if status == Status::Emergency {
-                rules::check_wip(tx, &config.wip, status, &actor.key())?;
-            }
-            let seq = records::next_seq(tx)?;
-            let dependencies = resolve_dependencies(tx, seq, &input.depends_on)?;
-            let now = records::now();
-            let task = Task {
-                id: format_task_id(seq),
-                title: input.title.trim().to_string(),
-                description: input.description.clone(),
-                status,
-                kind: input.kind,
-                priority: input.priority,
-                swimlane,
-                epic: input.epic.clone().filter(|e| !e.trim().is_empty()),
-                labels: input.labels.clone(),
-                appetite: input.appetite.clone(),
-                depends_on: dependencies.iter().copied().map(format_task_id).collect(),
-                references: input.references.clone(),
-                assignee: None,
-                position: records::end_position(tx, status)?,
-                version: 1,
-                created_at: now.clone(),
-                started_at: None,
-                completed_at: None,
-                updated_at: now.clone(),
-                updated_by: actor.key(),
-            };
-            records::save_task(tx, seq, &task)?;
-            records::set_dependencies(tx, seq, &dependencies)?;
-            let created = Change {
-                field: "created",
-                old: Value::Null,
-                new: json!(task.status),
-            };
-            records::append_history(
-                tx,
-                seq,
-                &actor.key(),
-                context.source.as_str(),
-                1,
-                &now,
-                &[created],
-            )?;
-            Ok(task)
-        })
+        context
+            .hub
+            .store
+            .write(|tx| {
+                let swimlane = input
+                    .swimlane
+                    .clone()
+                    .unwrap_or_else(|| config.swimlanes.first().cloned().unwrap_or_default());
+                check_swimlane(tx, &config, &swimlane)?;
+                if status == Status::Emergency {
+                    rules::check_wip(tx, &config.wip, status, &actor.key())?;
+                }
+                let seq = records::next_seq(tx)?;
+                let dependencies = resolve_dependencies(tx, seq, &input.depends_on)?;
+                let now = records::now();
+                let task = Task {
+                    id: format_task_id(seq),
+                    title: input.title.trim().to_string(),
+                    description: input.description.clone(),
+                    status,
+                    kind: input.kind,
+                    priority: input.priority,
+                    swimlane,
+                    epic: input.epic.clone().filter(|e| !e.trim().is_empty()),
+                    labels: input.labels.clone(),
+                    appetite: input.appetite.clone(),
+                    depends_on: dependencies.iter().copied().map(format_task_id).collect(),
+                    references: input.references.clone(),
+                    assignee: None,
+                    position: records::end_position(tx, status)?,
+                    version: 1,
+                    created_at: now.clone(),
+                    started_at: None,
+                    completed_at: None,
+                    updated_at: now.clone(),
+                    updated_by: actor.key(),
+                };
+                records::save_task(tx, seq, &task)?;
+                records::set_dependencies(tx, seq, &dependencies)?;
+                let created = Change {
+                    field: "created",
+                    old: Value::Null,
+                    new: json!(task.status),
+                };
+                records::append_history(
+                    tx,
+                    seq,
+                    &actor.key(),
+                    context.source.as_str(),
+                    1,
+                    &now,
+                    &[created],
+                )?;
+                Ok(task)
+            })
+            .map(Answer::from)
     }
 }
 
@@ -393,12 +397,13 @@ impl Tool for TaskShow {
         "Shows one task in full, with its description and dependencies.",
     );
 
-    fn run(context: &ToolContext, input: TaskRef) -> Result<Task, ToolError> {
+    fn run(context: &ToolContext, input: TaskRef) -> Result<Answer<Task>, ToolError> {
         context
             .hub
             .store
             .view(|c| require_task(c, &input.id))
             .map(|(_, task)| task)
+            .map(Answer::from)
     }
 }
 
@@ -445,7 +450,7 @@ impl Tool for TaskEdit {
          (conflict, STALE_VERSION) with the current task in details and nothing is changed.",
     ).writing(true, true);
 
-    fn run(context: &ToolContext, input: EditInput) -> Result<Task, ToolError> {
+    fn run(context: &ToolContext, input: EditInput) -> Result<Answer<Task>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
         let changes = &input.changes;
         if let Some(title) = &changes.title {
@@ -461,68 +466,72 @@ impl Tool for TaskEdit {
             check_text_list("references", references)?;
         }
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
-        context.hub.store.write(|tx| {
-            let (seq, before) = require_task(tx, &input.id)?;
-            if before.version != input.version {
-                return Err(refuse(
-                    Category::Conflict,
-                    Code::STALE_VERSION,
-                    format!(
-                        "{} changed since version {} (now {}); reload and re-apply",
-                        before.id, input.version, before.version
-                    ),
-                    json!({"current": before}),
-                ));
-            }
-            let mut after = before.clone();
-            if let Some(title) = &changes.title {
-                after.title = title.trim().to_string();
-            }
-            if let Some(description) = &changes.description {
-                after.description = description.clone();
-            }
-            if let Some(kind) = changes.kind {
-                after.kind = kind;
-            }
-            if let Some(priority) = changes.priority {
-                after.priority = priority;
-            }
-            if let Some(swimlane) = &changes.swimlane {
-                if swimlane != &before.swimlane {
-                    check_swimlane(tx, &config, swimlane)?;
+        context
+            .hub
+            .store
+            .write(|tx| {
+                let (seq, before) = require_task(tx, &input.id)?;
+                if before.version != input.version {
+                    return Err(refuse(
+                        Category::Conflict,
+                        Code::STALE_VERSION,
+                        format!(
+                            "{} changed since version {} (now {}); reload and re-apply",
+                            before.id, input.version, before.version
+                        ),
+                        json!({"current": before}),
+                    ));
                 }
-                after.swimlane = swimlane.clone();
-            }
-            if let Some(epic) = &changes.epic {
-                after.epic = epic.clone().filter(|e| !e.trim().is_empty());
-            }
-            if let Some(labels) = &changes.labels {
-                after.labels = labels.clone();
-            }
-            if let Some(appetite) = &changes.appetite {
-                after.appetite = appetite.clone();
-            }
-            if let Some(references) = &changes.references {
-                after.references = references.clone();
-            }
-            let dependencies = match &changes.depends_on {
-                Some(ids) => {
-                    let resolved = resolve_dependencies(tx, seq, ids)?;
-                    after.depends_on = resolved.iter().copied().map(format_task_id).collect();
-                    Some(resolved)
+                let mut after = before.clone();
+                if let Some(title) = &changes.title {
+                    after.title = title.trim().to_string();
                 }
-                None => None,
-            };
-            commit_change(
-                tx,
-                seq,
-                &before,
-                after,
-                dependencies.as_deref(),
-                &actor,
-                context.source,
-            )
-        })
+                if let Some(description) = &changes.description {
+                    after.description = description.clone();
+                }
+                if let Some(kind) = changes.kind {
+                    after.kind = kind;
+                }
+                if let Some(priority) = changes.priority {
+                    after.priority = priority;
+                }
+                if let Some(swimlane) = &changes.swimlane {
+                    if swimlane != &before.swimlane {
+                        check_swimlane(tx, &config, swimlane)?;
+                    }
+                    after.swimlane = swimlane.clone();
+                }
+                if let Some(epic) = &changes.epic {
+                    after.epic = epic.clone().filter(|e| !e.trim().is_empty());
+                }
+                if let Some(labels) = &changes.labels {
+                    after.labels = labels.clone();
+                }
+                if let Some(appetite) = &changes.appetite {
+                    after.appetite = appetite.clone();
+                }
+                if let Some(references) = &changes.references {
+                    after.references = references.clone();
+                }
+                let dependencies = match &changes.depends_on {
+                    Some(ids) => {
+                        let resolved = resolve_dependencies(tx, seq, ids)?;
+                        after.depends_on = resolved.iter().copied().map(format_task_id).collect();
+                        Some(resolved)
+                    }
+                    None => None,
+                };
+                commit_change(
+                    tx,
+                    seq,
+                    &before,
+                    after,
+                    dependencies.as_deref(),
+                    &actor,
+                    context.source,
+                )
+            })
+            .map(Answer::from)
     }
 }
 
@@ -549,22 +558,26 @@ impl Tool for TaskMove {
          allowed targets), WIP_LIMIT (409, with occupants), DEPENDENCY_OPEN (409), STALE_STATE (409, current task).",
     ).writing(false, true);
 
-    fn run(context: &ToolContext, input: MoveInput) -> Result<Task, ToolError> {
+    fn run(context: &ToolContext, input: MoveInput) -> Result<Answer<Task>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
-        context.hub.store.write(|tx| {
-            let (seq, before) = require_task(tx, &input.id)?;
-            move_task(
-                tx,
-                &config.wip,
-                seq,
-                before,
-                input.from,
-                input.to,
-                &actor,
-                context.source,
-            )
-        })
+        context
+            .hub
+            .store
+            .write(|tx| {
+                let (seq, before) = require_task(tx, &input.id)?;
+                move_task(
+                    tx,
+                    &config.wip,
+                    seq,
+                    before,
+                    input.from,
+                    input.to,
+                    &actor,
+                    context.source,
+                )
+            })
+            .map(Answer::from)
     }
 }
 
@@ -638,7 +651,7 @@ impl Tool for TaskReposition {
         "Reorders a task within its column: give exactly one of `before` or `after` (a task in the same column).",
     ).writing(false, true);
 
-    fn run(context: &ToolContext, input: RepositionInput) -> Result<Task, ToolError> {
+    fn run(context: &ToolContext, input: RepositionInput) -> Result<Answer<Task>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
         let (anchor_id, place_before) = match (&input.before, &input.after) {
             (Some(before), None) => (before.clone(), true),
@@ -650,49 +663,53 @@ impl Tool for TaskReposition {
                 ));
             }
         };
-        context.hub.store.write(|tx| {
-            let (seq, task) = require_task(tx, &input.id)?;
-            let (anchor_seq, anchor) = require_task(tx, &anchor_id)?;
-            if anchor_seq == seq {
-                return Err(ToolError::invalid(
-                    if place_before { "before" } else { "after" },
-                    "another task",
-                ));
-            }
-            if anchor.status != task.status {
-                return Err(ToolError::invalid(
-                    if place_before { "before" } else { "after" },
-                    format!(
-                        "a task in {} ({} is in {})",
-                        task.status.as_str(),
-                        anchor.id,
-                        anchor.status.as_str()
-                    ),
-                ));
-            }
-            let column = records::load_cards(
-                tx,
-                "t.status = ?1 AND t.seq <> ?2",
-                "t.position, t.seq",
-                &[&task.status.as_str(), &seq],
-            )?;
-            let index = column.iter().position(|t| t.id == anchor.id).unwrap_or(0);
-            let target = if place_before { index } else { index + 1 };
-            let position = position_between(
-                column.get(target.wrapping_sub(1)).filter(|_| target > 0),
-                column.get(target),
-            );
-            let position = match position {
-                Some(position) => position,
-                None => {
-                    renumber(tx, &column)?;
-                    target as f64 + 0.5
+        context
+            .hub
+            .store
+            .write(|tx| {
+                let (seq, task) = require_task(tx, &input.id)?;
+                let (anchor_seq, anchor) = require_task(tx, &anchor_id)?;
+                if anchor_seq == seq {
+                    return Err(ToolError::invalid(
+                        if place_before { "before" } else { "after" },
+                        "another task",
+                    ));
                 }
-            };
-            let mut after = task.clone();
-            after.position = position;
-            commit_change(tx, seq, &task, after, None, &actor, context.source)
-        })
+                if anchor.status != task.status {
+                    return Err(ToolError::invalid(
+                        if place_before { "before" } else { "after" },
+                        format!(
+                            "a task in {} ({} is in {})",
+                            task.status.as_str(),
+                            anchor.id,
+                            anchor.status.as_str()
+                        ),
+                    ));
+                }
+                let column = records::load_cards(
+                    tx,
+                    "t.status = ?1 AND t.seq <> ?2",
+                    "t.position, t.seq",
+                    &[&task.status.as_str(), &seq],
+                )?;
+                let index = column.iter().position(|t| t.id == anchor.id).unwrap_or(0);
+                let target = if place_before { index } else { index + 1 };
+                let position = position_between(
+                    column.get(target.wrapping_sub(1)).filter(|_| target > 0),
+                    column.get(target),
+                );
+                let position = match position {
+                    Some(position) => position,
+                    None => {
+                        renumber(tx, &column)?;
+                        target as f64 + 0.5
+                    }
+                };
+                let mut after = task.clone();
+                after.position = position;
+                commit_change(tx, seq, &task, after, None, &actor, context.source)
+            })
+            .map(Answer::from)
     }
 }
 
@@ -909,7 +926,7 @@ impl Tool for TaskBoard {
          and archive are paged newest-completed first with opaque cursors (at most 200 a page).",
     );
 
-    fn run(context: &ToolContext, input: BoardInput) -> Result<Shared<Board>, ToolError> {
+    fn run(context: &ToolContext, input: BoardInput) -> Result<Answer<Shared<Board>>, ToolError> {
         let page = check_limit("page_size", input.page_size, DEFAULT_PAGE, MAX_PAGE)?;
         let complete_cursor = input
             .complete_cursor
@@ -942,7 +959,7 @@ impl Tool for TaskBoard {
                     let config = BoardConfig::load(state_dir)?;
                     let board =
                         build_board(c, &config, &filter, page, complete_cursor, archive_cursor)?;
-                    Ok(Board { revision, ..board })
+                    Ok(Answer::new(Board { revision, ..board }))
                 })
         })
     }
@@ -1155,12 +1172,13 @@ impl Tool for TaskHistory {
         "Every status change and field edit of a task: field, old, new, actor, time, source.",
     );
 
-    fn run(context: &ToolContext, input: HistoryInput) -> Result<History, ToolError> {
+    fn run(context: &ToolContext, input: HistoryInput) -> Result<Answer<History>, ToolError> {
         let limit = check_limit("limit", input.limit, 200, 1000)?;
         context
             .hub
             .store
             .view(|c| load_history(c, &input.id, limit))
+            .map(Answer::from)
     }
 }
 
@@ -1238,7 +1256,7 @@ impl Tool for TaskSearch {
         "Finds tasks by words in title or description and by status, kind, priority, label, swimlane or epic.",
     );
 
-    fn run(context: &ToolContext, input: SearchInput) -> Result<CardList, ToolError> {
+    fn run(context: &ToolContext, input: SearchInput) -> Result<Answer<CardList>, ToolError> {
         let limit = check_limit("limit", input.limit, 50, 500)?;
         let offset = input.offset.unwrap_or(0);
         let filter = TaskFilter {
@@ -1250,18 +1268,22 @@ impl Tool for TaskSearch {
             epic: input.epic.clone(),
             text: input.text.clone(),
         };
-        context.hub.store.view(|c| {
-            let total_count = count_filtered(c, &filter)?.iter().map(|(_, n)| n).sum();
-            let order = format!("t.priority, t.seq DESC LIMIT {limit} OFFSET {offset}");
-            let results: Vec<Card> = load_filtered(c, &filter, "", &order, Vec::new())?
-                .into_iter()
-                .collect();
-            Ok(CardList {
-                count: results.len() as u64,
-                results,
-                total_count,
+        context
+            .hub
+            .store
+            .view(|c| {
+                let total_count = count_filtered(c, &filter)?.iter().map(|(_, n)| n).sum();
+                let order = format!("t.priority, t.seq DESC LIMIT {limit} OFFSET {offset}");
+                let results: Vec<Card> = load_filtered(c, &filter, "", &order, Vec::new())?
+                    .into_iter()
+                    .collect();
+                Ok(CardList {
+                    count: results.len() as u64,
+                    results,
+                    total_count,
+                })
             })
-        })
+            .map(Answer::from)
     }
 }
 
@@ -1293,28 +1315,32 @@ impl Tool for TaskDependencies {
         "The tasks a task depends on, and which of them are still open.",
     );
 
-    fn run(context: &ToolContext, input: TaskRef) -> Result<Dependencies, ToolError> {
-        context.hub.store.view(|c| {
-            let (seq, task) = require_task(c, &input.id)?;
-            let cards: Vec<Card> = records::load_cards(
-                c,
-                "t.seq IN (SELECT depends_on FROM task_dependencies WHERE task = ?1)",
-                "t.seq",
-                &[&seq],
-            )?
-            .into_iter()
-            .collect();
-            let open = cards
-                .iter()
-                .filter(|card| !matches!(card.status, Status::Complete | Status::Archive))
-                .map(|card| card.id.clone())
+    fn run(context: &ToolContext, input: TaskRef) -> Result<Answer<Dependencies>, ToolError> {
+        context
+            .hub
+            .store
+            .view(|c| {
+                let (seq, task) = require_task(c, &input.id)?;
+                let cards: Vec<Card> = records::load_cards(
+                    c,
+                    "t.seq IN (SELECT depends_on FROM task_dependencies WHERE task = ?1)",
+                    "t.seq",
+                    &[&seq],
+                )?
+                .into_iter()
                 .collect();
-            Ok(Dependencies {
-                id: task.id,
-                dependencies: cards,
-                open,
+                let open = cards
+                    .iter()
+                    .filter(|card| !matches!(card.status, Status::Complete | Status::Archive))
+                    .map(|card| card.id.clone())
+                    .collect();
+                Ok(Dependencies {
+                    id: task.id,
+                    dependencies: cards,
+                    open,
+                })
             })
-        })
+            .map(Answer::from)
     }
 }
 
@@ -1325,22 +1351,26 @@ impl Tool for TaskDependents {
     type Output = Dependents;
     const SPEC: ToolSpec = spec("cos_task_dependents", "The tasks that depend on a task.");
 
-    fn run(context: &ToolContext, input: TaskRef) -> Result<Dependents, ToolError> {
-        context.hub.store.view(|c| {
-            let (seq, task) = require_task(c, &input.id)?;
-            let dependents = records::load_cards(
-                c,
-                "t.seq IN (SELECT task FROM task_dependencies WHERE depends_on = ?1)",
-                "t.seq",
-                &[&seq],
-            )?
-            .into_iter()
-            .collect();
-            Ok(Dependents {
-                id: task.id,
-                dependents,
+    fn run(context: &ToolContext, input: TaskRef) -> Result<Answer<Dependents>, ToolError> {
+        context
+            .hub
+            .store
+            .view(|c| {
+                let (seq, task) = require_task(c, &input.id)?;
+                let dependents = records::load_cards(
+                    c,
+                    "t.seq IN (SELECT task FROM task_dependencies WHERE depends_on = ?1)",
+                    "t.seq",
+                    &[&seq],
+                )?
+                .into_iter()
+                .collect();
+                Ok(Dependents {
+                    id: task.id,
+                    dependents,
+                })
             })
-        })
+            .map(Answer::from)
     }
 }
 
@@ -1389,18 +1419,22 @@ impl Tool for TaskReady {
         "Tasks ready to start: in icebox with every dependency complete, highest priority first.",
     );
 
-    fn run(context: &ToolContext, input: ReadyInput) -> Result<CardList, ToolError> {
+    fn run(context: &ToolContext, input: ReadyInput) -> Result<Answer<CardList>, ToolError> {
         let limit = check_limit("limit", input.limit, 50, 500)?;
-        context.hub.store.view(|c| {
-            let ready = load_filtered(c, &input.filter(), READY, READY_ORDER, Vec::new())?;
-            let total_count = ready.len() as u64;
-            let results: Vec<Card> = ready.into_iter().take(limit as usize).collect();
-            Ok(CardList {
-                count: results.len() as u64,
-                results,
-                total_count,
+        context
+            .hub
+            .store
+            .view(|c| {
+                let ready = load_filtered(c, &input.filter(), READY, READY_ORDER, Vec::new())?;
+                let total_count = ready.len() as u64;
+                let results: Vec<Card> = ready.into_iter().take(limit as usize).collect();
+                Ok(CardList {
+                    count: results.len() as u64,
+                    results,
+                    total_count,
+                })
             })
-        })
+            .map(Answer::from)
     }
 }
 
@@ -1435,7 +1469,7 @@ impl Tool for TaskClaimNext {
          claimers never receive the same task. Refused with WIP_LIMIT when the actor already holds its limit.",
     ).writing(false, false);
 
-    fn run(context: &ToolContext, input: ClaimInput) -> Result<Claim, ToolError> {
+    fn run(context: &ToolContext, input: ClaimInput) -> Result<Answer<Claim>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
         let filter = ReadyInput {
@@ -1447,38 +1481,43 @@ impl Tool for TaskClaimNext {
             limit: None,
         }
         .filter();
-        context.hub.store.write(|tx| {
-            rules::check_wip(tx, &config.wip, Status::InProgress, &actor.key())?;
-            let candidates = load_filtered(
-                tx,
-                &filter,
-                READY,
-                &format!("{READY_ORDER} LIMIT 1"),
-                Vec::new(),
-            )?;
-            let Some(card) = candidates.into_iter().next() else {
-                return Ok(Claim {
-                    task: None,
-                    reason: Some(
-                        "no task is ready: none in icebox with every dependency complete".into(),
-                    ),
-                });
-            };
-            let (seq, task) = require_task(tx, &card.id)?;
-            let moved = move_task(
-                tx,
-                &config.wip,
-                seq,
-                task,
-                Status::Icebox,
-                Status::InProgress,
-                &actor,
-                context.source,
-            )?;
-            Ok(Claim {
-                task: Some(moved),
-                reason: None,
+        context
+            .hub
+            .store
+            .write(|tx| {
+                rules::check_wip(tx, &config.wip, Status::InProgress, &actor.key())?;
+                let candidates = load_filtered(
+                    tx,
+                    &filter,
+                    READY,
+                    &format!("{READY_ORDER} LIMIT 1"),
+                    Vec::new(),
+                )?;
+                let Some(card) = candidates.into_iter().next() else {
+                    return Ok(Claim {
+                        task: None,
+                        reason: Some(
+                            "no task is ready: none in icebox with every dependency complete"
+                                .into(),
+                        ),
+                    });
+                };
+                let (seq, task) = require_task(tx, &card.id)?;
+                let moved = move_task(
+                    tx,
+                    &config.wip,
+                    seq,
+                    task,
+                    Status::Icebox,
+                    Status::InProgress,
+                    &actor,
+                    context.source,
+                )?;
+                Ok(Claim {
+                    task: Some(moved),
+                    reason: None,
+                })
             })
-        })
+            .map(Answer::from)
     }
 }

@@ -241,7 +241,7 @@ impl Finished {
 /// the payload carries keeps its tool diagnostics but loses every key the
 /// envelope owns; `layer` comes from `layer` when given, else from the payload.
 pub fn ok(data: Map<String, Value>, layer: Option<&str>, budget: Budget) -> Value {
-    finish_with(data, Map::new(), layer, budget, Hints::default()).into_envelope()
+    finish_with(data, Map::new(), layer, budget, Hints::default(), |_, _| {}).into_envelope()
 }
 
 /// Builds an error envelope `{"ok": false, "error": {...}}` with nothing trimmed.
@@ -250,13 +250,16 @@ pub fn fail(error: &ErrorBody) -> Value {
 }
 
 /// Applies the budget to a tool's payload whose diagnostics come apart in
-/// `diagnostics`; `hints` say which lists are continuable or cut first.
+/// `diagnostics`; `hints` say which lists are continuable or cut first, and
+/// `after_cuts` may write into the payload (within `hints.reserve`) once the
+/// cuts are known, before its size is estimated.
 pub fn finish_with(
     mut data: Map<String, Value>,
     diagnostics: Map<String, Value>,
     layer: Option<&str>,
     budget: Budget,
     hints: Hints<'_>,
+    after_cuts: impl FnOnce(&mut Map<String, Value>, &[Cut]),
 ) -> Finished {
     let mut meta = match data.shift_remove("meta") {
         Some(Value::Object(caller_meta)) => caller_meta,
@@ -275,6 +278,7 @@ pub fn finish_with(
         Some(limit) => trim::apply(&mut data, planned_outside(&meta), limit, hints),
         None => trim::Report::default(),
     };
+    after_cuts(&mut data, &report.cuts);
     let cuts = report.cuts.clone();
     let unshrinkable = report.unshrinkable;
     report.write_into(&mut meta);

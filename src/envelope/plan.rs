@@ -38,6 +38,8 @@ pub struct Hints<'h> {
     pub keys: &'h [&'h str],
     /// Top-level keys that must not be cut (already trimmed another way).
     pub frozen: &'h [&'h str],
+    /// Room the caller needs after trimming (cursors it writes for cut pages).
+    pub reserve: usize,
 }
 
 /// A step on the way from the payload's root to a value.

@@ -130,6 +130,7 @@ pub fn apply(
     hints: Hints<'_>,
 ) -> Report {
     let mut report = Report::default();
+    let outside = outside + hints.reserve;
     if plan::weight_within(data, limit.saturating_sub(outside)).is_some() {
         return report;
     }

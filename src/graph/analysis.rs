@@ -13,7 +13,7 @@ use super::tools::{
 use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::cache::Shared;
-use crate::tools::{Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 /// Every edge kind the graph records.
 pub const EDGE_KINDS: &[&str] = &[
@@ -94,8 +94,6 @@ pub struct Impact {
     pub node: GraphNode,
     pub tiers: ImpactTiers,
     pub count: u64,
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 pub struct GraphImpact;
@@ -108,9 +106,8 @@ impl Tool for GraphImpact {
         "What depends on a node, transitively: dependents along calls, imports, inheritance and links, grouped in tiers \
          will_break (1 hop), should_review (2) and context (3+). meta.semantic_scope says the depth.",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: ImpactInput) -> Result<Impact, ToolError> {
+    fn run(context: &ToolContext, input: ImpactInput) -> Result<Answer<Impact>, ToolError> {
         let depth = in_range("depth", input.depth, 3, 1, 6)?;
         let limit = in_range("visit_limit", input.visit_limit, 500, 1, 5000)? as usize;
         context.hub.store.view(|c| {
@@ -141,12 +138,12 @@ impl Tool for GraphImpact {
                 ("semantic_scope", json!(format!("transitive_depth_{depth}"))),
             ]);
             add_freshness(&mut meta, c, context)?;
-            Ok(Impact {
+            Ok(Answer::new(Impact {
                 node: root.node,
                 tiers,
                 count,
-                meta,
             })
+            .with_meta(meta))
         })
     }
 }
@@ -171,8 +168,6 @@ pub struct References {
     pub count: u64,
     /// References in all, before the limit.
     pub total_count: u64,
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 /// The edges that count as "references" to a node of this kind.
@@ -197,9 +192,8 @@ impl Tool for GraphReferences {
         "Who refers to a node: incoming edges of the given kinds, or the defaults for its kind (function: calls; class: \
          inherits_from, implements, calls; file: imports; doc: links_to, cites_heading).",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: ReferencesInput) -> Result<References, ToolError> {
+    fn run(context: &ToolContext, input: ReferencesInput) -> Result<Answer<References>, ToolError> {
         let limit = in_range("limit", input.limit, 100, 1, 1000)? as usize;
         let asked = check_kinds("kinds", &input.kinds)?;
         context.hub.store.view(|c| {
@@ -220,13 +214,13 @@ impl Tool for GraphReferences {
                 ("kinds", json!(kinds)),
             ]);
             add_freshness(&mut meta, c, context)?;
-            Ok(References {
-                meta,
+            Ok(Answer::new(References {
                 node: root.node,
                 count: all.len() as u64,
                 references: all,
                 total_count,
             })
+            .with_meta(meta))
         })
     }
 }
@@ -255,8 +249,6 @@ pub struct PathAnswer {
     pub found: bool,
     pub hops: Option<u32>,
     pub path: Vec<PathStep>,
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 pub struct GraphPath;
@@ -268,9 +260,8 @@ impl Tool for GraphPath {
         "cos_graph_path",
         "The shortest path between two nodes over any edges (followed either way), up to max_hops.",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: PathInput) -> Result<PathAnswer, ToolError> {
+    fn run(context: &ToolContext, input: PathInput) -> Result<Answer<PathAnswer>, ToolError> {
         let max_hops = in_range("max_hops", input.max_hops, 5, 1, 10)?;
         context.hub.store.view(|c| {
             let source = resolve_node(c, &input.source, "source")?;
@@ -281,12 +272,12 @@ impl Tool for GraphPath {
             ]);
             add_freshness(&mut meta, c, context)?;
             let Some(chain) = shortest_path(c, source.id, target.id, max_hops)? else {
-                return Ok(PathAnswer {
+                return Ok(Answer::new(PathAnswer {
                     found: false,
                     hops: None,
                     path: Vec::new(),
-                    meta,
-                });
+                })
+                .with_meta(meta));
             };
             let mut path = vec![PathStep {
                 node: source.node,
@@ -300,12 +291,12 @@ impl Tool for GraphPath {
                     forward: Some(forward),
                 });
             }
-            Ok(PathAnswer {
+            Ok(Answer::new(PathAnswer {
                 found: true,
                 hops: Some(path.len() as u32 - 1),
                 path,
-                meta,
             })
+            .with_meta(meta))
         })
     }
 }
@@ -406,8 +397,6 @@ pub struct Export {
     pub root: String,
     pub nodes: Vec<GraphNode>,
     pub edges: Vec<ExportEdge>,
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 pub struct GraphExport;
@@ -420,9 +409,8 @@ impl Tool for GraphExport {
         "A subgraph as {nodes, edges}: from root, outwards along edge_types (default contains), up to max_hops and \
          max_nodes (hard cap 2,000). Every edge joins two exported nodes.",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: ExportInput) -> Result<Shared<Export>, ToolError> {
+    fn run(context: &ToolContext, input: ExportInput) -> Result<Answer<Shared<Export>>, ToolError> {
         let max_hops = in_range("max_hops", input.max_hops, 3, 1, 10)?;
         let max_nodes = in_range("max_nodes", input.max_nodes, 500, 1, 2000)? as usize;
         let asked = check_kinds("edge_types", &input.edge_types)?;
@@ -450,12 +438,12 @@ impl Tool for GraphExport {
                 ("edge_types", json!(kinds)),
             ]);
             add_freshness(&mut meta, c, context)?;
-            Ok(Export {
+            Ok(Answer::new(Export {
                 root: root.node.uid,
-                meta,
                 nodes,
                 edges,
             })
+            .with_meta(meta))
         })
     }
 }
@@ -538,8 +526,6 @@ pub struct Doctor {
     pub healthy: bool,
     pub issues: Vec<DoctorIssue>,
     pub stats: DoctorStats,
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 /// The seed's fixable categories, in its order: what `fix=true` deletes.
@@ -653,9 +639,8 @@ impl Tool for GraphDoctor {
     )
         // fix=true deletes what the doctor found; with fix=false it only reads
         .writing(true, true);
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: DoctorInput) -> Result<Doctor, ToolError> {
+    fn run(context: &ToolContext, input: DoctorInput) -> Result<Answer<Doctor>, ToolError> {
         let root = context.hub.config.repo_root.clone();
         let look =
             |c: &Connection| -> Result<(Vec<DoctorIssue>, Vec<String>, u64, u64), ToolError> {
@@ -748,7 +733,7 @@ impl Tool for GraphDoctor {
             .collect();
         let issue_count = real.len() as u64;
         let issue_count_total = issues.iter().filter(|i| i.count > 0).count() as u64;
-        Ok(Doctor {
+        Ok(Answer::new(Doctor {
             healthy: issue_count == 0,
             stats: DoctorStats {
                 nodes,
@@ -758,11 +743,11 @@ impl Tool for GraphDoctor {
                 fixed,
             },
             issues,
-            meta: meta(&[
-                ("fixable_categories", json!(FIXABLE)),
-                ("informational_categories", json!(INFORMATIONAL)),
-            ]),
         })
+        .with_meta(meta(&[
+            ("fixable_categories", json!(FIXABLE)),
+            ("informational_categories", json!(INFORMATIONAL)),
+        ])))
     }
 }
 

@@ -4,14 +4,14 @@
 
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
 use utoipa::ToSchema;
 
 use super::tools::{GraphNode, add_freshness, in_range, node_at, resolve_node, spec};
 use crate::store::StoreError;
-use crate::tools::{Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 fn sql_error(connection: &Connection) -> impl Fn(rusqlite::Error) -> ToolError + '_ {
     move |error| ToolError::from(StoreError::on(connection, error))
@@ -87,8 +87,6 @@ pub struct RenamePlan {
     /// Files in the order to edit them: the definition, importers, callers, tests, docs, strings.
     pub order: Vec<String>,
     pub count: u64,
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 /// Lines of a file, read once per plan.
@@ -160,9 +158,8 @@ impl Tool for GraphRenamePlan {
         "Everything a rename touches: call sites and import sites (from the graph), doc references, test references and \
          string literals (from a whole-word text search), each saying which found it; a risk level and the order to edit files in.",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: RenamePlanInput) -> Result<RenamePlan, ToolError> {
+    fn run(context: &ToolContext, input: RenamePlanInput) -> Result<Answer<RenamePlan>, ToolError> {
         let new_name = input.new_name.trim().to_string();
         if !valid_identifier(&new_name) {
             return Err(ToolError::invalid(
@@ -309,7 +306,7 @@ impl Tool for GraphRenamePlan {
             meta.insert("resolved_from".into(), json!(target.resolved_from));
             meta.insert("files_touched".into(), json!(order.len()));
             add_freshness(&mut meta, c, context)?;
-            Ok(RenamePlan {
+            Ok(Answer::new(RenamePlan {
                 node,
                 old_name: old,
                 new_name,
@@ -322,8 +319,8 @@ impl Tool for GraphRenamePlan {
                 risk: risk.to_string(),
                 order,
                 count,
-                meta,
             })
+            .with_meta(meta))
         })
     }
 }
@@ -420,8 +417,6 @@ pub struct Trace {
     /// Modules outside the repository the chain calls into.
     pub external_targets: Vec<String>,
     pub count: u64,
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 pub struct GraphTrace;
@@ -434,9 +429,8 @@ impl Tool for GraphTrace {
         "The forward call chain from a function: each step with its caller and depth, the points where it branches, and \
          the external modules it reaches.",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: TraceInput) -> Result<Trace, ToolError> {
+    fn run(context: &ToolContext, input: TraceInput) -> Result<Answer<Trace>, ToolError> {
         let depth = in_range("depth", input.depth, 4, 1, 8)?;
         let max_steps = in_range("max_steps", input.max_steps, 200, 1, 1000)? as usize;
         context.hub.store.view(|c| {
@@ -488,14 +482,14 @@ impl Tool for GraphTrace {
             );
             meta.insert("steps_capped".into(), json!(truncated));
             add_freshness(&mut meta, c, context)?;
-            Ok(Trace {
+            Ok(Answer::new(Trace {
                 node: start.node,
                 count: steps.len() as u64,
                 steps,
                 branches,
                 external_targets: external_targets.into_iter().collect(),
-                meta,
             })
+            .with_meta(meta))
         })
     }
 }
@@ -540,8 +534,6 @@ pub struct Similar {
     pub node: GraphNode,
     pub results: Vec<SimilarSymbol>,
     pub count: u64,
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 /// The words of an identifier: `parse_HTTPRequest2` → parse, http, request2.
@@ -592,9 +584,8 @@ impl Tool for GraphSimilar {
         "Symbols like this one, without a model: structurally (they call, are called by or extend the same things) and \
          lexically (their names share words). Candidates of the same kind family, best first.",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: SimilarInput) -> Result<Similar, ToolError> {
+    fn run(context: &ToolContext, input: SimilarInput) -> Result<Answer<Similar>, ToolError> {
         let limit = in_range("limit", input.limit, 10, 1, 50)? as usize;
         context.hub.store.view(|c| {
             let target = resolve_node(c, &input.uid, "uid")?;
@@ -638,12 +629,12 @@ impl Tool for GraphSimilar {
                 json!("jaccard(neighbours) + jaccard(name words), no model"),
             );
             add_freshness(&mut meta, c, context)?;
-            Ok(Similar {
+            Ok(Answer::new(Similar {
                 node: target.node,
                 count: results.len() as u64,
                 results,
-                meta,
             })
+            .with_meta(meta))
         })
     }
 }

@@ -10,7 +10,7 @@ use super::index::{self, IndexSummary};
 use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::cache::Shared;
-use crate::tools::{Module, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Module, Tool, ToolContext, ToolError, ToolSpec};
 
 /// The spec of a graph tool (module graph, layer graph).
 pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
@@ -105,8 +105,8 @@ pub fn cached_graph_answer<T: Serialize>(
     context: &ToolContext,
     tool: &'static str,
     key: String,
-    compute: impl FnOnce(&Connection) -> Result<T, ToolError>,
-) -> Result<Shared<T>, ToolError> {
+    compute: impl FnOnce(&Connection) -> Result<Answer<T>, ToolError>,
+) -> Result<Answer<Shared<T>>, ToolError> {
     let pending = context.hub.pending.is(super::watch::PENDING);
     context.hub.store.view(|c| {
         let revision = super::index::revision(c).map_err(|error| StoreError::on(c, error))?;
@@ -134,14 +134,14 @@ impl Tool for GraphIndex {
          (Python, Rust, TypeScript, JavaScript, Go, Markdown) on all cores, and resolves imports, calls, bases and links across files.",
     ).writing(false, true);
 
-    fn run(context: &ToolContext, _input: IndexInput) -> Result<IndexSummary, ToolError> {
+    fn run(context: &ToolContext, _input: IndexInput) -> Result<Answer<IndexSummary>, ToolError> {
         let hub = context.hub;
-        Ok(index::index(
+        Ok(Answer::from(index::index(
             &hub.store,
             &hub.config.repo_root,
             &|_| {},
             &|| {},
-        )?)
+        )?))
     }
 }
 
@@ -163,9 +163,6 @@ pub struct SearchInput {
 pub struct SearchResults {
     pub results: Vec<GraphNode>,
     pub count: u64,
-    /// graph_updated_at, graph_pending.
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 pub struct GraphSearch;
@@ -177,9 +174,8 @@ impl Tool for GraphSearch {
         "cos_graph_search",
         "Finds graph nodes (symbols, files, folders, headings) by name.",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: SearchInput) -> Result<SearchResults, ToolError> {
+    fn run(context: &ToolContext, input: SearchInput) -> Result<Answer<SearchResults>, ToolError> {
         let limit = in_range("limit", input.limit, 20, 1, 200)?;
         if let Some(kind) = input.kind.as_deref() {
             check_node_kind("kind", kind)?;
@@ -205,11 +201,11 @@ impl Tool for GraphSearch {
             add_freshness(&mut meta, c, context)?;
             Ok((results, meta))
         })?;
-        Ok(SearchResults {
+        Ok(Answer::new(SearchResults {
             count: results.len() as u64,
             results,
-            meta,
         })
+        .with_meta(meta))
     }
 }
 
@@ -365,9 +361,6 @@ pub struct ResolveInput {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ResolveAnswer {
     pub node: GraphNode,
-    /// resolved_from: direct, path_prefix or fuzzy_fts5.
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 pub struct GraphResolve;
@@ -380,18 +373,14 @@ impl Tool for GraphResolve {
         "Turns a uid, a path or a name into one node: exact uid, then path, then full-text on names. An ambiguous \
          name answers E_AMBIGUOUS with the candidates; nothing found answers NOT_FOUND with the closest ones.",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: ResolveInput) -> Result<ResolveAnswer, ToolError> {
+    fn run(context: &ToolContext, input: ResolveInput) -> Result<Answer<ResolveAnswer>, ToolError> {
         context.hub.store.view(|c| {
             let found = resolve_node(c, &input.query, "query")?;
             let mut meta = Map::new();
             meta.insert("resolved_from".into(), json!(found.resolved_from));
             add_freshness(&mut meta, c, context)?;
-            Ok(ResolveAnswer {
-                node: found.node,
-                meta,
-            })
+            Ok(Answer::new(ResolveAnswer { node: found.node }).with_meta(meta))
         })
     }
 }
@@ -440,9 +429,6 @@ pub struct Context {
     pub node: GraphNode,
     pub neighbours: Vec<Neighbour>,
     pub count: u64,
-    /// How the input named the node.
-    #[schema(value_type = Object)]
-    pub meta: Map<String, Value>,
 }
 
 pub struct GraphContext;
@@ -455,9 +441,11 @@ impl Tool for GraphContext {
         "A node and its neighbours by direction and depth: what contains, imports, calls or links to it, and what it does. \
          Accepts a uid, a path or a name (meta.resolved_from says which matched).",
     );
-    const ANSWER_HAS_META: bool = true;
 
-    fn run(context: &ToolContext, input: ContextInput) -> Result<Shared<Context>, ToolError> {
+    fn run(
+        context: &ToolContext,
+        input: ContextInput,
+    ) -> Result<Answer<Shared<Context>>, ToolError> {
         let depth = in_range("depth", input.depth, 1, 1, 3)?;
         let limit = in_range("limit", input.limit, 200, 1, 2000)? as usize;
         let direction = input.direction.unwrap_or_default();
@@ -468,12 +456,12 @@ impl Tool for GraphContext {
             let mut meta = Map::new();
             meta.insert("resolved_from".into(), json!(root.resolved_from));
             add_freshness(&mut meta, c, context)?;
-            Ok(Context {
+            Ok(Answer::new(Context {
                 node: root.node,
                 count: neighbours.len() as u64,
                 neighbours,
-                meta,
             })
+            .with_meta(meta))
         })
     }
 }

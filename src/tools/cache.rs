@@ -13,6 +13,7 @@
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -31,12 +32,14 @@ const MAX_BYTES: usize = 64 << 20;
 /// (tool name, the tool's key for its input and configuration)
 type EntryKey = (&'static str, String);
 /// (revision the answer was computed at, the answer)
-type Entry = (i64, Arc<Answer>);
+type Entry = (i64, Arc<Kept>);
 
-/// An answer's JSON and the finished body made from it by the first caller that needed one.
+/// An answer's JSON, its diagnostics, and the finished body made from them by
+/// the first caller that needed one.
 #[derive(Debug)]
-struct Answer {
+struct Kept {
     json: Box<RawValue>,
+    meta: Map<String, Value>,
     rendered: OnceLock<Rendering>,
 }
 
@@ -46,7 +49,7 @@ struct Rendering {
     body: Bytes,
 }
 
-impl Answer {
+impl Kept {
     /// What keeping the answer costs, counting a finished body as large as the answer.
     fn weight(&self) -> usize {
         2 * self.json.get().len()
@@ -72,25 +75,28 @@ impl AnswerCache {
         }
     }
 
-    /// The answer of `tool` for `key` at `revision`, computing and keeping it on a miss.
+    /// The answer of `tool` for `key` at `revision` with its diagnostics,
+    /// computing and keeping it on a miss. Pages are not kept (their cursors
+    /// are made per call): a caller adds them to what this returns.
     pub fn get_or_compute<T: Serialize>(
         &self,
         tool: &'static str,
         key: String,
         revision: i64,
-        compute: impl FnOnce() -> Result<T, ToolError>,
-    ) -> Result<Shared<T>, ToolError> {
+        compute: impl FnOnce() -> Result<super::Answer<T>, ToolError>,
+    ) -> Result<super::Answer<Shared<T>>, ToolError> {
         if self.enabled
             && let Some((cached_revision, kept)) = self.lock().get(&(tool, key.clone()))
             && *cached_revision == revision
         {
-            return Ok(Shared::from_answer(kept.clone()));
+            return Ok(Shared::from_answer(kept.clone()).into_answer());
         }
-        let answer = compute()?;
-        let json = serde_json::value::to_raw_value(&answer)
+        let computed = compute()?;
+        let json = serde_json::value::to_raw_value(&computed.data)
             .map_err(|e| ToolError::internal("serialising the tool's answer", e))?;
-        let answer = Arc::new(Answer {
+        let answer = Arc::new(Kept {
             json,
+            meta: computed.meta,
             rendered: OnceLock::new(),
         });
         if self.enabled {
@@ -109,7 +115,7 @@ impl AnswerCache {
             }
             entries.insert((tool, key), (revision, answer.clone()));
         }
-        Ok(Shared::from_answer(answer))
+        Ok(Shared::from_answer(answer).into_answer())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<EntryKey, Entry>> {
@@ -123,16 +129,22 @@ impl AnswerCache {
 /// and its schema is `T`'s.
 #[derive(Debug, Clone)]
 pub struct Shared<T> {
-    answer: Arc<Answer>,
+    answer: Arc<Kept>,
     shape: PhantomData<fn() -> T>,
 }
 
 impl<T> Shared<T> {
-    fn from_answer(answer: Arc<Answer>) -> Shared<T> {
+    fn from_answer(answer: Arc<Kept>) -> Shared<T> {
         Shared {
             answer,
             shape: PhantomData,
         }
+    }
+
+    /// The shared answer with the diagnostics kept beside it.
+    fn into_answer(self) -> super::Answer<Shared<T>> {
+        let meta = self.answer.meta.clone();
+        super::Answer::new(self).with_meta(meta)
     }
 
     pub fn json(&self) -> &str {
@@ -188,23 +200,27 @@ mod tests {
         let computed = Cell::new(0);
         let compute = |value: u32| {
             computed.set(computed.get() + 1);
-            Ok(serde_json::json!({"value": value}))
+            Ok(serde_json::json!({"value": value}).into())
         };
         let first = cache
             .get_or_compute("t", "k".into(), 1, || compute(1))
-            .unwrap();
+            .unwrap()
+            .data;
         let again = cache
             .get_or_compute("t", "k".into(), 1, || compute(99))
-            .unwrap();
+            .unwrap()
+            .data;
         assert_eq!(first.json(), again.json());
         assert_eq!(computed.get(), 1);
         let newer = cache
             .get_or_compute("t", "k".into(), 2, || compute(2))
-            .unwrap();
+            .unwrap()
+            .data;
         assert_eq!(newer.json(), r#"{"value":2}"#);
         let other_key = cache
             .get_or_compute("t", "other".into(), 2, || compute(3))
-            .unwrap();
+            .unwrap()
+            .data;
         assert_eq!(other_key.json(), r#"{"value":3}"#);
         assert_eq!(computed.get(), 3);
         assert_eq!(serde_json::to_string(&newer).unwrap(), r#"{"value":2}"#);
@@ -220,8 +236,14 @@ mod tests {
         };
         let answer = || {
             cache
-                .get_or_compute("t", "k".into(), 1, || Ok(serde_json::json!({"v": 1})))
+                .get_or_compute(
+                    "t",
+                    "k".into(),
+                    1,
+                    || Ok(serde_json::json!({"v": 1}).into()),
+                )
                 .unwrap()
+                .data
         };
         assert_eq!(&answer().rendered("rest", render)[..], br#"[{"v":1}]"#);
         assert_eq!(&answer().rendered("rest", render)[..], br#"[{"v":1}]"#);
@@ -230,8 +252,14 @@ mod tests {
         assert_eq!(&answer().rendered("other", |_| b"x".to_vec())[..], b"x");
         // a new revision is a new answer with its own body
         let newer = cache
-            .get_or_compute("t", "k".into(), 2, || Ok(serde_json::json!({"v": 2})))
-            .unwrap();
+            .get_or_compute(
+                "t",
+                "k".into(),
+                2,
+                || Ok(serde_json::json!({"v": 2}).into()),
+            )
+            .unwrap()
+            .data;
         assert_eq!(&newer.rendered("rest", render)[..], br#"[{"v":2}]"#);
         assert_eq!(renders.get(), 2);
     }
@@ -242,7 +270,7 @@ mod tests {
         let big = "x".repeat(MAX_BYTES / 8);
         for key in 0..10 {
             cache
-                .get_or_compute("t", key.to_string(), 1, || Ok(big.clone()))
+                .get_or_compute("t", key.to_string(), 1, || Ok(big.clone().into()))
                 .unwrap();
         }
         let kept: usize = cache
@@ -255,6 +283,27 @@ mod tests {
     }
 
     #[test]
+    fn diagnostics_are_kept_beside_the_answer() {
+        let cache = AnswerCache::new(true);
+        let mut meta = Map::new();
+        meta.insert("resolved_from".into(), Value::from("direct"));
+        let first = cache
+            .get_or_compute("t", "k".into(), 1, || {
+                Ok(super::super::Answer::new(1).with_meta(meta.clone()))
+            })
+            .unwrap();
+        let hit = cache
+            .get_or_compute("t", "k".into(), 1, || Ok(2.into()))
+            .unwrap();
+        assert_eq!(hit.data.json(), "1");
+        assert_eq!(first.meta, meta);
+        assert_eq!(
+            hit.meta, meta,
+            "a hit carries the diagnostics computed with it"
+        );
+    }
+
+    #[test]
     fn off_means_always_computed() {
         let cache = AnswerCache::new(false);
         let computed = Cell::new(0);
@@ -262,7 +311,7 @@ mod tests {
             cache
                 .get_or_compute("t", "k".into(), 1, || {
                     computed.set(computed.get() + 1);
-                    Ok(1)
+                    Ok(1.into())
                 })
                 .unwrap();
         }

@@ -7,6 +7,7 @@
 //! Blocking tool bodies run on the blocking pool, never on the async runtime.
 //! It must not know about HTTP or MCP wire details: front doors adapt to it.
 
+pub mod answer;
 pub mod cache;
 mod error;
 mod forensics;
@@ -26,6 +27,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use utoipa::ToSchema;
 
+pub use answer::{Answer, Page};
 pub use error::ToolError;
 pub use modules::{Module, ModuleState};
 
@@ -104,11 +106,8 @@ pub trait Tool: Send + Sync + 'static {
     type Input: DeserializeOwned + ToSchema + Send + 'static;
     type Output: Serialize + ToSchema + Send + 'static;
     const SPEC: ToolSpec;
-    /// True when the answer carries tool diagnostics in a top-level `meta`
-    /// object (resolved_from, graph freshness, ...): REST copies them into the
-    /// envelope's meta, where MCP agents find them too.
-    const ANSWER_HAS_META: bool = false;
-    fn run(context: &ToolContext, input: Self::Input) -> Result<Self::Output, ToolError>;
+    /// The answer: its data, its diagnostics and the pages a cursor continues.
+    fn run(context: &ToolContext, input: Self::Input) -> Result<Answer<Self::Output>, ToolError>;
 }
 
 /// A free-form JSON object, for answers whose shape the tool's own schema describes.
@@ -182,7 +181,7 @@ pub struct ToolContext<'a> {
     pub registry: &'a Registry,
 }
 
-type Handler = Arc<dyn Fn(&ToolContext, Value) -> Result<Value, ToolError> + Send + Sync>;
+type Handler = Arc<dyn Fn(&ToolContext, Value) -> Result<Answer<Value>, ToolError> + Send + Sync>;
 
 /// A registered tool as the front doors see it.
 #[derive(Clone)]
@@ -204,9 +203,10 @@ impl Registry {
     pub fn register<T: Tool>(&mut self) -> &mut Registry {
         let handler: Handler = Arc::new(|context, arguments| {
             let input: T::Input = input::parse(arguments)?;
-            let output = T::run(context, input)?;
-            serde_json::to_value(output)
-                .map_err(|e| ToolError::internal("serialising the tool's answer", e))
+            let answer = T::run(context, input)?;
+            let data = serde_json::to_value(&answer.data)
+                .map_err(|e| ToolError::internal("serialising the tool's answer", e))?;
+            Ok(answer.map(|_| data))
         });
         self.tools.insert(
             T::SPEC.name,
@@ -282,7 +282,7 @@ impl Hub {
         &self,
         input: T::Input,
         source: Source,
-    ) -> Result<T::Output, ErrorBody> {
+    ) -> Result<Answer<T::Output>, ErrorBody> {
         let hub = self.clone();
         let joined = tokio::task::spawn_blocking(move || {
             hub.guarded(&T::SPEC, source, |context| T::run(context, input))
@@ -402,13 +402,26 @@ fn as_data(value: Value) -> Map<String, Value> {
 /// The success envelope of a tool's answer, or `E_CONTEXT_BUDGET` when even the
 /// last rung of the trim ladder leaves it over `budget`: nothing over budget
 /// reaches an agent.
-fn within_budget(tool: &RegisteredTool, value: Value, budget: Budget) -> Result<Value, ErrorBody> {
+fn within_budget(
+    tool: &RegisteredTool,
+    answer: Answer<Value>,
+    budget: Budget,
+) -> Result<Value, ErrorBody> {
+    let Answer { data, meta, pages } = answer;
+    let data = as_data(data);
+    let page_lists: Vec<String> = pages.iter().map(|page| page.list.clone()).collect();
+    let hints = envelope::Hints {
+        pages: &page_lists,
+        reserve: answer::cursor_room(&data, &pages),
+        ..envelope::Hints::default()
+    };
     let finished = envelope::finish_with(
-        as_data(value),
-        Map::new(),
+        data,
+        meta,
         Some(tool.spec.layer),
         budget,
-        envelope::Hints::default(),
+        hints,
+        |data, cuts| answer::resume_cut_pages(data, &pages, cuts),
     );
     if !finished.unshrinkable {
         return Ok(finished.into_envelope());

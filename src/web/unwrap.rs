@@ -45,8 +45,8 @@ pub struct Success<T> {
     layer: &'static str,
     status: StatusCode,
     headers: Vec<(header::HeaderName, String)>,
-    /// Copy the answer's own `meta` (tool diagnostics) into the envelope's meta.
-    lift_meta: bool,
+    /// The tool's diagnostics, joining the envelope's own meta keys.
+    diagnostics: Map<String, Value>,
 }
 
 impl<T: Serialize> Success<T> {
@@ -56,7 +56,7 @@ impl<T: Serialize> Success<T> {
             layer,
             status: StatusCode::OK,
             headers: Vec::new(),
-            lift_meta: false,
+            diagnostics: Map::new(),
         }
     }
 
@@ -66,13 +66,13 @@ impl<T: Serialize> Success<T> {
             layer,
             status: StatusCode::CREATED,
             headers: Vec::new(),
-            lift_meta: false,
+            diagnostics: Map::new(),
         }
     }
 
-    /// Copies the answer's `meta` object into the envelope's meta (see `Tool::ANSWER_HAS_META`).
-    pub fn lifting_meta(mut self, lift: bool) -> Success<T> {
-        self.lift_meta = lift;
+    /// The tool's diagnostics (its answer's `meta`), for the envelope's meta.
+    pub fn with_diagnostics(mut self, diagnostics: Map<String, Value>) -> Success<T> {
+        self.diagnostics = diagnostics;
         self
     }
 
@@ -102,7 +102,7 @@ impl<T: Serialize> IntoResponse for Success<T> {
                 .into_response();
             }
         };
-        let body = envelope_body(&data, self.layer, self.lift_meta);
+        let body = rest_body(&data, self.layer, self.diagnostics);
         respond(self.status, self.headers, body)
     }
 }
@@ -118,23 +118,14 @@ impl<T> IntoResponse for CachedSuccess<T> {
             layer,
             status,
             headers,
-            lift_meta,
+            diagnostics,
         } = self.0;
+        // a cached answer's diagnostics are cached with it, so one body serves every hit
         let body = data.rendered("rest", |json| {
-            envelope_body(json.as_bytes(), layer, lift_meta)
+            rest_body(json.as_bytes(), layer, diagnostics.clone())
         });
         respond(status, headers, body)
     }
-}
-
-/// `{"data": ..., "meta": ...}` around a serialised answer.
-fn envelope_body(data: &[u8], layer: &str, lift_meta: bool) -> Vec<u8> {
-    let diagnostics = if lift_meta {
-        answer_meta(data)
-    } else {
-        Map::new()
-    };
-    rest_body(data, layer, diagnostics)
 }
 
 fn respond(
@@ -157,77 +148,6 @@ fn respond(
         }
     }
     response
-}
-
-/// The `meta` object of a serialised answer, without the keys the envelope owns.
-fn answer_meta(data: &[u8]) -> Map<String, Value> {
-    #[derive(serde::Deserialize)]
-    struct OnlyMeta {
-        #[serde(default)]
-        meta: Map<String, Value>,
-    }
-    let fast = trailing_meta(data).and_then(|slice| serde_json::from_slice(slice).ok());
-    let mut meta = match fast {
-        Some(meta) => meta,
-        None => serde_json::from_slice::<OnlyMeta>(data)
-            .map(|answer| answer.meta)
-            .unwrap_or_default(),
-    };
-    meta.retain(|key, _| {
-        !matches!(key.as_str(), "layer" | "tokens_estimated" | "truncated")
-            && !key.starts_with("truncated_")
-    });
-    meta
-}
-
-/// The bytes of the answer's `meta` object when it is the answer's last member
-/// (the graph answers declare it last), found from the end so a large answer is
-/// not read again. None when the answer is shaped otherwise.
-fn trailing_meta(data: &[u8]) -> Option<&[u8]> {
-    let data = data.trim_ascii_end();
-    let inner = data.strip_suffix(b"}")?.trim_ascii_end();
-    let close = inner.len().checked_sub(1)?;
-    if inner[close] != b'}' {
-        return None;
-    }
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut index = close + 1;
-    while index > 0 {
-        index -= 1;
-        let byte = inner[index];
-        if byte == b'"' {
-            // escaped when an odd number of backslashes precede it
-            let backslashes = inner[..index]
-                .iter()
-                .rev()
-                .take_while(|b| **b == b'\\')
-                .count();
-            if backslashes % 2 == 0 {
-                in_string = !in_string;
-            }
-            continue;
-        }
-        if in_string {
-            continue;
-        }
-        match byte {
-            b'}' | b']' => depth += 1,
-            b'{' | b'[' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let before = inner[..index]
-        .trim_ascii_end()
-        .strip_suffix(b":")?
-        .trim_ascii_end();
-    let before = before.strip_suffix(b"\"meta\"")?.trim_ascii_end();
-    matches!(before.last(), Some(b',') | Some(b'{')).then(|| &inner[index..=close])
 }
 
 /// `{"data":<data>,"meta":{...}}` around already-serialised data; `diagnostics`
@@ -352,8 +272,8 @@ impl IntoResponse for ApiError {
 
 /// Calls tool `T` with the budget off and unwraps its answer for HTTP.
 pub async fn run<T: Tool>(hub: &Hub, input: T::Input) -> Result<Success<T::Output>, ApiError> {
-    let output = hub.call::<T>(input, Source::Rest).await?;
-    Ok(Success::ok(output, T::SPEC.layer).lifting_meta(T::ANSWER_HAS_META))
+    let answer = hub.call::<T>(input, Source::Rest).await?;
+    Ok(Success::ok(answer.data, T::SPEC.layer).with_diagnostics(answer.meta))
 }
 
 /// Like [`run`] for a tool whose answers are cached ([`Shared`]): a hit is sent
@@ -367,36 +287,13 @@ where
 
 /// Like [`run`], answering 201 Created.
 pub async fn create<T: Tool>(hub: &Hub, input: T::Input) -> Result<Success<T::Output>, ApiError> {
-    let output = hub.call::<T>(input, Source::Rest).await?;
-    Ok(Success::created(output, T::SPEC.layer).lifting_meta(T::ANSWER_HAS_META))
+    let answer = hub.call::<T>(input, Source::Rest).await?;
+    Ok(Success::created(answer.data, T::SPEC.layer).with_diagnostics(answer.meta))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trailing_meta_is_found_from_the_end_or_not_at_all() {
-        let cases: [(&str, Option<&str>); 5] = [
-            (
-                r#"{"nodes":[{"a":"}"}],"meta":{"resolved_from":"direct"}}"#,
-                Some(r#"{"resolved_from":"direct"}"#),
-            ),
-            (
-                r#"{"meta":{"k":"quote \" and {brace}","n":[1,{"x":2}]}}"#,
-                Some(r#"{"k":"quote \" and {brace}","n":[1,{"x":2}]}"#),
-            ),
-            (r#"{"x":{"meta":{"k":1}}}"#, None),
-            (r#"{"meta":{"k":1},"count":2}"#, None),
-            (r#"{"items":["\\"],"meta":{}}"#, Some("{}")),
-        ];
-        for (answer, expected) in cases {
-            let found = trailing_meta(answer.as_bytes()).map(|b| std::str::from_utf8(b).unwrap());
-            assert_eq!(found, expected, "{answer}");
-        }
-        // the fallback reads a meta that is not last
-        assert_eq!(answer_meta(br#"{"meta":{"k":1},"count":2}"#)["k"], 1);
-    }
 
     #[test]
     fn every_category_has_its_status() {

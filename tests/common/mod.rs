@@ -6,7 +6,7 @@ use cos_hub::envelope::{Category, Code, ErrorBody};
 use cos_hub::hub;
 use cos_hub::store::StoreError;
 use cos_hub::tools::{
-    Hub, HubConfig, JsonObject, Module, Registry, Tool, ToolContext, ToolError, ToolSpec,
+    Answer, Hub, HubConfig, JsonObject, Module, Registry, Tool, ToolContext, ToolError, ToolSpec,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -179,10 +179,10 @@ impl Tool for EchoTool {
         description: "test: echoes text",
         effect: cos_hub::tools::Effect::READ,
     };
-    fn run(_: &ToolContext, input: EchoInput) -> Result<Self::Output, ToolError> {
+    fn run(_: &ToolContext, input: EchoInput) -> Result<Answer<Self::Output>, ToolError> {
         let mut map = Map::new();
         map.insert("text".into(), Value::String(input.text));
-        Ok(JsonObject(map))
+        Ok(Answer::from(JsonObject(map)))
     }
 }
 
@@ -200,7 +200,7 @@ impl Tool for PanicTool {
         description: "test: panics",
         effect: cos_hub::tools::Effect::READ,
     };
-    fn run(_: &ToolContext, _: NoArgs) -> Result<Self::Output, ToolError> {
+    fn run(_: &ToolContext, _: NoArgs) -> Result<Answer<Self::Output>, ToolError> {
         panic!("deliberate test panic at /secret/internal/path.rs")
     }
 }
@@ -222,7 +222,7 @@ impl Tool for FailTool {
         description: "test: fails as asked",
         effect: cos_hub::tools::Effect::READ,
     };
-    fn run(_: &ToolContext, input: FailInput) -> Result<Self::Output, ToolError> {
+    fn run(_: &ToolContext, input: FailInput) -> Result<Answer<Self::Output>, ToolError> {
         Err(ToolError::from(ErrorBody::new(
             input.category,
             Code::E_ARGUMENT,
@@ -250,7 +250,7 @@ impl Tool for BigTool {
         description: "test: many results",
         effect: cos_hub::tools::Effect::READ,
     };
-    fn run(_: &ToolContext, input: BigInput) -> Result<Self::Output, ToolError> {
+    fn run(_: &ToolContext, input: BigInput) -> Result<Answer<Self::Output>, ToolError> {
         let results: Vec<Value> = (0..input.count)
             .map(|i| json!({"id": i, "title": format!("result number {i}")}))
             .collect();
@@ -260,7 +260,7 @@ impl Tool for BigTool {
         for i in 0..input.wide.unwrap_or(0) {
             map.insert(format!("field_{i}"), json!(i));
         }
-        Ok(JsonObject(map))
+        Ok(Answer::from(JsonObject(map)))
     }
 }
 
@@ -276,12 +276,12 @@ impl Tool for SqlErrorTool {
         description: "test: bad SQL",
         effect: cos_hub::tools::Effect::READ,
     };
-    fn run(context: &ToolContext, _: NoArgs) -> Result<Self::Output, ToolError> {
+    fn run(context: &ToolContext, _: NoArgs) -> Result<Answer<Self::Output>, ToolError> {
         context
             .hub
             .store
             .read(|c| c.execute("SELECT * FROM missing_table", []).map(|_| ()))?;
-        Ok(JsonObject::default())
+        Ok(Answer::from(JsonObject::default()))
     }
 }
 

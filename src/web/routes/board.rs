@@ -116,7 +116,7 @@ async fn board_task_edit(
     };
     let result = hub.call::<TaskEdit>(input, Source::Rest).await;
     let task = result.map_err(|error| ApiError::new(error).conditional(precondition.is_some()))?;
-    with_etag(Ok(Success::ok(task, "tasks")))
+    with_etag(Ok(Success::ok(task.data, "tasks")))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

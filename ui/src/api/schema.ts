@@ -565,8 +565,6 @@ export interface components {
             data: {
                 /** Format: int64 */
                 count: number;
-                /** @description How the input named the node. */
-                meta: Record<string, never>;
                 neighbours: components["schemas"]["Neighbour"][];
                 node: components["schemas"]["GraphNode"];
             };
@@ -597,7 +595,6 @@ export interface components {
             data: {
                 healthy: boolean;
                 issues: components["schemas"]["DoctorIssue"][];
-                meta: Record<string, never>;
                 stats: components["schemas"]["DoctorStats"];
             };
             meta: components["schemas"]["Meta"];
@@ -606,7 +603,6 @@ export interface components {
         ApiOk_Export: {
             data: {
                 edges: components["schemas"]["ExportEdge"][];
-                meta: Record<string, never>;
                 nodes: components["schemas"]["GraphNode"][];
                 root: string;
             };
@@ -650,7 +646,6 @@ export interface components {
             data: {
                 /** Format: int64 */
                 count: number;
-                meta: Record<string, never>;
                 node: components["schemas"]["GraphNode"];
                 tiers: components["schemas"]["ImpactTiers"];
             };
@@ -727,7 +722,6 @@ export interface components {
                 found: boolean;
                 /** Format: int32 */
                 hops?: number | null;
-                meta: Record<string, never>;
                 path: components["schemas"]["PathStep"][];
             };
             meta: components["schemas"]["Meta"];
@@ -737,7 +731,6 @@ export interface components {
             data: {
                 /** Format: int64 */
                 count: number;
-                meta: Record<string, never>;
                 node: components["schemas"]["GraphNode"];
                 references: components["schemas"]["Neighbour"][];
                 /**
@@ -757,7 +750,6 @@ export interface components {
                 definition: components["schemas"]["RenameSite"];
                 doc_references: components["schemas"]["RenameSite"][];
                 import_sites: components["schemas"]["RenameSite"][];
-                meta: Record<string, never>;
                 new_name: string;
                 node: components["schemas"]["GraphNode"];
                 old_name: string;
@@ -773,8 +765,6 @@ export interface components {
         /** @description The REST success body. */
         ApiOk_ResolveAnswer: {
             data: {
-                /** @description resolved_from: direct, path_prefix or fuzzy_fts5. */
-                meta: Record<string, never>;
                 node: components["schemas"]["GraphNode"];
             };
             meta: components["schemas"]["Meta"];
@@ -784,8 +774,6 @@ export interface components {
             data: {
                 /** Format: int64 */
                 count: number;
-                /** @description graph_updated_at, graph_pending. */
-                meta: Record<string, never>;
                 results: components["schemas"]["GraphNode"][];
             };
             meta: components["schemas"]["Meta"];
@@ -795,7 +783,6 @@ export interface components {
             data: {
                 /** Format: int64 */
                 count: number;
-                meta: Record<string, never>;
                 node: components["schemas"]["GraphNode"];
                 results: components["schemas"]["SimilarSymbol"][];
             };
@@ -858,7 +845,6 @@ export interface components {
                 count: number;
                 /** @description Modules outside the repository the chain calls into. */
                 external_targets: string[];
-                meta: Record<string, never>;
                 node: components["schemas"]["GraphNode"];
                 steps: components["schemas"]["TraceStep"][];
             };
@@ -983,8 +969,6 @@ export interface components {
         Context: {
             /** Format: int64 */
             count: number;
-            /** @description How the input named the node. */
-            meta: Record<string, never>;
             neighbours: components["schemas"]["Neighbour"][];
             node: components["schemas"]["GraphNode"];
         };
@@ -1021,7 +1005,6 @@ export interface components {
         Doctor: {
             healthy: boolean;
             issues: components["schemas"]["DoctorIssue"][];
-            meta: Record<string, never>;
             stats: components["schemas"]["DoctorStats"];
         };
         DoctorInput: {
@@ -1095,7 +1078,6 @@ export interface components {
         };
         Export: {
             edges: components["schemas"]["ExportEdge"][];
-            meta: Record<string, never>;
             nodes: components["schemas"]["GraphNode"][];
             root: string;
         };
@@ -1173,7 +1155,6 @@ export interface components {
         Impact: {
             /** Format: int64 */
             count: number;
-            meta: Record<string, never>;
             node: components["schemas"]["GraphNode"];
             tiers: components["schemas"]["ImpactTiers"];
         };
@@ -1296,7 +1277,6 @@ export interface components {
             found: boolean;
             /** Format: int32 */
             hops?: number | null;
-            meta: Record<string, never>;
             path: components["schemas"]["PathStep"][];
         };
         PathInput: {
@@ -1319,7 +1299,6 @@ export interface components {
         References: {
             /** Format: int64 */
             count: number;
-            meta: Record<string, never>;
             node: components["schemas"]["GraphNode"];
             references: components["schemas"]["Neighbour"][];
             /**
@@ -1345,7 +1324,6 @@ export interface components {
             definition: components["schemas"]["RenameSite"];
             doc_references: components["schemas"]["RenameSite"][];
             import_sites: components["schemas"]["RenameSite"][];
-            meta: Record<string, never>;
             new_name: string;
             node: components["schemas"]["GraphNode"];
             old_name: string;
@@ -1379,8 +1357,6 @@ export interface components {
             before?: string | null;
         };
         ResolveAnswer: {
-            /** @description resolved_from: direct, path_prefix or fuzzy_fts5. */
-            meta: Record<string, never>;
             node: components["schemas"]["GraphNode"];
         };
         /** @description The revision of each area; a change means "reload what you show". */
@@ -1394,14 +1370,11 @@ export interface components {
         SearchResults: {
             /** Format: int64 */
             count: number;
-            /** @description graph_updated_at, graph_pending. */
-            meta: Record<string, never>;
             results: components["schemas"]["GraphNode"][];
         };
         Similar: {
             /** Format: int64 */
             count: number;
-            meta: Record<string, never>;
             node: components["schemas"]["GraphNode"];
             results: components["schemas"]["SimilarSymbol"][];
         };
@@ -1506,7 +1479,6 @@ export interface components {
             count: number;
             /** @description Modules outside the repository the chain calls into. */
             external_targets: string[];
-            meta: Record<string, never>;
             node: components["schemas"]["GraphNode"];
             steps: components["schemas"]["TraceStep"][];
         };
