@@ -410,8 +410,12 @@ async fn edits_are_compare_and_set_on_the_version() {
         .iter()
         .map(|e| e["field"].as_str().unwrap())
         .collect();
-    assert_eq!(fields, ["created", "title", "epic", "labels"]);
-    let title = &entries[1];
+    assert_eq!(
+        fields,
+        ["labels", "epic", "title", "created"],
+        "newest first"
+    );
+    let title = &entries[2];
     assert_eq!(title["old"], "Original");
     assert_eq!(title["new"], "Renamed");
     assert_eq!(title["actor"], "human:web");
@@ -806,4 +810,219 @@ async fn the_change_stream_announces_board_writes() {
             .expect("an event after the write");
     }
     assert!(latest > first, "{first} → {latest}");
+}
+
+fn write_task_files(server: &TestServer, count: usize, status: &str) {
+    let folder = server.repo().join("tasks");
+    std::fs::create_dir_all(&folder).unwrap();
+    for n in 1..=count {
+        let done = if status == "complete" {
+            format!(
+                "completed_at: 2026-01-{:02}T00:00:{:02}Z\n",
+                1 + n % 28,
+                n % 60
+            )
+        } else {
+            String::new()
+        };
+        std::fs::write(
+            folder.join(format!("TASK-{n:04}-t.md")),
+            format!("---\nid: TASK-{n:04}\ntitle: \"Task {n} with a title long enough to weigh something\"\nstatus: {status}\nkind: chore\npriority: P{}\nswimlane: backend\nlabels: [walk]\n{done}---\n", n % 4),
+        )
+        .unwrap();
+    }
+}
+
+async fn import(server: &TestServer) {
+    let (status, report) = server
+        .post_json("/api/tools/cos_board_import", json!({"dir": "tasks"}))
+        .await;
+    assert_eq!(status, 200, "{report}");
+}
+
+fn ids(items: &[Value]) -> Vec<String> {
+    items
+        .iter()
+        .map(|card| card["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_walks_a_trimmed_active_column_and_gets_every_card_once_in_order() {
+    let server = TestServer::start().await;
+    write_task_files(&server, 3_000, "icebox");
+    import(&server).await;
+    let (_, whole) = server.get("/api/board/list").await;
+    let icebox = whole["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["status"] == "icebox")
+        .unwrap();
+    let expected = ids(icebox["cards"].as_array().unwrap());
+    assert_eq!(expected.len(), 3_000);
+
+    // the first page is the whole board; the column's next_cursor then continues it alone
+    let (status, first) = server
+        .post_json("/api/tools/cos_task_board?budget=agent", json!({}))
+        .await;
+    assert_eq!(status, 200);
+    let columns = first["data"]["columns"].as_array().unwrap();
+    let at = columns
+        .iter()
+        .position(|c| c["status"] == "icebox")
+        .unwrap();
+    let mut seen = ids(columns[at]["cards"].as_array().unwrap());
+    let cursor = columns[at]["next_cursor"]
+        .as_str()
+        .expect("a cut column resumes")
+        .to_string();
+    let (rest, pages) = common::walk_under_agent_budget(
+        &server,
+        "cos_task_board",
+        json!({"cursor": cursor}),
+        "/columns/0/cards",
+        "/columns/0/next_cursor",
+        "cursor",
+    )
+    .await;
+    seen.extend(ids(&rest));
+    assert!(pages > 5, "{pages} pages");
+    assert_eq!(seen, expected, "every card exactly once, in board order");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_walks_the_complete_column_and_search_results_exactly() {
+    let server = TestServer::start().await;
+    write_task_files(&server, 1_200, "complete");
+    import(&server).await;
+    // complete pages of 200, each cut to the budget, then resumed where the cut fell
+    let (_, whole) = server.get("/api/board/list?page_size=200").await;
+    let complete_total = whole["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["status"] == "complete")
+        .unwrap()["total"]
+        .clone();
+    assert_eq!(complete_total, 1_200);
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut arguments = json!({"page_size": 200});
+        if let Some(cursor) = &cursor {
+            arguments["complete_cursor"] = json!(cursor);
+        }
+        let (status, page) = server
+            .post_json("/api/tools/cos_task_board?budget=agent", arguments)
+            .await;
+        assert_eq!(status, 200);
+        let column = page["data"]["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["status"] == "complete")
+            .unwrap()
+            .clone();
+        all.extend(ids(column["cards"].as_array().unwrap()));
+        match column["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    let unique: std::collections::BTreeSet<&String> = all.iter().collect();
+    assert_eq!(all.len(), 1_200, "every complete card once");
+    assert_eq!(unique.len(), 1_200);
+
+    // search: 1,200 matches under one label, pages of 500 cut to the budget
+    let (_, whole) = server.get("/api/board/search?label=walk&limit=500").await;
+    assert_eq!(whole["data"]["total_count"], 1_200);
+    let (found, _) = common::walk_under_agent_budget(
+        &server,
+        "cos_task_search",
+        json!({"label": "walk", "limit": 500}),
+        "/results",
+        "/next_cursor",
+        "cursor",
+    )
+    .await;
+    let mut expected = Vec::new();
+    for offset in (0..1_200).step_by(500) {
+        let (_, page) = server
+            .get(&format!(
+                "/api/board/search?label=walk&limit=500&offset={offset}"
+            ))
+            .await;
+        expected.extend(ids(page["data"]["results"].as_array().unwrap()));
+    }
+    assert_eq!(
+        ids(&found),
+        expected,
+        "search results exactly once, in rank order"
+    );
+
+    // a cursor for another query is stale; a forged one is malformed
+    let (_, first) = server
+        .post_json(
+            "/api/tools/cos_task_search?budget=agent",
+            json!({"label": "walk", "limit": 500}),
+        )
+        .await;
+    let cursor = first["data"]["next_cursor"].as_str().unwrap();
+    let (status, refused) = server
+        .post_json(
+            "/api/tools/cos_task_search",
+            json!({"label": "other", "cursor": cursor}),
+        )
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["error"]["code"], "STALE_CURSOR");
+    let (status, refused) = server
+        .post_json(
+            "/api/tools/cos_task_search",
+            json!({"cursor": "not-a-cursor"}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(refused["error"]["code"], "E_CURSOR");
+    assert_eq!(refused["error"]["details"]["field"], "cursor");
+    // data that moved on makes an offset cursor stale
+    create(&server, json!({"title": "a new task", "labels": ["walk"]})).await;
+    let (status, refused) = server
+        .post_json(
+            "/api/tools/cos_task_search",
+            json!({"label": "walk", "limit": 500, "cursor": cursor}),
+        )
+        .await;
+    assert_eq!(status, 409);
+    assert_eq!(refused["error"]["code"], "STALE_CURSOR");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_walks_a_long_history_newest_first() {
+    let server = TestServer::start().await;
+    let task = create(&server, json!({"title": "edited many times"})).await;
+    let id = task["id"].as_str().unwrap().to_string();
+    let path = format!("/api/board/tasks/{id}");
+    for n in 1..=400 {
+        let (status, body) = server
+            .patch_json(&path, json!({"changes": {"title": format!("edit number {n} of a task whose history is long")}}), Some(&format!("\"{n}\"")))
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let (_, whole) = server.get(&format!("{path}/history?limit=1000")).await;
+    let expected = whole["data"]["history"].as_array().unwrap().clone();
+    assert_eq!(expected.len(), 401);
+    assert_eq!(expected[0]["version"], 401, "newest first");
+    let (walked, pages) = common::walk_under_agent_budget(
+        &server,
+        "cos_task_history",
+        json!({"id": id, "limit": 1000}),
+        "/history",
+        "/next_cursor",
+        "cursor",
+    )
+    .await;
+    assert!(pages > 1, "the history was cut");
+    assert_eq!(walked, expected, "every entry once, newest first");
 }

@@ -10,6 +10,7 @@
 pub mod config;
 pub mod files;
 pub mod model;
+mod paging;
 mod records;
 mod rules;
 pub mod tools;

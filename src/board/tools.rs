@@ -10,10 +10,12 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::config::{BoardConfig, WipLimits};
 use super::model::*;
+use super::paging::{ColumnCursors, Position};
 use super::records::{self, Change};
 use super::rules::{self, refuse, sequence_of};
 use crate::envelope::{Category, Code};
 use crate::tools::cache::Shared;
+use crate::tools::cursor::Offsets;
 use crate::tools::{Answer, Module, Source, Tool, ToolContext, ToolError, ToolSpec};
 
 const LAYER: &str = "tasks";
@@ -808,7 +810,7 @@ fn fts_query(text: &str) -> Result<String, ToolError> {
     Ok(words.join(" "))
 }
 
-fn load_filtered(
+pub(super) fn load_filtered(
     connection: &Connection,
     filter: &TaskFilter,
     extra: &str,
@@ -874,6 +876,8 @@ pub struct BoardInput {
     pub archive_cursor: Option<String>,
     /// Cards per page of complete and archive (1 to 200, default 50).
     pub page_size: Option<u32>,
+    /// Any column's `next_cursor`: answers that column alone, continuing after it.
+    pub cursor: Option<String>,
     pub kind: Option<Kind>,
     pub priority: Option<Priority>,
     pub label: Option<String>,
@@ -900,7 +904,8 @@ pub struct Column {
     pub total: u64,
     pub wip: Option<WipState>,
     pub cards: Vec<Card>,
-    /// For complete and archive: pass back to get the next page; null on the last page.
+    /// Pass back (as `cursor`, or `complete_cursor`/`archive_cursor` for those
+    /// columns) for the cards after these; null when the column is all here.
     pub next_cursor: Option<String>,
 }
 
@@ -923,21 +928,12 @@ impl Tool for TaskBoard {
     const SPEC: ToolSpec = spec(
         "cos_task_board",
         "The board: one column per status with cards, totals and WIP state. Active columns come whole; complete \
-         and archive are paged newest-completed first with opaque cursors (at most 200 a page).",
+         and archive are paged newest-completed first with opaque cursors (at most 200 a page). A column cut to \
+         the budget has a next_cursor; pass it as cursor for the rest of that column.",
     );
 
     fn run(context: &ToolContext, input: BoardInput) -> Result<Answer<Shared<Board>>, ToolError> {
         let page = check_limit("page_size", input.page_size, DEFAULT_PAGE, MAX_PAGE)?;
-        let complete_cursor = input
-            .complete_cursor
-            .as_deref()
-            .map(|c| Cursor::decode("complete_cursor", c, Status::Complete))
-            .transpose()?;
-        let archive_cursor = input
-            .archive_cursor
-            .as_deref()
-            .map(|c| Cursor::decode("archive_cursor", c, Status::Archive))
-            .transpose()?;
         let filter = TaskFilter {
             kind: input.kind,
             priority: input.priority,
@@ -947,9 +943,29 @@ impl Tool for TaskBoard {
             text: input.text.clone(),
             ..TaskFilter::default()
         };
+        let cursors = ColumnCursors::new(&context.hub.cursors, &filter);
+        let open = |field: &str, cursor: &Option<String>, column: Option<Status>| {
+            cursor
+                .as_deref()
+                .map(|cursor| cursors.open(field, cursor, column))
+                .transpose()
+        };
+        let from = Starts {
+            only: open("cursor", &input.cursor, None)?,
+            complete: open(
+                "complete_cursor",
+                &input.complete_cursor,
+                Some(Status::Complete),
+            )?,
+            archive: open(
+                "archive_cursor",
+                &input.archive_cursor,
+                Some(Status::Archive),
+            )?,
+        };
         let state_dir = &context.hub.config.state_dir;
         let key = format!("{}|{input:?}", BoardConfig::stamp(state_dir));
-        context.hub.store.view(|c| {
+        let board = context.hub.store.view(|c| {
             // The revision is read before the board, so a cached board is never older than its revision.
             let revision = records::board_revision(c)?;
             context
@@ -957,12 +973,24 @@ impl Tool for TaskBoard {
                 .answers
                 .get_or_compute(Self::SPEC.name, key, revision, || {
                     let config = BoardConfig::load(state_dir)?;
-                    let board =
-                        build_board(c, &config, &filter, page, complete_cursor, archive_cursor)?;
+                    let board = build_board(c, &config, &filter, page, &cursors, &from)?;
                     Ok(Answer::new(Board { revision, ..board }))
                 })
-        })
+        })?;
+        let columns = if from.only.is_some() {
+            1
+        } else {
+            Status::ALL.len()
+        };
+        Ok((0..columns).fold(board, |board, index| board.with_page(cursors.page(index))))
     }
+}
+
+/// Where the columns start: `only` answers one column after a cursor.
+struct Starts {
+    only: Option<Position>,
+    complete: Option<Position>,
+    archive: Option<Position>,
 }
 
 fn build_board(
@@ -970,8 +998,8 @@ fn build_board(
     config: &BoardConfig,
     filter: &TaskFilter,
     page: u32,
-    complete_cursor: Option<Cursor>,
-    archive_cursor: Option<Cursor>,
+    cursors: &ColumnCursors,
+    from: &Starts,
 ) -> Result<Board, ToolError> {
     let totals = count_filtered(connection, filter)?;
     let total_of = |status: Status| {
@@ -980,30 +1008,17 @@ fn build_board(
             .find(|(s, _)| *s == status)
             .map_or(0, |(_, n)| *n)
     };
-    let active = load_filtered(
-        connection,
-        filter,
-        "t.status IN ('emergency', 'icebox', 'in_progress', 'testing', 'blocked')",
-        "t.position, t.seq",
-        Vec::new(),
-    )?;
     let mut columns = Vec::with_capacity(Status::ALL.len());
     for status in Status::ALL {
-        let (cards, next_cursor) = if status.is_paged() {
-            let cursor = if status == Status::Complete {
-                complete_cursor.as_ref()
-            } else {
-                archive_cursor.as_ref()
-            };
-            page_of(connection, filter, status, cursor, page)?
-        } else {
-            let cards: Vec<Card> = active
-                .iter()
-                .filter(|t| t.status == status)
-                .cloned()
-                .collect();
-            (cards, None)
+        let start = match (&from.only, status) {
+            (Some(only), _) if only.status != status => continue,
+            (Some(only), _) => Some(only),
+            (None, Status::Complete) => from.complete.as_ref(),
+            (None, Status::Archive) => from.archive.as_ref(),
+            (None, _) => None,
         };
+        let page = status.is_paged().then_some(page);
+        let (cards, next_cursor) = cursors.cards_after(connection, filter, status, start, page)?;
         let wip = wip_state(connection, &config.wip, status)?;
         columns.push(Column {
             status,
@@ -1054,89 +1069,16 @@ fn wip_state(
     }))
 }
 
-/// A keyset position in complete or archive: (completed_at, seq) of the last card seen.
-#[derive(Debug, Serialize, Deserialize)]
-struct Cursor {
-    status: Status,
-    completed_at: String,
-    seq: i64,
-}
-
-impl Cursor {
-    fn encode(&self) -> String {
-        use base64::Engine;
-        base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(serde_json::to_vec(self).unwrap_or_default())
-    }
-
-    fn decode(field: &str, text: &str, status: Status) -> Result<Cursor, ToolError> {
-        use base64::Engine;
-        let bad = || {
-            refuse(
-                Category::Validation,
-                Code::E_CURSOR,
-                format!("{field} is not a cursor this board gave out; ask again without it"),
-                json!({"field": field}),
-            )
-        };
-        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(text)
-            .map_err(|_| bad())?;
-        let cursor: Cursor = serde_json::from_slice(&bytes).map_err(|_| bad())?;
-        if cursor.status != status {
-            return Err(bad());
-        }
-        Ok(cursor)
-    }
-}
-
-fn page_of(
-    connection: &Connection,
-    filter: &TaskFilter,
-    status: Status,
-    cursor: Option<&Cursor>,
-    page: u32,
-) -> Result<(Vec<Card>, Option<String>), ToolError> {
-    let order = "coalesce(t.completed_at, '') DESC, t.seq DESC";
-    let mut parameters: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(status.as_str())];
-    let mut extra = "t.status = ?1".to_string();
-    if let Some(cursor) = cursor {
-        extra.push_str(" AND (coalesce(t.completed_at, ''), t.seq) < (?2, ?3)");
-        parameters.push(Box::new(cursor.completed_at.clone()));
-        parameters.push(Box::new(cursor.seq));
-    }
-    let limit = page as usize + 1;
-    let mut cards = load_filtered(
-        connection,
-        filter,
-        &extra,
-        &format!("{order} LIMIT {limit}"),
-        parameters,
-    )?;
-    let more = cards.len() > page as usize;
-    cards.truncate(page as usize);
-    let next = match (more, cards.last()) {
-        (true, Some(last)) => Some(
-            Cursor {
-                status,
-                completed_at: last.completed_at.clone().unwrap_or_default(),
-                seq: sequence_of(&last.id),
-            }
-            .encode(),
-        ),
-        _ => None,
-    };
-    Ok((cards, next))
-}
-
 // ---------------------------------------------------------------- history
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryInput {
     pub id: String,
-    /// Newest entries to return (1 to 1000, default 200).
+    /// Entries to return, newest first (1 to 1000, default 200).
     pub limit: Option<u32>,
+    /// A previous answer's `next_cursor`: the older entries after it.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -1157,9 +1099,12 @@ pub struct HistoryEntry {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct History {
     pub id: String,
-    /// Oldest first.
+    /// Newest first.
     pub history: Vec<HistoryEntry>,
+    /// Entries in all.
     pub total: u64,
+    /// Pass back as `cursor` for the older entries; null when none remain.
+    pub next_cursor: Option<String>,
 }
 
 pub struct TaskHistory;
@@ -1169,21 +1114,42 @@ impl Tool for TaskHistory {
     type Output = History;
     const SPEC: ToolSpec = spec(
         "cos_task_history",
-        "Every status change and field edit of a task: field, old, new, actor, time, source.",
+        "Every status change and field edit of a task, newest first: field, old, new, actor, time, source. \
+         Paged by next_cursor.",
     );
 
     fn run(context: &ToolContext, input: HistoryInput) -> Result<Answer<History>, ToolError> {
         let limit = check_limit("limit", input.limit, 200, 1000)?;
-        context
-            .hub
-            .store
-            .view(|c| load_history(c, &input.id, limit))
-            .map(Answer::from)
+        context.hub.store.view(|c| {
+            let (seq, task) = require_task(c, &input.id)?;
+            // a task's history changes only with its version: offsets hold until then
+            let offsets = Offsets::new(
+                &context.hub.cursors,
+                Self::SPEC.name,
+                &task.id,
+                task.version,
+            );
+            let start = offsets.start("cursor", input.cursor.as_deref())?;
+            let (history, total) = load_history(c, seq, start, limit)?;
+            let more = start + history.len() < total as usize;
+            Ok(Answer::new(History {
+                next_cursor: offsets.next(start, history.len(), more),
+                id: task.id,
+                history,
+                total,
+            })
+            .with_page(offsets.page("/history", "/next_cursor", start)))
+        })
     }
 }
 
-fn load_history(connection: &Connection, id: &str, limit: u32) -> Result<History, ToolError> {
-    let (seq, task) = require_task(connection, id)?;
+/// Entries of task `seq`, newest first, from `start` on.
+fn load_history(
+    connection: &Connection,
+    seq: i64,
+    start: usize,
+    limit: u32,
+) -> Result<(Vec<HistoryEntry>, u64), ToolError> {
     let run = || -> rusqlite::Result<(Vec<HistoryEntry>, u64)> {
         let total: i64 = connection.query_row(
             "SELECT count(*) FROM task_history WHERE task = ?1",
@@ -1191,11 +1157,11 @@ fn load_history(connection: &Connection, id: &str, limit: u32) -> Result<History
             |r| r.get(0),
         )?;
         let mut statement = connection.prepare_cached(
-            "SELECT at, actor, source, field, old_value, new_value, version FROM
-               (SELECT * FROM task_history WHERE task = ?1 ORDER BY id DESC LIMIT ?2) ORDER BY id",
+            "SELECT at, actor, source, field, old_value, new_value, version FROM task_history
+             WHERE task = ?1 ORDER BY id DESC LIMIT ?2 OFFSET ?3",
         )?;
         let parse = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
-        let rows = statement.query_map(rusqlite::params![seq, limit], |row| {
+        let rows = statement.query_map(rusqlite::params![seq, limit, start as i64], |row| {
             Ok(HistoryEntry {
                 at: row.get(0)?,
                 actor: row.get(1)?,
@@ -1208,13 +1174,7 @@ fn load_history(connection: &Connection, id: &str, limit: u32) -> Result<History
         })?;
         Ok((rows.collect::<rusqlite::Result<_>>()?, total as u64))
     };
-    let (history, total) =
-        run().map_err(|error| crate::store::StoreError::on(connection, error))?;
-    Ok(History {
-        id: task.id,
-        history,
-        total,
-    })
+    run().map_err(|error| crate::store::StoreError::on(connection, error).into())
 }
 
 // ---------------------------------------------------------------- search
@@ -1235,6 +1195,8 @@ pub struct SearchInput {
     pub limit: Option<u32>,
     /// Results to skip.
     pub offset: Option<u32>,
+    /// A previous answer's `next_cursor`: the results after it (instead of `offset`).
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -1244,6 +1206,8 @@ pub struct CardList {
     pub count: u64,
     /// Matching tasks in all.
     pub total_count: u64,
+    /// Pass back as `cursor` for the results after these; null when none remain.
+    pub next_cursor: Option<String>,
 }
 
 pub struct TaskSearch;
@@ -1258,7 +1222,12 @@ impl Tool for TaskSearch {
 
     fn run(context: &ToolContext, input: SearchInput) -> Result<Answer<CardList>, ToolError> {
         let limit = check_limit("limit", input.limit, 50, 500)?;
-        let offset = input.offset.unwrap_or(0);
+        if input.cursor.is_some() && input.offset.is_some() {
+            return Err(ToolError::invalid(
+                "cursor",
+                "either cursor or offset, not both",
+            ));
+        }
         let filter = TaskFilter {
             status: input.status,
             kind: input.kind,
@@ -1268,22 +1237,25 @@ impl Tool for TaskSearch {
             epic: input.epic.clone(),
             text: input.text.clone(),
         };
-        context
-            .hub
-            .store
-            .view(|c| {
-                let total_count = count_filtered(c, &filter)?.iter().map(|(_, n)| n).sum();
-                let order = format!("t.priority, t.seq DESC LIMIT {limit} OFFSET {offset}");
-                let results: Vec<Card> = load_filtered(c, &filter, "", &order, Vec::new())?
-                    .into_iter()
-                    .collect();
-                Ok(CardList {
-                    count: results.len() as u64,
-                    results,
-                    total_count,
-                })
+        context.hub.store.view(|c| {
+            let revision = records::board_revision(c)?;
+            let offsets = Offsets::new(&context.hub.cursors, Self::SPEC.name, &filter, revision);
+            let start = match input.offset {
+                Some(offset) => offset as usize,
+                None => offsets.start("cursor", input.cursor.as_deref())?,
+            };
+            let total_count: u64 = count_filtered(c, &filter)?.iter().map(|(_, n)| n).sum();
+            let order = format!("t.priority, t.seq DESC LIMIT {limit} OFFSET {start}");
+            let results = load_filtered(c, &filter, "", &order, Vec::new())?;
+            let more = start + results.len() < total_count as usize;
+            Ok(Answer::new(CardList {
+                count: results.len() as u64,
+                next_cursor: offsets.next(start, results.len(), more),
+                results,
+                total_count,
             })
-            .map(Answer::from)
+            .with_page(offsets.page("/results", "/next_cursor", start)))
+        })
     }
 }
 
@@ -1387,6 +1359,8 @@ pub struct ReadyInput {
     pub epic: Option<String>,
     /// 1 to 500, default 50.
     pub limit: Option<u32>,
+    /// A previous answer's `next_cursor`: the ready tasks after it.
+    pub cursor: Option<String>,
 }
 
 impl ReadyInput {
@@ -1421,20 +1395,23 @@ impl Tool for TaskReady {
 
     fn run(context: &ToolContext, input: ReadyInput) -> Result<Answer<CardList>, ToolError> {
         let limit = check_limit("limit", input.limit, 50, 500)?;
-        context
-            .hub
-            .store
-            .view(|c| {
-                let ready = load_filtered(c, &input.filter(), READY, READY_ORDER, Vec::new())?;
-                let total_count = ready.len() as u64;
-                let results: Vec<Card> = ready.into_iter().take(limit as usize).collect();
-                Ok(CardList {
-                    count: results.len() as u64,
-                    results,
-                    total_count,
-                })
+        let filter = input.filter();
+        context.hub.store.view(|c| {
+            let revision = records::board_revision(c)?;
+            let offsets = Offsets::new(&context.hub.cursors, Self::SPEC.name, &filter, revision);
+            let start = offsets.start("cursor", input.cursor.as_deref())?;
+            let ready = load_filtered(c, &filter, READY, READY_ORDER, Vec::new())?;
+            let total_count = ready.len() as u64;
+            let results: Vec<Card> = ready.into_iter().skip(start).take(limit as usize).collect();
+            let more = start + results.len() < total_count as usize;
+            Ok(Answer::new(CardList {
+                count: results.len() as u64,
+                next_cursor: offsets.next(start, results.len(), more),
+                results,
+                total_count,
             })
-            .map(Answer::from)
+            .with_page(offsets.page("/results", "/next_cursor", start)))
+        })
     }
 }
 
@@ -1479,6 +1456,7 @@ impl Tool for TaskClaimNext {
             swimlane: input.swimlane.clone(),
             epic: input.epic.clone(),
             limit: None,
+            cursor: None,
         }
         .filter();
         context

@@ -92,9 +92,23 @@ pub fn resume_cut_pages(
         else {
             continue;
         };
-        let cursor = (page.resume)(cut.to, last);
+        let cursor = Value::String((page.resume)(cut.to, last));
         if let Some(slot) = pointer_mut(data, &page.cursor_field) {
-            *slot = Value::String(cursor);
+            *slot = cursor;
+            continue;
+        }
+        // a cursor field that is not there yet (an empty map of cursors) is added to its parent
+        let Some((parent, name)) = page.cursor_field.rsplit_once('/') else {
+            continue;
+        };
+        let name = name.replace("~1", "/").replace("~0", "~");
+        let parent = if parent.is_empty() {
+            Some(&mut *data)
+        } else {
+            pointer_mut(data, parent).and_then(Value::as_object_mut)
+        };
+        if let Some(parent) = parent {
+            parent.insert(name, cursor);
         }
     }
 }

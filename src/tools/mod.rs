@@ -9,6 +9,7 @@
 
 pub mod answer;
 pub mod cache;
+pub mod cursor;
 mod error;
 mod forensics;
 pub mod input;
@@ -144,6 +145,8 @@ pub struct HubState {
     pub answers: cache::AnswerCache,
     /// Background work under way, by area (e.g. the graph re-indexing after a save).
     pub pending: Pending,
+    /// Seals and opens the cursors tools give out.
+    pub cursors: cursor::Keyring,
 }
 
 /// Which areas have background work under way; answers report it in their meta.
@@ -255,6 +258,7 @@ impl Hub {
     pub fn open(config: HubConfig, registry: Registry) -> Result<Hub, HubError> {
         let store = Store::open(&config.state_dir)?;
         let modules = ModuleState::new(&config.state_dir);
+        let cursors = cursor::Keyring::load(&config.state_dir);
         let state = HubState {
             config,
             store,
@@ -262,6 +266,7 @@ impl Hub {
             started: Instant::now(),
             answers: cache::AnswerCache::default(),
             pending: Pending::default(),
+            cursors,
         };
         Ok(Hub {
             state: Arc::new(state),

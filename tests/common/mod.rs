@@ -287,3 +287,46 @@ impl Tool for SqlErrorTool {
 
 #[allow(unused)]
 fn _store_error_is_public(_: StoreError) {}
+
+/// Follows a tool's cursor under the agent budget until the list ends: every
+/// page must fit the budget, and the items of every page are returned in order.
+/// `list` and `next` are JSON pointers into `data`; `cursor_argument` is the
+/// argument the cursor goes back in.
+pub async fn walk_under_agent_budget(
+    server: &TestServer,
+    tool: &str,
+    arguments: Value,
+    list: &str,
+    next: &str,
+    cursor_argument: &str,
+) -> (Vec<Value>, usize) {
+    let mut items = Vec::new();
+    let mut arguments = arguments;
+    let mut pages = 0;
+    loop {
+        pages += 1;
+        assert!(pages < 2_000, "{tool}: the cursor never ends");
+        let (status, body) = server
+            .post_json(
+                &format!("/api/tools/{tool}?budget=agent"),
+                arguments.clone(),
+            )
+            .await;
+        assert_eq!(status, 200, "{tool}: {body}");
+        let size = serde_json::to_string(&body).unwrap().len();
+        assert!(size <= 33_000, "{tool}: a page of {size} characters");
+        let page = body["data"]
+            .pointer(list)
+            .and_then(Value::as_array)
+            .expect("the list");
+        assert!(
+            !page.is_empty(),
+            "{tool}: an empty page before the end: {body}"
+        );
+        items.extend(page.iter().cloned());
+        match body["data"].pointer(next).and_then(Value::as_str) {
+            Some(cursor) => arguments[cursor_argument] = json!(cursor),
+            None => return (items, pages),
+        }
+    }
+}

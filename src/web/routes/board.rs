@@ -183,14 +183,16 @@ async fn board_task_reposition(
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct LimitQuery {
-    /// Newest entries to return (1 to 1000, default 200).
+    /// Entries to return, newest first (1 to 1000, default 200).
     pub limit: Option<u32>,
+    /// A previous answer's `next_cursor`: the older entries after it.
+    pub cursor: Option<String>,
 }
 
 /// A task's history: every status change and field edit.
 #[utoipa::path(get, path = "/api/board/tasks/{id}/history", operation_id = "board_task_history", tag = "board",
     params(("id" = String, Path, description = "TASK-<n>"), LimitQuery),
-    responses((status = 200, description = "History, oldest first", body = ApiOk<History>)))]
+    responses((status = 200, description = "History, newest first", body = ApiOk<History>)))]
 async fn board_task_history(
     State(hub): State<Hub>,
     AppPath(id): AppPath<String>,
@@ -201,6 +203,7 @@ async fn board_task_history(
         HistoryInput {
             id,
             limit: query.limit,
+            cursor: query.cursor,
         },
     )
     .await

@@ -542,6 +542,8 @@ export interface components {
                  * @description Cards in `results`.
                  */
                 count: number;
+                /** @description Pass back as `cursor` for the results after these; null when none remain. */
+                next_cursor?: string | null;
                 results: components["schemas"]["Card"][];
                 /**
                  * Format: int64
@@ -633,10 +635,15 @@ export interface components {
         /** @description The REST success body. */
         ApiOk_History: {
             data: {
-                /** @description Oldest first. */
+                /** @description Newest first. */
                 history: components["schemas"]["HistoryEntry"][];
                 id: string;
-                /** Format: int64 */
+                /** @description Pass back as `cursor` for the older entries; null when none remain. */
+                next_cursor?: string | null;
+                /**
+                 * Format: int64
+                 * @description Entries in all.
+                 */
                 total: number;
             };
             meta: components["schemas"]["Meta"];
@@ -892,6 +899,8 @@ export interface components {
              * @description Cards in `results`.
              */
             count: number;
+            /** @description Pass back as `cursor` for the results after these; null when none remain. */
+            next_cursor?: string | null;
             results: components["schemas"]["Card"][];
             /**
              * Format: int64
@@ -956,7 +965,10 @@ export interface components {
         Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "E_PATH" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
         Column: {
             cards: components["schemas"]["Card"][];
-            /** @description For complete and archive: pass back to get the next page; null on the last page. */
+            /**
+             * @description Pass back (as `cursor`, or `complete_cursor`/`archive_cursor` for those
+             *     columns) for the cards after these; null when the column is all here.
+             */
             next_cursor?: string | null;
             status: components["schemas"]["Status"];
             /**
@@ -1130,10 +1142,15 @@ export interface components {
             version: string;
         };
         History: {
-            /** @description Oldest first. */
+            /** @description Newest first. */
             history: components["schemas"]["HistoryEntry"][];
             id: string;
-            /** Format: int64 */
+            /** @description Pass back as `cursor` for the older entries; null when none remain. */
+            next_cursor?: string | null;
+            /**
+             * Format: int64
+             * @description Entries in all.
+             */
             total: number;
         };
         HistoryEntry: {
@@ -1657,6 +1674,8 @@ export interface operations {
                 archive_cursor?: string;
                 /** @description Cards per page of complete and archive (1 to 200, default 50). */
                 page_size?: number;
+                /** @description Any column's `next_cursor`: answers that column alone, continuing after it. */
+                cursor?: string;
                 kind?: components["schemas"]["Kind"];
                 priority?: components["schemas"]["Priority"];
                 label?: string;
@@ -1773,6 +1792,8 @@ export interface operations {
                 epic?: string;
                 /** @description 1 to 500, default 50. */
                 limit?: number;
+                /** @description A previous answer's `next_cursor`: the ready tasks after it. */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -1887,6 +1908,8 @@ export interface operations {
                 limit?: number;
                 /** @description Results to skip. */
                 offset?: number;
+                /** @description A previous answer's `next_cursor`: the results after it (instead of `offset`). */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2535,8 +2558,10 @@ export interface operations {
     board_task_history: {
         parameters: {
             query?: {
-                /** @description Newest entries to return (1 to 1000, default 200). */
+                /** @description Entries to return, newest first (1 to 1000, default 200). */
                 limit?: number;
+                /** @description A previous answer's `next_cursor`: the older entries after it. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -2547,7 +2572,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description History, oldest first */
+            /** @description History, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
