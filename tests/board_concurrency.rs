@@ -127,10 +127,10 @@ async fn concurrent_writers_lose_no_update_and_history_replays_to_the_final_stat
             entries.len(),
             "the whole history fits"
         );
-        // replay: fold every change in order; the result is the final task
+        // replay: fold every change oldest first (history lists newest first); the result is the final task
         let mut replayed: HashMap<&str, Value> = HashMap::new();
         let mut versions = HashSet::new();
-        for entry in entries {
+        for entry in entries.iter().rev() {
             versions.insert(entry["version"].as_i64().unwrap());
             if entry["field"] == "created" {
                 replayed.insert("status", entry["new"].clone());

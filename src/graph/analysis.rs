@@ -3,17 +3,19 @@
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use utoipa::ToSchema;
 
 use super::tools::{
-    Direction, GraphNode, Neighbour, add_freshness, cached_graph_answer, in_range, node_at,
+    Direction, GraphNode, Neighbour, add_freshness, cached_graph_answer, graph_offsets, in_range,
+    node_at,
     resolve_node, spec, walk_neighbours, walk_with_ids,
 };
 use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::cache::Shared;
-use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::cursor::{Keep, Offsets, named_pages, narrowing};
+use crate::tools::{Answer, Page, Tool, ToolContext, ToolError, ToolSpec};
 
 /// Every edge kind the graph records.
 pub const EDGE_KINDS: &[&str] = &[
@@ -77,6 +79,8 @@ pub struct ImpactInput {
     pub depth: Option<u32>,
     /// Nodes to visit at most, 1 to 5,000 (default 500).
     pub visit_limit: Option<u32>,
+    /// A tier's cursor from `next_cursors`: that tier alone, after the dependents already seen.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -94,6 +98,8 @@ pub struct Impact {
     pub node: GraphNode,
     pub tiers: ImpactTiers,
     pub count: u64,
+    /// By tier, the cursor for the dependents a trimmed answer left out.
+    pub next_cursors: BTreeMap<String, String>,
 }
 
 pub struct GraphImpact;
@@ -133,16 +139,30 @@ impl Tool for GraphImpact {
                     _ => tiers.context.push(neighbour),
                 }
             }
+            let offsets = graph_offsets(context, c, Self::SPEC.name, (&input.uid, depth, limit))?;
+            let from = offsets.start_in("cursor", input.cursor.as_deref())?;
+            let names = ["will_break", "should_review", "context"];
+            let keep = narrowing("cursor", &names, from.as_ref())?;
+            let starts = [
+                keep[0].apply(&mut tiers.will_break),
+                keep[1].apply(&mut tiers.should_review),
+                keep[2].apply(&mut tiers.context),
+            ];
+            let pages = named_pages(&offsets, "tiers/", &names, &starts);
             let mut meta = meta(&[
                 ("resolved_from", json!(root.resolved_from)),
                 ("semantic_scope", json!(format!("transitive_depth_{depth}"))),
             ]);
             add_freshness(&mut meta, c, context)?;
-            Ok(Answer::new(Impact {
-                node: root.node,
-                tiers,
-                count,
-            })
+            Ok(pages.into_iter().fold(
+                Answer::new(Impact {
+                    node: root.node,
+                    tiers,
+                    count,
+                    next_cursors: BTreeMap::new(),
+                }),
+                Answer::with_page,
+            )
             .with_meta(meta))
         })
     }
@@ -159,6 +179,8 @@ pub struct ReferencesInput {
     pub kinds: Vec<String>,
     /// 1 to 1,000 (default 100).
     pub limit: Option<u32>,
+    /// A previous answer's `next_cursor`: the references after it.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -168,6 +190,8 @@ pub struct References {
     pub count: u64,
     /// References in all, before the limit.
     pub total_count: u64,
+    /// Pass back as `cursor` for the references after these; null when none remain.
+    pub next_cursor: Option<String>,
 }
 
 /// The edges that count as "references" to a node of this kind.
@@ -204,9 +228,13 @@ impl Tool for GraphReferences {
             } else {
                 asked.clone()
             };
+            let offsets = graph_offsets(context, c, Self::SPEC.name, (&input.uid, &kinds))?;
+            let start = offsets.start("cursor", input.cursor.as_deref())?;
             let mut all = walk_neighbours(c, root.id, Direction::In, 1, usize::MAX, Some(&kinds))?;
             let total_count = all.len() as u64;
-            all.truncate(limit);
+            all.truncate(start + limit);
+            let all = all.split_off(start.min(all.len()));
+            let more = start + all.len() < total_count as usize;
             let mut meta = meta(&[
                 ("resolved_from", json!(root.resolved_from)),
                 ("default_kinds_picked", json!(picked)),
@@ -217,10 +245,12 @@ impl Tool for GraphReferences {
             Ok(Answer::new(References {
                 node: root.node,
                 count: all.len() as u64,
+                next_cursor: offsets.next(start, all.len(), more),
                 references: all,
                 total_count,
             })
-            .with_meta(meta))
+            .with_meta(meta)
+            .with_page(offsets.page("/references", "/next_cursor", start)))
         })
     }
 }
@@ -419,7 +449,7 @@ impl Tool for GraphExport {
         } else {
             asked
         };
-        cached_graph_answer(context, Self::SPEC.name, format!("{input:?}"), |c| {
+        let cached = cached_graph_answer(context, Self::SPEC.name, format!("{input:?}"), |c, _| {
             let root = resolve_node(c, input.root.as_deref().unwrap_or("folder:"), "root")?;
             let found = walk_with_ids(
                 c,
@@ -444,7 +474,8 @@ impl Tool for GraphExport {
                 edges,
             })
             .with_meta(meta))
-        })
+        })?;
+        Ok(cached.0)
     }
 }
 
@@ -495,6 +526,8 @@ pub struct DoctorInput {
     pub fix: bool,
     /// With fix: only these fixable categories (default: every fixable one).
     pub categories: Option<Vec<String>>,
+    /// An issue's `next_cursor`: that issue's samples after the ones already seen.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -507,6 +540,8 @@ pub struct DoctorIssue {
     pub count: u64,
     /// Up to ten examples (node uids or file paths).
     pub sample: Vec<String>,
+    /// Pass back as `cursor` for the next samples; null when none remain.
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -643,15 +678,15 @@ impl Tool for GraphDoctor {
     fn run(context: &ToolContext, input: DoctorInput) -> Result<Answer<Doctor>, ToolError> {
         let root = context.hub.config.repo_root.clone();
         let look =
-            |c: &Connection| -> Result<(Vec<DoctorIssue>, Vec<String>, u64, u64), ToolError> {
-                let run = || -> rusqlite::Result<(Vec<DoctorIssue>, Vec<String>, u64, u64)> {
+            |c: &Connection| -> Result<(Vec<Finding>, Vec<String>, u64, u64), ToolError> {
+                let run = || -> rusqlite::Result<(Vec<Finding>, Vec<String>, u64, u64)> {
                     let mut issues = Vec::new();
                     for (category, sql, _) in CHECKS {
                         let mut statement = c.prepare(sql)?;
                         let rows: Vec<String> = statement
                             .query_map([], |row| row.get(0))?
                             .collect::<rusqlite::Result<_>>()?;
-                        issues.push(issue(category, rows));
+                        issues.push((*category, rows));
                     }
                     let mut statement = c.prepare("SELECT path FROM graph_files")?;
                     let files: Vec<String> = statement
@@ -661,7 +696,7 @@ impl Tool for GraphDoctor {
                         .into_iter()
                         .filter(|path| !root.join(path).exists())
                         .collect();
-                    issues.push(issue("stale_paths", stale.clone()));
+                    issues.push(("stale_paths", stale.clone()));
                     let nodes: i64 =
                         c.query_row("SELECT count(*) FROM graph_nodes", [], |r| r.get(0))?;
                     let edges: i64 =
@@ -695,7 +730,35 @@ impl Tool for GraphDoctor {
                 })
                 .collect::<Result<_, _>>()?,
         };
-        let (issues, stale, nodes, edges) = context.hub.store.view(look)?;
+        let (found, stale, nodes, edges, offsets) = context.hub.store.view(|c| {
+            let (found, stale, nodes, edges) = look(c)?;
+            let offsets = graph_offsets(context, c, Self::SPEC.name, ())?;
+            Ok::<_, ToolError>((found, stale, nodes, edges, offsets))
+        })?;
+        let from = offsets.start_in("cursor", input.cursor.as_deref())?;
+        let names: Vec<&str> = found.iter().map(|(category, _)| *category).collect();
+        let keep = narrowing("cursor", &names, from.as_ref())?;
+        let starts: Vec<usize> = keep
+            .iter()
+            .map(|keep| match keep {
+                Keep::From(start) => *start,
+                Keep::Nothing => 0,
+            })
+            .collect();
+        let pages: Vec<Page> = names
+            .iter()
+            .zip(&starts)
+            .enumerate()
+            .map(|(index, (name, start))| {
+                let list = format!("/issues/{index}/sample");
+                offsets.page_in(name, &list, &format!("/issues/{index}/next_cursor"), *start)
+            })
+            .collect();
+        let issues: Vec<DoctorIssue> = found
+            .into_iter()
+            .zip(&starts)
+            .map(|((category, rows), start)| issue(category, rows, *start, &offsets))
+            .collect();
         let mut fixed = 0;
         if input.fix {
             fixed = context.hub.store.write(|tx| -> Result<u64, ToolError> {
@@ -733,7 +796,7 @@ impl Tool for GraphDoctor {
             .collect();
         let issue_count = real.len() as u64;
         let issue_count_total = issues.iter().filter(|i| i.count > 0).count() as u64;
-        Ok(Answer::new(Doctor {
+        let answer = Answer::new(Doctor {
             healthy: issue_count == 0,
             stats: DoctorStats {
                 nodes,
@@ -743,15 +806,28 @@ impl Tool for GraphDoctor {
                 fixed,
             },
             issues,
-        })
-        .with_meta(meta(&[
-            ("fixable_categories", json!(FIXABLE)),
-            ("informational_categories", json!(INFORMATIONAL)),
-        ])))
+        });
+        Ok(pages
+            .into_iter()
+            .fold(answer, Answer::with_page)
+            .with_meta(meta(&[
+                ("fixable_categories", json!(FIXABLE)),
+                ("informational_categories", json!(INFORMATIONAL)),
+            ])))
     }
 }
 
-fn issue(category: &str, rows: Vec<String>) -> DoctorIssue {
+/// A check's category and every row it found.
+type Finding = (&'static str, Vec<String>);
+
+/// Samples an issue shows a page.
+const SAMPLES: usize = 10;
+
+fn issue(category: &str, rows: Vec<String>, start: usize, offsets: &Offsets) -> DoctorIssue {
+    let count = rows.len();
+    let sample: Vec<String> = rows.into_iter().skip(start).take(SAMPLES).collect();
+    let next_cursor =
+        (start + sample.len() < count).then(|| offsets.cursor_in(category, start + sample.len()));
     DoctorIssue {
         category: category.to_string(),
         severity: if INFORMATIONAL.contains(&category) {
@@ -761,7 +837,8 @@ fn issue(category: &str, rows: Vec<String>) -> DoctorIssue {
         }
         .to_string(),
         fixable: FIXABLE.contains(&category),
-        count: rows.len() as u64,
-        sample: rows.into_iter().take(10).collect(),
+        count: count as u64,
+        sample,
+        next_cursor,
     }
 }

@@ -9,8 +9,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
 use utoipa::ToSchema;
 
-use super::tools::{GraphNode, add_freshness, in_range, node_at, resolve_node, spec};
+use super::tools::{
+    GraphNode, add_freshness, graph_offsets, in_range, node_at, resolve_node, spec,
+};
 use crate::store::StoreError;
+use crate::tools::cursor::{named_pages, narrowing};
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 fn sql_error(connection: &Connection) -> impl Fn(rusqlite::Error) -> ToolError + '_ {
@@ -57,6 +60,8 @@ pub struct RenamePlanInput {
     pub uid: String,
     /// The new name: an identifier (letters, digits, underscores; not starting with a digit).
     pub new_name: String,
+    /// A list's cursor from `next_cursors`: that list alone, after the sites already seen.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -87,6 +92,8 @@ pub struct RenamePlan {
     /// Files in the order to edit them: the definition, importers, callers, tests, docs, strings.
     pub order: Vec<String>,
     pub count: u64,
+    /// By list, the cursor for the sites a trimmed answer left out.
+    pub next_cursors: BTreeMap<String, String>,
 }
 
 /// Lines of a file, read once per plan.
@@ -306,7 +313,32 @@ impl Tool for GraphRenamePlan {
             meta.insert("resolved_from".into(), json!(target.resolved_from));
             meta.insert("files_touched".into(), json!(order.len()));
             add_freshness(&mut meta, c, context)?;
-            Ok(Answer::new(RenamePlan {
+            let listing = (&input.uid, &new_name);
+            let offsets = graph_offsets(context, c, Self::SPEC.name, listing)?;
+            let from = offsets.start_in("cursor", input.cursor.as_deref())?;
+            let names = [
+                "call_sites",
+                "import_sites",
+                "doc_references",
+                "test_references",
+                "string_literals",
+                "order",
+            ];
+            let keep = narrowing("cursor", &names, from.as_ref())?;
+            let (mut call_sites, mut import_sites, mut doc_references) =
+                (call_sites, import_sites, doc_references);
+            let (mut test_references, mut string_literals, mut order) =
+                (test_references, string_literals, order);
+            let starts = [
+                keep[0].apply(&mut call_sites),
+                keep[1].apply(&mut import_sites),
+                keep[2].apply(&mut doc_references),
+                keep[3].apply(&mut test_references),
+                keep[4].apply(&mut string_literals),
+                keep[5].apply(&mut order),
+            ];
+            let pages = named_pages(&offsets, "", &names, &starts);
+            let answer = Answer::new(RenamePlan {
                 node,
                 old_name: old,
                 new_name,
@@ -319,8 +351,9 @@ impl Tool for GraphRenamePlan {
                 risk: risk.to_string(),
                 order,
                 count,
-            })
-            .with_meta(meta))
+                next_cursors: BTreeMap::new(),
+            });
+            Ok(pages.into_iter().fold(answer, Answer::with_page).with_meta(meta))
         })
     }
 }
@@ -389,6 +422,8 @@ pub struct TraceInput {
     pub depth: Option<u32>,
     /// Steps to return at most, 1 to 1,000 (default 200).
     pub max_steps: Option<u32>,
+    /// A list's cursor from `next_cursors`: that list alone, after what was already seen.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -417,6 +452,8 @@ pub struct Trace {
     /// Modules outside the repository the chain calls into.
     pub external_targets: Vec<String>,
     pub count: u64,
+    /// By list, the cursor for what a trimmed answer left out.
+    pub next_cursors: BTreeMap<String, String>,
 }
 
 pub struct GraphTrace;
@@ -482,14 +519,27 @@ impl Tool for GraphTrace {
             );
             meta.insert("steps_capped".into(), json!(truncated));
             add_freshness(&mut meta, c, context)?;
-            Ok(Answer::new(Trace {
+            let offsets = graph_offsets(context, c, Self::SPEC.name, (&input.uid, depth, max_steps))?;
+            let from = offsets.start_in("cursor", input.cursor.as_deref())?;
+            let names = ["steps", "branches", "external_targets"];
+            let keep = narrowing("cursor", &names, from.as_ref())?;
+            let mut external_targets: Vec<String> = external_targets.into_iter().collect();
+            let count = steps.len() as u64;
+            let starts = [
+                keep[0].apply(&mut steps),
+                keep[1].apply(&mut branches),
+                keep[2].apply(&mut external_targets),
+            ];
+            let answer = Answer::new(Trace {
                 node: start.node,
-                count: steps.len() as u64,
+                count,
                 steps,
                 branches,
-                external_targets: external_targets.into_iter().collect(),
-            })
-            .with_meta(meta))
+                external_targets,
+                next_cursors: BTreeMap::new(),
+            });
+            let pages = named_pages(&offsets, "", &names, &starts);
+            Ok(pages.into_iter().fold(answer, Answer::with_page).with_meta(meta))
         })
     }
 }

@@ -10,6 +10,7 @@ use super::index::{self, IndexSummary};
 use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::cache::Shared;
+use crate::tools::cursor::Offsets;
 use crate::tools::{Answer, Module, Tool, ToolContext, ToolError, ToolSpec};
 
 /// The spec of a graph tool (module graph, layer graph).
@@ -100,21 +101,37 @@ pub(super) fn in_range(
 }
 
 /// A graph answer computed once per graph revision (and watcher state, which
-/// its meta reports) and shared by every caller asking the same until the graph changes.
+/// its meta reports) and shared by every caller asking the same until the graph
+/// changes. `compute` gets the revision it reads at, for cursors.
 pub fn cached_graph_answer<T: Serialize>(
     context: &ToolContext,
     tool: &'static str,
     key: String,
-    compute: impl FnOnce(&Connection) -> Result<Answer<T>, ToolError>,
-) -> Result<Answer<Shared<T>>, ToolError> {
+    compute: impl FnOnce(&Connection, i64) -> Result<Answer<T>, ToolError>,
+) -> Result<(Answer<Shared<T>>, i64), ToolError> {
     let pending = context.hub.pending.is(super::watch::PENDING);
     context.hub.store.view(|c| {
         let revision = super::index::revision(c).map_err(|error| StoreError::on(c, error))?;
-        context
+        let answer = context
             .hub
             .answers
-            .get_or_compute(tool, format!("{pending}|{key}"), revision, || compute(c))
+            .get_or_compute(tool, format!("{pending}|{key}"), revision, || {
+                compute(c, revision)
+            })?;
+        Ok((answer, revision))
     })
+}
+
+/// Offsets into a graph listing, bound to the graph's revision.
+pub fn graph_offsets(
+    context: &ToolContext,
+    connection: &Connection,
+    tool: &str,
+    query: impl std::fmt::Debug,
+) -> Result<Offsets, ToolError> {
+    let revision =
+        super::index::revision(connection).map_err(|error| StoreError::on(connection, error))?;
+    Ok(Offsets::new(&context.hub.cursors, tool, query, revision))
 }
 
 // ---------------------------------------------------------------- index
@@ -157,12 +174,16 @@ pub struct SearchInput {
     pub kind: Option<String>,
     /// 1 to 200, default 20.
     pub limit: Option<u32>,
+    /// A previous answer's `next_cursor`: the results after it.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SearchResults {
     pub results: Vec<GraphNode>,
     pub count: u64,
+    /// Pass back as `cursor` for the results after these; null when none remain.
+    pub next_cursor: Option<String>,
 }
 
 pub struct GraphSearch;
@@ -182,30 +203,35 @@ impl Tool for GraphSearch {
         }
         let query = fts_query(&input.query)
             .ok_or_else(|| ToolError::invalid("query", "at least one letter or digit"))?;
-        let (results, meta) = context.hub.store.view(|c| -> Result<_, ToolError> {
+        context.hub.store.view(|c| {
+            let offsets = graph_offsets(context, c, Self::SPEC.name, (&input.query, &input.kind))?;
+            let start = offsets.start("cursor", input.cursor.as_deref())?;
             let sql = format!(
                 "SELECT {NODE_COLUMNS} FROM graph_nodes_fts f JOIN graph_nodes n ON n.id = f.rowid
                  WHERE graph_nodes_fts MATCH ?1 AND (?2 IS NULL OR n.kind = ?2)
-                 ORDER BY (n.label = ?3) DESC, bm25(graph_nodes_fts), length(n.uid) LIMIT ?4"
+                 ORDER BY (n.label = ?3) DESC, bm25(graph_nodes_fts), length(n.uid), n.uid LIMIT ?4 OFFSET ?5"
             );
             let search = || -> rusqlite::Result<Vec<GraphNode>> {
                 let mut statement = c.prepare_cached(&sql)?;
                 let rows = statement.query_map(
-                    params![query, input.kind, input.query.trim(), limit],
+                    params![query, input.kind, input.query.trim(), limit + 1, start as i64],
                     node_from_row,
                 )?;
                 rows.collect()
             };
-            let results = search().map_err(|error| StoreError::on(c, error))?;
+            let mut results = search().map_err(|error| StoreError::on(c, error))?;
+            let more = results.len() > limit as usize;
+            results.truncate(limit as usize);
             let mut meta = Map::new();
             add_freshness(&mut meta, c, context)?;
-            Ok((results, meta))
-        })?;
-        Ok(Answer::new(SearchResults {
-            count: results.len() as u64,
-            results,
+            Ok(Answer::new(SearchResults {
+                count: results.len() as u64,
+                next_cursor: offsets.next(start, results.len(), more),
+                results,
+            })
+            .with_meta(meta)
+            .with_page(offsets.page("/results", "/next_cursor", start)))
         })
-        .with_meta(meta))
     }
 }
 
@@ -410,6 +436,8 @@ pub struct ContextInput {
     pub depth: Option<u32>,
     /// Neighbours to return at most, 1 to 2,000 (default 200).
     pub limit: Option<u32>,
+    /// A previous answer's `next_cursor`: the neighbours after it.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -429,6 +457,8 @@ pub struct Context {
     pub node: GraphNode,
     pub neighbours: Vec<Neighbour>,
     pub count: u64,
+    /// Pass back as `cursor` for the neighbours after these; null when none remain.
+    pub next_cursor: Option<String>,
 }
 
 pub struct GraphContext;
@@ -450,19 +480,30 @@ impl Tool for GraphContext {
         let limit = in_range("limit", input.limit, 200, 1, 2000)? as usize;
         let direction = input.direction.unwrap_or_default();
         let key = format!("{input:?}");
-        cached_graph_answer(context, Self::SPEC.name, key, |c| {
+        let listing = (&input.uid, direction, depth);
+        let offsets = |revision| Offsets::new(&context.hub.cursors, Self::SPEC.name, listing, revision);
+        let (answer, revision) = cached_graph_answer(context, Self::SPEC.name, key, |c, revision| {
+            let start = offsets(revision).start("cursor", input.cursor.as_deref())?;
             let root = resolve_node(c, &input.uid, "uid")?;
-            let neighbours = walk_neighbours(c, root.id, direction, depth, limit, None)?;
+            let mut neighbours =
+                walk_neighbours(c, root.id, direction, depth, start + limit + 1, None)?;
+            let more = neighbours.len() > start + limit;
+            neighbours.truncate(start + limit);
+            let neighbours = neighbours.split_off(start.min(neighbours.len()));
             let mut meta = Map::new();
             meta.insert("resolved_from".into(), json!(root.resolved_from));
             add_freshness(&mut meta, c, context)?;
             Ok(Answer::new(Context {
                 node: root.node,
                 count: neighbours.len() as u64,
+                next_cursor: offsets(revision).next(start, neighbours.len(), more),
                 neighbours,
             })
             .with_meta(meta))
-        })
+        })?;
+        // opened again for the page: a cached hit computed nothing (opening is one hash)
+        let start = offsets(revision).start("cursor", input.cursor.as_deref())?;
+        Ok(answer.with_page(offsets(revision).page("/neighbours", "/next_cursor", start)))
     }
 }
 

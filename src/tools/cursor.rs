@@ -167,25 +167,46 @@ impl Offsets {
 
     /// Where to start: 0 without a cursor, else the offset the cursor holds.
     pub fn start(&self, field: &str, cursor: Option<&str>) -> Result<usize, ToolError> {
+        match self.start_in(field, cursor)? {
+            None => Ok(0),
+            Some((list, offset)) if list.is_empty() => Ok(offset),
+            Some(_) => Err(malformed(field)),
+        }
+    }
+
+    /// For answers with several lists: which list a cursor continues and from
+    /// where (the list is empty for single-list cursors), or None without one.
+    pub fn start_in(
+        &self,
+        field: &str,
+        cursor: Option<&str>,
+    ) -> Result<Option<(String, usize)>, ToolError> {
         let Some(cursor) = cursor else {
-            return Ok(0);
+            return Ok(None);
         };
         let at = self.keyring.open(field, &self.scope, cursor)?;
         let (Some(revision), Some(offset)) = (at["r"].as_i64(), at["o"].as_u64()) else {
             return Err(malformed(field));
         };
         if revision != self.revision {
-            return Err(stale(
-                field,
-                "The data changed since this cursor; list again",
-            ));
+            return Err(stale(field, "The data changed since this cursor; list again"));
         }
-        Ok(offset as usize)
+        let list = at["l"].as_str().unwrap_or_default().to_string();
+        Ok(Some((list, offset as usize)))
     }
 
     pub fn cursor_at(&self, offset: usize) -> String {
-        self.keyring
-            .seal(&self.scope, &json!({"r": self.revision, "o": offset}))
+        self.cursor_in("", offset)
+    }
+
+    /// The cursor for offset `offset` of the list named `list` ("" for an answer's only list).
+    pub fn cursor_in(&self, list: &str, offset: usize) -> String {
+        let at = if list.is_empty() {
+            json!({"r": self.revision, "o": offset})
+        } else {
+            json!({"r": self.revision, "o": offset, "l": list})
+        };
+        self.keyring.seal(&self.scope, &at)
     }
 
     /// The cursor after a page that started at `start` and showed `shown` of
@@ -196,13 +217,83 @@ impl Offsets {
 
     /// The page at `list`, started at `start`, whose cursor lives at `cursor_field`.
     pub fn page(&self, list: &str, cursor_field: &str, start: usize) -> Page {
+        self.page_in("", list, cursor_field, start)
+    }
+
+    /// The page of the list named `name`, at `list`, started at `start`, whose
+    /// cursor lives at `cursor_field`.
+    pub fn page_in(&self, name: &str, list: &str, cursor_field: &str, start: usize) -> Page {
         let offsets = self.clone();
+        let name = name.to_string();
         Page {
             list: list.to_string(),
             cursor_field: cursor_field.to_string(),
-            resume: Arc::new(move |kept, _| offsets.cursor_at(start + kept)),
+            resume: Arc::new(move |kept, _| offsets.cursor_in(&name, start + kept)),
         }
     }
+}
+
+/// What a cursor leaves of one of an answer's named lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// The list from this offset on.
+    From(usize),
+    /// Nothing: the cursor continues another list.
+    Nothing,
+}
+
+impl Keep {
+    /// Cuts `items` as kept; returns the offset the list now starts at.
+    pub fn apply<T>(self, items: &mut Vec<T>) -> usize {
+        match self {
+            Keep::From(offset) => {
+                let rest = items.split_off(offset.min(items.len()));
+                *items = rest;
+                offset
+            }
+            Keep::Nothing => {
+                items.clear();
+                0
+            }
+        }
+    }
+}
+
+/// For an answer of several named lists and a cursor into one of them (`from`:
+/// the list and offset a cursor holds): that list from the offset, the others
+/// nothing; every list whole without a cursor. A cursor naming no list here is
+/// `E_CURSOR`.
+pub fn narrowing(
+    field: &str,
+    names: &[&str],
+    from: Option<&(String, usize)>,
+) -> Result<Vec<Keep>, ToolError> {
+    let Some((name, offset)) = from else {
+        return Ok(vec![Keep::From(0); names.len()]);
+    };
+    if !names.contains(&name.as_str()) {
+        return Err(malformed(field));
+    }
+    Ok(names
+        .iter()
+        .map(|list| if list == name { Keep::From(*offset) } else { Keep::Nothing })
+        .collect())
+}
+
+/// Pages for named lists at `/<prefix><name>`, their cursors in `/next_cursors/<name>`.
+pub fn named_pages(offsets: &Offsets, prefix: &str, names: &[&str], starts: &[usize]) -> Vec<Page> {
+    names
+        .iter()
+        .zip(starts)
+        .map(|(name, start)| {
+            offsets.page_in(
+                name,
+                &format!("/{prefix}{name}"),
+                &format!("/next_cursors/{name}"),
+                *start,
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -568,6 +568,8 @@ export interface components {
                 /** Format: int64 */
                 count: number;
                 neighbours: components["schemas"]["Neighbour"][];
+                /** @description Pass back as `cursor` for the neighbours after these; null when none remain. */
+                next_cursor?: string | null;
                 node: components["schemas"]["GraphNode"];
             };
             meta: components["schemas"]["Meta"];
@@ -653,6 +655,10 @@ export interface components {
             data: {
                 /** Format: int64 */
                 count: number;
+                /** @description By tier, the cursor for the dependents a trimmed answer left out. */
+                next_cursors: {
+                    [key: string]: string;
+                };
                 node: components["schemas"]["GraphNode"];
                 tiers: components["schemas"]["ImpactTiers"];
             };
@@ -738,6 +744,8 @@ export interface components {
             data: {
                 /** Format: int64 */
                 count: number;
+                /** @description Pass back as `cursor` for the references after these; null when none remain. */
+                next_cursor?: string | null;
                 node: components["schemas"]["GraphNode"];
                 references: components["schemas"]["Neighbour"][];
                 /**
@@ -758,6 +766,10 @@ export interface components {
                 doc_references: components["schemas"]["RenameSite"][];
                 import_sites: components["schemas"]["RenameSite"][];
                 new_name: string;
+                /** @description By list, the cursor for the sites a trimmed answer left out. */
+                next_cursors: {
+                    [key: string]: string;
+                };
                 node: components["schemas"]["GraphNode"];
                 old_name: string;
                 /** @description Files in the order to edit them: the definition, importers, callers, tests, docs, strings. */
@@ -781,6 +793,8 @@ export interface components {
             data: {
                 /** Format: int64 */
                 count: number;
+                /** @description Pass back as `cursor` for the results after these; null when none remain. */
+                next_cursor?: string | null;
                 results: components["schemas"]["GraphNode"][];
             };
             meta: components["schemas"]["Meta"];
@@ -852,6 +866,10 @@ export interface components {
                 count: number;
                 /** @description Modules outside the repository the chain calls into. */
                 external_targets: string[];
+                /** @description By list, the cursor for what a trimmed answer left out. */
+                next_cursors: {
+                    [key: string]: string;
+                };
                 node: components["schemas"]["GraphNode"];
                 steps: components["schemas"]["TraceStep"][];
             };
@@ -982,6 +1000,8 @@ export interface components {
             /** Format: int64 */
             count: number;
             neighbours: components["schemas"]["Neighbour"][];
+            /** @description Pass back as `cursor` for the neighbours after these; null when none remain. */
+            next_cursor?: string | null;
             node: components["schemas"]["GraphNode"];
         };
         CreateInput: {
@@ -1022,6 +1042,8 @@ export interface components {
         DoctorInput: {
             /** @description With fix: only these fixable categories (default: every fixable one). */
             categories?: string[] | null;
+            /** @description An issue's `next_cursor`: that issue's samples after the ones already seen. */
+            cursor?: string | null;
             /** @description Delete what the fixable categories found. */
             fix?: boolean;
         };
@@ -1031,6 +1053,8 @@ export interface components {
             count: number;
             /** @description `fix=true` deletes what this category found. */
             fixable: boolean;
+            /** @description Pass back as `cursor` for the next samples; null when none remain. */
+            next_cursor?: string | null;
             /** @description Up to ten examples (node uids or file paths). */
             sample: string[];
             /** @description `real` (counts against health) or `info`. */
@@ -1172,10 +1196,16 @@ export interface components {
         Impact: {
             /** Format: int64 */
             count: number;
+            /** @description By tier, the cursor for the dependents a trimmed answer left out. */
+            next_cursors: {
+                [key: string]: string;
+            };
             node: components["schemas"]["GraphNode"];
             tiers: components["schemas"]["ImpactTiers"];
         };
         ImpactInput: {
+            /** @description A tier's cursor from `next_cursors`: that tier alone, after the dependents already seen. */
+            cursor?: string | null;
             /**
              * Format: int32
              * @description Hops of dependents to follow, 1 to 6 (default 3).
@@ -1316,6 +1346,8 @@ export interface components {
         References: {
             /** Format: int64 */
             count: number;
+            /** @description Pass back as `cursor` for the references after these; null when none remain. */
+            next_cursor?: string | null;
             node: components["schemas"]["GraphNode"];
             references: components["schemas"]["Neighbour"][];
             /**
@@ -1325,6 +1357,8 @@ export interface components {
             total_count: number;
         };
         ReferencesInput: {
+            /** @description A previous answer's `next_cursor`: the references after it. */
+            cursor?: string | null;
             /** @description Edge kinds to follow into the node; empty or absent picks the node kind's defaults. */
             kinds?: string[];
             /**
@@ -1342,6 +1376,10 @@ export interface components {
             doc_references: components["schemas"]["RenameSite"][];
             import_sites: components["schemas"]["RenameSite"][];
             new_name: string;
+            /** @description By list, the cursor for the sites a trimmed answer left out. */
+            next_cursors: {
+                [key: string]: string;
+            };
             node: components["schemas"]["GraphNode"];
             old_name: string;
             /** @description Files in the order to edit them: the definition, importers, callers, tests, docs, strings. */
@@ -1352,6 +1390,8 @@ export interface components {
             test_references: components["schemas"]["RenameSite"][];
         };
         RenamePlanInput: {
+            /** @description A list's cursor from `next_cursors`: that list alone, after the sites already seen. */
+            cursor?: string | null;
             /** @description The new name: an identifier (letters, digits, underscores; not starting with a digit). */
             new_name: string;
             /** @description The symbol to rename: a uid, a path or a name. */
@@ -1387,6 +1427,8 @@ export interface components {
         SearchResults: {
             /** Format: int64 */
             count: number;
+            /** @description Pass back as `cursor` for the results after these; null when none remain. */
+            next_cursor?: string | null;
             results: components["schemas"]["GraphNode"][];
         };
         Similar: {
@@ -1496,6 +1538,10 @@ export interface components {
             count: number;
             /** @description Modules outside the repository the chain calls into. */
             external_targets: string[];
+            /** @description By list, the cursor for what a trimmed answer left out. */
+            next_cursors: {
+                [key: string]: string;
+            };
             node: components["schemas"]["GraphNode"];
             steps: components["schemas"]["TraceStep"][];
         };
@@ -1505,6 +1551,8 @@ export interface components {
             uid: string;
         };
         TraceInput: {
+            /** @description A list's cursor from `next_cursors`: that list alone, after what was already seen. */
+            cursor?: string | null;
             /**
              * Format: int32
              * @description Calls to follow, 1 to 8 (default 4).
@@ -2908,6 +2956,8 @@ export interface operations {
                 depth?: number;
                 /** @description Neighbours to return at most, 1 to 2,000 (default 200). */
                 limit?: number;
+                /** @description A previous answer's `next_cursor`: the neighbours after it. */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -3743,6 +3793,8 @@ export interface operations {
                 kind?: string;
                 /** @description 1 to 200, default 20. */
                 limit?: number;
+                /** @description A previous answer's `next_cursor`: the results after it. */
+                cursor?: string;
             };
             header?: never;
             path?: never;
