@@ -1359,3 +1359,163 @@ async fn files_that_appear_or_disappear_reindex_like_a_cold_index() {
     std::fs::rename(root.join("pkg/base.py"), root.join("pkg/models.py")).unwrap();
     assert_reindex_equals_cold(&server, "files renamed").await;
 }
+
+/// A symbol with 400 callers in 40 files, one function calling all of them,
+/// and 30 files that do not parse: long lists for every continuable graph tool.
+fn crowd_fixture(root: &Path) {
+    write(root, "lib/target.py", "def target():\n    pass\n");
+    let mut fan_out = String::from("def fan_out():\n");
+    for file in 0..40 {
+        let mut text = String::from("from lib.target import target\n\n");
+        for function in 0..10 {
+            let name = format!("caller_{file}_{function}_with_a_rather_descriptive_name");
+            text.push_str(&format!("def {name}():\n    target()\n\n"));
+            fan_out.push_str(&format!("    {name}()\n"));
+        }
+        write(root, &format!("callers/mod_{file}.py"), &text);
+        let imports: Vec<String> = (0..10)
+            .map(|function| format!("from callers.mod_{file} import caller_{file}_{function}_with_a_rather_descriptive_name"))
+            .collect();
+        fan_out = format!("{}\n{fan_out}", imports.join("\n"));
+    }
+    write(root, "hub.py", &fan_out);
+    for broken in 0..30 {
+        write(
+            root,
+            &format!("broken/bad_{broken}.py"),
+            "def broken(:\n    pass\n",
+        );
+    }
+}
+
+fn uids(items: &[Value], pointer: &str) -> Vec<String> {
+    items
+        .iter()
+        .map(|item| {
+            item.pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_cut_graph_list_is_walked_exactly_once_under_the_agent_budget() {
+    let server = TestServer::start().await;
+    crowd_fixture(server.repo());
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    let target = "code:function:lib/target.py::target";
+    // (tool, arguments, list, cursor field, item id) — each walked against the untrimmed answer
+    let cases = [
+        (
+            "cos_graph_references",
+            json!({"uid": target, "limit": 1000}),
+            "/references",
+            "/next_cursor",
+            "/node/uid",
+        ),
+        (
+            "cos_graph_context",
+            json!({"uid": target, "direction": "in", "limit": 2000}),
+            "/neighbours",
+            "/next_cursor",
+            "/node/uid",
+        ),
+        (
+            "cos_graph_search",
+            json!({"query": "caller", "limit": 200}),
+            "/results",
+            "/next_cursor",
+            "/uid",
+        ),
+        (
+            "cos_graph_impact",
+            json!({"uid": target, "depth": 1}),
+            "/tiers/will_break",
+            "/next_cursors/will_break",
+            "/node/uid",
+        ),
+        (
+            "cos_graph_rename_plan",
+            json!({"uid": target, "new_name": "aim"}),
+            "/call_sites",
+            "/next_cursors/call_sites",
+            "/path",
+        ),
+        (
+            "cos_graph_trace",
+            json!({"uid": "code:function:hub.py::fan_out", "depth": 1, "max_steps": 1000}),
+            "/steps",
+            "/next_cursors/steps",
+            "/node/uid",
+        ),
+    ];
+    for (tool, arguments, list, next, id) in cases {
+        let expected = common::walk_whole(&server, tool, arguments.clone(), list, next).await;
+        assert!(
+            expected.len() >= 200,
+            "{tool}: only {} items",
+            expected.len()
+        );
+        let (walked, pages) =
+            common::walk_under_agent_budget(&server, tool, arguments, list, next, "cursor").await;
+        assert!(pages > 1, "{tool}: the first answer was not cut");
+        assert_eq!(walked.len(), expected.len(), "{tool}: every item once");
+        assert_eq!(uids(&walked, id), uids(&expected, id), "{tool}: in order");
+        assert_eq!(walked, expected, "{tool}: the same items");
+    }
+
+    // doctor samples: 30 files that do not parse, ten a page, continued per issue
+    let (_, doctor) = server
+        .post_json("/api/tools/cos_graph_doctor", json!({}))
+        .await;
+    let issues = doctor["data"]["issues"].as_array().unwrap();
+    let at = issues
+        .iter()
+        .position(|i| i["category"] == "files_with_parse_errors")
+        .unwrap();
+    assert_eq!(issues[at]["count"], 30);
+    let list = format!("/issues/{at}/sample");
+    let (samples, pages) = common::walk_under_agent_budget(
+        &server,
+        "cos_graph_doctor",
+        json!({}),
+        &list,
+        &format!("/issues/{at}/next_cursor"),
+        "cursor",
+    )
+    .await;
+    assert_eq!(pages, 3);
+    let unique: std::collections::BTreeSet<&str> =
+        samples.iter().filter_map(Value::as_str).collect();
+    assert_eq!(
+        (samples.len(), unique.len()),
+        (30, 30),
+        "every broken file once"
+    );
+
+    // a cursor outlives nothing: after the graph changes it is stale
+    let (_, first) = server
+        .post_json(
+            "/api/tools/cos_graph_references?budget=agent",
+            json!({"uid": target, "limit": 1000}),
+        )
+        .await;
+    let cursor = first["data"]["next_cursor"].as_str().unwrap().to_string();
+    write(
+        server.repo(),
+        "lib/extra.py",
+        "from lib.target import target\n\ndef one_more():\n    target()\n",
+    );
+    server.post_json("/api/graph/index", json!({})).await;
+    let (status, refused) = server
+        .post_json(
+            "/api/tools/cos_graph_references",
+            json!({"uid": target, "limit": 1000, "cursor": cursor}),
+        )
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["error"]["code"], "STALE_CURSOR");
+}

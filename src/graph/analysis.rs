@@ -8,8 +8,7 @@ use utoipa::ToSchema;
 
 use super::tools::{
     Direction, GraphNode, Neighbour, add_freshness, cached_graph_answer, graph_offsets, in_range,
-    node_at,
-    resolve_node, spec, walk_neighbours, walk_with_ids,
+    node_at, resolve_node, spec, walk_neighbours, walk_with_ids,
 };
 use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::StoreError;
@@ -154,16 +153,18 @@ impl Tool for GraphImpact {
                 ("semantic_scope", json!(format!("transitive_depth_{depth}"))),
             ]);
             add_freshness(&mut meta, c, context)?;
-            Ok(pages.into_iter().fold(
-                Answer::new(Impact {
-                    node: root.node,
-                    tiers,
-                    count,
-                    next_cursors: BTreeMap::new(),
-                }),
-                Answer::with_page,
-            )
-            .with_meta(meta))
+            Ok(pages
+                .into_iter()
+                .fold(
+                    Answer::new(Impact {
+                        node: root.node,
+                        tiers,
+                        count,
+                        next_cursors: BTreeMap::new(),
+                    }),
+                    Answer::with_page,
+                )
+                .with_meta(meta))
         })
     }
 }
@@ -449,32 +450,33 @@ impl Tool for GraphExport {
         } else {
             asked
         };
-        let cached = cached_graph_answer(context, Self::SPEC.name, format!("{input:?}"), |c, _| {
-            let root = resolve_node(c, input.root.as_deref().unwrap_or("folder:"), "root")?;
-            let found = walk_with_ids(
-                c,
-                root.id,
-                Direction::Out,
-                max_hops,
-                max_nodes.saturating_sub(1),
-                Some(&kinds),
-            )?;
-            let mut members = vec![(root.id, root.node.clone())];
-            members.extend(found.into_iter().map(|(id, n)| (id, n.node)));
-            let edges = edges_among(c, &members, &kinds)?;
-            let nodes = members.into_iter().map(|(_, node)| node).collect();
-            let mut meta = meta(&[
-                ("resolved_from", json!(root.resolved_from)),
-                ("edge_types", json!(kinds)),
-            ]);
-            add_freshness(&mut meta, c, context)?;
-            Ok(Answer::new(Export {
-                root: root.node.uid,
-                nodes,
-                edges,
-            })
-            .with_meta(meta))
-        })?;
+        let cached =
+            cached_graph_answer(context, Self::SPEC.name, format!("{input:?}"), |c, _| {
+                let root = resolve_node(c, input.root.as_deref().unwrap_or("folder:"), "root")?;
+                let found = walk_with_ids(
+                    c,
+                    root.id,
+                    Direction::Out,
+                    max_hops,
+                    max_nodes.saturating_sub(1),
+                    Some(&kinds),
+                )?;
+                let mut members = vec![(root.id, root.node.clone())];
+                members.extend(found.into_iter().map(|(id, n)| (id, n.node)));
+                let edges = edges_among(c, &members, &kinds)?;
+                let nodes = members.into_iter().map(|(_, node)| node).collect();
+                let mut meta = meta(&[
+                    ("resolved_from", json!(root.resolved_from)),
+                    ("edge_types", json!(kinds)),
+                ]);
+                add_freshness(&mut meta, c, context)?;
+                Ok(Answer::new(Export {
+                    root: root.node.uid,
+                    nodes,
+                    edges,
+                })
+                .with_meta(meta))
+            })?;
         Ok(cached.0)
     }
 }
@@ -677,34 +679,33 @@ impl Tool for GraphDoctor {
 
     fn run(context: &ToolContext, input: DoctorInput) -> Result<Answer<Doctor>, ToolError> {
         let root = context.hub.config.repo_root.clone();
-        let look =
-            |c: &Connection| -> Result<(Vec<Finding>, Vec<String>, u64, u64), ToolError> {
-                let run = || -> rusqlite::Result<(Vec<Finding>, Vec<String>, u64, u64)> {
-                    let mut issues = Vec::new();
-                    for (category, sql, _) in CHECKS {
-                        let mut statement = c.prepare(sql)?;
-                        let rows: Vec<String> = statement
-                            .query_map([], |row| row.get(0))?
-                            .collect::<rusqlite::Result<_>>()?;
-                        issues.push((*category, rows));
-                    }
-                    let mut statement = c.prepare("SELECT path FROM graph_files")?;
-                    let files: Vec<String> = statement
+        let look = |c: &Connection| -> Result<(Vec<Finding>, Vec<String>, u64, u64), ToolError> {
+            let run = || -> rusqlite::Result<(Vec<Finding>, Vec<String>, u64, u64)> {
+                let mut issues = Vec::new();
+                for (category, sql, _) in CHECKS {
+                    let mut statement = c.prepare(sql)?;
+                    let rows: Vec<String> = statement
                         .query_map([], |row| row.get(0))?
                         .collect::<rusqlite::Result<_>>()?;
-                    let stale: Vec<String> = files
-                        .into_iter()
-                        .filter(|path| !root.join(path).exists())
-                        .collect();
-                    issues.push(("stale_paths", stale.clone()));
-                    let nodes: i64 =
-                        c.query_row("SELECT count(*) FROM graph_nodes", [], |r| r.get(0))?;
-                    let edges: i64 =
-                        c.query_row("SELECT count(*) FROM graph_edges", [], |r| r.get(0))?;
-                    Ok((issues, stale, nodes as u64, edges as u64))
-                };
-                run().map_err(|error| ToolError::from(StoreError::on(c, error)))
+                    issues.push((*category, rows));
+                }
+                let mut statement = c.prepare("SELECT path FROM graph_files")?;
+                let files: Vec<String> = statement
+                    .query_map([], |row| row.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let stale: Vec<String> = files
+                    .into_iter()
+                    .filter(|path| !root.join(path).exists())
+                    .collect();
+                issues.push(("stale_paths", stale.clone()));
+                let nodes: i64 =
+                    c.query_row("SELECT count(*) FROM graph_nodes", [], |r| r.get(0))?;
+                let edges: i64 =
+                    c.query_row("SELECT count(*) FROM graph_edges", [], |r| r.get(0))?;
+                Ok((issues, stale, nodes as u64, edges as u64))
             };
+            run().map_err(|error| ToolError::from(StoreError::on(c, error)))
+        };
         let chosen: Vec<&str> = match &input.categories {
             None => FIXABLE.to_vec(),
             Some(categories) => categories

@@ -353,7 +353,10 @@ impl Tool for GraphRenamePlan {
                 count,
                 next_cursors: BTreeMap::new(),
             });
-            Ok(pages.into_iter().fold(answer, Answer::with_page).with_meta(meta))
+            Ok(pages
+                .into_iter()
+                .fold(answer, Answer::with_page)
+                .with_meta(meta))
         })
     }
 }
@@ -519,7 +522,8 @@ impl Tool for GraphTrace {
             );
             meta.insert("steps_capped".into(), json!(truncated));
             add_freshness(&mut meta, c, context)?;
-            let offsets = graph_offsets(context, c, Self::SPEC.name, (&input.uid, depth, max_steps))?;
+            let offsets =
+                graph_offsets(context, c, Self::SPEC.name, (&input.uid, depth, max_steps))?;
             let from = offsets.start_in("cursor", input.cursor.as_deref())?;
             let names = ["steps", "branches", "external_targets"];
             let keep = narrowing("cursor", &names, from.as_ref())?;
@@ -539,7 +543,10 @@ impl Tool for GraphTrace {
                 next_cursors: BTreeMap::new(),
             });
             let pages = named_pages(&offsets, "", &names, &starts);
-            Ok(pages.into_iter().fold(answer, Answer::with_page).with_meta(meta))
+            Ok(pages
+                .into_iter()
+                .fold(answer, Answer::with_page)
+                .with_meta(meta))
         })
     }
 }

@@ -112,12 +112,12 @@ pub fn cached_graph_answer<T: Serialize>(
     let pending = context.hub.pending.is(super::watch::PENDING);
     context.hub.store.view(|c| {
         let revision = super::index::revision(c).map_err(|error| StoreError::on(c, error))?;
-        let answer = context
-            .hub
-            .answers
-            .get_or_compute(tool, format!("{pending}|{key}"), revision, || {
-                compute(c, revision)
-            })?;
+        let answer = context.hub.answers.get_or_compute(
+            tool,
+            format!("{pending}|{key}"),
+            revision,
+            || compute(c, revision),
+        )?;
         Ok((answer, revision))
     })
 }
@@ -481,26 +481,28 @@ impl Tool for GraphContext {
         let direction = input.direction.unwrap_or_default();
         let key = format!("{input:?}");
         let listing = (&input.uid, direction, depth);
-        let offsets = |revision| Offsets::new(&context.hub.cursors, Self::SPEC.name, listing, revision);
-        let (answer, revision) = cached_graph_answer(context, Self::SPEC.name, key, |c, revision| {
-            let start = offsets(revision).start("cursor", input.cursor.as_deref())?;
-            let root = resolve_node(c, &input.uid, "uid")?;
-            let mut neighbours =
-                walk_neighbours(c, root.id, direction, depth, start + limit + 1, None)?;
-            let more = neighbours.len() > start + limit;
-            neighbours.truncate(start + limit);
-            let neighbours = neighbours.split_off(start.min(neighbours.len()));
-            let mut meta = Map::new();
-            meta.insert("resolved_from".into(), json!(root.resolved_from));
-            add_freshness(&mut meta, c, context)?;
-            Ok(Answer::new(Context {
-                node: root.node,
-                count: neighbours.len() as u64,
-                next_cursor: offsets(revision).next(start, neighbours.len(), more),
-                neighbours,
-            })
-            .with_meta(meta))
-        })?;
+        let offsets =
+            |revision| Offsets::new(&context.hub.cursors, Self::SPEC.name, listing, revision);
+        let (answer, revision) =
+            cached_graph_answer(context, Self::SPEC.name, key, |c, revision| {
+                let start = offsets(revision).start("cursor", input.cursor.as_deref())?;
+                let root = resolve_node(c, &input.uid, "uid")?;
+                let mut neighbours =
+                    walk_neighbours(c, root.id, direction, depth, start + limit + 1, None)?;
+                let more = neighbours.len() > start + limit;
+                neighbours.truncate(start + limit);
+                let neighbours = neighbours.split_off(start.min(neighbours.len()));
+                let mut meta = Map::new();
+                meta.insert("resolved_from".into(), json!(root.resolved_from));
+                add_freshness(&mut meta, c, context)?;
+                Ok(Answer::new(Context {
+                    node: root.node,
+                    count: neighbours.len() as u64,
+                    next_cursor: offsets(revision).next(start, neighbours.len(), more),
+                    neighbours,
+                })
+                .with_meta(meta))
+            })?;
         // opened again for the page: a cached hit computed nothing (opening is one hash)
         let start = offsets(revision).start("cursor", input.cursor.as_deref())?;
         Ok(answer.with_page(offsets(revision).page("/neighbours", "/next_cursor", start)))

@@ -189,7 +189,10 @@ impl Offsets {
             return Err(malformed(field));
         };
         if revision != self.revision {
-            return Err(stale(field, "The data changed since this cursor; list again"));
+            return Err(stale(
+                field,
+                "The data changed since this cursor; list again",
+            ));
         }
         let list = at["l"].as_str().unwrap_or_default().to_string();
         Ok(Some((list, offset as usize)))
@@ -276,7 +279,13 @@ pub fn narrowing(
     }
     Ok(names
         .iter()
-        .map(|list| if list == name { Keep::From(*offset) } else { Keep::Nothing })
+        .map(|list| {
+            if list == name {
+                Keep::From(*offset)
+            } else {
+                Keep::Nothing
+            }
+        })
         .collect())
 }
 

@@ -300,6 +300,40 @@ pub async fn walk_under_agent_budget(
     next: &str,
     cursor_argument: &str,
 ) -> (Vec<Value>, usize) {
+    walk(
+        server,
+        tool,
+        "?budget=agent",
+        arguments,
+        list,
+        next,
+        cursor_argument,
+    )
+    .await
+}
+
+/// The same walk with the budget off: the listing as the tool pages it itself.
+pub async fn walk_whole(
+    server: &TestServer,
+    tool: &str,
+    arguments: Value,
+    list: &str,
+    next: &str,
+) -> Vec<Value> {
+    walk(server, tool, "", arguments, list, next, "cursor")
+        .await
+        .0
+}
+
+async fn walk(
+    server: &TestServer,
+    tool: &str,
+    budget: &str,
+    arguments: Value,
+    list: &str,
+    next: &str,
+    cursor_argument: &str,
+) -> (Vec<Value>, usize) {
     let mut items = Vec::new();
     let mut arguments = arguments;
     let mut pages = 0;
@@ -307,14 +341,14 @@ pub async fn walk_under_agent_budget(
         pages += 1;
         assert!(pages < 2_000, "{tool}: the cursor never ends");
         let (status, body) = server
-            .post_json(
-                &format!("/api/tools/{tool}?budget=agent"),
-                arguments.clone(),
-            )
+            .post_json(&format!("/api/tools/{tool}{budget}"), arguments.clone())
             .await;
         assert_eq!(status, 200, "{tool}: {body}");
         let size = serde_json::to_string(&body).unwrap().len();
-        assert!(size <= 33_000, "{tool}: a page of {size} characters");
+        assert!(
+            budget.is_empty() || size <= 33_000,
+            "{tool}: a page of {size} characters"
+        );
         let page = body["data"]
             .pointer(list)
             .and_then(Value::as_array)
