@@ -323,3 +323,144 @@ async fn mcp_over_http_needs_the_token_when_one_is_set() {
     assert_eq!(envelope(&result)["data"]["status"], "ok");
     client.cancel().await.unwrap();
 }
+
+/// Raw JSON-RPC over `/mcp`: what a client that gets the framing wrong is told.
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_json_rpc_over_http_gets_json_rpc_errors() {
+    let server = TestServer::start().await;
+    let client = reqwest::Client::new();
+    let post = |body: String, session: Option<String>| {
+        let mut request = client
+            .post(server.url("/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let json_of = |text: &str| -> Value {
+        // a JSON body, or the data line of a one-event stream
+        serde_json::from_str(text).unwrap_or_else(|_| {
+            let data = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .find(|l| !l.is_empty());
+            serde_json::from_str(data.unwrap_or("null")).unwrap()
+        })
+    };
+
+    let response = post("{not json".into(), None).await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body = json_of(&response.text().await.unwrap());
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+    assert_eq!(body["id"], Value::Null);
+
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let response = post(initialize.to_string(), None).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let _ = response.text().await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let _ = post(initialized.to_string(), Some(session.clone()))
+        .await
+        .unwrap()
+        .text()
+        .await;
+
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "cos_hub_health", "arguments": [1, 2]}});
+    let response = post(call.to_string(), Some(session.clone())).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body = json_of(&response.text().await.unwrap());
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    assert_eq!(body["id"], 5);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("arguments")
+    );
+
+    // a closed session answers 404 with a JSON-RPC body, so the client re-initialises
+    let closed = client
+        .delete(server.url("/mcp"))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert!(closed.status().is_success(), "{}", closed.status());
+    let list = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"});
+    let response = post(list.to_string(), Some(session)).await.unwrap();
+    assert_eq!(response.status(), 404);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body = json_of(&response.text().await.unwrap());
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize")
+    );
+}
+
+/// The same mistakes over stdio get the same answers, one line each.
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_json_rpc_over_stdio_gets_json_rpc_errors() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let repo = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cos"))
+        .arg("mcp")
+        .arg(repo.path())
+        .env_remove("COS_STATE_DIR")
+        .env("RUST_LOG", "off")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    async fn next(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("an answer within 10 s")
+            .unwrap()
+            .expect("a line");
+        serde_json::from_str::<Value>(&line).unwrap()
+    }
+    stdin.write_all(b"{not json\n").await.unwrap();
+    let answer = next(&mut lines).await;
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    stdin
+        .write_all(format!("{initialize}\n").as_bytes())
+        .await
+        .unwrap();
+    assert_eq!(next(&mut lines).await["id"], 1);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "cos_hub_health", "arguments": [1]}});
+    stdin
+        .write_all(format!("{call}\n").as_bytes())
+        .await
+        .unwrap();
+    let answer = next(&mut lines).await;
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(2), json!(-32602)),
+        "{answer}"
+    );
+    drop(stdin);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+        .await
+        .expect("the server ends with its input")
+        .unwrap();
+    assert!(status.success());
+}

@@ -19,6 +19,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
+mod screen;
+
 use crate::envelope::Budget;
 use crate::tools::{Hub, RegisteredTool, Registry, Source};
 
@@ -194,28 +196,154 @@ fn error_schema() -> Value {
     })
 }
 
-/// Serves MCP on stdin/stdout until the client closes it.
+/// Serves MCP on stdin/stdout until the client closes it. Each line from the
+/// client passes the JSON-RPC screen first; what it refuses is answered on
+/// stdout beside the server's own lines, one whole line at a time.
 pub async fn serve_stdio(hub: Hub) -> Result<(), std::io::Error> {
-    let service = McpServer::new(hub)
-        .serve(rmcp::transport::stdio())
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (server_side, relay_side) = tokio::io::duplex(1 << 20);
+    let (relay_read, mut relay_write) = tokio::io::split(relay_side);
+    let (lines_out, mut to_stdout) = tokio::sync::mpsc::channel::<String>(64);
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(line) = to_stdout.recv().await {
+            stdout.write_all(line.as_bytes()).await?;
+            stdout.write_all(b"\n").await?;
+            stdout.flush().await?;
+        }
+        Ok::<(), std::io::Error>(())
+    });
+    let answers = lines_out.clone();
+    let forward = tokio::spawn(async move {
+        let mut lines = BufReader::new(relay_read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if answers.send(line).await.is_err() {
+                break;
+            }
+        }
+    });
+    let reader = tokio::spawn(async move {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match screen::screen(line.as_bytes()) {
+                Some(refusal) => {
+                    if lines_out.send(refusal.body.to_string()).await.is_err() {
+                        break;
+                    }
+                }
+                None => {
+                    let passed = relay_write.write_all(line.as_bytes()).await.is_ok()
+                        && relay_write.write_all(b"\n").await.is_ok();
+                    if !passed {
+                        break;
+                    }
+                }
+            }
+        }
+        // end of input: the server sees its input end and stops
+        let _ = relay_write.shutdown().await;
+    });
+    // the relays run before the server starts: it waits for initialize to come through them
+    let outcome = match McpServer::new(hub)
+        .serve(tokio::io::split(server_side))
         .await
-        .map_err(|error| std::io::Error::other(error.to_string()))?;
-    service
-        .waiting()
-        .await
-        .map_err(|error| std::io::Error::other(error.to_string()))?;
-    Ok(())
+    {
+        Ok(service) => service
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Err(error) => Err(error.to_string()),
+    };
+    reader.abort();
+    let _ = forward.await;
+    let _ = writer.await;
+    outcome.map_err(std::io::Error::other)
 }
 
-/// The streamable HTTP service mounted at `/mcp`. Host, Origin and token checks
-/// run in the hub's own middleware before this service, for REST and MCP alike.
-pub fn http_service(hub: Hub) -> StreamableHttpService<McpServer, LocalSessionManager> {
+/// The streamable HTTP service mounted at `/mcp`, behind the JSON-RPC screen.
+/// Host, Origin and token checks run in the hub's own middleware before this
+/// service, for REST and MCP alike.
+pub fn http_service(hub: Hub) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_max_request_body_bytes(crate::web::BODY_LIMIT_BYTES);
-    StreamableHttpService::new(
+    let service = StreamableHttpService::new(
         move || Ok(McpServer::new(hub.clone())),
         LocalSessionManager::default().into(),
         config,
+    );
+    axum::Router::new()
+        .fallback_service(service)
+        .layer(axum::middleware::from_fn(screen_http))
+}
+
+/// Answers malformed JSON-RPC itself, and gives rmcp's plain-text refusals
+/// (a missing or expired session, a wrong content type) JSON-RPC error bodies.
+async fn screen_http(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{Method, StatusCode};
+    let request = if request.method() == Method::POST {
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, crate::web::BODY_LIMIT_BYTES).await else {
+            return json_rpc_reply(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                screen::error_response(
+                    Value::Null,
+                    screen::INVALID_REQUEST,
+                    "Invalid Request: the body is larger than the hub accepts",
+                ),
+            );
+        };
+        if let Some(refusal) = screen::screen(&bytes) {
+            let status = if refusal.has_id {
+                StatusCode::OK
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            return json_rpc_reply(status, refusal.body);
+        }
+        axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))
+    } else {
+        request
+    };
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let text = axum::body::to_bytes(response.into_body(), 4096)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
+    let code = if status == StatusCode::NOT_FOUND {
+        screen::SESSION_NOT_FOUND
+    } else {
+        screen::INVALID_REQUEST
+    };
+    let message = if status == StatusCode::NOT_FOUND {
+        format!("{text}: the session expired or was closed; send initialize to start a new one")
+    } else {
+        text
+    };
+    json_rpc_reply(status, screen::error_response(Value::Null, code, &message))
+}
+
+fn json_rpc_reply(status: axum::http::StatusCode, body: Value) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
     )
+        .into_response()
 }
