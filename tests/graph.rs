@@ -1519,3 +1519,58 @@ async fn every_cut_graph_list_is_walked_exactly_once_under_the_agent_budget() {
     assert_eq!(status, 409, "{refused}");
     assert_eq!(refused["error"]["code"], "STALE_CURSOR");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agents_default_export_fits_its_context_and_an_explicit_size_keeps_the_graph_tier() {
+    let server = TestServer::start().await;
+    crowd_fixture(server.repo());
+    server.post_json("/api/graph/index", json!({})).await;
+    let (status, whole) = server
+        .post_json("/api/tools/cos_graph_export", json!({}))
+        .await;
+    assert_eq!(status, 200);
+    let all_nodes = whole["data"]["nodes"].as_array().unwrap().len();
+    assert!(
+        serde_json::to_string(&whole).unwrap().len() > 40_000,
+        "the fixture is over the budget"
+    );
+
+    let (status, agent) = server
+        .post_json("/api/tools/cos_graph_export?budget=agent", json!({}))
+        .await;
+    assert_eq!(status, 200);
+    let size = serde_json::to_string(&agent).unwrap().len();
+    assert!(size <= 33_000, "{size} characters");
+    assert!(agent["meta"]["tokens_estimated"].as_u64().unwrap() < 25_000);
+    assert_eq!(agent["meta"]["truncated_subgraph"], true);
+    assert_eq!(agent["meta"]["truncated_nodes_from"], all_nodes);
+    let kept: std::collections::HashSet<&str> = agent["data"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| node["uid"].as_str().unwrap())
+        .collect();
+    assert!(
+        kept.len() > 50,
+        "a coherent subgraph, not a sliver: {}",
+        kept.len()
+    );
+    for edge in agent["data"]["edges"].as_array().unwrap() {
+        assert!(
+            kept.contains(edge["source"].as_str().unwrap())
+                && kept.contains(edge["target"].as_str().unwrap())
+        );
+    }
+
+    let (_, asked) = server
+        .post_json(
+            "/api/tools/cos_graph_export?budget=agent",
+            json!({"max_nodes": 500}),
+        )
+        .await;
+    assert_eq!(
+        asked["meta"]["truncated"], false,
+        "an explicit size keeps the graph tier"
+    );
+    assert_eq!(asked["data"]["nodes"].as_array().unwrap().len(), all_nodes);
+}

@@ -412,7 +412,9 @@ pub struct ExportInput {
     pub edge_types: Vec<String>,
     /// 1 to 10 (default 3).
     pub max_hops: Option<u32>,
-    /// 1 to 2,000 (default 500).
+    /// 1 to 2,000 (default 500). Agents that leave it out get the answer
+    /// trimmed to the agent budget (the best-connected nodes and the edges
+    /// between them); agents that set it get the graph tier.
     pub max_nodes: Option<u32>,
 }
 
@@ -477,7 +479,13 @@ impl Tool for GraphExport {
                 })
                 .with_meta(meta))
             })?;
-        Ok(cached.0)
+        // an agent that asks for a size keeps the graph tier; by default the
+        // answer must fit an agent's context (Claude Code refuses over 25,000 tokens)
+        Ok(if input.max_nodes.is_some() {
+            cached.0
+        } else {
+            cached.0.within_agent_budget()
+        })
     }
 }
 

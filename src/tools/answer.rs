@@ -39,6 +39,9 @@ pub struct Answer<T> {
     /// The tool's diagnostics, keyed as they appear in `meta`.
     pub meta: Map<String, Value>,
     pub pages: Vec<Page>,
+    /// A graph-shaped answer gets the graph tier under the agent budget unless
+    /// this is set: then the agent budget itself applies (coherently trimmed).
+    pub agent_budget_only: bool,
 }
 
 impl<T> Answer<T> {
@@ -47,7 +50,14 @@ impl<T> Answer<T> {
             data,
             meta: Map::new(),
             pages: Vec::new(),
+            agent_budget_only: false,
         }
+    }
+
+    /// Holds a graph-shaped answer to the agent budget rather than the graph tier.
+    pub fn within_agent_budget(mut self) -> Answer<T> {
+        self.agent_budget_only = true;
+        self
     }
 
     pub fn with_meta(mut self, meta: Map<String, Value>) -> Answer<T> {
@@ -65,6 +75,7 @@ impl<T> Answer<T> {
             data: change(self.data),
             meta: self.meta,
             pages: self.pages,
+            agent_budget_only: self.agent_budget_only,
         }
     }
 }

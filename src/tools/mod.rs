@@ -412,7 +412,16 @@ fn within_budget(
     answer: Answer<Value>,
     budget: Budget,
 ) -> Result<Value, ErrorBody> {
-    let Answer { data, meta, pages } = answer;
+    let Answer {
+        data,
+        meta,
+        pages,
+        agent_budget_only,
+    } = answer;
+    let budget = match budget {
+        Budget::Agent if agent_budget_only => Budget::Chars(envelope::AGENT_BUDGET_CHARS),
+        other => other,
+    };
     let data = as_data(data);
     let page_lists: Vec<String> = pages.iter().map(|page| page.list.clone()).collect();
     let hints = envelope::Hints {

@@ -1132,7 +1132,9 @@ export interface components {
             max_hops?: number | null;
             /**
              * Format: int32
-             * @description 1 to 2,000 (default 500).
+             * @description 1 to 2,000 (default 500). Agents that leave it out get the answer
+             *     trimmed to the agent budget (the best-connected nodes and the edges
+             *     between them); agents that set it get the graph tier.
              */
             max_nodes?: number | null;
             /** @description Where to start (default: the repository's root folder). */
