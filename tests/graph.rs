@@ -1574,3 +1574,31 @@ async fn an_agents_default_export_fits_its_context_and_an_explicit_size_keeps_th
     );
     assert_eq!(asked["data"]["nodes"].as_array().unwrap().len(), all_nodes);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_through_an_alias_is_sited_at_the_call_not_the_enclosing_def() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(root, "i18n.py", "def gettext(text):\n    return text\n");
+    write(
+        root,
+        "views.py",
+        "from i18n import gettext as _\n\n\ndef greet(name):\n    prefix = 'Dear '\n    return _('hello') + prefix + name\n",
+    );
+    server.post_json("/api/graph/index", json!({})).await;
+    let (status, plan) = server
+        .post_json(
+            "/api/graph/rename-plan",
+            json!({"uid": "code:function:i18n.py::gettext", "new_name": "translate"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{plan}");
+    let sites = plan["data"]["call_sites"].as_array().unwrap();
+    assert_eq!(sites.len(), 1, "{plan}");
+    assert_eq!(sites[0]["path"], "views.py");
+    assert_eq!(
+        sites[0]["line"], 6,
+        "the line of `_('hello')`, not of `def greet`"
+    );
+    assert!(sites[0]["text"].as_str().unwrap().contains("_('hello')"));
+}

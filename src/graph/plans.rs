@@ -122,7 +122,7 @@ impl Files {
         root: &Path,
         path: &str,
         (start, end): (u32, u32),
-        word: &str,
+        words: &[&str],
         found_by: &str,
         in_node: Option<String>,
     ) -> RenameSite {
@@ -132,7 +132,7 @@ impl Files {
             .find(|n| {
                 lines
                     .get(*n as usize - 1)
-                    .is_some_and(|l| has_word(l, word))
+                    .is_some_and(|l| words.iter().any(|word| has_word(l, word)))
             })
             .unwrap_or(first);
         let text = lines
@@ -200,7 +200,7 @@ impl Tool for GraphRenamePlan {
                 &root,
                 &definition_path,
                 (start, end),
-                &old,
+                &[&old],
                 "graph",
                 Some(node.uid.clone()),
             );
@@ -210,7 +210,11 @@ impl Tool for GraphRenamePlan {
             let mut call_sites = Vec::new();
             let mut test_references = Vec::new();
             for (uid, path, start, end) in callers(c, target.id)? {
-                let site = files.site(&root, &path, (start, end), &old, "graph", Some(uid));
+                // a call through an alias (`import gettext as _`) names the alias, not the symbol
+                let aliases = aliases_in(c, &path, &old)?;
+                let mut words: Vec<&str> = vec![&old];
+                words.extend(aliases.iter().map(String::as_str));
+                let site = files.site(&root, &path, (start, end), &words, "graph", Some(uid));
                 if seen.insert((site.path.clone(), site.line)) {
                     if is_test_path(&path) {
                         test_references.push(site);
@@ -233,7 +237,7 @@ impl Tool for GraphRenamePlan {
                             &root,
                             &path,
                             (index as u32 + 1, index as u32 + 1),
-                            &old,
+                            &[&old],
                             "graph",
                             None,
                         );
@@ -382,6 +386,19 @@ fn callers(c: &Connection, id: i64) -> Result<Vec<(String, String, u32, u32)>, T
         let rows = statement.query_map([id], |row| {
             Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
         })?;
+        rows.collect()
+    };
+    run().map_err(sql_error(c))
+}
+
+/// The local names file `path` binds `symbol` to, other than its own name.
+fn aliases_in(c: &Connection, path: &str, symbol: &str) -> Result<Vec<String>, ToolError> {
+    let run = || -> rusqlite::Result<Vec<String>> {
+        let mut statement = c.prepare_cached(
+            "SELECT DISTINCT b.local FROM graph_bindings b JOIN graph_nodes f ON f.id = b.file
+             WHERE f.file = ?1 AND f.kind = 'file' AND b.symbol = ?2 AND b.local != ?2",
+        )?;
+        let rows = statement.query_map(params![path, symbol], |row| row.get(0))?;
         rows.collect()
     };
     run().map_err(sql_error(c))
