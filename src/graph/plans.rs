@@ -329,10 +329,6 @@ impl Tool for GraphRenamePlan {
                 "order",
             ];
             let keep = narrowing("cursor", &names, from.as_ref())?;
-            let (mut call_sites, mut import_sites, mut doc_references) =
-                (call_sites, import_sites, doc_references);
-            let (mut test_references, mut string_literals, mut order) =
-                (test_references, string_literals, order);
             let starts = [
                 keep[0].apply(&mut call_sites),
                 keep[1].apply(&mut import_sites),

@@ -38,19 +38,32 @@ impl Keyring {
     /// end with the process, which is refused cleanly as `E_CURSOR`.
     pub fn load(state_dir: &Path) -> Keyring {
         let path = state_dir.join(KEY_FILE);
-        if let Ok(bytes) = std::fs::read(&path)
-            && let Ok(key) = <[u8; 32]>::try_from(bytes.as_slice())
-        {
+        if let Some(key) = read_key(&path) {
             return Keyring { key };
         }
-        let key = fresh_key();
+        // written whole beside the key, then linked into place: of two
+        // processes starting at once, one links and both read the same key
         let _ = std::fs::create_dir_all(state_dir);
-        if write_private(&path, &key).is_err() {
-            tracing::warn!(
-                "the cursor key cannot be kept in the state folder; cursors end with this process"
-            );
+        let draft = state_dir.join(format!("{KEY_FILE}.{}", uuid::Uuid::new_v4()));
+        let linked = write_private(&draft, &fresh_key()).and_then(|()| {
+            std::fs::hard_link(&draft, &path).or_else(|error| {
+                if error.kind() == std::io::ErrorKind::AlreadyExists {
+                    Ok(())
+                } else {
+                    Err(error)
+                }
+            })
+        });
+        let _ = std::fs::remove_file(&draft);
+        match (linked, read_key(&path)) {
+            (Ok(()), Some(key)) => Keyring { key },
+            _ => {
+                tracing::warn!(
+                    "the cursor key cannot be kept in the state folder; cursors end with this process"
+                );
+                Keyring { key: fresh_key() }
+            }
         }
-        Keyring { key }
     }
 
     /// A keyring with a given key, for tests.
@@ -121,6 +134,11 @@ pub fn stale(field: &str, message: &str) -> ToolError {
 
 fn scope_hash(scope: &str) -> String {
     blake3::hash(scope.as_bytes()).to_hex()[..16].to_string()
+}
+
+fn read_key(path: &Path) -> Option<[u8; 32]> {
+    let bytes = std::fs::read(path).ok()?;
+    <[u8; 32]>::try_from(bytes.as_slice()).ok()
 }
 
 fn fresh_key() -> [u8; 32] {

@@ -424,9 +424,15 @@ fn within_budget(
     };
     let data = as_data(data);
     let page_lists: Vec<String> = pages.iter().map(|page| page.list.clone()).collect();
+    // room for resuming cursors matters only where something can be cut
+    let reserve = if budget == Budget::None {
+        0
+    } else {
+        answer::cursor_room(&data, &pages)
+    };
     let hints = envelope::Hints {
         pages: &page_lists,
-        reserve: answer::cursor_room(&data, &pages),
+        reserve,
         ..envelope::Hints::default()
     };
     let finished = envelope::finish_with(
@@ -488,7 +494,8 @@ fn narrowing_arguments(input_schema: &Value) -> Vec<String> {
         .map(|properties| {
             properties
                 .keys()
-                .filter(|name| !required.contains(&name.as_str()))
+                // a cursor continues an answer; it does not make one smaller
+                .filter(|name| !required.contains(&name.as_str()) && !name.ends_with("cursor"))
                 .cloned()
                 .collect()
         })
