@@ -114,6 +114,7 @@ impl Tool for HubHealth {
         layer: "health",
         description: "Health of the hub: version, uptime, repository, state directory, schema version and which modules are on.",
         effect: crate::tools::Effect::READ,
+        list_hints: &[],
     };
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<Health>, ToolError> {
@@ -152,6 +153,7 @@ impl Tool for ModuleList {
         layer: "settings",
         description: "Lists the hub's modules, whether each is enabled, and the tools each contributes.",
         effect: crate::tools::Effect::READ,
+        list_hints: &[],
     };
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<ModuleListing>, ToolError> {
@@ -173,6 +175,7 @@ impl Tool for ModuleSet {
         layer: "settings",
         description: "Enables or disables a module. A disabled module's tools answer module_disabled on every front door.",
         effect: crate::tools::Effect::writes(false, true),
+        list_hints: &[],
     };
 
     fn run(context: &ToolContext, input: ModuleSetInput) -> Result<Answer<ModuleInfo>, ToolError> {

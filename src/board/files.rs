@@ -77,6 +77,7 @@ impl Tool for BoardExport {
         description: "Writes one Markdown file per task (YAML front matter + description) into a folder, so the board can live in git.",
         // overwrites the task files already in the folder; the same board writes the same files
         effect: crate::tools::Effect::writes(true, true),
+        list_hints: &[],
     };
 
     fn run(context: &ToolContext, input: FolderInput) -> Result<Answer<ExportReport>, ToolError> {
@@ -216,6 +217,7 @@ impl Tool for BoardImport {
                       what it created, updated, left unchanged and refused (with file and reason).",
         // updates tasks the files name; a second run finds them unchanged
         effect: crate::tools::Effect::writes(true, true),
+        list_hints: &[],
     };
 
     fn run(context: &ToolContext, input: FolderInput) -> Result<Answer<ImportReport>, ToolError> {

@@ -30,6 +30,7 @@ const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
         layer: LAYER,
         description,
         effect: crate::tools::Effect::READ,
+        list_hints: &[],
     }
 }
 
@@ -1116,7 +1117,8 @@ impl Tool for TaskHistory {
         "cos_task_history",
         "Every status change and field edit of a task, newest first: field, old, new, actor, time, source. \
          Paged by next_cursor.",
-    );
+    )
+    .cutting_first(&["history"]);
 
     fn run(context: &ToolContext, input: HistoryInput) -> Result<Answer<History>, ToolError> {
         let limit = check_limit("limit", input.limit, 200, 1000)?;
@@ -1285,7 +1287,8 @@ impl Tool for TaskDependencies {
     const SPEC: ToolSpec = spec(
         "cos_task_dependencies",
         "The tasks a task depends on, and which of them are still open.",
-    );
+    )
+    .cutting_first(&["dependencies"]);
 
     fn run(context: &ToolContext, input: TaskRef) -> Result<Answer<Dependencies>, ToolError> {
         context
@@ -1321,7 +1324,8 @@ pub struct TaskDependents;
 impl Tool for TaskDependents {
     type Input = TaskRef;
     type Output = Dependents;
-    const SPEC: ToolSpec = spec("cos_task_dependents", "The tasks that depend on a task.");
+    const SPEC: ToolSpec = spec("cos_task_dependents", "The tasks that depend on a task.")
+        .cutting_first(&["dependents"]);
 
     fn run(context: &ToolContext, input: TaskRef) -> Result<Answer<Dependents>, ToolError> {
         context

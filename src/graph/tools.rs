@@ -21,6 +21,7 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
         layer: "graph",
         description,
         effect: crate::tools::Effect::READ,
+        list_hints: &[],
     }
 }
 

@@ -62,6 +62,9 @@ pub struct ToolSpec {
     pub description: &'static str,
     /// What calling the tool does to the hub's state (MCP annotations say it to agents).
     pub effect: Effect,
+    /// Keys of the answer's lists the agent budget cuts before others of the
+    /// same depth (beside the seed's registry: `results`, `references`, ...).
+    pub list_hints: &'static [&'static str],
 }
 
 /// What a tool does to the state it works on. Every tool works on this
@@ -93,6 +96,11 @@ impl Effect {
 }
 
 impl ToolSpec {
+    /// The same spec with lists to cut first.
+    pub const fn cutting_first(self, list_hints: &'static [&'static str]) -> ToolSpec {
+        ToolSpec { list_hints, ..self }
+    }
+
     /// The same spec for a tool that writes.
     pub const fn writing(self, destructive: bool, idempotent: bool) -> ToolSpec {
         ToolSpec {
@@ -432,6 +440,7 @@ fn within_budget(
     };
     let hints = envelope::Hints {
         pages: &page_lists,
+        keys: tool.spec.list_hints,
         reserve,
         ..envelope::Hints::default()
     };

@@ -178,6 +178,7 @@ impl Tool for EchoTool {
         layer: "tasks",
         description: "test: echoes text",
         effect: cos_hub::tools::Effect::READ,
+        list_hints: &[],
     };
     fn run(_: &ToolContext, input: EchoInput) -> Result<Answer<Self::Output>, ToolError> {
         let mut map = Map::new();
@@ -199,6 +200,7 @@ impl Tool for PanicTool {
         layer: "health",
         description: "test: panics",
         effect: cos_hub::tools::Effect::READ,
+        list_hints: &[],
     };
     fn run(_: &ToolContext, _: NoArgs) -> Result<Answer<Self::Output>, ToolError> {
         panic!("deliberate test panic at /secret/internal/path.rs")
@@ -221,6 +223,7 @@ impl Tool for FailTool {
         layer: "health",
         description: "test: fails as asked",
         effect: cos_hub::tools::Effect::READ,
+        list_hints: &[],
     };
     fn run(_: &ToolContext, input: FailInput) -> Result<Answer<Self::Output>, ToolError> {
         Err(ToolError::from(ErrorBody::new(
@@ -249,6 +252,7 @@ impl Tool for BigTool {
         layer: "search",
         description: "test: many results",
         effect: cos_hub::tools::Effect::READ,
+        list_hints: &[],
     };
     fn run(_: &ToolContext, input: BigInput) -> Result<Answer<Self::Output>, ToolError> {
         let results: Vec<Value> = (0..input.count)
@@ -275,6 +279,7 @@ impl Tool for SqlErrorTool {
         layer: "health",
         description: "test: bad SQL",
         effect: cos_hub::tools::Effect::READ,
+        list_hints: &[],
     };
     fn run(context: &ToolContext, _: NoArgs) -> Result<Answer<Self::Output>, ToolError> {
         context
