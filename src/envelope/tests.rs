@@ -373,7 +373,7 @@ fn error_details_are_trimmed_like_any_payload() {
 
 #[test]
 fn a_tools_hinted_lists_are_cut_before_others_of_the_same_depth() {
-    let data = object(json!({"notes": results(600, "n"), "cards": results(2_000, "c")}));
+    let data = object(json!({"notes": results(900, "n"), "cards": results(2_000, "c")}));
     let hinted = finish_with(
         data.clone(),
         Map::new(),
@@ -388,11 +388,11 @@ fn a_tools_hinted_lists_are_cut_before_others_of_the_same_depth() {
     .into_envelope();
     assert_eq!(
         hinted["data"]["notes"].as_array().unwrap().len(),
-        600,
+        900,
         "the other list stays whole"
     );
     assert!(hinted["data"]["cards"].as_array().unwrap().len() < 2_000);
     // without the hint both are others: one common cap cuts them together
     let plain = ok(data, None, Budget::Agent);
-    assert!(plain["data"]["notes"].as_array().unwrap().len() < 600);
+    assert!(plain["data"]["notes"].as_array().unwrap().len() < 900);
 }
