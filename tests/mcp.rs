@@ -165,6 +165,31 @@ async fn exercise(client: &Client) {
     let invalid = envelope(&result);
     assert_eq!(invalid["error"]["category"], "validation");
     assert_eq!(invalid["error"]["details"]["field"], "title");
+    assert_eq!(invalid["error"]["code"], "E_ARGUMENT");
+    let message = invalid["error"]["message"].as_str().unwrap();
+    assert!(message.contains("got the number 7"), "{message}");
+    assert!(
+        !message.contains("invalid type"),
+        "no parser wording: {message}"
+    );
+    // a missing argument is named as itself, an unknown kind lists the allowed ones
+    let missing = envelope(&call(client, "cos_task_show", json!({})).await);
+    assert_eq!(missing["error"]["details"]["field"], "id", "{missing}");
+    let kind = envelope(
+        &call(
+            client,
+            "cos_graph_search",
+            json!({"query": "x", "kind": "nonsense_kind"}),
+        )
+        .await,
+    );
+    assert_eq!(kind["error"]["details"]["field"], "kind", "{kind}");
+    assert!(
+        kind["error"]["details"]["allowed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("function"))
+    );
 
     // an unknown tool is a protocol error
     let unknown = client
@@ -195,6 +220,44 @@ async fn exercise(client: &Client) {
     // graph tools: an agent reads the tool's diagnostics in data.meta
     let result = call(client, "cos_graph_index", json!({})).await;
     assert_eq!(envelope(&result)["ok"], true);
+    let doctor = envelope(&call(client, "cos_graph_doctor", json!({})).await);
+    assert_eq!(
+        doctor["data"]["meta"]["fixable_categories"],
+        json!([
+            "stale_paths",
+            "malformed_uid_path",
+            "dangling_source",
+            "dangling_target",
+            "duplicate_contains",
+            "orphaned_phantom",
+            "orphaned_external_unresolved"
+        ]),
+        "exactly the seed's list, in its order"
+    );
+    assert_eq!(
+        doctor["data"]["meta"]["informational_categories"],
+        json!([
+            "slowest_extractions",
+            "orphaned_external_unresolved",
+            "files_with_parse_errors"
+        ])
+    );
+    let reported: Vec<&str> = doctor["data"]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|issue| issue["category"].as_str().unwrap())
+        .collect();
+    for category in [
+        "duplicate_contains",
+        "orphaned_phantom",
+        "slowest_extractions",
+    ] {
+        assert!(
+            reported.contains(&category),
+            "{category} is reported even at count 0"
+        );
+    }
     let result = call(client, "cos_graph_references", json!({"uid": "connect"})).await;
     let references = envelope(&result);
     assert_eq!(references["data"]["meta"]["resolved_from"], "fuzzy_fts5");
