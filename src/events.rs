@@ -1,27 +1,27 @@
 //! The change feed: tells subscribers (the hub UI over `/api/stream`) when an
 //! area's data changed, whichever process changed it.
 //!
-//! Owns one watcher task per served hub. It reads each area's revision counter
-//! (bumped by triggers inside every writing transaction) a few times a second,
-//! and only while someone listens. It reads counters through the areas' own
-//! functions and never touches their tables.
+//! Owns one watcher task per served hub. It reads the revision counter of every
+//! area the registry lists (bumped inside every writing transaction) a few
+//! times a second, and only while someone listens. It reads counters through
+//! each area's own reader and knows no area by name.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::watch;
 use utoipa::ToSchema;
 
-use crate::tools::Hub;
+use crate::tools::{Area, Hub};
 
 /// How often the watcher looks for changes while someone listens.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(200);
 
-/// The revision of each area; a change means "reload what you show".
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct Revisions {
-    /// Bumped by every write to the board.
-    pub board: i64,
-}
+/// The revision of each area that keeps one (`board`, `graph`, ...); a change
+/// of an area's number means "reload what you show of it".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(example = json!({"board": 12, "graph": 3}))]
+pub struct Revisions(pub BTreeMap<String, i64>);
 
 /// Subscribers' end of the feed.
 #[derive(Clone)]
@@ -48,23 +48,45 @@ pub fn start(hub: Hub) -> (ChangeFeed, tokio::task::JoinHandle<()>) {
                 continue;
             }
             let reader = hub.clone();
-            let read =
-                tokio::task::spawn_blocking(move || crate::board::revision(&reader.state().store))
-                    .await;
-            match read {
-                Ok(Ok(board)) => {
-                    sender.send_if_modified(|current| {
-                        let changed = current.board != board;
-                        current.board = board;
-                        changed
-                    });
-                }
-                Ok(Err(error)) => {
-                    tracing::warn!(%error, "the change feed could not read the board revision")
-                }
-                Err(error) => tracing::warn!(%error, "the change feed's reader stopped"),
-            }
+            let Ok(read) = tokio::task::spawn_blocking(move || read_revisions(&reader)).await
+            else {
+                tracing::warn!("the change feed's reader stopped");
+                continue;
+            };
+            sender.send_if_modified(|current| {
+                // an area whose counter could not be read keeps its last number
+                let mut next = current.clone();
+                next.0.extend(read);
+                let changed = next != *current;
+                *current = next;
+                changed
+            });
         }
     });
     (ChangeFeed { receiver }, task)
+}
+
+/// Every readable area revision; failures are logged and left out.
+fn read_revisions(hub: &Hub) -> BTreeMap<String, i64> {
+    let store = &hub.state().store;
+    let mut revisions = BTreeMap::new();
+    for area in hub.registry().areas() {
+        let Area {
+            id,
+            revision: Some(read),
+            ..
+        } = area
+        else {
+            continue;
+        };
+        match read(store) {
+            Ok(revision) => {
+                revisions.insert(id.to_string(), revision);
+            }
+            Err(error) => {
+                tracing::warn!(area = id, %error, "the change feed could not read a revision")
+            }
+        }
+    }
+    revisions
 }

@@ -1,14 +1,48 @@
-//! The hub's own tools: health and module settings (module `core`).
+//! The hub itself: the list of its areas, its own table (`hub_meta`) and its
+//! own tools, health and module settings (module `core`).
 //!
 //! Plain tool bodies over the runtime's state; they must not reach into other
 //! areas' tables or into HTTP/MCP concerns.
 
 use crate::envelope::{Category, Code};
+use crate::store::Migration;
 use crate::tools::{
-    Answer, Module, Registry, Tool, ToolContext, ToolError, ToolSpec, modules::ModuleStateError,
+    Answer, Area, Module, Registry, Tool, ToolContext, ToolError, ToolSpec,
+    modules::ModuleStateError,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+
+/// Every area of the hub, in the order their tables are built. A new area is
+/// one line here (and its module, and its router file under `web/routes`).
+pub const AREAS: &[Area] = &[AREA, crate::board::AREA, crate::graph::AREA];
+
+/// The hub's own area: its table and the core tools.
+pub const AREA: Area = Area {
+    id: "hub",
+    migrations: MIGRATIONS,
+    revision: None,
+    register,
+};
+
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "hub_meta",
+        sql: "CREATE TABLE hub_meta (
+                  key   TEXT PRIMARY KEY,
+                  value TEXT NOT NULL
+              ) STRICT;
+              INSERT INTO hub_meta(key, value) VALUES ('created_at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));",
+        legacy_version: Some(1),
+    },
+    Migration {
+        version: 2,
+        name: "graph_rules_move_to_the_graph",
+        sql: "DELETE FROM hub_meta WHERE key = 'graph_rules';",
+        legacy_version: None,
+    },
+];
 
 /// Registers the core tools.
 pub fn register(registry: &mut Registry) {
@@ -18,13 +52,9 @@ pub fn register(registry: &mut Registry) {
         .register::<ModuleSet>();
 }
 
-/// The hub's standard registry: every tool of every area.
+/// The hub's standard registry: every area and its tools.
 pub fn default_registry() -> Registry {
-    let mut registry = Registry::default();
-    register(&mut registry);
-    crate::board::register(&mut registry);
-    crate::graph::register(&mut registry);
-    registry
+    Registry::of_areas(AREAS)
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -40,8 +70,8 @@ pub struct Health {
     pub uptime_seconds: u64,
     pub repo_root: String,
     pub state_dir: String,
-    /// Schema version of the hub's database.
-    pub schema_version: i64,
+    /// Schema version of each area's tables in the hub's database.
+    pub schema_versions: std::collections::BTreeMap<String, i64>,
     pub modules: Vec<ModuleInfo>,
     /// Problems found while answering (e.g. unreadable module state).
     pub problems: Vec<String>,
@@ -123,7 +153,7 @@ impl Tool for HubHealth {
             problems.push(error.to_string());
             Vec::new()
         });
-        let schema_version = context.hub.store.schema_version()?;
+        let schema_versions = context.hub.store.schema_versions()?;
         Ok(Answer::from(Health {
             status: if problems.is_empty() {
                 "ok"
@@ -135,7 +165,7 @@ impl Tool for HubHealth {
             uptime_seconds: context.hub.started.elapsed().as_secs(),
             repo_root: context.hub.config.repo_root.display().to_string(),
             state_dir: context.hub.config.state_dir.display().to_string(),
-            schema_version,
+            schema_versions,
             modules,
             problems,
         }))

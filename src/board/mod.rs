@@ -3,7 +3,8 @@
 //! Markdown files.
 //!
 //! Owns the board's tables (tasks, task_dependencies, task_history,
-//! board_swimlanes, tasks_fts) and `board.toml`. Its tools are plain functions
+//! board_swimlanes, tasks_fts, board_revision: `schema.rs`), their SQL
+//! (`records.rs`), its cache namespace and `board.toml`. Its tools are plain functions
 //! registered with the runtime; it knows nothing of HTTP or MCP, and no other
 //! area writes its tables.
 
@@ -13,10 +14,19 @@ pub mod model;
 mod paging;
 mod records;
 mod rules;
+mod schema;
 pub mod tools;
 
 use crate::store::{Store, StoreError};
-use crate::tools::Registry;
+use crate::tools::{Area, Registry};
+
+/// The board as the hub lists it.
+pub const AREA: Area = Area {
+    id: "board",
+    migrations: schema::MIGRATIONS,
+    revision: Some(revision),
+    register,
+};
 
 /// The board's revision, bumped by every write from any process.
 pub fn revision(store: &Store) -> Result<i64, StoreError> {

@@ -49,6 +49,10 @@ fn actor_for(context: &ToolContext, given: Option<Actor>) -> Result<Actor, ToolE
             kind: ActorKind::Human,
             id: std::env::var("USER").unwrap_or_else(|_| "cli".into()),
         },
+        Source::Watcher => Actor {
+            kind: ActorKind::System,
+            id: "watcher".into(),
+        },
     });
     actor.validate()?;
     Ok(actor)
@@ -969,14 +973,17 @@ impl Tool for TaskBoard {
         let board = context.hub.store.view(|c| {
             // The revision is read before the board, so a cached board is never older than its revision.
             let revision = records::board_revision(c)?;
-            context
-                .hub
-                .answers
-                .get_or_compute(Self::SPEC.name, key, revision, || {
+            context.hub.answers.get_or_compute(
+                super::AREA.id,
+                Self::SPEC.name,
+                key,
+                revision,
+                || {
                     let config = BoardConfig::load(state_dir)?;
                     let board = build_board(c, &config, &filter, page, &cursors, &from)?;
                     Ok(Answer::new(Board { revision, ..board }))
-                })
+                },
+            )
         })?;
         let columns = if from.only.is_some() {
             1

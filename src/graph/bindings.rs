@@ -1,22 +1,12 @@
 //! Import bindings: which local name an import introduces (`g` in
 //! `from m import f as g`, `db` in `import m as db`, `h` in `use a::{f as h}`)
-//! and what it stands for. The extractor reads them from import statements and
-//! rewrites calls and bases made through them, so that resolution looks for the
+//! and what it stands for. The extractor reads them from import statements;
+//! this module rewrites calls and bases made through them, so that resolution looks for the
 //! right symbol in the right module instead of matching a name across the repository.
 
 use std::collections::HashMap;
 
-use super::extract::{Language, Reference};
-
-/// `local` stands for `symbol` of `module` (a module path as the language writes
-/// it: dotted for Python and Rust, a specifier for scripts, `go:<path>` for Go),
-/// or for the module itself when `symbol` is None.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Binding {
-    pub local: String,
-    pub module: String,
-    pub symbol: Option<String>,
-}
+use super::facts::{Binding, Language, Reference};
 
 /// `module` + `.` + `member`, where a Python relative module may end in dots (`from . import x`).
 pub fn join_module(module: &str, member: &str) -> String {
@@ -120,104 +110,6 @@ pub fn bind_references(references: &mut [Reference], bindings: &[Binding], langu
     }
 }
 
-/// The bindings of a Rust `use` tree (`crate::a::{b, c::d as e, self}`), with
-/// module paths dotted; `super` and `self` become Python-style leading dots
-/// relative to `path`'s folder.
-pub fn rust_use_bindings(path: &str, tree: &str) -> Vec<Binding> {
-    let mut bindings = Vec::new();
-    let tree: String = tree.split_whitespace().collect::<Vec<_>>().join(" ");
-    use_tree(&[], tree.trim(), &mut bindings);
-    let is_module_root = ["mod.rs", "lib.rs", "main.rs"]
-        .iter()
-        .any(|root| path.rsplit('/').next() == Some(*root));
-    for binding in &mut bindings {
-        binding.module = rust_module(&binding.module, is_module_root);
-    }
-    bindings
-}
-
-fn rust_module(module: &str, is_module_root: bool) -> String {
-    let mut segments: Vec<&str> = module.split('.').filter(|s| !s.is_empty()).collect();
-    let supers = segments.iter().take_while(|s| **s == "super").count();
-    if supers > 0 {
-        segments.drain(..supers);
-        let dots = ".".repeat(supers + usize::from(is_module_root));
-        return format!("{dots}{}", segments.join("."));
-    }
-    if segments.first() == Some(&"self") && is_module_root {
-        segments.remove(0);
-        return format!(".{}", segments.join("."));
-    }
-    segments.join(".")
-}
-
-fn use_tree(prefix: &[String], tree: &str, out: &mut Vec<Binding>) {
-    let tree = tree.trim().trim_start_matches("::");
-    if let Some(open) = tree.find('{')
-        && tree.ends_with('}')
-    {
-        let mut next = prefix.to_vec();
-        next.extend(path_segments(tree[..open].trim_end_matches("::")));
-        for part in top_level_parts(&tree[open + 1..tree.len() - 1]) {
-            use_tree(&next, part, out);
-        }
-        return;
-    }
-    let (path, alias) = match tree.split_once(" as ") {
-        Some((path, alias)) => (path.trim(), Some(alias.trim())),
-        None => (tree, None),
-    };
-    let mut segments = prefix.to_vec();
-    segments.extend(path_segments(path));
-    let Some(last) = segments.pop() else {
-        return;
-    };
-    if last == "*" || alias == Some("_") {
-        return;
-    }
-    let (module, symbol) = if last == "self" {
-        let Some(named) = segments.pop() else {
-            return;
-        };
-        (segments, named)
-    } else {
-        (segments, last)
-    };
-    out.push(Binding {
-        local: alias.unwrap_or(&symbol).to_string(),
-        module: module.join("."),
-        symbol: Some(symbol),
-    });
-}
-
-fn path_segments(path: &str) -> Vec<String> {
-    path.split("::")
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-/// Splits `a, b::{c, d}, e` at the commas outside braces.
-fn top_level_parts(list: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    for (index, c) in list.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                parts.push(&list[start..index]);
-                start = index + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&list[start..]);
-    parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,29 +120,6 @@ mod tests {
             module: module.into(),
             symbol: symbol.map(str::to_string),
         }
-    }
-
-    #[test]
-    fn rust_use_trees_bind_each_leaf_under_its_alias() {
-        assert_eq!(
-            rust_use_bindings(
-                "src/a/b.rs",
-                "crate::store::{Store, records::{load as load_cards, self}, *}"
-            ),
-            [
-                binding("Store", "crate.store", Some("Store")),
-                binding("load_cards", "crate.store.records", Some("load")),
-                binding("records", "crate.store", Some("records")),
-            ]
-        );
-        assert_eq!(
-            rust_use_bindings("src/a/b.rs", "super::shape::Square as Sq"),
-            [binding("Sq", ".shape", Some("Square"))]
-        );
-        assert_eq!(
-            rust_use_bindings("src/a/mod.rs", "super::util"),
-            [binding("util", "..", Some("util"))]
-        );
     }
 
     #[test]

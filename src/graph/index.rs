@@ -80,7 +80,7 @@ pub fn index(
     let (known, rules): (HashMap<String, Known>, Option<String>) = store.read(|c| {
         let rules = c
             .query_row(
-                "SELECT value FROM hub_meta WHERE key = 'graph_rules'",
+                "SELECT value FROM graph_meta WHERE key = 'rules'",
                 [],
                 |row| row.get(0),
             )
@@ -199,7 +199,7 @@ fn cold_index(
                 tx.execute("DELETE FROM graph_nodes", [])?;
                 tx.execute("DELETE FROM graph_files", [])?;
                 tx.execute(
-                    "INSERT INTO hub_meta(key, value) VALUES ('graph_rules', ?1)
+                    "INSERT INTO graph_meta(key, value) VALUES ('rules', ?1)
                      ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                     [GRAPH_RULES],
                 )?;
@@ -343,10 +343,24 @@ fn track_new_nodes(tx: &Connection) -> rusqlite::Result<()> {
     )
 }
 
-/// Marks the graph changed: answers cached under the old revision are not served again.
+/// Marks the graph changed: answers cached under the old revision are not
+/// served again, and the time of the change is the graph's `updated_at` (never
+/// earlier than the last one, whatever the clock does).
 pub fn bump_revision(tx: &Connection) -> rusqlite::Result<()> {
-    tx.execute("UPDATE graph_revision SET revision = revision + 1", [])?;
+    let now = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    tx.execute(
+        "UPDATE graph_revision SET revision = revision + 1,
+             updated_at = max(coalesce(updated_at, ''), ?1)",
+        [now],
+    )?;
     Ok(())
+}
+
+/// When the graph last changed, `None` before its first index.
+pub fn updated_at(connection: &Connection) -> rusqlite::Result<Option<String>> {
+    connection.query_row("SELECT updated_at FROM graph_revision", [], |row| {
+        row.get(0)
+    })
 }
 
 /// The graph's revision; read it before the data an answer is cached under.

@@ -1,20 +1,37 @@
 //! The knowledge graph of the repository's code and docs.
 //!
 //! Owns the graph's tables (graph_files, graph_nodes, graph_edges,
-//! graph_references, graph_nodes_fts), the extractors (tree-sitter) and the
-//! indexer. Its tools are plain functions registered with the runtime; it knows
+//! graph_references, graph_bindings, graph_nodes_fts, graph_revision,
+//! graph_meta: `schema.rs`), its cache namespace, the extractors (tree-sitter)
+//! and the indexer. Its tools are plain functions registered with the runtime; it knows
 //! nothing of HTTP or MCP, and no other area writes its tables.
 
 pub mod analysis;
 pub mod bindings;
 pub mod extract;
+mod facts;
 pub mod index;
 pub mod plans;
 mod resolve;
+mod schema;
 pub mod tools;
 pub mod watch;
 
-use crate::tools::Registry;
+use crate::store::{Store, StoreError};
+use crate::tools::{Area, Registry};
+
+/// The graph as the hub lists it.
+pub const AREA: Area = Area {
+    id: "graph",
+    migrations: schema::MIGRATIONS,
+    revision: Some(revision),
+    register,
+};
+
+/// The graph's revision, bumped by every index run that changed it.
+pub fn revision(store: &Store) -> Result<i64, StoreError> {
+    store.read(index::revision)
+}
 
 /// Registers every graph tool.
 pub fn register(registry: &mut Registry) {

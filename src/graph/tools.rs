@@ -70,11 +70,8 @@ pub fn add_freshness(
     connection: &Connection,
     context: &ToolContext,
 ) -> Result<(), ToolError> {
-    let updated: Option<String> = connection
-        .query_row("SELECT max(indexed_at) FROM graph_files", [], |row| {
-            row.get(0)
-        })
-        .map_err(|error| StoreError::on(connection, error))?;
+    let updated =
+        super::index::updated_at(connection).map_err(|error| StoreError::on(connection, error))?;
     meta.insert("graph_updated_at".into(), json!(updated));
     meta.insert(
         "graph_pending".into(),
@@ -114,6 +111,7 @@ pub fn cached_graph_answer<T: Serialize>(
     context.hub.store.view(|c| {
         let revision = super::index::revision(c).map_err(|error| StoreError::on(c, error))?;
         let answer = context.hub.answers.get_or_compute(
+            super::AREA.id,
             tool,
             format!("{pending}|{key}"),
             revision,

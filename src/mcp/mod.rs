@@ -264,13 +264,14 @@ pub async fn serve_stdio(hub: Hub) -> Result<(), std::io::Error> {
     outcome.map_err(std::io::Error::other)
 }
 
-/// The streamable HTTP service mounted at `/mcp`, behind the JSON-RPC screen.
-/// Host, Origin and token checks run in the hub's own middleware before this
-/// service, for REST and MCP alike.
-pub fn http_service(hub: Hub) -> axum::Router {
+/// The streamable HTTP service mounted at `/mcp`, behind the JSON-RPC screen,
+/// taking request bodies of at most `body_limit` bytes. Host, Origin and token
+/// checks run in the hub's own middleware before this service, for REST and
+/// MCP alike.
+pub fn http_service(hub: Hub, body_limit: usize) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
-        .with_max_request_body_bytes(crate::web::BODY_LIMIT_BYTES);
+        .with_max_request_body_bytes(body_limit);
     let service = StreamableHttpService::new(
         move || Ok(McpServer::new(hub.clone())),
         LocalSessionManager::default().into(),
@@ -278,19 +279,26 @@ pub fn http_service(hub: Hub) -> axum::Router {
     );
     axum::Router::new()
         .fallback_service(service)
-        .layer(axum::middleware::from_fn(screen_http))
+        .layer(axum::middleware::from_fn_with_state(
+            BodyLimit(body_limit),
+            screen_http,
+        ))
 }
+
+#[derive(Clone, Copy)]
+struct BodyLimit(usize);
 
 /// Answers malformed JSON-RPC itself, and gives rmcp's plain-text refusals
 /// (a missing or expired session, a wrong content type) JSON-RPC error bodies.
 async fn screen_http(
+    axum::extract::State(BodyLimit(body_limit)): axum::extract::State<BodyLimit>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use axum::http::{Method, StatusCode};
     let request = if request.method() == Method::POST {
         let (parts, body) = request.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, crate::web::BODY_LIMIT_BYTES).await else {
+        let Ok(bytes) = axum::body::to_bytes(body, body_limit).await else {
             return json_rpc_reply(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 screen::error_response(

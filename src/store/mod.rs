@@ -1,20 +1,21 @@
 //! Storage: one SQLite database per hub under the state directory.
 //!
 //! Owns the connection pool, connection pragmas (WAL, busy timeout, foreign keys),
-//! versioned migrations, and the read/write helpers: every write runs in
-//! `BEGIN IMMEDIATE` so writers queue instead of failing mid-transaction. A
-//! pooled connection belongs to one thread at a time and is never shared. It
-//! knows nothing of tools, envelopes or HTTP; areas bring their SQL as migrations.
+//! running the migrations it is given (versioned per area, in `schema_versions`),
+//! and the read/write helpers: every write runs in `BEGIN IMMEDIATE` so writers
+//! queue instead of failing mid-transaction. A pooled connection belongs to one
+//! thread at a time and is never shared. It knows nothing of tools, envelopes,
+//! HTTP or any area: areas bring their tables as migrations, and callers decide
+//! what a failure means to their clients.
 
 mod migrations;
 
-use crate::envelope::Category;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, ErrorCode, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use migrations::{MIGRATIONS, Migration};
+pub use migrations::{Migration, Schema};
 
 /// How long a writer waits for the write lock before the call is answered `transient`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -32,8 +33,9 @@ pub enum StoreError {
     },
     #[error("no database connection became free within {POOL_WAIT:?}: {0}")]
     Pool(#[from] r2d2::Error),
-    #[error("migration {version} ({name}) failed: {source}")]
+    #[error("migration {area} {version} ({name}) failed: {source}")]
     Migration {
+        area: &'static str,
         version: i64,
         name: &'static str,
         #[source]
@@ -44,13 +46,31 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// The envelope category a failure of this kind belongs to.
-    pub fn category(&self) -> Category {
+    /// SQLite's primary result code, when SQLite itself refused.
+    pub fn sqlite_code(&self) -> Option<ErrorCode> {
         match self {
-            StoreError::Sqlite { source, .. } => sqlite_category(source),
-            StoreError::Pool(_) => Category::Transient,
-            StoreError::Migration { .. } | StoreError::StateDir(_) => Category::Internal,
+            StoreError::Sqlite {
+                source: rusqlite::Error::SqliteFailure(failure, _),
+                ..
+            } => Some(failure.code),
+            _ => None,
         }
+    }
+
+    /// True when a query that must find a row found none.
+    pub fn is_no_rows(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Sqlite {
+                source: rusqlite::Error::QueryReturnedNoRows,
+                ..
+            }
+        )
+    }
+
+    /// True when no pooled connection became free in time.
+    pub fn is_pool_timeout(&self) -> bool {
+        matches!(self, StoreError::Pool(_))
     }
 
     pub fn databases(&self) -> &[String] {
@@ -66,21 +86,6 @@ impl StoreError {
             source,
             databases: database_list(connection),
         }
-    }
-}
-
-fn sqlite_category(error: &rusqlite::Error) -> Category {
-    match error {
-        rusqlite::Error::SqliteFailure(failure, _) => match failure.code {
-            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Category::Transient,
-            ErrorCode::ReadOnly
-            | ErrorCode::PermissionDenied
-            | ErrorCode::AuthorizationForStatementDenied => Category::Permission,
-            ErrorCode::CannotOpen | ErrorCode::DiskFull => Category::Unavailable,
-            _ => Category::Internal,
-        },
-        rusqlite::Error::QueryReturnedNoRows => Category::NotFound,
-        _ => Category::Internal,
     }
 }
 
@@ -134,8 +139,9 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) `state_dir/cos.db` and brings its schema up to date.
-    pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
+    /// Opens (creating if needed) `state_dir/cos.db` and brings every area's
+    /// schema in `schemas` up to date, in the order given.
+    pub fn open(state_dir: &Path, schemas: &[Schema]) -> Result<Store, StoreError> {
         configure_sqlite_once();
         std::fs::create_dir_all(state_dir).map_err(StoreError::StateDir)?;
         let path = state_dir.join("cos.db");
@@ -158,7 +164,7 @@ impl Store {
             .connection_timeout(POOL_WAIT)
             .build(manager)?;
         let store = Store { pool, path };
-        store.migrate()?;
+        store.write(|transaction| migrations::apply(transaction, schemas))?;
         Ok(store)
     }
 
@@ -205,29 +211,9 @@ impl Store {
         Ok(value)
     }
 
-    /// The schema version this database is at.
-    pub fn schema_version(&self) -> Result<i64, StoreError> {
-        self.read(|connection| connection.query_row("PRAGMA user_version", [], |row| row.get(0)))
-    }
-
-    fn migrate(&self) -> Result<(), StoreError> {
-        self.write(|transaction| {
-            let current: i64 = transaction
-                .query_row("PRAGMA user_version", [], |row| row.get(0))
-                .map_err(|error| StoreError::on(transaction, error))?;
-            for migration in MIGRATIONS.iter().filter(|m| m.version > current) {
-                let apply = || -> rusqlite::Result<()> {
-                    transaction.execute_batch(migration.sql)?;
-                    transaction.pragma_update(None, "user_version", migration.version)
-                };
-                apply().map_err(|source| StoreError::Migration {
-                    version: migration.version,
-                    name: migration.name,
-                    source,
-                })?;
-            }
-            Ok(())
-        })
+    /// The schema version of each area in this database.
+    pub fn schema_versions(&self) -> Result<std::collections::BTreeMap<String, i64>, StoreError> {
+        self.read(migrations::versions)
     }
 }
 
@@ -235,12 +221,47 @@ impl Store {
 mod tests {
     use super::*;
 
+    const NOTES: &[Migration] = &[
+        Migration {
+            version: 1,
+            name: "notes",
+            sql: "CREATE TABLE notes (text TEXT NOT NULL) STRICT;",
+            legacy_version: None,
+        },
+        Migration {
+            version: 2,
+            name: "note_authors",
+            sql: "ALTER TABLE notes ADD COLUMN author TEXT;",
+            legacy_version: None,
+        },
+    ];
+    const TAGS: &[Migration] = &[Migration {
+        version: 1,
+        name: "tags",
+        sql: "CREATE TABLE tags (name TEXT PRIMARY KEY) WITHOUT ROWID;",
+        legacy_version: None,
+    }];
+
+    fn schemas() -> [Schema; 2] {
+        [
+            Schema {
+                area: "notes",
+                migrations: NOTES,
+            },
+            Schema {
+                area: "tags",
+                migrations: TAGS,
+            },
+        ]
+    }
+
     #[test]
-    fn opens_with_wal_foreign_keys_and_latest_schema() {
+    fn opens_with_wal_foreign_keys_and_every_area_at_its_latest_version() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let latest = MIGRATIONS.iter().map(|m| m.version).max().unwrap();
-        assert_eq!(store.schema_version().unwrap(), latest);
+        let store = Store::open(dir.path(), &schemas()).unwrap();
+        let versions = store.schema_versions().unwrap();
+        assert_eq!(versions.get("notes"), Some(&2));
+        assert_eq!(versions.get("tags"), Some(&1));
         let (mode, keys): (String, i64) = store
             .read(|c| {
                 Ok((
@@ -251,60 +272,140 @@ mod tests {
             .unwrap();
         assert_eq!(mode, "wal");
         assert_eq!(keys, 1);
-        // reopening applies nothing twice
+        // reopening applies nothing twice (a second CREATE TABLE would fail)
         drop(store);
-        let again = Store::open(dir.path()).unwrap();
-        assert_eq!(again.schema_version().unwrap(), latest);
+        let again = Store::open(dir.path(), &schemas()).unwrap();
+        assert_eq!(again.schema_versions().unwrap(), versions);
+    }
+
+    #[test]
+    fn an_area_added_later_gets_its_tables_without_touching_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let [notes, tags] = schemas();
+        let store = Store::open(dir.path(), std::slice::from_ref(&notes)).unwrap();
+        store
+            .write(|tx| {
+                tx.execute("INSERT INTO notes(text) VALUES ('kept')", [])
+                    .map_err(|e| StoreError::on(tx, e))
+            })
+            .unwrap();
+        drop(store);
+        let store = Store::open(dir.path(), &[notes, tags]).unwrap();
+        assert_eq!(store.schema_versions().unwrap().get("tags"), Some(&1));
+        let kept: String = store
+            .read(|c| c.query_row("SELECT text FROM notes", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(kept, "kept");
+    }
+
+    #[test]
+    fn a_database_from_the_single_list_days_is_adopted_where_it_stood() {
+        const OLD: &[Migration] = &[
+            Migration {
+                version: 1,
+                name: "notes",
+                sql: "CREATE TABLE notes (text TEXT NOT NULL) STRICT;",
+                legacy_version: Some(1),
+            },
+            Migration {
+                version: 2,
+                name: "note_authors",
+                sql: "ALTER TABLE notes ADD COLUMN author TEXT;",
+                legacy_version: Some(2),
+            },
+            Migration {
+                version: 3,
+                name: "note_dates",
+                sql: "ALTER TABLE notes ADD COLUMN at TEXT;",
+                legacy_version: None,
+            },
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let connection = Connection::open(dir.path().join("cos.db")).unwrap();
+            connection
+                .execute_batch(
+                    "CREATE TABLE notes (text TEXT NOT NULL, author TEXT) STRICT;
+                     PRAGMA user_version = 2;",
+                )
+                .unwrap();
+        }
+        let store = Store::open(
+            dir.path(),
+            &[Schema {
+                area: "notes",
+                migrations: OLD,
+            }],
+        )
+        .unwrap();
+        assert_eq!(store.schema_versions().unwrap().get("notes"), Some(&3));
+        store
+            .read(|c| {
+                c.execute(
+                    "INSERT INTO notes(text, author, at) VALUES ('a', 'b', 'c')",
+                    [],
+                )
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_failed_migration_names_its_area_and_leaves_nothing_behind() {
+        const BROKEN: &[Migration] = &[Migration {
+            version: 1,
+            name: "broken",
+            sql: "CREATE TABLE half (x); CREATE TABLE half (x);",
+            legacy_version: None,
+        }];
+        let dir = tempfile::tempdir().unwrap();
+        let error = Store::open(
+            dir.path(),
+            &[Schema {
+                area: "broken_area",
+                migrations: BROKEN,
+            }],
+        )
+        .err()
+        .unwrap();
+        assert!(
+            error.to_string().contains("broken_area 1 (broken)"),
+            "{error}"
+        );
+        let store = Store::open(dir.path(), &[]).unwrap();
+        let tables: i64 = store
+            .read(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM sqlite_schema WHERE name = 'half'",
+                    [],
+                    |r| r.get(0),
+                )
+            })
+            .unwrap();
+        assert_eq!(tables, 0);
     }
 
     #[test]
     fn a_failed_write_leaves_nothing_behind() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(dir.path(), &schemas()).unwrap();
         let result: Result<(), StoreError> = store.write(|tx| {
-            tx.execute("INSERT INTO hub_meta(key, value) VALUES ('probe', 'x')", [])
+            tx.execute("INSERT INTO notes(text) VALUES ('probe')", [])
                 .map_err(|e| StoreError::on(tx, e))?;
             tx.execute("INSERT INTO no_such_table VALUES (1)", [])
                 .map_err(|e| StoreError::on(tx, e))?;
             Ok(())
         });
         let error = result.unwrap_err();
-        assert_eq!(error.category(), Category::Internal);
+        assert_eq!(error.sqlite_code(), Some(ErrorCode::Unknown));
         assert!(
             error
                 .databases()
                 .iter()
                 .any(|d| d.starts_with("main=") && d.ends_with("cos.db"))
         );
-        let probe: Option<String> = store
-            .read(|c| {
-                c.query_row("SELECT value FROM hub_meta WHERE key = 'probe'", [], |r| {
-                    r.get(0)
-                })
-                .map(Some)
-                .or_else(|e| {
-                    if e == rusqlite::Error::QueryReturnedNoRows {
-                        Ok(None)
-                    } else {
-                        Err(e)
-                    }
-                })
-            })
+        let notes: i64 = store
+            .read(|c| c.query_row("SELECT count(*) FROM notes", [], |r| r.get(0)))
             .unwrap();
-        assert_eq!(probe, None);
-    }
-
-    #[test]
-    fn busy_and_locked_are_transient() {
-        let busy = rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
-            None,
-        );
-        assert_eq!(sqlite_category(&busy), Category::Transient);
-        let read_only = rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
-            None,
-        );
-        assert_eq!(sqlite_category(&read_only), Category::Permission);
+        assert_eq!(notes, 0);
     }
 }

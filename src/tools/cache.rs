@@ -4,7 +4,9 @@
 //! A tool that reads a revision counter (bumped inside every writing
 //! transaction, by any process) *before* reading its data can cache its answer
 //! under that revision: content cached under revision r is never older than r,
-//! so a hit is always current. `COS_ANSWER_CACHE=off` turns caching off, to
+//! so a hit is always current. Each area's answers live in a namespace of
+//! their own, compared only with that area's revision: a board write never
+//! evicts a graph answer. `COS_ANSWER_CACHE=off` turns caching off, to
 //! measure or rule it out.
 //!
 //! A cached answer also keeps the finished body a consumer made from it (the
@@ -23,16 +25,69 @@ use utoipa::{PartialSchema, ToSchema};
 
 use super::ToolError;
 
-/// Entries kept at most; older revisions are dropped first.
+/// Entries kept at most; the oldest are dropped first.
 const MAX_ENTRIES: usize = 256;
 /// Bytes of answers (and their finished bodies, about as large) kept at most:
 /// an export answer can be half a megabyte.
 const MAX_BYTES: usize = 64 << 20;
 
-/// (tool name, the tool's key for its input and configuration)
-type EntryKey = (&'static str, String);
-/// (revision the answer was computed at, the answer)
-type Entry = (i64, Arc<Kept>);
+/// (area namespace, tool name, the tool's key for its input and configuration)
+type EntryKey = (&'static str, &'static str, String);
+
+/// An answer and when it was made.
+struct Entry {
+    /// The area's revision the answer was computed at.
+    revision: i64,
+    /// Insertion order, so the oldest answer goes first when room runs out.
+    sequence: u64,
+    kept: Arc<Kept>,
+}
+
+#[derive(Default)]
+struct Entries {
+    map: HashMap<EntryKey, Entry>,
+    next_sequence: u64,
+    bytes: usize,
+}
+
+impl Entries {
+    /// Makes room for `incoming` bytes of `namespace` at `revision`: the
+    /// area's answers from older revisions can never be served again and go
+    /// first, then the oldest answers of any area.
+    fn make_room(&mut self, namespace: &str, revision: i64, incoming: usize) {
+        let before = self.map.len();
+        self.map
+            .retain(|(area, _, _), entry| *area != namespace || entry.revision >= revision);
+        if self.map.len() != before {
+            self.bytes = self.map.values().map(|entry| entry.kept.weight()).sum();
+        }
+        while !self.map.is_empty()
+            && (self.map.len() >= MAX_ENTRIES || self.bytes + incoming > MAX_BYTES)
+        {
+            let oldest = self
+                .map
+                .iter()
+                .min_by_key(|(_, entry)| entry.sequence)
+                .map(|(key, _)| key.clone());
+            if let Some(entry) = oldest.and_then(|key| self.map.remove(&key)) {
+                self.bytes -= entry.kept.weight();
+            }
+        }
+    }
+
+    fn insert(&mut self, key: EntryKey, revision: i64, kept: Arc<Kept>) {
+        self.bytes += kept.weight();
+        self.next_sequence += 1;
+        let entry = Entry {
+            revision,
+            sequence: self.next_sequence,
+            kept,
+        };
+        if let Some(replaced) = self.map.insert(key, entry) {
+            self.bytes -= replaced.kept.weight();
+        }
+    }
+}
 
 /// An answer's JSON, its diagnostics, and the finished body made from them by
 /// the first caller that needed one.
@@ -58,7 +113,7 @@ impl Kept {
 
 pub struct AnswerCache {
     enabled: bool,
-    entries: Mutex<HashMap<EntryKey, Entry>>,
+    entries: Mutex<Entries>,
 }
 
 impl Default for AnswerCache {
@@ -71,25 +126,28 @@ impl AnswerCache {
     pub fn new(enabled: bool) -> AnswerCache {
         AnswerCache {
             enabled,
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(Entries::default()),
         }
     }
 
-    /// The answer of `tool` for `key` at `revision` with its diagnostics,
-    /// computing and keeping it on a miss. Pages are not kept (their cursors
-    /// are made per call): a caller adds them to what this returns.
+    /// The answer of `tool` for `key` at the `namespace` area's `revision`
+    /// with its diagnostics, computing and keeping it on a miss. Pages are not
+    /// kept (their cursors are made per call): a caller adds them to what this
+    /// returns.
     pub fn get_or_compute<T: Serialize>(
         &self,
+        namespace: &'static str,
         tool: &'static str,
         key: String,
         revision: i64,
         compute: impl FnOnce() -> Result<super::Answer<T>, ToolError>,
     ) -> Result<super::Answer<Shared<T>>, ToolError> {
+        let entry_key = (namespace, tool, key);
         if self.enabled
-            && let Some((cached_revision, kept)) = self.lock().get(&(tool, key.clone()))
-            && *cached_revision == revision
+            && let Some(entry) = self.lock().map.get(&entry_key)
+            && entry.revision == revision
         {
-            return Ok(Shared::from_answer(kept.clone()).into_answer());
+            return Ok(Shared::from_answer(entry.kept.clone()).into_answer());
         }
         let computed = compute()?;
         let json = serde_json::value::to_raw_value(&computed.data)
@@ -99,26 +157,24 @@ impl AnswerCache {
             meta: computed.meta,
             rendered: OnceLock::new(),
         });
-        if self.enabled {
+        if self.enabled && answer.weight() <= MAX_BYTES {
             let mut entries = self.lock();
-            let weight = |entries: &HashMap<EntryKey, Entry>| {
-                entries
-                    .values()
-                    .map(|(_, kept)| kept.weight())
-                    .sum::<usize>()
-            };
-            if entries.len() >= MAX_ENTRIES || weight(&entries) + answer.weight() > MAX_BYTES {
-                entries.retain(|_, (cached, _)| *cached >= revision);
-                if entries.len() >= MAX_ENTRIES || weight(&entries) + answer.weight() > MAX_BYTES {
-                    entries.clear();
-                }
-            }
-            entries.insert((tool, key), (revision, answer.clone()));
+            entries.make_room(namespace, revision, answer.weight());
+            entries.insert(entry_key, revision, answer.clone());
         }
         Ok(Shared::from_answer(answer).into_answer())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<EntryKey, Entry>> {
+    /// How many answers of the `namespace` area are kept (for diagnostics and tests).
+    pub fn entries_in(&self, namespace: &str) -> usize {
+        self.lock()
+            .map
+            .keys()
+            .filter(|(area, _, _)| *area == namespace)
+            .count()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.entries
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -203,22 +259,22 @@ mod tests {
             Ok(serde_json::json!({"value": value}).into())
         };
         let first = cache
-            .get_or_compute("t", "k".into(), 1, || compute(1))
+            .get_or_compute("area", "t", "k".into(), 1, || compute(1))
             .unwrap()
             .data;
         let again = cache
-            .get_or_compute("t", "k".into(), 1, || compute(99))
+            .get_or_compute("area", "t", "k".into(), 1, || compute(99))
             .unwrap()
             .data;
         assert_eq!(first.json(), again.json());
         assert_eq!(computed.get(), 1);
         let newer = cache
-            .get_or_compute("t", "k".into(), 2, || compute(2))
+            .get_or_compute("area", "t", "k".into(), 2, || compute(2))
             .unwrap()
             .data;
         assert_eq!(newer.json(), r#"{"value":2}"#);
         let other_key = cache
-            .get_or_compute("t", "other".into(), 2, || compute(3))
+            .get_or_compute("area", "t", "other".into(), 2, || compute(3))
             .unwrap()
             .data;
         assert_eq!(other_key.json(), r#"{"value":3}"#);
@@ -236,12 +292,9 @@ mod tests {
         };
         let answer = || {
             cache
-                .get_or_compute(
-                    "t",
-                    "k".into(),
-                    1,
-                    || Ok(serde_json::json!({"v": 1}).into()),
-                )
+                .get_or_compute("area", "t", "k".into(), 1, || {
+                    Ok(serde_json::json!({"v": 1}).into())
+                })
                 .unwrap()
                 .data
         };
@@ -252,12 +305,9 @@ mod tests {
         assert_eq!(&answer().rendered("other", |_| b"x".to_vec())[..], b"x");
         // a new revision is a new answer with its own body
         let newer = cache
-            .get_or_compute(
-                "t",
-                "k".into(),
-                2,
-                || Ok(serde_json::json!({"v": 2}).into()),
-            )
+            .get_or_compute("area", "t", "k".into(), 2, || {
+                Ok(serde_json::json!({"v": 2}).into())
+            })
             .unwrap()
             .data;
         assert_eq!(&newer.rendered("rest", render)[..], br#"[{"v":2}]"#);
@@ -270,16 +320,23 @@ mod tests {
         let big = "x".repeat(MAX_BYTES / 8);
         for key in 0..10 {
             cache
-                .get_or_compute("t", key.to_string(), 1, || Ok(big.clone().into()))
+                .get_or_compute("area", "t", key.to_string(), 1, || Ok(big.clone().into()))
                 .unwrap();
         }
         let kept: usize = cache
             .lock()
+            .map
             .values()
-            .map(|(_, answer)| answer.weight())
+            .map(|entry| entry.kept.weight())
             .sum();
         assert!(kept <= MAX_BYTES, "{kept} bytes kept");
-        assert!(cache.lock().len() < 10);
+        assert_eq!(kept, cache.lock().bytes, "the running total is the sum");
+        assert!(cache.lock().map.len() < 10);
+        // the newest answers are the ones kept
+        let hit = cache
+            .get_or_compute("area", "t", "9".into(), 1, || Ok("recomputed".into()))
+            .unwrap();
+        assert_ne!(hit.data.json(), r#""recomputed""#);
     }
 
     #[test]
@@ -288,12 +345,12 @@ mod tests {
         let mut meta = Map::new();
         meta.insert("resolved_from".into(), Value::from("direct"));
         let first = cache
-            .get_or_compute("t", "k".into(), 1, || {
+            .get_or_compute("area", "t", "k".into(), 1, || {
                 Ok(super::super::Answer::new(1).with_meta(meta.clone()))
             })
             .unwrap();
         let hit = cache
-            .get_or_compute("t", "k".into(), 1, || Ok(2.into()))
+            .get_or_compute("area", "t", "k".into(), 1, || Ok(2.into()))
             .unwrap();
         assert_eq!(hit.data.json(), "1");
         assert_eq!(first.meta, meta);
@@ -304,12 +361,50 @@ mod tests {
     }
 
     #[test]
+    fn a_newer_revision_in_one_area_keeps_every_other_areas_answers() {
+        let cache = AnswerCache::new(true);
+        let computed = Cell::new(0);
+        let count = || {
+            computed.set(computed.get() + 1);
+            Ok(computed.get().into())
+        };
+        cache
+            .get_or_compute("graph", "g", "k".into(), 7, count)
+            .unwrap();
+        // the board moves on many revisions while the graph stays at 7
+        for revision in 1..=(2 * MAX_ENTRIES as i64) {
+            cache
+                .get_or_compute("board", "b", "k".into(), revision, count)
+                .unwrap();
+        }
+        let before = computed.get();
+        cache
+            .get_or_compute("graph", "g", "k".into(), 7, count)
+            .unwrap();
+        assert_eq!(computed.get(), before, "the graph answer was still kept");
+        assert_eq!(
+            cache.lock().map.len(),
+            2,
+            "old board revisions were dropped"
+        );
+        // the same revision number in two areas are two different answers
+        let board = cache
+            .get_or_compute("board", "same", "k".into(), 3, || Ok("board".into()))
+            .unwrap();
+        let graph = cache
+            .get_or_compute("graph", "same", "k".into(), 3, || Ok("graph".into()))
+            .unwrap();
+        assert_eq!(board.data.json(), r#""board""#);
+        assert_eq!(graph.data.json(), r#""graph""#);
+    }
+
+    #[test]
     fn off_means_always_computed() {
         let cache = AnswerCache::new(false);
         let computed = Cell::new(0);
         for _ in 0..3 {
             cache
-                .get_or_compute("t", "k".into(), 1, || {
+                .get_or_compute("area", "t", "k".into(), 1, || {
                     computed.set(computed.get() + 1);
                     Ok(1.into())
                 })

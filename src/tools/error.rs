@@ -82,7 +82,7 @@ impl ToolError {
     pub fn category(&self) -> Category {
         match self {
             ToolError::Fail(body) => body.category,
-            ToolError::Store { source, .. } => source.category(),
+            ToolError::Store { source, .. } => store_category(source),
             ToolError::Io { source, .. } => match source.kind() {
                 std::io::ErrorKind::NotFound => Category::NotFound,
                 std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
@@ -157,6 +157,28 @@ impl ToolError {
     }
 }
 
+/// What a store failure means to a client: a busy or locked database is worth
+/// retrying, a read-only one is a permission problem, and so on.
+fn store_category(error: &StoreError) -> Category {
+    use rusqlite::ErrorCode;
+    if error.is_pool_timeout() {
+        return Category::Transient;
+    }
+    if error.is_no_rows() {
+        return Category::NotFound;
+    }
+    match error.sqlite_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Category::Transient,
+        Some(
+            ErrorCode::ReadOnly
+            | ErrorCode::PermissionDenied
+            | ErrorCode::AuthorizationForStatementDenied,
+        ) => Category::Permission,
+        Some(ErrorCode::CannotOpen | ErrorCode::DiskFull) => Category::Unavailable,
+        _ => Category::Internal,
+    }
+}
+
 impl From<StoreError> for ToolError {
     fn from(source: StoreError) -> ToolError {
         ToolError::Store {
@@ -198,6 +220,25 @@ mod tests {
         assert!(body.message.contains("abc123"));
         assert_eq!(body.error_id.as_deref(), Some("abc123"));
         assert!(other.chain().contains("disk on fire"));
+    }
+
+    #[test]
+    fn busy_and_locked_are_transient_and_read_only_is_permission() {
+        let failure = |code| {
+            ToolError::from(StoreError::Sqlite {
+                source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None),
+                databases: Vec::new(),
+            })
+            .category()
+        };
+        assert_eq!(failure(rusqlite::ffi::SQLITE_BUSY), Category::Transient);
+        assert_eq!(failure(rusqlite::ffi::SQLITE_LOCKED), Category::Transient);
+        assert_eq!(
+            failure(rusqlite::ffi::SQLITE_READONLY),
+            Category::Permission
+        );
+        assert_eq!(failure(rusqlite::ffi::SQLITE_FULL), Category::Unavailable);
+        assert_eq!(failure(rusqlite::ffi::SQLITE_CORRUPT), Category::Internal);
     }
 
     #[test]

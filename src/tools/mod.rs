@@ -8,6 +8,7 @@
 //! It must not know about HTTP or MCP wire details: front doors adapt to it.
 
 pub mod answer;
+pub mod area;
 pub mod cache;
 pub mod cursor;
 mod error;
@@ -29,6 +30,7 @@ use std::time::Instant;
 use utoipa::ToSchema;
 
 pub use answer::{Answer, Page};
+pub use area::Area;
 pub use error::ToolError;
 pub use modules::{Module, ModuleState};
 
@@ -39,6 +41,8 @@ pub enum Source {
     Rest,
     Mcp,
     Cli,
+    /// The hub's own background work (the graph's file watcher).
+    Watcher,
 }
 
 impl Source {
@@ -47,6 +51,7 @@ impl Source {
             Source::Rest => "rest",
             Source::Mcp => "mcp",
             Source::Cli => "cli",
+            Source::Watcher => "watcher",
         }
     }
 }
@@ -190,7 +195,22 @@ pub struct ToolContext<'a> {
     pub source: Source,
     /// The registry, for tools that describe other tools.
     pub registry: &'a Registry,
+    /// Where a long tool reports how far it got (the CLI draws a bar).
+    pub progress: &'a dyn Progress,
 }
+
+/// Progress of a long call, for callers that show it.
+pub trait Progress: Sync {
+    /// The call found `total` units of work.
+    fn total(&self, _total: u64) {}
+    /// One more unit is done.
+    fn advance(&self) {}
+}
+
+/// Progress nobody watches.
+pub struct Unwatched;
+
+impl Progress for Unwatched {}
 
 type Handler = Arc<dyn Fn(&ToolContext, Value) -> Result<Answer<Value>, ToolError> + Send + Sync>;
 
@@ -203,13 +223,45 @@ pub struct RegisteredTool {
     handler: Handler,
 }
 
-/// Every tool of the hub, by name.
+/// Every tool of the hub, by name, and the areas that brought them.
 #[derive(Default, Clone)]
 pub struct Registry {
     tools: BTreeMap<&'static str, RegisteredTool>,
+    areas: Vec<Area>,
 }
 
 impl Registry {
+    /// A registry of `areas` and every tool they register.
+    pub fn of_areas(areas: &[Area]) -> Registry {
+        let mut registry = Registry::default();
+        for area in areas {
+            registry.add_area(*area);
+        }
+        registry
+    }
+
+    /// Adds an area: its tools now, its tables and revision when a hub opens.
+    pub fn add_area(&mut self, area: Area) -> &mut Registry {
+        (area.register)(self);
+        self.areas.push(area);
+        self
+    }
+
+    pub fn areas(&self) -> &[Area] {
+        &self.areas
+    }
+
+    /// Every area's schema, in the order the areas were added.
+    pub fn schemas(&self) -> Vec<crate::store::Schema> {
+        self.areas
+            .iter()
+            .map(|area| crate::store::Schema {
+                area: area.id,
+                migrations: area.migrations,
+            })
+            .collect()
+    }
+
     /// Registers `T`. Names are unique: registering a name twice replaces the first.
     pub fn register<T: Tool>(&mut self) -> &mut Registry {
         let handler: Handler = Arc::new(|context, arguments| {
@@ -264,7 +316,7 @@ pub enum HubError {
 impl Hub {
     /// Opens the hub's state with the given tools.
     pub fn open(config: HubConfig, registry: Registry) -> Result<Hub, HubError> {
-        let store = Store::open(&config.state_dir)?;
+        let store = Store::open(&config.state_dir, &registry.schemas())?;
         let modules = ModuleState::new(&config.state_dir);
         let cursors = cursor::Keyring::load(&config.state_dir);
         let state = HubState {
@@ -298,12 +350,25 @@ impl Hub {
     ) -> Result<Answer<T::Output>, ErrorBody> {
         let hub = self.clone();
         let joined = tokio::task::spawn_blocking(move || {
-            hub.guarded(&T::SPEC, source, |context| T::run(context, input))
+            hub.guarded(&T::SPEC, source, &Unwatched, |context| {
+                T::run(context, input)
+            })
         })
         .await;
         joined.unwrap_or_else(|join_error| {
             Err(self.report(&T::SPEC, ToolError::Panic(join_error.to_string())))
         })
+    }
+
+    /// Calls `T` on this thread, behind the gate and the guard: for callers
+    /// that are already off the async runtime (the CLI, the file watcher).
+    pub fn call_here<T: Tool>(
+        &self,
+        input: T::Input,
+        source: Source,
+        progress: &dyn Progress,
+    ) -> Result<Answer<T::Output>, ErrorBody> {
+        self.guarded(&T::SPEC, source, progress, |context| T::run(context, input))
     }
 
     /// Calls a tool by name with JSON arguments and returns the whole envelope.
@@ -320,7 +385,9 @@ impl Hub {
         let hub = self.clone();
         let spec = tool.spec;
         let joined = tokio::task::spawn_blocking(move || {
-            let outcome = hub.guarded(&spec, source, |context| (tool.handler)(context, arguments));
+            let outcome = hub.guarded(&spec, source, &Unwatched, |context| {
+                (tool.handler)(context, arguments)
+            });
             outcome.and_then(|value| within_budget(&tool, value, budget))
         })
         .await;
@@ -335,6 +402,7 @@ impl Hub {
         &self,
         spec: &ToolSpec,
         source: Source,
+        progress: &dyn Progress,
         body: impl FnOnce(&ToolContext) -> Result<O, ToolError>,
     ) -> Result<O, ErrorBody> {
         self.gate(spec).map_err(|error| self.report(spec, error))?;
@@ -342,6 +410,7 @@ impl Hub {
             hub: &self.state,
             source,
             registry: &self.registry,
+            progress,
         };
         match catch_unwind(AssertUnwindSafe(|| body(&context))) {
             Ok(Ok(output)) => Ok(output),

@@ -59,7 +59,10 @@ impl Default for ServeOptions {
 pub fn app(hub: Hub, access: Access, feed: ChangeFeed) -> Router {
     let (api, openapi) = spec::api_router();
     api.merge(SwaggerUi::new("/docs").url("/api/openapi.json", openapi))
-        .nest_service("/mcp", crate::mcp::http_service(hub.clone()))
+        .nest_service(
+            "/mcp",
+            crate::mcp::http_service(hub.clone(), BODY_LIMIT_BYTES),
+        )
         .fallback(fallback)
         .layer(axum::Extension(feed))
         .method_not_allowed_fallback(method_not_allowed)

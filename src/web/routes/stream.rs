@@ -29,9 +29,12 @@ fn router() -> OpenApiRouter<Hub> {
 async fn stream_changes(
     Extension(feed): Extension<ChangeFeed>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let events = WatchStream::new(feed.subscribe()).map(|revisions| {
-        let data = serde_json::to_string(&revisions).unwrap_or_else(|_| "{}".into());
-        Ok(Event::default().event("change").data(data))
-    });
+    // the feed holds no revision until its first read: nothing to announce yet
+    let events = WatchStream::new(feed.subscribe())
+        .filter(|revisions| !revisions.0.is_empty())
+        .map(|revisions| {
+            let data = serde_json::to_string(&revisions).unwrap_or_else(|_| "{}".into());
+            Ok(Event::default().event("change").data(data))
+        });
     Sse::new(events).keep_alive(KeepAlive::default())
 }

@@ -1,6 +1,5 @@
 //! A hub served on 127.0.0.1:0 for the length of one test, plus test-only tools
 //! registered through the public registry API.
-#![allow(dead_code)]
 
 use cos_hub::envelope::{Category, Code, ErrorBody};
 use cos_hub::hub;
@@ -367,5 +366,30 @@ async fn walk(
             Some(cursor) => arguments[cursor_argument] = json!(cursor),
             None => return (items, pages),
         }
+    }
+}
+
+/// Reads `/api/stream` events until one `change` event arrives; returns its
+/// revision of `area`.
+pub async fn next_change(response: &mut reqwest::Response, buffer: &mut String, area: &str) -> i64 {
+    loop {
+        if let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            if event.contains("event: change")
+                && let Some(data) = event.lines().find_map(|line| line.strip_prefix("data: "))
+            {
+                let revisions: Value = serde_json::from_str(data).unwrap();
+                return revisions[area]
+                    .as_i64()
+                    .unwrap_or_else(|| panic!("no {area} revision in {revisions}"));
+            }
+            continue;
+        }
+        let chunk = response
+            .chunk()
+            .await
+            .unwrap()
+            .expect("the stream stays open");
+        buffer.push_str(&String::from_utf8_lossy(&chunk));
     }
 }

@@ -1,9 +1,7 @@
 //! Every tool over MCP with a real client (rmcp's), over stdio (`cos mcp` as a
 //! child process) and over streamable HTTP (`/mcp` on a served hub).
 
-mod common;
-
-use common::TestServer;
+use crate::common::TestServer;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};

@@ -1,8 +1,8 @@
 //! The knowledge graph on small fixture repositories, through HTTP and the library's store.
 
-mod common;
-
-use common::{TestServer, error_of};
+use crate::common::{TestServer, error_of, next_change};
+use cos_hub::envelope::Budget;
+use cos_hub::tools::Source;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -60,11 +60,16 @@ fn index_definitions(store: &cos_hub::store::Store) -> Vec<(String, Option<Strin
         .unwrap()
 }
 
+fn hub_store(state_dir: &Path) -> cos_hub::store::Store {
+    let schemas = cos_hub::hub::default_registry().schemas();
+    cos_hub::store::Store::open(state_dir, &schemas).unwrap()
+}
+
 fn dump(state_dir: &Path) -> (Nodes, Edges) {
-    let store = cos_hub::store::Store::open(state_dir).unwrap();
+    let store = hub_store(state_dir);
     // an index run leaves every index the schema defines (a cold index drops and rebuilds some)
     let fresh = tempfile::tempdir().unwrap();
-    let schema = cos_hub::store::Store::open(fresh.path()).unwrap();
+    let schema = hub_store(fresh.path());
     assert_eq!(index_definitions(&store), index_definitions(&schema));
     store
         .read(|c| {
@@ -392,6 +397,72 @@ async fn an_incremental_index_equals_a_cold_index_of_the_new_tree() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_change_stream_announces_graph_changes_beside_the_board() {
+    let server = TestServer::start().await;
+    let mut response = server
+        .client
+        .get(server.url("/api/stream"))
+        .send()
+        .await
+        .unwrap();
+    let mut buffer = String::new();
+    let wait = std::time::Duration::from_secs(5);
+    let first = tokio::time::timeout(wait, next_change(&mut response, &mut buffer, "graph"))
+        .await
+        .expect("a first event");
+    fixture(server.repo());
+    let (status, body) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let mut latest = first;
+    while latest == first {
+        latest = tokio::time::timeout(wait, next_change(&mut response, &mut buffer, "graph"))
+            .await
+            .expect("an event after the index");
+    }
+    assert!(latest > first, "{first} → {latest}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn board_writes_keep_the_cached_graph_answers() {
+    let server = TestServer::start().await;
+    fixture(server.repo());
+    let (status, body) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = server.get("/api/graph/context?uid=code:file:app/models.py").await;
+    assert_eq!(status, 200, "{body}");
+    let answers = &server.hub.state().answers;
+    assert_eq!(answers.entries_in("graph"), 1);
+    // more board revisions than the cache holds answers, each with a board read cached
+    for n in 0..300 {
+        let created = server
+            .hub
+            .call_json(
+                "cos_task_create",
+                json!({"title": format!("task {n}")}),
+                Budget::None,
+                Source::Cli,
+            )
+            .await;
+        assert_eq!(created["ok"], true, "{created}");
+        let board = server
+            .hub
+            .call_json("cos_task_board", json!({}), Budget::None, Source::Cli)
+            .await;
+        assert_eq!(board["ok"], true, "{board}");
+    }
+    assert_eq!(
+        answers.entries_in("graph"),
+        1,
+        "a board write evicted a graph answer"
+    );
+    assert_eq!(
+        answers.entries_in("board"),
+        1,
+        "stale board answers are dropped"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_graph_built_under_other_rules_is_rebuilt_from_scratch() {
     let server = TestServer::start().await;
     fixture(server.repo());
@@ -407,7 +478,7 @@ async fn a_graph_built_under_other_rules_is_rebuilt_from_scratch() {
                SELECT s.id, t.id, 'calls', 'resolver', 'name' FROM graph_nodes s, graph_nodes t
                WHERE s.uid = 'code:method:app/models.py::Store.save'
                  AND t.uid = 'code:function:tools/helper.py::helper';
-             UPDATE hub_meta SET value = 'older rules' WHERE key = 'graph_rules';",
+             UPDATE graph_meta SET value = 'older rules' WHERE key = 'rules';",
         )
         .unwrap();
     drop(database);
@@ -1453,14 +1524,16 @@ async fn every_cut_graph_list_is_walked_exactly_once_under_the_agent_budget() {
         ),
     ];
     for (tool, arguments, list, next, id) in cases {
-        let expected = common::walk_whole(&server, tool, arguments.clone(), list, next).await;
+        let expected =
+            crate::common::walk_whole(&server, tool, arguments.clone(), list, next).await;
         assert!(
             expected.len() >= 200,
             "{tool}: only {} items",
             expected.len()
         );
         let (walked, pages) =
-            common::walk_under_agent_budget(&server, tool, arguments, list, next, "cursor").await;
+            crate::common::walk_under_agent_budget(&server, tool, arguments, list, next, "cursor")
+                .await;
         assert!(pages > 1, "{tool}: the first answer was not cut");
         assert_eq!(walked.len(), expected.len(), "{tool}: every item once");
         assert_eq!(uids(&walked, id), uids(&expected, id), "{tool}: in order");
@@ -1478,7 +1551,7 @@ async fn every_cut_graph_list_is_walked_exactly_once_under_the_agent_budget() {
         .unwrap();
     assert_eq!(issues[at]["count"], 30);
     let list = format!("/issues/{at}/sample");
-    let (samples, pages) = common::walk_under_agent_budget(
+    let (samples, pages) = crate::common::walk_under_agent_budget(
         &server,
         "cos_graph_doctor",
         json!({}),

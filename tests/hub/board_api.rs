@@ -1,8 +1,6 @@
 //! The board through HTTP against a spawned server: every workflow rule and every error.
 
-mod common;
-
-use common::{TestServer, error_of};
+use crate::common::{TestServer, error_of, next_change};
 use serde_json::{Value, json};
 
 async fn create(server: &TestServer, body: Value) -> Value {
@@ -48,7 +46,7 @@ async fn create_show_and_validation() {
         .await
         .unwrap();
     assert_eq!(response.headers()["etag"], "\"1\"");
-    let (status, answer) = common::decode(response).await;
+    let (status, answer) = crate::common::decode(response).await;
     assert_eq!(status, 201);
     let created = &answer["data"];
     assert_eq!(created["id"], "TASK-001");
@@ -362,7 +360,7 @@ async fn edits_are_compare_and_set_on_the_version() {
         .await
         .unwrap();
     assert_eq!(response.headers()["etag"], "\"2\"");
-    let (status, answer) = common::decode(response).await;
+    let (status, answer) = crate::common::decode(response).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["data"]["title"], "Renamed");
     assert_eq!(answer["data"]["epic"], Value::Null, "null clears");
@@ -759,28 +757,6 @@ async fn a_cached_board_follows_writes_from_another_process_and_config_changes()
     assert_eq!(testing["wip"]["limit"], 7);
 }
 
-/// Reads server-sent events until one `change` event arrives; returns its board revision.
-async fn next_change(response: &mut reqwest::Response, buffer: &mut String) -> i64 {
-    loop {
-        if let Some(end) = buffer.find("\n\n") {
-            let event: String = buffer.drain(..end + 2).collect();
-            if event.contains("event: change")
-                && let Some(data) = event.lines().find_map(|line| line.strip_prefix("data: "))
-            {
-                let revisions: Value = serde_json::from_str(data).unwrap();
-                return revisions["board"].as_i64().unwrap();
-            }
-            continue;
-        }
-        let chunk = response
-            .chunk()
-            .await
-            .unwrap()
-            .expect("the stream stays open");
-        buffer.push_str(&String::from_utf8_lossy(&chunk));
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_change_stream_announces_board_writes() {
     let server = TestServer::start().await;
@@ -799,13 +775,13 @@ async fn the_change_stream_announces_board_writes() {
     );
     let mut buffer = String::new();
     let deadline = std::time::Duration::from_secs(5);
-    let first = tokio::time::timeout(deadline, next_change(&mut response, &mut buffer))
+    let first = tokio::time::timeout(deadline, next_change(&mut response, &mut buffer, "board"))
         .await
         .expect("a first event");
     create(&server, json!({"title": "announced"})).await;
     let mut latest = first;
     while latest == first {
-        latest = tokio::time::timeout(deadline, next_change(&mut response, &mut buffer))
+        latest = tokio::time::timeout(deadline, next_change(&mut response, &mut buffer, "board"))
             .await
             .expect("an event after the write");
     }
@@ -877,7 +853,7 @@ async fn an_agent_walks_a_trimmed_active_column_and_gets_every_card_once_in_orde
         .as_str()
         .expect("a cut column resumes")
         .to_string();
-    let (rest, pages) = common::walk_under_agent_budget(
+    let (rest, pages) = crate::common::walk_under_agent_budget(
         &server,
         "cos_task_board",
         json!({"cursor": cursor}),
@@ -937,7 +913,7 @@ async fn an_agent_walks_the_complete_column_and_search_results_exactly() {
     // search: 1,200 matches under one label, pages of 500 cut to the budget
     let (_, whole) = server.get("/api/board/search?label=walk&limit=500").await;
     assert_eq!(whole["data"]["total_count"], 1_200);
-    let (found, _) = common::walk_under_agent_budget(
+    let (found, _) = crate::common::walk_under_agent_budget(
         &server,
         "cos_task_search",
         json!({"label": "walk", "limit": 500}),
@@ -1014,7 +990,7 @@ async fn an_agent_walks_a_long_history_newest_first() {
     let expected = whole["data"]["history"].as_array().unwrap().clone();
     assert_eq!(expected.len(), 401);
     assert_eq!(expected[0]["version"], 401, "newest first");
-    let (walked, pages) = common::walk_under_agent_budget(
+    let (walked, pages) = crate::common::walk_under_agent_budget(
         &server,
         "cos_task_history",
         json!({"id": id, "limit": 1000}),

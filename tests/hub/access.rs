@@ -1,9 +1,7 @@
 //! Network safety: Host and Origin checks, the bearer token, refusing an open
 //! bind without a token, and slow clients. Traffic stays on loopback.
 
-mod common;
-
-use common::{TestServer, error_of};
+use crate::common::{TestServer, error_of};
 use cos_hub::web::ServeOptions;
 use cos_hub::web::access::Access;
 use std::io::{Read, Write};
@@ -20,7 +18,7 @@ async fn foreign_hosts_are_refused_before_any_tool_runs() {
             .send()
             .await
             .unwrap();
-        let (status, body) = common::decode(response).await;
+        let (status, body) = crate::common::decode(response).await;
         assert_eq!(status, 421, "{path}: {body}");
         assert_eq!(error_of(&body)["code"], "E_HOST");
     }
@@ -89,7 +87,7 @@ async fn cross_site_origins_are_refused_and_the_own_origin_passes() {
         .send()
         .await
         .unwrap();
-    let (status, body) = common::decode(response).await;
+    let (status, body) = crate::common::decode(response).await;
     assert_eq!(status, 403);
     assert_eq!(error_of(&body)["code"], "E_ORIGIN");
     let (_, modules) = server.get("/api/settings/modules").await;
@@ -135,7 +133,7 @@ async fn the_token_is_required_when_set() {
         .await
         .unwrap();
     assert_eq!(response.headers()["www-authenticate"], "Bearer");
-    let (status, body) = common::decode(response).await;
+    let (status, body) = crate::common::decode(response).await;
     assert_eq!(status, 401);
     let error = error_of(&body);
     assert_eq!(error["category"], "unauthorized");

@@ -2,9 +2,7 @@
 //! state, and concurrent claimers never receive the same task. Loops are
 //! bounded in count and time.
 
-mod common;
-
-use common::TestServer;
+use crate::common::TestServer;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};

@@ -1,0 +1,108 @@
+//! Markdown: headings become nodes under their file, links outside code
+//! become references to resolve.
+
+use tree_sitter::{Node, Parser};
+
+use super::walk::line;
+use super::{EdgeRecord, Extraction, NodeRecord, Reference};
+
+/// A heading's anchor, as GitHub makes it: lowercase, spaces to dashes, punctuation dropped.
+pub fn slug(heading: &str) -> String {
+    let mut slug = String::new();
+    for c in heading.trim().to_lowercase().chars() {
+        if c.is_alphanumeric() || c == '-' || c == '_' {
+            slug.push(c);
+        } else if c == ' ' {
+            slug.push('-');
+        }
+    }
+    slug
+}
+
+pub(super) fn extract(out: &mut Extraction, path: &str, file: &str, text: &str) {
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_md::LANGUAGE.into())
+        .is_err()
+    {
+        out.parse_errors += 1;
+        return;
+    }
+    let Some(tree) = parser.parse(text, None) else {
+        out.parse_errors += 1;
+        return;
+    };
+    let mut stack = vec![tree.root_node()];
+    let mut code_ranges = Vec::new();
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "atx_heading" | "setext_heading" => {
+                let raw = node.utf8_text(text.as_bytes()).unwrap_or("");
+                let title = raw
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches('#')
+                    .trim()
+                    .to_string();
+                if !title.is_empty() {
+                    let uid = format!("doc:heading:{path}#{}", slug(&title));
+                    let (line_start, line_end) = line(node);
+                    if !out.nodes.iter().any(|n| n.uid == uid) {
+                        out.nodes.push(NodeRecord {
+                            uid: uid.clone(),
+                            kind: "doc_heading",
+                            label: title,
+                            line_start,
+                            line_end,
+                        });
+                        out.edges.push(EdgeRecord {
+                            source: file.to_string(),
+                            target: uid,
+                            kind: "contains",
+                        });
+                    }
+                }
+            }
+            "fenced_code_block" | "indented_code_block" => code_ranges.push(node.byte_range()),
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        // reversed, so the stack visits the document top to bottom
+        stack.extend(children.into_iter().rev());
+    }
+    for (offset, target) in markdown_links(text) {
+        if code_ranges.iter().any(|range| range.contains(&offset))
+            || target.contains("://")
+            || target.starts_with("mailto:")
+        {
+            continue;
+        }
+        out.references
+            .push(Reference::plain(file.to_string(), "links_to", target));
+    }
+}
+
+/// `[text](target)` links outside code, as (byte offset, target).
+fn markdown_links(text: &str) -> Vec<(usize, String)> {
+    let mut links = Vec::new();
+    let bytes = text.as_bytes();
+    let mut index = 0;
+    while let Some(found) = text[index..].find("](") {
+        let start = index + found + 2;
+        let Some(end) = text[start..].find(')') else {
+            break;
+        };
+        let target = text[start..start + end]
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        if !target.is_empty() && !target.contains('`') && bytes.get(index + found).is_some() {
+            links.push((start, target));
+        }
+        index = start + end;
+    }
+    links
+}

@@ -1,0 +1,58 @@
+//! Per-file extraction: one source file in, its nodes, its in-file edges and its
+//! unresolved references (imports, calls, bases) out. Pure functions over text,
+//! run in parallel by the indexer; resolution across files happens later in SQL.
+//!
+//! `walk` is the generic walk over a tree-sitter tree, driven by each
+//! language's `grammar`; each language's import statements are read in a file
+//! of their own; Markdown has its own walk.
+
+mod go;
+mod grammar;
+mod markdown;
+mod python;
+mod rust;
+mod script;
+#[cfg(test)]
+mod tests;
+mod walk;
+
+use super::bindings;
+pub use super::facts::{
+    Binding, EdgeRecord, Extraction, Language, NodeRecord, Reference, file_uid,
+};
+pub use markdown::slug;
+
+/// Extracts `text` (the file at repository-relative `path`).
+pub fn extract(path: &str, language: Language, text: &str) -> Extraction {
+    let mut extraction = Extraction::default();
+    let file = file_uid(path, language);
+    let lines = text.lines().count().max(1) as u32;
+    let kind = if language == Language::Markdown {
+        "doc_file"
+    } else {
+        "file"
+    };
+    let label = path.rsplit('/').next().unwrap_or(path).to_string();
+    extraction.nodes.push(NodeRecord {
+        uid: file.clone(),
+        kind,
+        label,
+        line_start: 1,
+        line_end: lines,
+    });
+    match grammar::of(language) {
+        Some((grammar_language, grammar)) => {
+            walk::code(
+                &mut extraction,
+                path,
+                &file,
+                text,
+                &grammar_language,
+                grammar,
+            );
+            bindings::bind_references(&mut extraction.references, &extraction.bindings, language);
+        }
+        None => markdown::extract(&mut extraction, path, &file, text),
+    }
+    extraction
+}

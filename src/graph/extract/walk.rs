@@ -1,0 +1,497 @@
+//! The walk over one file's syntax tree: declarations (types, functions,
+//! methods, variables, modules), containment, bases, calls, and the dispatch
+//! of import statements to their language's reader.
+
+use tree_sitter::{Node, Parser};
+
+use super::bindings;
+use super::grammar::Grammar;
+use super::{EdgeRecord, Extraction, NodeRecord, Reference};
+
+pub(super) struct Walk<'a> {
+    pub(super) path: &'a str,
+    /// Variable uids declared so far (a name assigned twice is one variable).
+    variables: std::collections::HashSet<String>,
+    pub(super) text: &'a str,
+    grammar: &'a Grammar,
+    out: &'a mut Extraction,
+}
+
+pub(super) fn code(
+    out: &mut Extraction,
+    path: &str,
+    file: &str,
+    text: &str,
+    language: &tree_sitter::Language,
+    grammar: &Grammar,
+) {
+    let mut parser = Parser::new();
+    if parser.set_language(language).is_err() {
+        out.parse_errors += 1;
+        return;
+    }
+    let Some(tree) = parser.parse(text, None) else {
+        out.parse_errors += 1;
+        return;
+    };
+    let mut walk = Walk {
+        path,
+        variables: Default::default(),
+        text,
+        grammar,
+        out,
+    };
+    walk.visit(tree.root_node(), file, "", None);
+}
+
+pub(super) fn line(node: Node) -> (u32, u32) {
+    (
+        node.start_position().row as u32 + 1,
+        node.end_position().row as u32 + 1,
+    )
+}
+
+impl Walk<'_> {
+    pub(super) fn text_of(&self, node: Node) -> &str {
+        node.utf8_text(self.text.as_bytes()).unwrap_or("")
+    }
+
+    pub(super) fn name_of(&self, node: Node) -> Option<String> {
+        node.child_by_field_name("name")
+            .map(|name| self.text_of(name).to_string())
+    }
+
+    /// `parent` is the uid that contains what is found here; `scope` the qualified
+    /// name prefix; `owner` the enclosing function or method (for calls).
+    pub(super) fn visit(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) {
+        if node.is_error() || node.is_missing() {
+            self.out.parse_errors += 1;
+        }
+        if owner.is_none() {
+            self.variables_of(node, parent, scope);
+        }
+        let handled = self.go_type(node, parent)
+            || self.go_method(node, parent)
+            || self.function_value(node, parent, scope)
+            || self.class(node, parent, scope, owner)
+            || self.function(node, parent, scope)
+            || self.container(node, parent, scope, owner)
+            || self.import(node, parent);
+        if handled {
+            return;
+        }
+        self.call(node, owner);
+        self.children(node, parent, scope, owner);
+    }
+
+    /// Go: `type Name struct {..}` or `type Name interface {..}`.
+    fn go_type(&mut self, node: Node, parent: &str) -> bool {
+        if node.kind() != "type_spec" {
+            return false;
+        }
+        let Some(name) = self.name_of(node) else {
+            return false;
+        };
+        let type_kind = match node.child_by_field_name("type").map(|t| t.kind()) {
+            Some("interface_type") => "interface",
+            _ => "class",
+        };
+        let uid = format!("code:{type_kind}:{}::{name}", self.path);
+        self.declare(&uid, type_kind, &name, node, parent);
+        true
+    }
+
+    /// Go: `func (r *Receiver) Name(..)`, a method of the receiver's type.
+    fn go_method(&mut self, node: Node, parent: &str) -> bool {
+        if node.kind() != "method_declaration" {
+            return false;
+        }
+        let Some(name) = self.name_of(node) else {
+            return false;
+        };
+        let receiver = node
+            .child_by_field_name("receiver")
+            .map(|r| {
+                self.text_of(r)
+                    .rsplit([' ', '*', '('])
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches(')')
+                    .split('[')
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let qualified = qualify(&receiver, &name);
+        let uid = format!("code:method:{}::{qualified}", self.path);
+        self.declare(&uid, "method", &name, node, parent);
+        self.children(node, &uid, &qualified, Some(&uid.clone()));
+        true
+    }
+
+    /// Module- and class-level variables, declared where they are assigned.
+    fn variables_of(&mut self, node: Node, parent: &str, scope: &str) {
+        for name in self.variable_names(node).unwrap_or_default() {
+            let qualified = qualify(scope, &name);
+            let uid = format!("code:variable:{}::{qualified}", self.path);
+            self.declare_variable(&uid, &name, node, parent);
+        }
+    }
+
+    /// JS/TS: `const name = (..) => ..`, a function by another syntax.
+    fn function_value(&mut self, node: Node, parent: &str, scope: &str) -> bool {
+        if node.kind() != "variable_declarator" {
+            return false;
+        }
+        let (Some(name), Some(value)) = (
+            node.child_by_field_name("name"),
+            node.child_by_field_name("value"),
+        ) else {
+            return false;
+        };
+        if !self.grammar.function_values.contains(&value.kind()) || name.kind() != "identifier" {
+            return false;
+        }
+        let name = self.text_of(name).to_string();
+        let qualified = qualify(scope, &name);
+        let uid = format!("code:function:{}::{qualified}", self.path);
+        self.declare(&uid, "function", &name, node, parent);
+        self.children(value, &uid, &qualified, Some(&uid.clone()));
+        true
+    }
+
+    /// A class, struct, enum, trait or interface, with its bases.
+    fn class(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) -> bool {
+        let kind = node.kind();
+        let Some((_, class_kind)) = self.grammar.classes.iter().find(|(k, _)| *k == kind) else {
+            return false;
+        };
+        let Some(name) = self.name_of(node) else {
+            return false;
+        };
+        let qualified = qualify(scope, &name);
+        let uid = format!("code:{class_kind}:{}::{qualified}", self.path);
+        self.declare(&uid, class_kind, &name, node, parent);
+        self.bases(node, &uid);
+        self.children(node, &uid, &qualified, owner);
+        true
+    }
+
+    /// A function, or a method when it sits in a type (or a Rust impl block).
+    fn function(&mut self, node: Node, parent: &str, scope: &str) -> bool {
+        if !self.grammar.functions.contains(&node.kind()) {
+            return false;
+        }
+        let Some(name) = self.name_of(node) else {
+            return false;
+        };
+        let method = parent.starts_with("code:class:")
+            || parent.starts_with("code:interface:")
+            || !scope.is_empty() && self.path.ends_with(".rs") && scope_is_type(scope);
+        let qualified = qualify(scope, &name);
+        let node_kind = if method { "method" } else { "function" };
+        let uid = format!("code:{node_kind}:{}::{qualified}", self.path);
+        self.declare(&uid, node_kind, &name, node, parent);
+        self.children(node, &uid, &qualified, Some(&uid.clone()));
+        true
+    }
+
+    /// Rust: `impl Type`, `impl Trait for Type` (an `implements` reference) and
+    /// `mod name { .. }` (a module node).
+    fn container(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) -> bool {
+        let kind = node.kind();
+        if !self.grammar.containers.contains(&kind) {
+            return false;
+        }
+        let type_name = node
+            .child_by_field_name("type")
+            .map(|t| {
+                self.text_of(t)
+                    .split('<')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            })
+            .or_else(|| self.name_of(node));
+        if kind == "impl_item"
+            && let Some(type_name) = type_name.as_ref()
+        {
+            self.implemented_trait(node, scope, type_name);
+        }
+        if kind == "mod_item"
+            && let Some(name) = self.name_of(node)
+            && node.child_by_field_name("body").is_some()
+        {
+            let qualified = qualify(scope, &name);
+            let uid = format!("code:module:{}::{qualified}", self.path);
+            self.declare(&uid, "module", &name, node, parent);
+            self.children(node, &uid, &qualified, owner);
+            return true;
+        }
+        let inner_scope = type_name
+            .map(|t| qualify(scope, &format!("{t}\u{0}")))
+            .unwrap_or_else(|| scope.to_string());
+        self.children(node, parent, &inner_scope, owner);
+        true
+    }
+
+    /// `impl Trait for Type`: the type implements the trait.
+    fn implemented_trait(&mut self, node: Node, scope: &str, type_name: &str) {
+        let Some(trait_node) = node.child_by_field_name("trait") else {
+            return;
+        };
+        let Some((qualifier, trait_name)) = bindings::split_callee(self.text_of(trait_node)) else {
+            return;
+        };
+        let type_uid = format!("code:class:{}::{}", self.path, qualify(scope, type_name));
+        self.out.references.push(Reference {
+            source: type_uid,
+            kind: "implements",
+            name: trait_name,
+            qualifier,
+            module: None,
+        });
+    }
+
+    fn import(&mut self, node: Node, parent: &str) -> bool {
+        if !self.grammar.imports.contains(&node.kind()) {
+            return false;
+        }
+        self.imports(node, parent);
+        true
+    }
+
+    /// A call inside a function or method: a `calls` reference from it.
+    fn call(&mut self, node: Node, owner: Option<&str>) {
+        if !self.grammar.calls.contains(&node.kind()) {
+            return;
+        }
+        let Some(owner) = owner else {
+            return;
+        };
+        if let Some((qualifier, name)) = self.callee(node) {
+            self.out.references.push(Reference {
+                source: owner.to_string(),
+                kind: "calls",
+                name,
+                qualifier,
+                module: None,
+            });
+        }
+    }
+
+    pub(super) fn children(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            self.visit(child, parent, scope, owner);
+        }
+    }
+
+    pub(super) fn declare(
+        &mut self,
+        uid: &str,
+        kind: &'static str,
+        name: &str,
+        node: Node,
+        parent: &str,
+    ) {
+        let (line_start, line_end) = line(node);
+        let uid = uid.replace('\u{0}', "");
+        self.out.nodes.push(NodeRecord {
+            uid: uid.clone(),
+            kind,
+            label: name.to_string(),
+            line_start,
+            line_end,
+        });
+        self.out.edges.push(EdgeRecord {
+            source: parent.replace('\u{0}', ""),
+            target: uid,
+            kind: "contains",
+        });
+    }
+
+    /// Module- and class-level variables and constants a node declares:
+    /// `X = 1` (Python), `const X`/`static X` (Rust), `const x = 1` (scripts, not
+    /// functions), `const`/`var` specs (Go).
+    pub(super) fn variable_names(&self, node: Node) -> Option<Vec<String>> {
+        let identifier = |n: Node| -> Option<String> {
+            matches!(n.kind(), "identifier" | "type_identifier")
+                .then(|| self.text_of(n).to_string())
+        };
+        match node.kind() {
+            "assignment" if self.grammar.assignments_declare => {
+                identifier(node.child_by_field_name("left")?).map(|n| vec![n])
+            }
+            "const_item" | "static_item" => {
+                identifier(node.child_by_field_name("name")?).map(|n| vec![n])
+            }
+            "variable_declarator" => {
+                let value_is_function = node
+                    .child_by_field_name("value")
+                    .is_some_and(|v| self.grammar.function_values.contains(&v.kind()));
+                if value_is_function {
+                    return None;
+                }
+                identifier(node.child_by_field_name("name")?).map(|n| vec![n])
+            }
+            "const_spec" | "var_spec" => {
+                let mut cursor = node.walk();
+                let names: Vec<String> = node
+                    .children_by_field_name("name", &mut cursor)
+                    .filter_map(identifier)
+                    .collect();
+                (!names.is_empty()).then_some(names)
+            }
+            _ => None,
+        }
+    }
+
+    /// A variable, attached to what declares it by a `declares` edge (the
+    /// `contains` spine keeps to files, types and callables); the first
+    /// assignment of a name is the declaration.
+    pub(super) fn declare_variable(&mut self, uid: &str, name: &str, node: Node, parent: &str) {
+        let uid = uid.replace('\u{0}', "");
+        if !self.variables.insert(uid.clone()) {
+            return;
+        }
+        let (line_start, line_end) = line(node);
+        self.out.nodes.push(NodeRecord {
+            uid: uid.clone(),
+            kind: "variable",
+            label: name.to_string(),
+            line_start,
+            line_end,
+        });
+        self.out.edges.push(EdgeRecord {
+            source: parent.replace('\u{0}', ""),
+            target: uid,
+            kind: "declares",
+        });
+    }
+
+    pub(super) fn bases(&mut self, node: Node, uid: &str) {
+        let mut cursor = node.walk();
+        let heritage: Vec<Node> = node
+            .children(&mut cursor)
+            .filter(|c| matches!(c.kind(), "class_heritage" | "extends_type_clause"))
+            .collect();
+        for clause in heritage {
+            self.heritage(clause, uid);
+        }
+        let Some(bases) = node.child_by_field_name("superclasses") else {
+            return;
+        };
+        let mut cursor = bases.walk();
+        for base in bases.named_children(&mut cursor) {
+            if base.kind() == "keyword_argument" {
+                continue;
+            }
+            if let Some((qualifier, name)) = bindings::split_callee(self.text_of(base)) {
+                self.out.references.push(Reference {
+                    source: uid.replace('\u{0}', ""),
+                    kind: "inherits_from",
+                    name,
+                    qualifier,
+                    module: None,
+                });
+            }
+        }
+    }
+
+    /// `extends A implements B, C` (TS), `extends A` (JS), `interface X extends Y`.
+    pub(super) fn heritage(&mut self, clause: Node, uid: &str) {
+        let mut cursor = clause.walk();
+        for part in clause.named_children(&mut cursor) {
+            let kind = match part.kind() {
+                "implements_clause" => "implements",
+                _ => "inherits_from",
+            };
+            let targets: Vec<Node> =
+                if matches!(part.kind(), "extends_clause" | "implements_clause") {
+                    let mut inner = part.walk();
+                    part.named_children(&mut inner).collect()
+                } else {
+                    vec![part]
+                };
+            for target in targets {
+                if let Some((qualifier, name)) = bindings::split_callee(self.text_of(target)) {
+                    self.out.references.push(Reference {
+                        source: uid.replace('\u{0}', ""),
+                        kind,
+                        name,
+                        qualifier,
+                        module: None,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The called name and how it was qualified (see `bindings::split_callee`).
+    pub(super) fn callee(&self, node: Node) -> Option<(Option<String>, String)> {
+        let function = node
+            .child_by_field_name("function")
+            .or_else(|| node.child_by_field_name("macro"))
+            .or_else(|| node.child_by_field_name("constructor"))?;
+        bindings::split_callee(self.text_of(function))
+    }
+
+    /// An import statement: `imports` references to the modules it names, and the
+    /// local names it binds.
+    pub(super) fn imports(&mut self, node: Node, parent: &str) {
+        let source = parent.replace('\u{0}', "");
+        let (modules, bindings) = match node.kind() {
+            "import_statement" if node.child_by_field_name("source").is_some() => {
+                self.script_import(node)
+            }
+            "import_spec" => self.go_import(node),
+            "import_from_statement" => self.python_from_import(node),
+            "import_statement" => self.python_import(node),
+            _ => self.rust_use(node),
+        };
+        let mut seen = std::collections::HashSet::new();
+        for module in modules {
+            if !module.is_empty() && seen.insert(module.clone()) {
+                self.out
+                    .references
+                    .push(Reference::plain(source.clone(), "imports", module));
+            }
+        }
+        self.out.bindings.extend(bindings);
+    }
+
+    pub(super) fn unquoted(&self, node: Node) -> String {
+        self.text_of(node)
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'' || c == '`')
+            .to_string()
+    }
+
+    /// The name an import clause names and its `as` alias, if any.
+    pub(super) fn imported_name(&self, name: Node) -> (Option<&str>, Option<&str>) {
+        match name.kind() {
+            "aliased_import" => (
+                name.child_by_field_name("name").map(|n| self.text_of(n)),
+                name.child_by_field_name("alias").map(|a| self.text_of(a)),
+            ),
+            _ => (Some(self.text_of(name)), None),
+        }
+    }
+}
+
+/// True when a Rust scope ends in a type (an impl block), marked by a NUL.
+fn scope_is_type(scope: &str) -> bool {
+    scope.ends_with('\u{0}')
+}
+
+fn qualify(scope: &str, name: &str) -> String {
+    let scope = scope.trim_end_matches('\u{0}');
+    if scope.is_empty() {
+        name.to_string()
+    } else {
+        format!("{scope}.{name}")
+    }
+}

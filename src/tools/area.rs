@@ -1,0 +1,33 @@
+//! An area as the runtime sees it: the tables it brings, the revision counter
+//! that says its data changed, and the tools it registers. The hub lists its
+//! areas once (`hub::AREAS`); the store, the answer cache and the change feed
+//! learn every area from that list, never by name.
+
+use crate::store::{Migration, Store, StoreError};
+
+use super::Registry;
+
+/// Reads an area's revision: a counter bumped inside every transaction that
+/// changes the area's data, by any process.
+pub type RevisionReader = fn(&Store) -> Result<i64, StoreError>;
+
+#[derive(Clone, Copy)]
+pub struct Area {
+    /// The area's name: its schema's, its cache namespace's and its change
+    /// feed entry's.
+    pub id: &'static str,
+    /// The migrations that build its tables, in order.
+    pub migrations: &'static [Migration],
+    /// `None` for an area that keeps no data a client shows.
+    pub revision: Option<RevisionReader>,
+    pub register: fn(&mut Registry),
+}
+
+impl std::fmt::Debug for Area {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Area")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}

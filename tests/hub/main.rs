@@ -1,0 +1,16 @@
+//! Every integration test of cos-hub, in one binary: one link instead of one
+//! per file. Each module drives the hub through a public interface only: HTTP
+//! against a server on 127.0.0.1:0, MCP through a real client, the `cos`
+//! binary, or the library's public API.
+
+mod common;
+
+mod access;
+mod board_api;
+mod board_concurrency;
+mod board_files;
+mod cli;
+mod graph;
+mod http_api;
+mod mcp;
+mod openapi_spec;
