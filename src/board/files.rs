@@ -13,7 +13,7 @@ use super::config::BoardConfig;
 use super::model::*;
 use super::records::{self, Change};
 use super::rules;
-use super::tools::check_title;
+use super::validate::check_title;
 use crate::envelope::{Category, Code};
 use crate::tools::{Answer, Module, Source, Tool, ToolContext, ToolError, ToolSpec};
 

@@ -10,12 +10,14 @@
 
 pub mod config;
 pub mod files;
+mod filters;
 pub mod model;
 mod paging;
 mod records;
 mod rules;
 mod schema;
 pub mod tools;
+mod validate;
 
 use crate::store::{Store, StoreError};
 use crate::tools::{Area, Registry};

@@ -303,6 +303,22 @@ pub fn valid_appetite(text: &str) -> bool {
         && matches!(unit, "m" | "h" | "d" | "w" | "cy")
 }
 
+/// One change in a task's history.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct HistoryEntry {
+    pub at: String,
+    /// `kind:id`
+    pub actor: String,
+    /// rest, mcp, cli or watcher
+    pub source: String,
+    /// `created`, `status` or the edited field.
+    pub field: String,
+    pub old: Option<serde_json::Value>,
+    pub new: Option<serde_json::Value>,
+    /// The task's version after this change.
+    pub version: i64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

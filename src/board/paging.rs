@@ -12,9 +12,9 @@ use rusqlite::Connection;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+use super::filters::{TaskFilter, load_filtered};
 use super::model::{Card, Status};
 use super::rules::sequence_of;
-use super::tools::{TaskFilter, load_filtered};
 use crate::tools::cursor::{Keyring, malformed, stale};
 use crate::tools::{Page, ToolError};
 

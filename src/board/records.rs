@@ -1,10 +1,12 @@
-//! The board's rows: reading and writing tasks, dependencies and history.
-//! Plain SQL over a connection or transaction the caller holds; no rules here.
+//! The board's rows: reading and writing tasks, dependencies and history,
+//! and the SQL of its listings (with `filters`). Plain SQL over a connection
+//! or transaction the caller holds; no rules here, and no SQL elsewhere in
+//! the board but `rules` (its consistency checks) and `filters`.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
-use super::model::{Card, Kind, Priority, Status, Task, format_task_id};
+use super::model::{Card, HistoryEntry, Kind, Priority, Status, Task, format_task_id};
 use crate::store::StoreError;
 
 /// Every column but the description, in `task_from_row` order. Card queries
@@ -292,4 +294,83 @@ pub fn board_revision(connection: &Connection) -> Result<i64, StoreError> {
         statement.query_row([], |row| row.get(0))
     };
     read().map_err(|error| StoreError::on(connection, error))
+}
+
+/// Icebox tasks whose every dependency is complete, best first.
+pub const READY: &str =
+    "NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks dt ON dt.seq = d.depends_on
+                     WHERE d.task = t.seq AND dt.status NOT IN ('complete', 'archive'))";
+pub const READY_ORDER: &str = "t.priority, t.position, t.seq";
+
+/// A card filter: the tasks task `?1` depends on.
+pub const DEPENDENCIES_OF: &str =
+    "t.seq IN (SELECT depends_on FROM task_dependencies WHERE task = ?1)";
+/// A card filter: the tasks that depend on task `?1`.
+pub const DEPENDENTS_OF: &str =
+    "t.seq IN (SELECT task FROM task_dependencies WHERE depends_on = ?1)";
+
+/// Respaces a column to whole numbers so later moves have room.
+pub fn respace(connection: &Connection, column: &[Card]) -> Result<(), StoreError> {
+    let run = || -> rusqlite::Result<()> {
+        let mut update =
+            connection.prepare_cached("UPDATE tasks SET position = ?1 WHERE seq = ?2")?;
+        for (index, card) in column.iter().enumerate() {
+            update.execute(params![index as f64, super::rules::sequence_of(&card.id)])?;
+        }
+        Ok(())
+    };
+    run().map_err(|error| StoreError::on(connection, error))
+}
+
+/// Tasks in `status`.
+pub fn count_in(connection: &Connection, status: Status) -> Result<u32, StoreError> {
+    connection
+        .prepare_cached("SELECT count(*) FROM tasks WHERE status = ?1")
+        .and_then(|mut statement| statement.query_row([status.as_str()], |row| row.get(0)))
+        .map_err(|error| StoreError::on(connection, error))
+}
+
+/// The most tasks any one assignee has in progress.
+pub fn most_in_progress_per_assignee(connection: &Connection) -> Result<u32, StoreError> {
+    connection
+        .prepare_cached(
+            "SELECT coalesce(max(n), 0) FROM
+                 (SELECT count(*) AS n FROM tasks WHERE status = 'in_progress' GROUP BY assignee)",
+        )
+        .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+        .map_err(|error| StoreError::on(connection, error))
+}
+
+/// Entries of task `seq`, newest first, from `start` on.
+pub fn history_page(
+    connection: &Connection,
+    seq: i64,
+    start: usize,
+    limit: u32,
+) -> Result<(Vec<HistoryEntry>, u64), StoreError> {
+    let run = || -> rusqlite::Result<(Vec<HistoryEntry>, u64)> {
+        let total: i64 = connection.query_row(
+            "SELECT count(*) FROM task_history WHERE task = ?1",
+            [seq],
+            |r| r.get(0),
+        )?;
+        let mut statement = connection.prepare_cached(
+            "SELECT at, actor, source, field, old_value, new_value, version FROM task_history
+             WHERE task = ?1 ORDER BY id DESC LIMIT ?2 OFFSET ?3",
+        )?;
+        let parse = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
+        let rows = statement.query_map(rusqlite::params![seq, limit, start as i64], |row| {
+            Ok(HistoryEntry {
+                at: row.get(0)?,
+                actor: row.get(1)?,
+                source: row.get(2)?,
+                field: row.get(3)?,
+                old: parse(row.get(4)?),
+                new: parse(row.get(5)?),
+                version: row.get(6)?,
+            })
+        })?;
+        Ok((rows.collect::<rusqlite::Result<_>>()?, total as u64))
+    };
+    run().map_err(|error| StoreError::on(connection, error))
 }

@@ -619,11 +619,10 @@ export interface components {
                 /** @description Problems found while answering (e.g. unreadable module state). */
                 problems: string[];
                 repo_root: string;
-                /**
-                 * Format: int64
-                 * @description Schema version of the hub's database.
-                 */
-                schema_version: number;
+                /** @description Schema version of each area's tables in the hub's database. */
+                schema_versions: {
+                    [key: string]: number;
+                };
                 state_dir: string;
                 /** @description `ok`, or `degraded` when a part of the hub cannot be read. */
                 status: string;
@@ -1154,11 +1153,10 @@ export interface components {
             /** @description Problems found while answering (e.g. unreadable module state). */
             problems: string[];
             repo_root: string;
-            /**
-             * Format: int64
-             * @description Schema version of the hub's database.
-             */
-            schema_version: number;
+            /** @description Schema version of each area's tables in the hub's database. */
+            schema_versions: {
+                [key: string]: number;
+            };
             state_dir: string;
             /** @description `ok`, or `degraded` when a part of the hub cannot be read. */
             status: string;
@@ -1179,6 +1177,7 @@ export interface components {
              */
             total: number;
         };
+        /** @description One change in a task's history. */
         HistoryEntry: {
             /** @description `kind:id` */
             actor: string;
@@ -1187,7 +1186,7 @@ export interface components {
             field: string;
             new?: unknown;
             old?: unknown;
-            /** @description rest, mcp or cli */
+            /** @description rest, mcp, cli or watcher */
             source: string;
             /**
              * Format: int64
@@ -1418,13 +1417,16 @@ export interface components {
         ResolveAnswer: {
             node: components["schemas"]["GraphNode"];
         };
-        /** @description The revision of each area; a change means "reload what you show". */
+        /**
+         * @description The revision of each area that keeps one (`board`, `graph`, ...); a change
+         *     of an area's number means "reload what you show of it".
+         * @example {
+         *       "board": 12,
+         *       "graph": 3
+         *     }
+         */
         Revisions: {
-            /**
-             * Format: int64
-             * @description Bumped by every write to the board.
-             */
-            board: number;
+            [key: string]: number;
         };
         SearchResults: {
             /** Format: int64 */

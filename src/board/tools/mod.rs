@@ -1,0 +1,68 @@
+//! The `cos_task_*` tools, one file per role: writes (create, edit), moves
+//! (move, reposition, claim), reads (show, history, search, dependencies,
+//! ready) and the board view; what they share (the spec, the actor, loading
+//! a task) is here. Validation (`board::validate`) and listing filters
+//! (`board::filters`) are shared with the file import and paging.
+
+mod moves;
+mod reads;
+mod view;
+mod writes;
+
+pub use super::filters::TaskFilter;
+pub use moves::*;
+pub use reads::*;
+pub use view::*;
+pub use writes::*;
+
+use rusqlite::Connection;
+
+use super::model::*;
+use super::records;
+use super::validate::{task_seq, unknown_task};
+use crate::tools::{Module, Source, ToolContext, ToolError, ToolSpec};
+
+pub(super) const LAYER: &str = "tasks";
+pub(super) const MAX_PAGE: u32 = 200;
+pub(super) const DEFAULT_PAGE: u32 = 50;
+
+pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
+    ToolSpec {
+        name,
+        module: Module::Board,
+        layer: LAYER,
+        description,
+        effect: crate::tools::Effect::READ,
+        list_hints: &[],
+    }
+}
+
+/// The actor a call acts as: the one given, else one named after the front door.
+pub(super) fn actor_for(context: &ToolContext, given: Option<Actor>) -> Result<Actor, ToolError> {
+    let actor = given.unwrap_or_else(|| match context.source {
+        Source::Rest => Actor {
+            kind: ActorKind::Human,
+            id: "web".into(),
+        },
+        Source::Mcp => Actor {
+            kind: ActorKind::Agent,
+            id: "mcp".into(),
+        },
+        Source::Cli => Actor {
+            kind: ActorKind::Human,
+            id: std::env::var("USER").unwrap_or_else(|_| "cli".into()),
+        },
+        Source::Watcher => Actor {
+            kind: ActorKind::System,
+            id: "watcher".into(),
+        },
+    });
+    actor.validate()?;
+    Ok(actor)
+}
+
+pub(super) fn require_task(connection: &Connection, id: &str) -> Result<(i64, Task), ToolError> {
+    let seq = task_seq("id", id)?;
+    let task = records::load_task(connection, seq)?.ok_or_else(|| unknown_task(id))?;
+    Ok((seq, task))
+}

@@ -1,0 +1,292 @@
+//! Moving tasks between columns and within one, and claiming the next ready
+//! task: the workflow's transition, dependency and WIP rules are checked
+//! inside the writing transaction.
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use utoipa::ToSchema;
+
+use crate::board::config::{BoardConfig, WipLimits};
+use crate::board::model::*;
+use crate::board::records;
+use crate::board::rules::{self, refuse};
+use crate::envelope::{Category, Code};
+use crate::tools::{Answer, Source, Tool, ToolContext, ToolError, ToolSpec};
+
+use super::reads::ReadyInput;
+use super::writes::commit_change;
+use super::{actor_for, require_task, spec};
+use crate::board::filters::load_filtered;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveInput {
+    pub id: String,
+    /// The status you expect the task to be in; refused with `conflict` if it moved meanwhile.
+    pub from: Status,
+    pub to: Status,
+    pub actor: Option<Actor>,
+}
+
+pub struct TaskMove;
+
+impl Tool for TaskMove {
+    type Input = MoveInput;
+    type Output = Task;
+    const SPEC: ToolSpec = spec(
+        "cos_task_move",
+        "Moves a task to another status (compare-and-set on `from`). Refusals: INVALID_TRANSITION (400, with \
+         allowed targets), WIP_LIMIT (409, with occupants), DEPENDENCY_OPEN (409), STALE_STATE (409, current task).",
+    ).writing(false, true);
+
+    fn run(context: &ToolContext, input: MoveInput) -> Result<Answer<Task>, ToolError> {
+        let actor = actor_for(context, input.actor.clone())?;
+        let config = BoardConfig::load(&context.hub.config.state_dir)?;
+        context
+            .hub
+            .store
+            .write(|tx| {
+                let (seq, before) = require_task(tx, &input.id)?;
+                move_task(
+                    tx,
+                    &config.wip,
+                    seq,
+                    before,
+                    input.from,
+                    input.to,
+                    &actor,
+                    context.source,
+                )
+            })
+            .map(Answer::from)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn move_task(
+    tx: &Connection,
+    wip: &WipLimits,
+    seq: i64,
+    before: Task,
+    from: Status,
+    to: Status,
+    actor: &Actor,
+    source: Source,
+) -> Result<Task, ToolError> {
+    if before.status != from {
+        return Err(refuse(
+            Category::Conflict,
+            Code::STALE_STATE,
+            format!(
+                "{} is in {}, not {}; someone moved it first",
+                before.id,
+                before.status.as_str(),
+                from.as_str()
+            ),
+            json!({"current": before}),
+        ));
+    }
+    rules::check_transition(&before, to)?;
+    if to == Status::InProgress {
+        rules::check_dependencies_done(tx, &before)?;
+    }
+    rules::check_wip(tx, wip, to, &actor.key())?;
+    let mut after = before.clone();
+    after.status = to;
+    after.position = records::end_position(tx, to)?;
+    match to {
+        Status::InProgress => {
+            after.assignee = Some(actor.key());
+            after.started_at.get_or_insert_with(records::now);
+        }
+        Status::Icebox => after.assignee = None,
+        Status::Complete => after.completed_at = Some(records::now()),
+        _ => {}
+    }
+    if before.status == Status::Complete && to != Status::Archive {
+        after.completed_at = None;
+    }
+    commit_change(tx, seq, &before, after, None, actor, source)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepositionInput {
+    pub id: String,
+    /// Place the task just before this task (same column).
+    pub before: Option<String>,
+    /// Place the task just after this task (same column).
+    pub after: Option<String>,
+    pub actor: Option<Actor>,
+}
+
+pub struct TaskReposition;
+
+impl Tool for TaskReposition {
+    type Input = RepositionInput;
+    type Output = Task;
+    const SPEC: ToolSpec = spec(
+        "cos_task_reposition",
+        "Reorders a task within its column: give exactly one of `before` or `after` (a task in the same column).",
+    ).writing(false, true);
+
+    fn run(context: &ToolContext, input: RepositionInput) -> Result<Answer<Task>, ToolError> {
+        let actor = actor_for(context, input.actor.clone())?;
+        let (anchor_id, place_before) = match (&input.before, &input.after) {
+            (Some(before), None) => (before.clone(), true),
+            (None, Some(after)) => (after.clone(), false),
+            _ => {
+                return Err(ToolError::invalid(
+                    "before",
+                    "exactly one of before or after",
+                ));
+            }
+        };
+        context
+            .hub
+            .store
+            .write(|tx| {
+                let (seq, task) = require_task(tx, &input.id)?;
+                let (anchor_seq, anchor) = require_task(tx, &anchor_id)?;
+                if anchor_seq == seq {
+                    return Err(ToolError::invalid(
+                        if place_before { "before" } else { "after" },
+                        "another task",
+                    ));
+                }
+                if anchor.status != task.status {
+                    return Err(ToolError::invalid(
+                        if place_before { "before" } else { "after" },
+                        format!(
+                            "a task in {} ({} is in {})",
+                            task.status.as_str(),
+                            anchor.id,
+                            anchor.status.as_str()
+                        ),
+                    ));
+                }
+                let column = records::load_cards(
+                    tx,
+                    "t.status = ?1 AND t.seq <> ?2",
+                    "t.position, t.seq",
+                    &[&task.status.as_str(), &seq],
+                )?;
+                let index = column.iter().position(|t| t.id == anchor.id).unwrap_or(0);
+                let target = if place_before { index } else { index + 1 };
+                let position = position_between(
+                    column.get(target.wrapping_sub(1)).filter(|_| target > 0),
+                    column.get(target),
+                );
+                let position = match position {
+                    Some(position) => position,
+                    None => {
+                        records::respace(tx, &column)?;
+                        target as f64 + 0.5
+                    }
+                };
+                let mut after = task.clone();
+                after.position = position;
+                commit_change(tx, seq, &task, after, None, &actor, context.source)
+            })
+            .map(Answer::from)
+    }
+}
+
+/// A position strictly between two neighbours, or `None` when they are too close to split.
+pub(super) fn position_between(previous: Option<&Card>, next: Option<&Card>) -> Option<f64> {
+    let position = match (previous, next) {
+        (Some(p), Some(n)) => (p.position + n.position) / 2.0,
+        (Some(p), None) => p.position + 1.0,
+        (None, Some(n)) => n.position - 1.0,
+        (None, None) => 1.0,
+    };
+    let clear = previous.is_none_or(|p| position > p.position)
+        && next.is_none_or(|n| position < n.position);
+    clear.then_some(position)
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimInput {
+    /// Who claims; in_progress WIP is counted per actor.
+    pub actor: Option<Actor>,
+    pub kind: Option<Kind>,
+    pub priority: Option<Priority>,
+    pub label: Option<String>,
+    pub swimlane: Option<String>,
+    pub epic: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Claim {
+    /// The task now in progress for the actor, or null when nothing is ready.
+    pub task: Option<Task>,
+    /// Why nothing was claimed.
+    pub reason: Option<String>,
+}
+
+pub struct TaskClaimNext;
+
+impl Tool for TaskClaimNext {
+    type Input = ClaimInput;
+    type Output = Claim;
+    const SPEC: ToolSpec = spec(
+        "cos_task_claim_next",
+        "Atomically picks the highest-priority ready task and moves it to in_progress for the actor. Concurrent \
+         claimers never receive the same task. Refused with WIP_LIMIT when the actor already holds its limit.",
+    ).writing(false, false);
+
+    fn run(context: &ToolContext, input: ClaimInput) -> Result<Answer<Claim>, ToolError> {
+        let actor = actor_for(context, input.actor.clone())?;
+        let config = BoardConfig::load(&context.hub.config.state_dir)?;
+        let filter = ReadyInput {
+            kind: input.kind,
+            priority: input.priority,
+            label: input.label.clone(),
+            swimlane: input.swimlane.clone(),
+            epic: input.epic.clone(),
+            limit: None,
+            cursor: None,
+        }
+        .filter();
+        context
+            .hub
+            .store
+            .write(|tx| {
+                rules::check_wip(tx, &config.wip, Status::InProgress, &actor.key())?;
+                let candidates = load_filtered(
+                    tx,
+                    &filter,
+                    records::READY,
+                    &format!("{} LIMIT 1", records::READY_ORDER),
+                    Vec::new(),
+                )?;
+                let Some(card) = candidates.into_iter().next() else {
+                    return Ok(Claim {
+                        task: None,
+                        reason: Some(
+                            "no task is ready: none in icebox with every dependency complete"
+                                .into(),
+                        ),
+                    });
+                };
+                let (seq, task) = require_task(tx, &card.id)?;
+                let moved = move_task(
+                    tx,
+                    &config.wip,
+                    seq,
+                    task,
+                    Status::Icebox,
+                    Status::InProgress,
+                    &actor,
+                    context.source,
+                )?;
+                Ok(Claim {
+                    task: Some(moved),
+                    reason: None,
+                })
+            })
+            .map(Answer::from)
+    }
+}

@@ -1,0 +1,343 @@
+//! Creating and editing tasks: each write loads the task inside `BEGIN IMMEDIATE`,
+//! checks the caller's expected version, writes the row and its history, and commits.
+
+use rusqlite::Connection;
+use serde::{Deserialize, Deserializer};
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use crate::board::config::BoardConfig;
+use crate::board::model::*;
+use crate::board::records::{self, Change};
+use crate::board::rules::{self, refuse};
+use crate::envelope::{Category, Code};
+use crate::tools::{Answer, Source, Tool, ToolContext, ToolError, ToolSpec};
+
+use super::{actor_for, require_task, spec};
+use crate::board::validate::{
+    check_appetite, check_swimlane, check_text_list, check_title, resolve_dependencies,
+};
+
+/// Accepts a present `null` as `Some(None)`, so edits can clear a field.
+pub(super) fn clearable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// Records one history entry per field that differs between `before` and `after`.
+pub(super) fn diff(before: &Task, after: &Task) -> Vec<Change<'static>> {
+    let mut changes = Vec::new();
+    let mut compare = |field: &'static str, old: Value, new: Value| {
+        if old != new {
+            changes.push(Change { field, old, new });
+        }
+    };
+    compare("title", json!(before.title), json!(after.title));
+    compare(
+        "description",
+        json!(before.description),
+        json!(after.description),
+    );
+    compare("status", json!(before.status), json!(after.status));
+    compare("kind", json!(before.kind), json!(after.kind));
+    compare("priority", json!(before.priority), json!(after.priority));
+    compare("swimlane", json!(before.swimlane), json!(after.swimlane));
+    compare("epic", json!(before.epic), json!(after.epic));
+    compare("labels", json!(before.labels), json!(after.labels));
+    compare("appetite", json!(before.appetite), json!(after.appetite));
+    compare(
+        "depends_on",
+        json!(before.depends_on),
+        json!(after.depends_on),
+    );
+    compare(
+        "references",
+        json!(before.references),
+        json!(after.references),
+    );
+    compare("assignee", json!(before.assignee), json!(after.assignee));
+    compare("position", json!(before.position), json!(after.position));
+    changes
+}
+
+/// Saves `after` over `before` with a bumped version, its dependencies and its history.
+pub(super) fn commit_change(
+    connection: &Connection,
+    seq: i64,
+    before: &Task,
+    mut after: Task,
+    dependencies: Option<&[i64]>,
+    actor: &Actor,
+    source: Source,
+) -> Result<Task, ToolError> {
+    let changes = diff(before, &after);
+    if changes.is_empty() {
+        return Ok(after);
+    }
+    let now = records::now();
+    after.version = before.version + 1;
+    after.updated_at = now.clone();
+    after.updated_by = actor.key();
+    records::save_task(connection, seq, &after)?;
+    if let Some(dependencies) = dependencies {
+        records::set_dependencies(connection, seq, dependencies)?;
+    }
+    records::append_history(
+        connection,
+        seq,
+        &actor.key(),
+        source.as_str(),
+        after.version,
+        &now,
+        &changes,
+    )?;
+    Ok(after)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateInput {
+    /// 1 to 200 characters.
+    pub title: String,
+    /// Markdown.
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "default_kind")]
+    pub kind: Kind,
+    #[serde(default = "default_priority")]
+    pub priority: Priority,
+    /// One of the board's swimlanes (default: the first configured).
+    pub swimlane: Option<String>,
+    pub epic: Option<String>,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// 30m, 2h, 1d, 3w, 1cy or another `<n><m|h|d|w|cy>`.
+    pub appetite: Option<String>,
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    #[serde(default)]
+    pub references: Vec<String>,
+    /// icebox (default) or emergency.
+    pub status: Option<Status>,
+    pub actor: Option<Actor>,
+}
+
+pub(super) fn default_kind() -> Kind {
+    Kind::Feature
+}
+pub(super) fn default_priority() -> Priority {
+    Priority::P2
+}
+
+pub struct TaskCreate;
+
+impl Tool for TaskCreate {
+    type Input = CreateInput;
+    type Output = Task;
+    const SPEC: ToolSpec = spec(
+        "cos_task_create",
+        "Creates a task in icebox (or emergency) and returns it with its new TASK-<n> id.",
+    )
+    .writing(false, false);
+
+    fn run(context: &ToolContext, input: CreateInput) -> Result<Answer<Task>, ToolError> {
+        let actor = actor_for(context, input.actor.clone())?;
+        check_title(&input.title)?;
+        check_appetite(input.appetite.as_deref())?;
+        check_text_list("labels", &input.labels)?;
+        check_text_list("references", &input.references)?;
+        let status = input.status.unwrap_or(Status::Icebox);
+        if !matches!(status, Status::Icebox | Status::Emergency) {
+            return Err(ToolError::invalid(
+                "status",
+                "icebox or emergency for a new task",
+            ));
+        }
+        let config = BoardConfig::load(&context.hub.config.state_dir)?;
+        context
+            .hub
+            .store
+            .write(|tx| {
+                let swimlane = input
+                    .swimlane
+                    .clone()
+                    .unwrap_or_else(|| config.swimlanes.first().cloned().unwrap_or_default());
+                check_swimlane(tx, &config, &swimlane)?;
+                if status == Status::Emergency {
+                    rules::check_wip(tx, &config.wip, status, &actor.key())?;
+                }
+                let seq = records::next_seq(tx)?;
+                let dependencies = resolve_dependencies(tx, seq, &input.depends_on)?;
+                let now = records::now();
+                let task = Task {
+                    id: format_task_id(seq),
+                    title: input.title.trim().to_string(),
+                    description: input.description.clone(),
+                    status,
+                    kind: input.kind,
+                    priority: input.priority,
+                    swimlane,
+                    epic: input.epic.clone().filter(|e| !e.trim().is_empty()),
+                    labels: input.labels.clone(),
+                    appetite: input.appetite.clone(),
+                    depends_on: dependencies.iter().copied().map(format_task_id).collect(),
+                    references: input.references.clone(),
+                    assignee: None,
+                    position: records::end_position(tx, status)?,
+                    version: 1,
+                    created_at: now.clone(),
+                    started_at: None,
+                    completed_at: None,
+                    updated_at: now.clone(),
+                    updated_by: actor.key(),
+                };
+                records::save_task(tx, seq, &task)?;
+                records::set_dependencies(tx, seq, &dependencies)?;
+                let created = Change {
+                    field: "created",
+                    old: Value::Null,
+                    new: json!(task.status),
+                };
+                records::append_history(
+                    tx,
+                    seq,
+                    &actor.key(),
+                    context.source.as_str(),
+                    1,
+                    &now,
+                    &[created],
+                )?;
+                Ok(task)
+            })
+            .map(Answer::from)
+    }
+}
+
+/// Fields to change; absent fields stay as they are, `null` clears epic or appetite.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskChanges {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub kind: Option<Kind>,
+    pub priority: Option<Priority>,
+    pub swimlane: Option<String>,
+    #[serde(default, deserialize_with = "clearable")]
+    #[schema(value_type = Option<String>)]
+    pub epic: Option<Option<String>>,
+    pub labels: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "clearable")]
+    #[schema(value_type = Option<String>)]
+    pub appetite: Option<Option<String>>,
+    pub depends_on: Option<Vec<String>>,
+    pub references: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditInput {
+    pub id: String,
+    /// The version you read; the edit is refused with `conflict` if the task changed since.
+    pub version: i64,
+    pub changes: TaskChanges,
+    pub actor: Option<Actor>,
+}
+
+pub struct TaskEdit;
+
+impl Tool for TaskEdit {
+    type Input = EditInput;
+    type Output = Task;
+    const SPEC: ToolSpec = spec(
+        "cos_task_edit",
+        "Edits a task's fields. Send the version you read: if someone else wrote first the edit is refused \
+         (conflict, STALE_VERSION) with the current task in details and nothing is changed.",
+    ).writing(true, true);
+
+    fn run(context: &ToolContext, input: EditInput) -> Result<Answer<Task>, ToolError> {
+        let actor = actor_for(context, input.actor.clone())?;
+        let changes = &input.changes;
+        if let Some(title) = &changes.title {
+            check_title(title)?;
+        }
+        if let Some(Some(appetite)) = &changes.appetite {
+            check_appetite(Some(appetite))?;
+        }
+        if let Some(labels) = &changes.labels {
+            check_text_list("labels", labels)?;
+        }
+        if let Some(references) = &changes.references {
+            check_text_list("references", references)?;
+        }
+        let config = BoardConfig::load(&context.hub.config.state_dir)?;
+        context
+            .hub
+            .store
+            .write(|tx| {
+                let (seq, before) = require_task(tx, &input.id)?;
+                if before.version != input.version {
+                    return Err(refuse(
+                        Category::Conflict,
+                        Code::STALE_VERSION,
+                        format!(
+                            "{} changed since version {} (now {}); reload and re-apply",
+                            before.id, input.version, before.version
+                        ),
+                        json!({"current": before}),
+                    ));
+                }
+                let mut after = before.clone();
+                if let Some(title) = &changes.title {
+                    after.title = title.trim().to_string();
+                }
+                if let Some(description) = &changes.description {
+                    after.description = description.clone();
+                }
+                if let Some(kind) = changes.kind {
+                    after.kind = kind;
+                }
+                if let Some(priority) = changes.priority {
+                    after.priority = priority;
+                }
+                if let Some(swimlane) = &changes.swimlane {
+                    if swimlane != &before.swimlane {
+                        check_swimlane(tx, &config, swimlane)?;
+                    }
+                    after.swimlane = swimlane.clone();
+                }
+                if let Some(epic) = &changes.epic {
+                    after.epic = epic.clone().filter(|e| !e.trim().is_empty());
+                }
+                if let Some(labels) = &changes.labels {
+                    after.labels = labels.clone();
+                }
+                if let Some(appetite) = &changes.appetite {
+                    after.appetite = appetite.clone();
+                }
+                if let Some(references) = &changes.references {
+                    after.references = references.clone();
+                }
+                let dependencies = match &changes.depends_on {
+                    Some(ids) => {
+                        let resolved = resolve_dependencies(tx, seq, ids)?;
+                        after.depends_on = resolved.iter().copied().map(format_task_id).collect();
+                        Some(resolved)
+                    }
+                    None => None,
+                };
+                commit_change(
+                    tx,
+                    seq,
+                    &before,
+                    after,
+                    dependencies.as_deref(),
+                    &actor,
+                    context.source,
+                )
+            })
+            .map(Answer::from)
+    }
+}

@@ -1,0 +1,148 @@
+//! The board's input rules shared by its tools and its file import: titles,
+//! swimlanes, appetites, text lists, dependencies and page sizes.
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::config::BoardConfig;
+use super::model::*;
+use super::records;
+use super::rules::{self, refuse};
+use crate::envelope::{Category, Code};
+use crate::tools::ToolError;
+
+const MAX_TITLE_CHARS: usize = 200;
+
+/// Swimlanes a task may use: the configured ones plus any the board already holds.
+pub(super) fn known_swimlanes(
+    connection: &Connection,
+    config: &BoardConfig,
+) -> Result<Vec<String>, ToolError> {
+    let mut lanes = config.swimlanes.clone();
+    for lane in records::extra_swimlanes(connection)? {
+        if !lanes.contains(&lane) {
+            lanes.push(lane);
+        }
+    }
+    Ok(lanes)
+}
+
+pub(super) fn check_swimlane(
+    connection: &Connection,
+    config: &BoardConfig,
+    swimlane: &str,
+) -> Result<(), ToolError> {
+    let lanes = known_swimlanes(connection, config)?;
+    if lanes.iter().any(|lane| lane == swimlane) {
+        return Ok(());
+    }
+    Err(
+        ToolError::invalid("swimlane", format!("one of {}", lanes.join(", ")))
+            .with_details(json!({"field": "swimlane", "allowed": lanes, "got": swimlane})),
+    )
+}
+
+pub fn check_title(title: &str) -> Result<(), ToolError> {
+    let length = title.trim().chars().count();
+    if length == 0 || title.chars().count() > MAX_TITLE_CHARS {
+        return Err(ToolError::invalid(
+            "title",
+            format!("1 to {MAX_TITLE_CHARS} characters, got {length}"),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn check_appetite(appetite: Option<&str>) -> Result<(), ToolError> {
+    match appetite {
+        Some(text) if !valid_appetite(text) => Err(ToolError::invalid(
+            "appetite",
+            format!("a duration such as 30m, 2h, 1d, 3w or 1cy, got {text:?}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn check_text_list(field: &str, items: &[String]) -> Result<(), ToolError> {
+    if items.len() > 100 {
+        return Err(ToolError::invalid(field, "at most 100 entries"));
+    }
+    if let Some(bad) = items
+        .iter()
+        .find(|item| item.trim().is_empty() || item.chars().count() > 500)
+    {
+        return Err(ToolError::invalid(
+            field,
+            format!("entries of 1 to 500 characters, got {bad:?}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Resolves dependency ids, refusing unknown ones, self-references and cycles.
+pub(super) fn resolve_dependencies(
+    connection: &Connection,
+    seq: i64,
+    depends_on: &[String],
+) -> Result<Vec<i64>, ToolError> {
+    let mut resolved = Vec::with_capacity(depends_on.len());
+    for id in depends_on {
+        let dependency = task_seq("depends_on", id)?;
+        if dependency == seq {
+            return Err(ToolError::invalid(
+                "depends_on",
+                "other tasks: a task cannot depend on itself",
+            ));
+        }
+        if !records::task_exists(connection, dependency)? {
+            return Err(ToolError::invalid(
+                "depends_on",
+                format!("existing tasks; there is no {id}"),
+            )
+            .with_details(json!({"field": "depends_on", "unknown": id})));
+        }
+        if !resolved.contains(&dependency) {
+            resolved.push(dependency);
+        }
+    }
+    if let Some(cycle) = rules::find_cycle(connection, seq, &resolved)? {
+        return Err(refuse(
+            Category::Validation,
+            Code::E_DEPENDENCY_CYCLE,
+            format!(
+                "these dependencies would make a cycle: {}",
+                cycle.join(" → ")
+            ),
+            json!({"field": "depends_on", "cycle": cycle}),
+        ));
+    }
+    resolved.sort_unstable();
+    Ok(resolved)
+}
+
+pub(super) fn check_limit(
+    field: &str,
+    value: Option<u32>,
+    default: u32,
+    max: u32,
+) -> Result<u32, ToolError> {
+    match value {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&n) => Ok(n),
+        Some(n) => Err(ToolError::invalid(field, format!("1 to {max}, got {n}"))),
+    }
+}
+
+pub(super) fn task_seq(field: &str, id: &str) -> Result<i64, ToolError> {
+    parse_task_id(id)
+        .ok_or_else(|| ToolError::invalid(field, format!("a task id like TASK-12, got {id:?}")))
+}
+
+pub(super) fn unknown_task(id: &str) -> ToolError {
+    refuse(
+        Category::NotFound,
+        Code::E_NOT_FOUND,
+        format!("no task {id}"),
+        json!({"id": id}),
+    )
+}
