@@ -19,15 +19,18 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    hub: HubArgs,
 }
 
+/// Which hub a command acts on; accepted before or after any subcommand.
 #[derive(Debug, Args, Clone)]
 struct HubArgs {
     /// Repository the hub serves (default: the current directory).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_name = "DIR")]
     repo: Option<PathBuf>,
     /// Where the hub keeps its state (default: <repo>/.cos).
-    #[arg(long, env = "COS_STATE_DIR", global = true)]
+    #[arg(long, env = "COS_STATE_DIR", global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
 }
 
@@ -35,15 +38,12 @@ struct HubArgs {
 enum Command {
     /// Serve the hub over HTTP: REST under /api, Swagger UI at /docs.
     Serve {
-        /// Repository to serve (default: the current directory).
+        /// Repository to serve (the same as --repo; default: the current directory).
         path: Option<PathBuf>,
         #[arg(long, default_value_t = 9188)]
         port: u16,
         #[arg(long, default_value = "127.0.0.1")]
         bind: IpAddr,
-        /// Where the hub keeps its state (default: <repo>/.cos).
-        #[arg(long, env = "COS_STATE_DIR")]
-        state_dir: Option<PathBuf>,
         /// Also answer requests for this Host (name or name:port); loopback names always work.
         #[arg(long = "allow-host", value_name = "HOST")]
         allowed_hosts: Vec<String>,
@@ -56,19 +56,13 @@ enum Command {
     },
     /// Serve every tool over MCP on stdin/stdout (for Claude Code, Codex and other agents).
     Mcp {
-        /// Repository to serve (default: the current directory).
+        /// Repository to serve (the same as --repo; default: the current directory).
         path: Option<PathBuf>,
-        /// Where the hub keeps its state (default: <repo>/.cos).
-        #[arg(long, env = "COS_STATE_DIR")]
-        state_dir: Option<PathBuf>,
     },
     /// Index the repository's code and docs into the knowledge graph (only changed files are parsed again).
     Index {
-        /// Repository to index (default: the current directory).
+        /// Repository to index (the same as --repo; default: the current directory).
         path: Option<PathBuf>,
-        /// Where the hub keeps its state (default: <repo>/.cos).
-        #[arg(long, env = "COS_STATE_DIR")]
-        state_dir: Option<PathBuf>,
     },
     /// Print the OpenAPI 3.1 spec (what openapi/openapi.json holds).
     Openapi,
@@ -81,22 +75,16 @@ enum Command {
     Module {
         #[command(subcommand)]
         command: ModuleCommand,
-        #[command(flatten)]
-        hub: HubArgs,
     },
     /// Export the board to Markdown files, or import them.
     Board {
         #[command(subcommand)]
         command: BoardCommand,
-        #[command(flatten)]
-        hub: HubArgs,
     },
     /// List or call the hub's tools from the shell.
     Tool {
         #[command(subcommand)]
         command: ToolCommand,
-        #[command(flatten)]
-        hub: HubArgs,
     },
 }
 
@@ -162,27 +150,28 @@ impl Cli {
 
 /// Runs the command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
+    let hub = cli.hub;
     match cli.command {
         Command::Serve {
             path,
             port,
             bind,
-            state_dir,
             allowed_hosts,
             allowed_origins,
             token_file,
         } => {
             let address = SocketAddr::new(bind, port);
-            match access_rules(address, allowed_hosts, allowed_origins, token_file) {
-                Ok(access) => serve(path, address, state_dir, access),
+            let access = match access_rules(address, allowed_hosts, allowed_origins, token_file) {
+                Ok(access) => access,
                 Err(message) => {
                     eprintln!("cos: {message}");
-                    2
+                    return 2;
                 }
-            }
+            };
+            with_hub(&hub, path, |opened| serve(opened, address, access))
         }
-        Command::Mcp { path, state_dir } => mcp(path, state_dir),
-        Command::Index { path, state_dir } => index(path, state_dir),
+        Command::Mcp { path } => with_hub(&hub, path, mcp),
+        Command::Index { path } => with_hub(&hub, path, index),
         Command::Openapi => {
             print!("{}", web::spec::openapi_json());
             0
@@ -190,9 +179,29 @@ pub fn run(cli: Cli) -> i32 {
         Command::Envelope {
             command: EnvelopeCommand::Wrap { budget, layer },
         } => wrap(budget, layer.as_deref()),
-        Command::Module { command, hub } => module(command, &hub),
-        Command::Board { command, hub } => board(command, &hub),
-        Command::Tool { command, hub } => tool(command, &hub),
+        Command::Module { command } => with_hub(&hub, None, |opened| module(command, &opened)),
+        Command::Board { command } => with_hub(&hub, None, |opened| board(command, &opened)),
+        Command::Tool { command } => with_hub(&hub, None, |opened| tool(command, &opened)),
+    }
+}
+
+/// Opens the hub `args` (or a positional repository) names and runs `command` on it.
+fn with_hub(args: &HubArgs, positional: Option<PathBuf>, command: impl FnOnce(Hub) -> i32) -> i32 {
+    let repo = match (positional, args.repo.clone()) {
+        (Some(path), Some(repo)) if path != repo => {
+            eprintln!(
+                "cos: two repositories given ({} and --repo {}); give one",
+                path.display(),
+                repo.display()
+            );
+            return 2;
+        }
+        (Some(path), _) => Some(path),
+        (None, repo) => repo,
+    };
+    match open_hub(repo, args.state_dir.clone()) {
+        Ok(hub) => command(hub),
+        Err(code) => code,
     }
 }
 
@@ -279,12 +288,23 @@ fn access_rules(
     })
 }
 
-fn index(path: Option<PathBuf>, state_dir: Option<PathBuf>) -> i32 {
+/// Draws an index run's progress on a terminal.
+struct Bar(indicatif::ProgressBar);
+
+impl crate::tools::Progress for Bar {
+    fn total(&self, total: u64) {
+        self.0.set_length(total);
+    }
+
+    fn advance(&self) {
+        self.0.inc(1);
+    }
+}
+
+/// `cos index`: the index tool through the runtime, like every other caller,
+/// with a progress bar when stderr is a terminal.
+fn index(hub: Hub) -> i32 {
     use std::io::IsTerminal;
-    let hub = match open_hub(path, state_dir) {
-        Ok(hub) => hub,
-        Err(code) => return code,
-    };
     let bar = if std::io::stderr().is_terminal() {
         indicatif::ProgressBar::new(0)
     } else {
@@ -295,57 +315,56 @@ fn index(path: Option<PathBuf>, state_dir: Option<PathBuf>) -> i32 {
     ) {
         bar.set_style(style);
     }
-    let state = hub.state();
-    let result = crate::graph::index::index(
-        &state.store,
-        &state.config.repo_root,
-        &|n| bar.set_length(n),
-        &|| bar.inc(1),
+    let bar = Bar(bar);
+    let result = hub.call_here::<crate::graph::tools::GraphIndex>(
+        crate::graph::tools::IndexInput::default(),
+        Source::Cli,
+        &bar,
     );
-    bar.finish_and_clear();
+    bar.0.finish_and_clear();
     match result {
-        Ok(summary) => {
-            println!(
-                "indexed {} files in {} ms: {} parsed, {} unchanged, {} removed, {} skipped, {} with parse errors",
-                summary.files,
-                summary.milliseconds,
-                summary.parsed,
-                summary.unchanged,
-                summary.removed,
-                summary.skipped,
-                summary.files_with_parse_errors
-            );
-            let list = |counts: &std::collections::BTreeMap<String, u64>| {
-                counts
-                    .iter()
-                    .map(|(kind, n)| format!("{kind} {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            println!(
-                "nodes: {} ({})",
-                summary.nodes_by_kind.values().sum::<u64>(),
-                list(&summary.nodes_by_kind)
-            );
-            println!(
-                "edges: {} ({})",
-                summary.edges_by_kind.values().sum::<u64>(),
-                list(&summary.edges_by_kind)
-            );
+        Ok(answer) => {
+            print_index_summary(&answer.data);
             0
         }
         Err(error) => {
-            eprintln!("cos: indexing failed: {error}");
+            eprintln!("cos: indexing failed: {}", error.message);
             1
         }
     }
 }
 
-fn mcp(path: Option<PathBuf>, state_dir: Option<PathBuf>) -> i32 {
-    let hub = match open_hub(path, state_dir) {
-        Ok(hub) => hub,
-        Err(code) => return code,
+fn print_index_summary(summary: &crate::graph::index::IndexSummary) {
+    println!(
+        "indexed {} files in {} ms: {} parsed, {} unchanged, {} removed, {} skipped, {} with parse errors",
+        summary.files,
+        summary.milliseconds,
+        summary.parsed,
+        summary.unchanged,
+        summary.removed,
+        summary.skipped,
+        summary.files_with_parse_errors
+    );
+    let list = |counts: &std::collections::BTreeMap<String, u64>| {
+        counts
+            .iter()
+            .map(|(kind, n)| format!("{kind} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
+    println!(
+        "nodes: {} ({})",
+        summary.nodes_by_kind.values().sum::<u64>(),
+        list(&summary.nodes_by_kind)
+    );
+    println!(
+        "edges: {} ({})",
+        summary.edges_by_kind.values().sum::<u64>(),
+        list(&summary.edges_by_kind)
+    );
+}
+
+fn mcp(hub: Hub) -> i32 {
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -359,16 +378,7 @@ fn mcp(path: Option<PathBuf>, state_dir: Option<PathBuf>) -> i32 {
     }
 }
 
-fn serve(
-    path: Option<PathBuf>,
-    address: SocketAddr,
-    state_dir: Option<PathBuf>,
-    access: web::access::Access,
-) -> i32 {
-    let hub = match open_hub(path, state_dir) {
-        Ok(hub) => hub,
-        Err(code) => return code,
-    };
+fn serve(hub: Hub, address: SocketAddr, access: web::access::Access) -> i32 {
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -487,11 +497,7 @@ fn call_for_data(hub: &Hub, name: &str, arguments: Value) -> Result<Value, i32> 
     Ok(envelope["data"].take())
 }
 
-fn module(command: ModuleCommand, args: &HubArgs) -> i32 {
-    let hub = match open_hub(args.repo.clone(), args.state_dir.clone()) {
-        Ok(hub) => hub,
-        Err(code) => return code,
-    };
+fn module(command: ModuleCommand, hub: &Hub) -> i32 {
     let (tool, arguments) = match &command {
         ModuleCommand::List => ("cos_module_list", json!({})),
         ModuleCommand::Enable { id } => ("cos_module_set", json!({"module": id, "enabled": true})),
@@ -499,7 +505,7 @@ fn module(command: ModuleCommand, args: &HubArgs) -> i32 {
             ("cos_module_set", json!({"module": id, "enabled": false}))
         }
     };
-    let data = match call_for_data(&hub, tool, arguments) {
+    let data = match call_for_data(hub, tool, arguments) {
         Ok(data) => data,
         Err(code) => return code,
     };
@@ -526,11 +532,7 @@ fn module(command: ModuleCommand, args: &HubArgs) -> i32 {
     0
 }
 
-fn board(command: BoardCommand, args: &HubArgs) -> i32 {
-    let hub = match open_hub(args.repo.clone(), args.state_dir.clone()) {
-        Ok(hub) => hub,
-        Err(code) => return code,
-    };
+fn board(command: BoardCommand, hub: &Hub) -> i32 {
     let (tool, dir) = match &command {
         BoardCommand::Export { dir } => ("cos_board_export", dir),
         BoardCommand::Import { dir } => ("cos_board_import", dir),
@@ -539,7 +541,7 @@ fn board(command: BoardCommand, args: &HubArgs) -> i32 {
     let dir = std::env::current_dir()
         .map(|cwd| cwd.join(dir))
         .unwrap_or_else(|_| dir.clone());
-    let data = match call_for_data(&hub, tool, json!({"dir": dir.display().to_string()})) {
+    let data = match call_for_data(hub, tool, json!({"dir": dir.display().to_string()})) {
         Ok(data) => data,
         Err(code) => return code,
     };
@@ -581,11 +583,7 @@ fn board(command: BoardCommand, args: &HubArgs) -> i32 {
     0
 }
 
-fn tool(command: ToolCommand, args: &HubArgs) -> i32 {
-    let hub = match open_hub(args.repo.clone(), args.state_dir.clone()) {
-        Ok(hub) => hub,
-        Err(code) => return code,
-    };
+fn tool(command: ToolCommand, hub: &Hub) -> i32 {
     match command {
         ToolCommand::List => {
             for tool in hub.registry().iter() {
@@ -608,7 +606,7 @@ fn tool(command: ToolCommand, args: &HubArgs) -> i32 {
                     )));
                 }
             };
-            match call(&hub, &name, arguments, budget) {
+            match call(hub, &name, arguments, budget) {
                 Ok(envelope) => print_envelope(&envelope),
                 Err(code) => code,
             }

@@ -152,11 +152,12 @@ impl Tool for GraphIndex {
 
     fn run(context: &ToolContext, _input: IndexInput) -> Result<Answer<IndexSummary>, ToolError> {
         let hub = context.hub;
+        let progress = context.progress;
         Ok(Answer::from(index::index(
             &hub.store,
             &hub.config.repo_root,
-            &|_| {},
-            &|| {},
+            &|files| progress.total(files),
+            &|| progress.advance(),
         )?))
     }
 }

@@ -1,6 +1,9 @@
 //! Keeping the graph fresh while `cos serve` runs: one index at start, then a
 //! re-index whenever a source file under the repository changes (debounced),
-//! on a thread of its own. Only new and changed files are parsed again.
+//! on a thread of its own. Only new and changed files are parsed again. Each
+//! run is a call of `cos_graph_index` through the tool runtime, like any
+//! other caller's: the module gate, the guard (a panic is contained and
+//! logged with its error id) and the forensic log apply.
 
 use notify_debouncer_full::notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, DebouncedEvent, new_debouncer};
@@ -11,7 +14,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::extract::Language;
-use crate::tools::{Hub, Module};
+use crate::envelope::Code;
+use crate::tools::{Hub, Pending, Source, Tool, Unwatched};
 
 /// Quiet time after the last change before re-indexing.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
@@ -124,25 +128,52 @@ fn path_matters(path: &Path, root: &Path, state_dir: &Path) -> bool {
     Language::of(&name).is_some() || name.ends_with(".gitignore") || path.is_dir() || !path.exists()
 }
 
+/// One watcher run of the index tool; whatever happens, the graph is no
+/// longer pending afterwards.
 fn reindex(hub: &Hub) {
-    let state = hub.state();
-    if !state.modules.is_enabled(Module::Graph).unwrap_or(false) {
-        return;
-    }
-    state.pending.set(PENDING, true);
-    match super::index::index(&state.store, &state.config.repo_root, &|_| {}, &|| {}) {
-        Ok(summary) if summary.parsed + summary.removed > 0 => {
-            tracing::info!(
-                parsed = summary.parsed,
-                removed = summary.removed,
-                ms = summary.milliseconds,
-                "graph updated"
-            );
+    let _pending = PendingWhile::start(&hub.state().pending);
+    let outcome = hub.call_named_here(
+        super::tools::GraphIndex::SPEC.name,
+        serde_json::json!({}),
+        Source::Watcher,
+        &Unwatched,
+    );
+    match outcome {
+        Ok(answer) => {
+            let changed = |key: &str| answer.data[key].as_u64().unwrap_or(0);
+            if changed("parsed") + changed("removed") > 0 {
+                tracing::info!(
+                    parsed = changed("parsed"),
+                    removed = changed("removed"),
+                    ms = changed("milliseconds"),
+                    "graph updated"
+                );
+            }
         }
-        Ok(_) => {}
-        Err(error) => tracing::warn!(%error, "re-indexing the graph failed"),
+        Err(error) if error.code == Code::E_MODULE_DISABLED => {}
+        Err(error) => tracing::warn!(
+            code = error.code.as_str(),
+            error_id = error.error_id.as_deref().unwrap_or(""),
+            "re-indexing the graph failed: {}",
+            error.message
+        ),
     }
-    state.pending.set(PENDING, false);
+}
+
+/// Marks the graph pending while it lives, even when the run panics.
+struct PendingWhile<'a>(&'a Pending);
+
+impl<'a> PendingWhile<'a> {
+    fn start(pending: &'a Pending) -> PendingWhile<'a> {
+        pending.set(PENDING, true);
+        PendingWhile(pending)
+    }
+}
+
+impl Drop for PendingWhile<'_> {
+    fn drop(&mut self) {
+        self.0.set(PENDING, false);
+    }
 }
 
 #[cfg(test)]

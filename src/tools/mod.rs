@@ -371,6 +371,25 @@ impl Hub {
         self.guarded(&T::SPEC, source, progress, |context| T::run(context, input))
     }
 
+    /// Calls the tool registered as `name` on this thread, behind the gate and
+    /// the guard, with its answer as JSON: for background callers that find a
+    /// tool by name (the file watcher), so whatever the registry holds under
+    /// that name is what runs.
+    pub fn call_named_here(
+        &self,
+        name: &str,
+        arguments: Value,
+        source: Source,
+        progress: &dyn Progress,
+    ) -> Result<Answer<Value>, ErrorBody> {
+        let Some(tool) = self.registry.get(name) else {
+            return Err(unknown_tool(name, &self.registry));
+        };
+        self.guarded(&tool.spec, source, progress, |context| {
+            (tool.handler)(context, arguments)
+        })
+    }
+
     /// Calls a tool by name with JSON arguments and returns the whole envelope.
     pub async fn call_json(
         &self,

@@ -235,3 +235,142 @@ fn index_ends_with_a_summary_of_files_kinds_and_parse_errors() {
             .contains(": 0 parsed, 2 unchanged")
     );
 }
+
+/// Runs `cos` from a folder that is not the repository, with `args`.
+fn cos_elsewhere(args: &[&str]) -> std::process::Output {
+    let elsewhere = tempfile::tempdir().unwrap();
+    cos(elsewhere.path()).args(args).output().unwrap()
+}
+
+#[test]
+fn every_subcommand_that_touches_a_repository_takes_repo_and_state_dir() {
+    let repo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(repo.path().join("m.py"), "def f():\n    pass\n").unwrap();
+    let repo_arg = repo.path().to_str().unwrap();
+    let state_arg = state.path().to_str().unwrap();
+    let hub = ["--repo", repo_arg, "--state-dir", state_arg];
+
+    let index = cos_elsewhere(&[&["index"], &hub[..]].concat());
+    assert!(index.status.success(), "{index:?}");
+    assert!(String::from_utf8_lossy(&index.stdout).contains("indexed 1 files"));
+    assert!(
+        state.path().join("cos.db").exists(),
+        "the state goes where --state-dir says"
+    );
+    assert!(!repo.path().join(".cos").exists());
+
+    // before the subcommand as well as after it
+    let modules = cos_elsewhere(&[&hub[..], &["module", "list"]].concat());
+    assert!(modules.status.success(), "{modules:?}");
+    assert!(String::from_utf8_lossy(&modules.stdout).contains("graph"));
+
+    let health = cos_elsewhere(&[&["tool", "call", "cos_hub_health"], &hub[..]].concat());
+    assert!(health.status.success(), "{health:?}");
+    let health: Value = serde_json::from_slice(&health.stdout).unwrap();
+    assert_eq!(
+        std::path::Path::new(health["data"]["repo_root"].as_str().unwrap()),
+        repo.path().canonicalize().unwrap()
+    );
+    assert_eq!(health["data"]["state_dir"], state_arg);
+
+    let export = tempfile::tempdir().unwrap();
+    let board = cos_elsewhere(
+        &[
+            &["board", "export", "--dir", export.path().to_str().unwrap()],
+            &hub[..],
+        ]
+        .concat(),
+    );
+    assert!(board.status.success(), "{board:?}");
+
+    // the MCP server serves the repository --repo names
+    let mut mcp = cos(tempfile::tempdir().unwrap().path())
+        .args([&["mcp"], &hub[..]].concat())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = mcp.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "cli-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "cos_graph_search", "arguments": {"query": "f"}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut stdout = BufReader::new(mcp.stdout.take().unwrap());
+    let mut answer = Value::Null;
+    let mut line = String::new();
+    while answer.is_null() {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the MCP server stopped"
+        );
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == 2 {
+            answer = message;
+        }
+    }
+    drop(stdin);
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("code:function:m.py::f"), "{text}");
+    assert!(mcp.wait().unwrap().success());
+
+    // two different repositories are refused, not guessed between
+    let other = tempfile::tempdir().unwrap();
+    let both = cos_elsewhere(&["index", other.path().to_str().unwrap(), "--repo", repo_arg]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("two repositories"));
+}
+
+#[test]
+fn serve_takes_repo_and_state_dir() {
+    let repo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut child = cos(tempfile::tempdir().unwrap().path())
+        .args(["serve", "--port", "0", "--repo"])
+        .arg(repo.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut address = None;
+    let mut line = String::new();
+    while address.is_none() {
+        line.clear();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(rest) = line.trim().rsplit_once("on http://") {
+            address = Some(rest.1.to_string());
+        }
+    }
+    let address = address.expect("serve announces its address");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let body: Value = runtime.block_on(async {
+        reqwest::get(format!("http://{address}/api/health"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        std::path::Path::new(body["data"]["repo_root"].as_str().unwrap()),
+        repo.path().canonicalize().unwrap()
+    );
+    assert_eq!(
+        std::path::Path::new(body["data"]["state_dir"].as_str().unwrap()),
+        state.path()
+    );
+}

@@ -428,7 +428,9 @@ async fn board_writes_keep_the_cached_graph_answers() {
     fixture(server.repo());
     let (status, body) = server.post_json("/api/graph/index", json!({})).await;
     assert_eq!(status, 200, "{body}");
-    let (status, body) = server.get("/api/graph/context?uid=code:file:app/models.py").await;
+    let (status, body) = server
+        .get("/api/graph/context?uid=code:file:app/models.py")
+        .await;
     assert_eq!(status, 200, "{body}");
     let answers = &server.hub.state().answers;
     assert_eq!(answers.entries_in("graph"), 1);
@@ -796,6 +798,103 @@ async fn the_graph_follows_saved_files_while_the_hub_runs() {
     }
     let (_, context) = server.get("/api/graph/context?uid=app/db.py").await;
     assert_eq!(context["meta"]["graph_pending"], false);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn graph_updated_at_is_the_time_of_the_last_change_and_never_goes_back() {
+    let server = TestServer::start().await;
+    fixture(server.repo());
+    let updated_at = |body: &Value| {
+        body["meta"]["graph_updated_at"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    let (_, body) = server.get("/api/graph/search?query=helper").await;
+    let first = updated_at(&body);
+    // a file indexed later, then removed: the graph changed twice since
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    write(server.repo(), "late.py", "def late(): pass\n");
+    server.post_json("/api/graph/index", json!({})).await;
+    let (_, body) = server.get("/api/graph/search?query=helper").await;
+    let added = updated_at(&body);
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    std::fs::remove_file(server.repo().join("late.py")).unwrap();
+    let (_, removal) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(removal["data"]["removed"], 1, "{removal}");
+    let (_, body) = server.get("/api/graph/search?query=helper").await;
+    let removed = updated_at(&body);
+    assert!(
+        first < added && added < removed,
+        "{first} {added} {removed}"
+    );
+    // an index that changes nothing leaves the time alone
+    server.post_json("/api/graph/index", json!({})).await;
+    let (_, body) = server.get("/api/graph/search?query=helper").await;
+    assert_eq!(updated_at(&body), removed);
+}
+
+/// A tool registered under the index tool's name that panics, so the watcher's runs do.
+struct PanickingIndex;
+
+impl cos_hub::tools::Tool for PanickingIndex {
+    type Input = cos_hub::hub::NoInput;
+    type Output = cos_hub::tools::JsonObject;
+    const SPEC: cos_hub::tools::ToolSpec = cos_hub::tools::ToolSpec {
+        name: "cos_graph_index",
+        ..<cos_hub::graph::tools::GraphIndex as cos_hub::tools::Tool>::SPEC
+    };
+    fn run(
+        _: &cos_hub::tools::ToolContext,
+        _: Self::Input,
+    ) -> Result<cos_hub::tools::Answer<Self::Output>, cos_hub::tools::ToolError> {
+        panic!("deliberate panic inside a watcher run")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_panicking_watcher_run_is_contained_logged_once_and_leaves_the_graph_not_pending() {
+    let mut registry = cos_hub::hub::default_registry();
+    registry.register::<PanickingIndex>();
+    let server = TestServer::with_registry(registry).await;
+    fixture(server.repo());
+    let log = server.state_dir().join(".mcp.log");
+    let watcher = cos_hub::graph::watch::start(server.hub.clone()).expect("a watcher thread");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let lines = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|line| line.contains("cos_graph_index"))
+            .map(str::to_string)
+            .collect();
+        if !lines.is_empty() {
+            break lines;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the watcher's run never reached the log"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    // the watcher's first run panicked once; nothing changed since, so no second run
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|line| line.contains("cos_graph_index"))
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(lines[0].contains("panic"), "{}", lines[0]);
+    assert!(!server.hub.state().pending.is("graph"));
+    let (status, context) = server.get("/api/graph/search?query=anything").await;
+    assert_eq!(status, 200, "{context}");
+    assert_eq!(context["meta"]["graph_pending"], false, "{context}");
+    drop(watcher);
 }
 
 #[tokio::test(flavor = "multi_thread")]

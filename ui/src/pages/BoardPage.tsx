@@ -12,7 +12,7 @@ import {
   type Status,
 } from "../api/client";
 import { FailureNotice } from "../components/FailureNotice";
-import { useLive } from "../live";
+import { revisionOf, useLive } from "../live";
 import { TaskDetails } from "./TaskDetails";
 import { TaskDialog } from "./TaskDialog";
 
@@ -79,6 +79,7 @@ export function BoardPage() {
   const [creating, setCreating] = useState(false);
   const [openTask, setOpenTask] = useState<string | null>(null);
   const live = useLive();
+  const liveBoard = revisionOf(live, "board");
   const firstRender = useRef(true);
 
   const load = useCallback(async (current: Filters) => {
@@ -104,10 +105,10 @@ export function BoardPage() {
   // Reload when the stream announces a newer revision than the board on screen.
   const shownRevision = board?.revision;
   useEffect(() => {
-    if (live.board !== null && shownRevision !== undefined && live.board > shownRevision) void load(filters);
+    if (liveBoard !== null && shownRevision !== undefined && liveBoard > shownRevision) void load(filters);
     // only a new announcement should trigger this reload, not a filter edit
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [live.board, shownRevision]);
+  }, [liveBoard, shownRevision]);
 
   useEffect(() => {
     if (board && firstRender.current) {

@@ -3,6 +3,7 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
 import { api, call, type Failure, type Schemas } from "../api/client";
 import { FailureNotice } from "../components/FailureNotice";
+import { revisionOf, useLive, useOnNewRevision } from "../live";
 import { navigate } from "../router";
 import { DoctorPage } from "./graph/DoctorPage";
 import { GraphCanvas } from "./graph/GraphCanvas";
@@ -15,6 +16,9 @@ const PAGE = 2000;
 
 export function GraphPage({ path }: { path: string }) {
   const doctor = path.startsWith("/graph/doctor");
+  // the file watcher re-indexes after saves; each change of the graph's
+  // revision reloads what the page shows
+  const revision = revisionOf(useLive(), "graph");
   return (
     <section className="graph-page" aria-labelledby="graph-title">
       <div className="graph-toolbar">
@@ -38,13 +42,15 @@ export function GraphPage({ path }: { path: string }) {
           ))}
         </nav>
       </div>
-      {doctor ? <DoctorPage /> : <GraphExplorer />}
+      {doctor ? <DoctorPage revision={revision} /> : <GraphExplorer revision={revision} />}
     </section>
   );
 }
 
-function GraphExplorer() {
+function GraphExplorer({ revision }: { revision: number | null }) {
   const graph = useRef(createSpine()).current;
+  /** What the person opened beyond the first rings, reopened after a refresh. */
+  const openedByHand = useRef<string[]>([]);
   const [version, setVersion] = useState(0);
   const [selected, setSelected] = useState<string | null>(null);
   const [failure, setFailure] = useState<Failure | null>(null);
@@ -86,7 +92,27 @@ function GraphExplorer() {
     graph.clear();
     const ok = await open(ROOT, 2);
     setEmpty(ok && graph.order === 0);
+    return ok;
   }, [graph, open]);
+
+  const openByHand = useCallback(
+    (uid: string, hops: number) => {
+      openedByHand.current = [...openedByHand.current.filter((known) => known !== uid), uid];
+      return open(uid, hops);
+    },
+    [open],
+  );
+
+  const [panelRevision, setPanelRevision] = useState(0);
+  useOnNewRevision(revision, () => {
+    void (async () => {
+      if (!(await loadRoot())) return;
+      for (const uid of openedByHand.current) {
+        if (graph.hasNode(uid) && !graph.getNodeAttribute(uid, "opened")) await open(uid, 1);
+      }
+      setPanelRevision((n) => n + 1);
+    })();
+  });
 
   useEffect(() => {
     void (async () => {
@@ -100,9 +126,9 @@ function GraphExplorer() {
     (uid: string) => {
       setSelected(uid);
       const attributes = graph.hasNode(uid) ? graph.getNodeAttributes(uid) : null;
-      if (attributes && canOpen(attributes.kind) && !attributes.opened) void open(uid, 1);
+      if (attributes && canOpen(attributes.kind) && !attributes.opened) void openByHand(uid, 1);
     },
-    [graph, open],
+    [graph, openByHand],
   );
 
   const index = async () => {
@@ -169,11 +195,12 @@ function GraphExplorer() {
       <aside className="graph-side">
         {selected ? (
           <NodePanel
+            key={`${selected}@${panelRevision}`}
             uid={selected}
             repoRoot={repoRoot}
             canOpen={selectedKind !== null && canOpen(selectedKind)}
             onSelect={select}
-            onOpen={(uid, hops) => void open(uid, hops)}
+            onOpen={(uid, hops) => void openByHand(uid, hops)}
             onPathEnd={(end, uid) => setPathEnds((ends) => ({ ...ends, [end]: uid }))}
           />
         ) : (

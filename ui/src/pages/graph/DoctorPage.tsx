@@ -3,11 +3,13 @@ import { useState } from "react";
 import { api, call } from "../../api/client";
 import { useLoaded } from "../../api/useLoaded";
 import { FailureNotice } from "../../components/FailureNotice";
+import { useOnNewRevision } from "../../live";
 
 const diagnose = () => call(() => api.POST("/api/graph/doctor", { body: { fix: false } }));
 
-export function DoctorPage() {
+export function DoctorPage({ revision }: { revision: number | null }) {
   const { data: doctor, failure, setFailure, reload: load } = useLoaded(diagnose);
+  useOnNewRevision(revision, () => void load());
   const [fixed, setFixed] = useState<string | null>(null);
 
   const fix = async (category: string) => {
