@@ -11,6 +11,7 @@ use std::rc::Rc;
 use std::time::Instant;
 use utoipa::ToSchema;
 
+use super::crates::Libraries;
 use super::extract::{self, Extraction, Language};
 use super::resolve::{self, Reach, Reference};
 use crate::store::{Store, StoreError};
@@ -23,7 +24,7 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// cos whose extraction or resolution rules differ keeps their old results until
 /// rebuilt: bump this with every such change, and the first run of the new build
 /// indexes from scratch.
-pub const GRAPH_RULES: &str = "2026-11-30.1";
+pub const GRAPH_RULES: &str = "2026-12-01.1";
 
 /// What an index run did.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema)]
@@ -75,8 +76,10 @@ pub fn index(
     on_file: &(dyn Fn() + Sync),
 ) -> Result<IndexSummary, StoreError> {
     let started = Instant::now();
-    let candidates = walk(root);
+    let (candidates, manifests) = walk(root);
     on_candidates(candidates.len() as u64);
+    let libraries = Libraries::read(root, &manifests);
+    let rules_now = format!("{GRAPH_RULES}; libraries {}", libraries.fingerprint());
     let (known, rules): (HashMap<String, Known>, Option<String>) = store.read(|c| {
         let rules = c
             .query_row(
@@ -98,18 +101,18 @@ pub fn index(
         })?;
         Ok((rows.collect::<rusqlite::Result<_>>()?, rules))
     })?;
-    let same_rules = rules.as_deref() == Some(GRAPH_RULES);
+    let same_rules = rules.as_deref() == Some(rules_now.as_str());
     if !known.is_empty() && !same_rules {
         tracing::info!(
             built_by = rules.as_deref().unwrap_or("an earlier cos"),
-            now = GRAPH_RULES,
+            now = rules_now,
             "the graph was built under other rules: indexing from scratch"
         );
     }
     let mut summary = if known.is_empty() || !same_rules {
-        cold_index(store, root, &candidates, on_file)?
+        cold_index(store, root, &candidates, &libraries, &rules_now, on_file)?
     } else {
-        update_index(store, root, &candidates, &known, on_file)?
+        update_index(store, root, &candidates, &libraries, &known, on_file)?
     };
     let mut stages = Stages::start();
     store.read(|c| {
@@ -172,6 +175,8 @@ fn cold_index(
     store: &Store,
     root: &Path,
     candidates: &[(String, Language)],
+    libraries: &Libraries,
+    rules: &str,
     on_file: &(dyn Fn() + Sync),
 ) -> Result<IndexSummary, StoreError> {
     let nothing_known = HashMap::new();
@@ -181,7 +186,7 @@ fn cold_index(
             candidates
                 .par_iter()
                 .for_each_with(sender, |sender, (path, language)| {
-                    let outcome = read_and_parse(root, path, *language, &nothing_known);
+                    let outcome = read_and_parse(root, path, *language, libraries, &nothing_known);
                     on_file();
                     // fails only once the writer gave up; its error is what the caller sees
                     let _ = sender.send(outcome);
@@ -201,7 +206,7 @@ fn cold_index(
                 tx.execute(
                     "INSERT INTO graph_meta(key, value) VALUES ('rules', ?1)
                      ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    [GRAPH_RULES],
+                    [rules],
                 )?;
                 track_new_nodes(tx)?;
                 let deferred = defer_indexes(tx)?;
@@ -238,13 +243,14 @@ fn update_index(
     store: &Store,
     root: &Path,
     candidates: &[(String, Language)],
+    libraries: &Libraries,
     known: &HashMap<String, Known>,
     on_file: &(dyn Fn() + Sync),
 ) -> Result<IndexSummary, StoreError> {
     let seen: Vec<Seen> = candidates
         .par_iter()
         .map(|(path, language)| {
-            let outcome = read_and_parse(root, path, *language, known);
+            let outcome = read_and_parse(root, path, *language, libraries, known);
             on_file();
             outcome
         })
@@ -416,32 +422,42 @@ fn kinds_counted(connection: &Connection, sql: &str) -> rusqlite::Result<BTreeMa
 }
 
 /// Every source file git would see (ignores .gitignore'd and hidden paths), repository-relative.
-fn walk(root: &Path) -> Vec<(String, Language)> {
-    let mut files: Vec<(String, Language)> = ignore::WalkBuilder::new(root)
+/// The files the graph reads, and the Rust manifests (`Cargo.toml`) beside
+/// them, as git sees the tree.
+fn walk(root: &Path) -> (Vec<(String, Language)>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut manifests = Vec::new();
+    let entries = ignore::WalkBuilder::new(root)
         .hidden(true)
         .require_git(false)
         .build()
         .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
-        .filter_map(|entry| {
-            let relative = entry
-                .path()
-                .strip_prefix(root)
-                .ok()?
-                .to_str()?
-                .replace('\\', "/");
-            let language = Language::of(&relative)?;
-            Some((relative, language))
-        })
-        .collect();
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()));
+    for entry in entries {
+        let Some(relative) = entry
+            .path()
+            .strip_prefix(root)
+            .ok()
+            .and_then(Path::to_str)
+            .map(|path| path.replace('\\', "/"))
+        else {
+            continue;
+        };
+        if let Some(language) = Language::of(&relative) {
+            files.push((relative, language));
+        } else if relative == "Cargo.toml" || relative.ends_with("/Cargo.toml") {
+            manifests.push(relative);
+        }
+    }
     files.sort_by(|a, b| a.0.cmp(&b.0));
-    files
+    (files, manifests)
 }
 
 fn read_and_parse(
     root: &Path,
     path: &str,
     language: Language,
+    libraries: &Libraries,
     known: &HashMap<String, Known>,
 ) -> Seen {
     let full = root.join(path);
@@ -476,7 +492,7 @@ fn read_and_parse(
         return Seen::Touched(path.to_string(), modified_ns);
     }
     let text = String::from_utf8_lossy(&bytes);
-    let extraction = extract::extract(path, language, &text);
+    let extraction = extract::extract_in(path, language, &text, libraries.for_file(path));
     Seen::Changed(Box::new(Parsed {
         path: path.to_string(),
         language,

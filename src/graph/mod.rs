@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod bindings;
+mod crates;
 pub mod extract;
 mod facts;
 pub mod index;

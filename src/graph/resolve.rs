@@ -640,6 +640,23 @@ fn import_target(name: &str, from_file: &str, places: &Places) -> ImportTarget {
     )
 }
 
+/// The `src` folder of the Rust package `from_file` is part of (its library,
+/// binaries, tests, benches or examples).
+fn crate_source_folder(from_file: &str) -> String {
+    const PARTS: [&str; 4] = ["src/", "tests/", "benches/", "examples/"];
+    if PARTS.iter().any(|part| from_file.starts_with(part)) {
+        return "src".to_string();
+    }
+    PARTS
+        .iter()
+        .filter_map(|part| from_file.find(&format!("/{part}")))
+        .min()
+        .map_or_else(
+            || "src".to_string(),
+            |at| format!("{}/src", &from_file[..at]),
+        )
+}
+
 /// The file a dotted module path names: Python packages and modules, Rust module paths.
 fn module_file(name: &str, from_file: &str, files: &HashMap<String, i64>) -> Option<String> {
     let trimmed = name.trim_start_matches('.');
@@ -654,17 +671,7 @@ fn module_file(name: &str, from_file: &str, files: &HashMap<String, i64>) -> Opt
         parts.join("/")
     } else if matches!(segments.first(), Some(&"crate")) {
         segments.remove(0);
-        from_file
-            .split("/src/")
-            .next()
-            .map(|p| {
-                if p == from_file {
-                    "src".to_string()
-                } else {
-                    format!("{p}/src")
-                }
-            })
-            .unwrap_or_default()
+        crate_source_folder(from_file)
     } else {
         String::new()
     };

@@ -100,7 +100,8 @@ fn relevant(batch: &DebounceEventResult, root: &Path, state_dir: &Path) -> bool 
     }
 }
 
-/// A change matters when it is a source file the graph reads, a folder (one
+/// A change matters when it is a source file the graph reads, a Rust
+/// manifest, a folder (one
 /// moved or copied in whole: its files' own events may come before the watch
 /// on it does), a `.gitignore`, or a path that is gone (a deleted file or
 /// folder), outside the state directory and `.git`. Opening or reading a path
@@ -125,7 +126,12 @@ fn path_matters(path: &Path, root: &Path, state_dir: &Path) -> bool {
         return false;
     }
     let name = path.to_string_lossy();
-    Language::of(&name).is_some() || name.ends_with(".gitignore") || path.is_dir() || !path.exists()
+    Language::of(&name).is_some()
+        || name.ends_with(".gitignore")
+        // a package's library name decides how its binaries' calls resolve
+        || name.ends_with("Cargo.toml")
+        || path.is_dir()
+        || !path.exists()
 }
 
 /// One watcher run of the index tool; whatever happens, the graph is no

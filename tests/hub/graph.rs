@@ -898,6 +898,85 @@ async fn a_panicking_watcher_run_is_contained_logged_once_and_leaves_the_graph_n
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_package_calling_its_own_library_by_name_resolves_like_crate_paths() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(
+        root,
+        "Cargo.toml",
+        "[package]\nname = \"my-tool\"\nversion = \"0.1.0\"\n\n[lib]\nname = \"my_tool\"\n",
+    );
+    write(root, "src/lib.rs", "pub mod cli;\npub mod store;\n");
+    write(root, "src/cli.rs", "pub fn run() -> i32 { 0 }\n");
+    write(root, "src/store.rs", "pub fn open() {}\n");
+    write(
+        root,
+        "src/main.rs",
+        "fn main() {\n    std::process::exit(my_tool::cli::run());\n}\n",
+    );
+    write(
+        root,
+        "tests/cli_test.rs",
+        "use my_tool::cli;\n\n#[test]\nfn runs() {\n    let code = cli::run();\n    assert_eq!(code, 0);\n}\n",
+    );
+    write(
+        root,
+        "benches/open.rs",
+        "use my_tool::store::open as open_store;\n\nfn bench() {\n    open_store();\n    crate::helper();\n}\nfn helper() {}\n",
+    );
+    let (status, body) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let (_, edges) = dump(&server.state_dir());
+    let resolved_call = |from: &str, to: &str| {
+        edges.contains(&(from.into(), to.into(), "calls".into(), "resolved".into()))
+    };
+    assert!(
+        resolved_call(
+            "code:function:src/main.rs::main",
+            "code:function:src/cli.rs::run"
+        ),
+        "a binary's call through the library name: {edges:?}"
+    );
+    assert!(
+        resolved_call(
+            "code:function:tests/cli_test.rs::runs",
+            "code:function:src/cli.rs::run"
+        ),
+        "a test's call through a `use` of the library: {edges:?}"
+    );
+    assert!(
+        resolved_call(
+            "code:function:benches/open.rs::bench",
+            "code:function:src/store.rs::open"
+        ),
+        "a bench's call through an aliased `use`: {edges:?}"
+    );
+    let imports = |from: &str, to: &str| {
+        edges
+            .iter()
+            .any(|(s, t, kind, _)| s == from && t == to && kind == "imports")
+    };
+    assert!(
+        imports("code:file:tests/cli_test.rs", "code:file:src/cli.rs"),
+        "{edges:?}"
+    );
+    let (status, references) = server
+        .post_json(
+            "/api/graph/references",
+            json!({"uid": "code:function:src/cli.rs::run"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{references}");
+    let callers: Vec<&str> = references["data"]["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["node"]["uid"].as_str().or(r["source"].as_str()))
+        .collect();
+    assert!(callers.len() >= 2, "{references}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn typescript_javascript_and_go_imports_resolve_across_files() {
     let server = TestServer::start().await;
     let root = server.repo();

@@ -24,6 +24,12 @@ pub use markdown::slug;
 
 /// Extracts `text` (the file at repository-relative `path`).
 pub fn extract(path: &str, language: Language, text: &str) -> Extraction {
+    extract_in(path, language, text, None)
+}
+
+/// Extracts `text`, a file of the Rust package whose library is `library`
+/// (its paths through that name are read as `crate::` paths).
+pub fn extract_in(path: &str, language: Language, text: &str, library: Option<&str>) -> Extraction {
     let mut extraction = Extraction::default();
     let file = file_uid(path, language);
     let lines = text.lines().count().max(1) as u32;
@@ -50,6 +56,9 @@ pub fn extract(path: &str, language: Language, text: &str) -> Extraction {
                 &grammar_language,
                 grammar,
             );
+            if language == Language::Rust {
+                rust::crate_paths(&mut extraction, library);
+            }
             bindings::bind_references(&mut extraction.references, &extraction.bindings, language);
         }
         None => markdown::extract(&mut extraction, path, &file, text),

@@ -3,9 +3,9 @@
 
 use tree_sitter::Node;
 
-use super::Binding;
 use super::bindings;
 use super::walk::Walk;
+use super::{Binding, Extraction};
 
 impl Walk<'_> {
     /// `use a::{b, c as d}`: one module reference per leaf, the leaves' bindings.
@@ -129,6 +129,37 @@ fn top_level_parts(list: &str) -> Vec<&str> {
     parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
 }
 
+/// Paths from the crate root: the package's own library name stands for
+/// `crate` (a binary, test or bench calling `my_lib::a::f`), and a call or
+/// base qualified by a `crate::` path names its module directly.
+pub(super) fn crate_paths(extraction: &mut Extraction, library: Option<&str>) {
+    let from_root = |path: &str| -> String {
+        match (library, path.split_once('.')) {
+            (Some(library), Some((first, rest))) if first == library => format!("crate.{rest}"),
+            (Some(library), None) if path == library => "crate".to_string(),
+            _ => path.to_string(),
+        }
+    };
+    for binding in &mut extraction.bindings {
+        binding.module = from_root(&binding.module);
+    }
+    for reference in &mut extraction.references {
+        if reference.kind == "imports" {
+            reference.name = from_root(&reference.name);
+            continue;
+        }
+        let Some(qualifier) = reference.qualifier.as_deref().map(from_root) else {
+            continue;
+        };
+        if qualifier == "crate" || qualifier.starts_with("crate.") {
+            reference.module = Some(qualifier);
+            reference.qualifier = None;
+        } else {
+            reference.qualifier = Some(qualifier);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +193,37 @@ mod tests {
             rust_use_bindings("src/a/mod.rs", "super::util"),
             [binding("util", "..", Some("util"))]
         );
+    }
+
+    #[test]
+    fn the_own_library_name_reads_as_crate() {
+        let text = "use my_lib::store::{Store, open as open_store};\n\
+                    fn main() {\n    my_lib::cli::run();\n    crate::util::help();\n    open_store();\n    other::f();\n}\n";
+        let extraction = super::super::extract_in(
+            "src/main.rs",
+            super::super::Language::Rust,
+            text,
+            Some("my_lib"),
+        );
+        let calls: Vec<(Option<&str>, &str)> = extraction
+            .references
+            .iter()
+            .filter(|r| r.kind == "calls")
+            .map(|r| (r.module.as_deref(), r.name.as_str()))
+            .collect();
+        assert!(calls.contains(&(Some("crate.cli"), "run")), "{calls:?}");
+        assert!(calls.contains(&(Some("crate.util"), "help")), "{calls:?}");
+        assert!(calls.contains(&(Some("crate.store"), "open")), "{calls:?}");
+        assert!(
+            calls.contains(&(None, "f")),
+            "another crate stays unbound: {calls:?}"
+        );
+        let imports: Vec<&str> = extraction
+            .references
+            .iter()
+            .filter(|r| r.kind == "imports")
+            .map(|r| r.name.as_str())
+            .collect();
+        assert!(imports.contains(&"crate.store.Store"), "{imports:?}");
     }
 }
