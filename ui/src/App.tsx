@@ -1,6 +1,6 @@
 import { Suspense, lazy } from "react";
 import { BoardPage } from "./pages/BoardPage";
-import { Placeholder } from "./pages/Placeholder";
+import { NotFound, Placeholder } from "./pages/Placeholder";
 import { SettingsPage } from "./pages/SettingsPage";
 import { navigate, usePath } from "./router";
 
@@ -24,9 +24,21 @@ function page(path: string) {
         <GraphPage path={path} />
       </Suspense>
     );
-  if (path.startsWith("/search")) return <Placeholder area="Search" what="full-text search over symbols, docs and tasks" />;
-  if (path.startsWith("/documents")) return <Placeholder area="Documents" what="Markdown documents with safe concurrent writes" />;
-  return <Placeholder area="Not found" what={`a page at ${path}`} />;
+  if (path.startsWith("/search"))
+    return (
+      <Placeholder
+        area="Search"
+        willHold="one ranked query over code symbols, code text, documents and tasks, with each hit linking to where it lives"
+      />
+    );
+  if (path.startsWith("/documents"))
+    return (
+      <Placeholder
+        area="Documents"
+        willHold="the Markdown documents in this repository's mounts: reading them, editing them with saves that never overwrite someone else's change, and each document's history"
+      />
+    );
+  return <NotFound path={path} />;
 }
 
 export function App() {

@@ -118,7 +118,12 @@ test("deep links load the app; unknown API paths stay JSON", async ({ page, requ
   await page.goto("/graph/doctor");
   await expect(page.getByRole("heading", { name: "Graph doctor" })).toBeVisible();
   await page.goto("/search");
-  await expect(page.getByText("not built yet")).toBeVisible();
+  await expect(page.getByText("This page is not built yet. It will hold one ranked query")).toBeVisible();
+  await page.getByRole("main").getByRole("link", { name: "Graph" }).click();
+  await expect(page.getByRole("heading", { name: "Graph", exact: true })).toBeVisible();
+  await page.goto("/no/such/page");
+  await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
+  await expect(page.getByText("/no/such/page")).toBeVisible();
   const response = await request.get("/api/no/such/thing");
   expect(response.status()).toBe(404);
   const body = (await response.json()) as { error: { category: string } };

@@ -123,3 +123,19 @@ test("the doctor lists every category and fixes a fixable one", async ({ page })
   await expect(page.getByRole("status")).toContainText(/malformed_uid_path: removed [1-9]/);
   await expect(row.locator(".count")).toHaveText("0");
 });
+
+test("a file saved on disk appears in the open graph page without a reload", async ({ page }) => {
+  await openGraph(page);
+  const uid = "code:file:app/saved_live.py";
+  expect(await page.evaluate((id) => window.cosGraphView?.positionOf(id) ?? null, uid)).toBeNull();
+  const navigations: string[] = [];
+  page.on("framenavigated", (frame) => {
+    if (frame === page.mainFrame()) navigations.push(frame.url());
+  });
+  // the hub's file watcher re-indexes; /api/stream announces the graph's new revision
+  writeFileSync(join(repo, "app", "saved_live.py"), "def saved_live():\n    return 1\n");
+  await expect
+    .poll(() => page.evaluate((id) => window.cosGraphView?.positionOf(id) ?? null, uid), { timeout: 15_000 })
+    .not.toBeNull();
+  expect(navigations, "the page was not reloaded").toEqual([]);
+});
