@@ -9,10 +9,12 @@
 pub mod analysis;
 pub mod bindings;
 mod crates;
+pub mod doctor;
 pub mod extract;
 mod facts;
 pub mod index;
 pub mod plans;
+pub mod rename;
 mod resolve;
 mod schema;
 pub mod tools;
@@ -43,10 +45,10 @@ pub fn register(registry: &mut Registry) {
         .register::<tools::GraphContext>()
         .register::<analysis::GraphImpact>()
         .register::<analysis::GraphReferences>()
-        .register::<plans::GraphRenamePlan>()
+        .register::<rename::GraphRenamePlan>()
         .register::<plans::GraphTrace>()
         .register::<plans::GraphSimilar>()
         .register::<analysis::GraphPath>()
         .register::<analysis::GraphExport>()
-        .register::<analysis::GraphDoctor>();
+        .register::<doctor::GraphDoctor>();
 }

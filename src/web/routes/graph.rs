@@ -2,14 +2,13 @@
 
 use super::RouterSpec;
 use crate::graph::analysis::{
-    Doctor, DoctorInput, Export, ExportInput, GraphDoctor, GraphExport, GraphImpact, GraphPath,
-    GraphReferences, Impact, ImpactInput, PathAnswer, PathInput, References, ReferencesInput,
+    Export, ExportInput, GraphExport, GraphImpact, GraphPath, GraphReferences, Impact, ImpactInput,
+    PathAnswer, PathInput, References, ReferencesInput,
 };
+use crate::graph::doctor::{Doctor, DoctorInput, GraphDoctor};
 use crate::graph::index::IndexSummary;
-use crate::graph::plans::{
-    GraphRenamePlan, GraphSimilar, GraphTrace, RenamePlan, RenamePlanInput, Similar, SimilarInput,
-    Trace, TraceInput,
-};
+use crate::graph::plans::{GraphSimilar, GraphTrace, Similar, SimilarInput, Trace, TraceInput};
+use crate::graph::rename::{GraphRenamePlan, RenamePlan, RenamePlanInput};
 use crate::graph::tools::{
     Context, ContextInput, GraphContext, GraphIndex, GraphResolve, GraphSearch, IndexInput,
     ResolveAnswer, ResolveInput, SearchInput, SearchResults,

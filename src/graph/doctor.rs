@@ -1,0 +1,368 @@
+//! The graph's health: dangling edges, self loops, orphans, malformed uids,
+//! paths gone from disk, files with parse errors; and fixing the fixable
+//! categories (the seed's list) on request.
+
+use rusqlite::{Connection, params};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use utoipa::ToSchema;
+
+use super::analysis::meta;
+use super::tools::{graph_offsets, spec};
+use crate::envelope::{Category, Code, ErrorBody};
+use crate::store::StoreError;
+use crate::tools::cursor::{Keep, Offsets, narrowing};
+use crate::tools::{Answer, Page, Tool, ToolContext, ToolError, ToolSpec};
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DoctorInput {
+    /// Delete what the fixable categories found.
+    #[serde(default)]
+    pub fix: bool,
+    /// With fix: only these fixable categories (default: every fixable one).
+    pub categories: Option<Vec<String>>,
+    /// An issue's `next_cursor`: that issue's samples after the ones already seen.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DoctorIssue {
+    pub category: String,
+    /// `real` (counts against health) or `info`.
+    pub severity: String,
+    /// `fix=true` deletes what this category found.
+    pub fixable: bool,
+    pub count: u64,
+    /// Up to ten examples (node uids or file paths).
+    pub sample: Vec<String>,
+    /// Pass back as `cursor` for the next samples; null when none remain.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DoctorStats {
+    pub nodes: u64,
+    pub edges: u64,
+    /// Real issues only.
+    pub issue_count: u64,
+    /// Real and informational.
+    pub issue_count_total: u64,
+    /// Rows deleted by `fix`.
+    pub fixed: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Doctor {
+    pub healthy: bool,
+    pub issues: Vec<DoctorIssue>,
+    pub stats: DoctorStats,
+}
+
+/// The seed's fixable categories, in its order: what `fix=true` deletes.
+const FIXABLE: &[&str] = &[
+    "stale_paths",
+    "malformed_uid_path",
+    "dangling_source",
+    "dangling_target",
+    "duplicate_contains",
+    "orphaned_phantom",
+    "orphaned_external_unresolved",
+];
+/// The seed's informational categories: listed, never trip `healthy`.
+const INFORMATIONAL: &[&str] = &[
+    "slowest_extractions",
+    "orphaned_external_unresolved",
+    "files_with_parse_errors",
+];
+/// Zero-edge nodes that are not folders or external stubs and belong to no indexed file.
+mod phantom {
+    pub const SELECT: &str =
+        "SELECT n.uid FROM graph_nodes n WHERE n.kind NOT IN ('external', 'folder')
+      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)
+      AND (n.file IS NULL OR n.file NOT IN (SELECT path FROM graph_files))";
+    pub const DELETE: &str = "DELETE FROM graph_nodes WHERE id IN (SELECT n.id FROM graph_nodes n
+      WHERE n.kind NOT IN ('external', 'folder')
+      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)
+      AND (n.file IS NULL OR n.file NOT IN (SELECT path FROM graph_files)))";
+}
+
+/// (category, query returning sample rows as text, delete statement when fixable)
+const CHECKS: &[(&str, &str, Option<&str>)] = &[
+    (
+        "dangling_source",
+        "SELECT CAST(e.source AS TEXT) FROM graph_edges e WHERE e.source NOT IN (SELECT id FROM graph_nodes)",
+        Some("DELETE FROM graph_edges WHERE source NOT IN (SELECT id FROM graph_nodes)"),
+    ),
+    (
+        "dangling_target",
+        "SELECT CAST(e.target AS TEXT) FROM graph_edges e WHERE e.target NOT IN (SELECT id FROM graph_nodes)",
+        Some("DELETE FROM graph_edges WHERE target NOT IN (SELECT id FROM graph_nodes)"),
+    ),
+    (
+        "duplicate_edges",
+        "SELECT CAST(source AS TEXT) || '->' || CAST(target AS TEXT) FROM graph_edges
+         GROUP BY source, target, kind, extractor HAVING count(*) > 1",
+        None,
+    ),
+    (
+        "duplicate_contains",
+        "SELECT n.uid FROM graph_edges e JOIN graph_nodes n ON n.id = e.target
+         WHERE e.kind = 'contains' GROUP BY e.target HAVING count(*) > 1",
+        Some(
+            "DELETE FROM graph_edges WHERE kind = 'contains' AND EXISTS (SELECT 1 FROM graph_edges o
+             WHERE o.kind = 'contains' AND o.target = graph_edges.target AND o.source < graph_edges.source)",
+        ),
+    ),
+    (
+        "self_loops",
+        "SELECT n.uid FROM graph_edges e JOIN graph_nodes n ON n.id = e.source WHERE e.source = e.target",
+        None,
+    ),
+    (
+        "orphaned_inrepo",
+        "SELECT n.uid FROM graph_nodes n WHERE n.kind NOT IN ('external', 'folder')
+      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)
+      AND n.file IN (SELECT path FROM graph_files)",
+        None,
+    ),
+    (
+        "orphaned_phantom",
+        phantom::SELECT,
+        Some(phantom::DELETE),
+    ),
+    (
+        // per-file extraction times are not recorded, so nothing is listed here yet
+        "slowest_extractions",
+        "SELECT path FROM graph_files WHERE 0",
+        None,
+    ),
+    (
+        "orphaned_external_unresolved",
+        "SELECT n.uid FROM graph_nodes n WHERE n.kind = 'external' AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)",
+        Some(
+            "DELETE FROM graph_nodes WHERE kind = 'external' AND id NOT IN (SELECT source FROM graph_edges UNION SELECT target FROM graph_edges)",
+        ),
+    ),
+    (
+        "malformed_uid_path",
+        "SELECT uid FROM graph_nodes WHERE uid LIKE '%../%' OR uid GLOB '*`*' OR uid GLOB '*[ \t]*' OR coalesce(file, '') LIKE '%../%'",
+        Some(
+            "DELETE FROM graph_nodes WHERE uid LIKE '%../%' OR uid GLOB '*`*' OR uid GLOB '*[ \t]*' OR coalesce(file, '') LIKE '%../%'",
+        ),
+    ),
+    (
+        "files_with_parse_errors",
+        "SELECT path FROM graph_files WHERE parse_errors > 0",
+        None,
+    ),
+];
+
+pub struct GraphDoctor;
+
+impl Tool for GraphDoctor {
+    type Input = DoctorInput;
+    type Output = Doctor;
+    const SPEC: ToolSpec = spec(
+        "cos_graph_doctor",
+        "Health of the graph: dangling edges, self loops, orphans, malformed uids, paths gone from disk, files with parse \
+         errors. healthy ignores informational categories; fix=true deletes only the fixable ones.",
+    )
+        // fix=true deletes what the doctor found; with fix=false it only reads
+        .writing(true, true);
+
+    fn run(context: &ToolContext, input: DoctorInput) -> Result<Answer<Doctor>, ToolError> {
+        let chosen = chosen_categories(input.categories.as_deref())?;
+        let root = context.hub.config.repo_root.clone();
+        let (examined, offsets) = context.hub.store.view(|c| {
+            let examined = examine(c, &root)?;
+            let offsets = graph_offsets(context, c, Self::SPEC.name, ())?;
+            Ok::<_, ToolError>((examined, offsets))
+        })?;
+        let from = offsets.start_in("cursor", input.cursor.as_deref())?;
+        let names: Vec<&str> = examined
+            .found
+            .iter()
+            .map(|(category, _)| *category)
+            .collect();
+        let keep = narrowing("cursor", &names, from.as_ref())?;
+        let starts: Vec<usize> = keep
+            .iter()
+            .map(|keep| match keep {
+                Keep::From(start) => *start,
+                Keep::Nothing => 0,
+            })
+            .collect();
+        let pages: Vec<Page> = names
+            .iter()
+            .zip(&starts)
+            .enumerate()
+            .map(|(index, (name, start))| {
+                let list = format!("/issues/{index}/sample");
+                offsets.page_in(name, &list, &format!("/issues/{index}/next_cursor"), *start)
+            })
+            .collect();
+        let fixed = if input.fix {
+            context
+                .hub
+                .store
+                .write(|tx| fix(tx, &chosen, &examined.stale))?
+        } else {
+            0
+        };
+        let issues: Vec<DoctorIssue> = examined
+            .found
+            .into_iter()
+            .zip(&starts)
+            .map(|((category, rows), start)| issue(category, rows, *start, &offsets))
+            .collect();
+        let issue_count = issues
+            .iter()
+            .filter(|i| i.severity == "real" && i.count > 0)
+            .count() as u64;
+        let issue_count_total = issues.iter().filter(|i| i.count > 0).count() as u64;
+        let answer = Answer::new(Doctor {
+            healthy: issue_count == 0,
+            stats: DoctorStats {
+                nodes: examined.nodes,
+                edges: examined.edges,
+                issue_count,
+                issue_count_total,
+                fixed,
+            },
+            issues,
+        });
+        Ok(pages
+            .into_iter()
+            .fold(answer, Answer::with_page)
+            .with_meta(meta(&[
+                ("fixable_categories", json!(FIXABLE)),
+                ("informational_categories", json!(INFORMATIONAL)),
+            ])))
+    }
+}
+
+/// The fixable categories `fix` may delete: all of them, or those asked for.
+fn chosen_categories(asked: Option<&[String]>) -> Result<Vec<&'static str>, ToolError> {
+    let Some(asked) = asked else {
+        return Ok(FIXABLE.to_vec());
+    };
+    asked
+        .iter()
+        .map(|category| {
+            FIXABLE
+                .iter()
+                .find(|fixable| **fixable == category.as_str())
+                .copied()
+                .ok_or_else(|| {
+                    ToolError::from(
+                        ErrorBody::new(
+                            Category::Validation,
+                            Code::E_ARGUMENT,
+                            format!(
+                                "categories: {category:?} is not fixable; one of {}",
+                                FIXABLE.join(", ")
+                            ),
+                        )
+                        .with_details(
+                            json!({"field": "categories", "allowed": FIXABLE, "got": category}),
+                        ),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// What one look at the graph found.
+struct Examination {
+    found: Vec<Finding>,
+    /// Indexed files gone from disk.
+    stale: Vec<String>,
+    nodes: u64,
+    edges: u64,
+}
+
+/// Runs every check, and looks for indexed files that are gone from disk.
+fn examine(c: &Connection, root: &std::path::Path) -> Result<Examination, ToolError> {
+    let run = || -> rusqlite::Result<Examination> {
+        let mut found = Vec::new();
+        for (category, sql, _) in CHECKS {
+            let mut statement = c.prepare(sql)?;
+            let rows: Vec<String> = statement
+                .query_map([], |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            found.push((*category, rows));
+        }
+        let mut statement = c.prepare("SELECT path FROM graph_files")?;
+        let files: Vec<String> = statement
+            .query_map([], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let stale: Vec<String> = files
+            .into_iter()
+            .filter(|path| !root.join(path).exists())
+            .collect();
+        found.push(("stale_paths", stale.clone()));
+        let nodes: i64 = c.query_row("SELECT count(*) FROM graph_nodes", [], |r| r.get(0))?;
+        let edges: i64 = c.query_row("SELECT count(*) FROM graph_edges", [], |r| r.get(0))?;
+        Ok(Examination {
+            found,
+            stale,
+            nodes: nodes as u64,
+            edges: edges as u64,
+        })
+    };
+    run().map_err(|error| ToolError::from(StoreError::on(c, error)))
+}
+
+/// Deletes what the `chosen` categories found (inside the caller's
+/// transaction); the number of rows deleted.
+fn fix(tx: &Connection, chosen: &[&str], stale: &[String]) -> Result<u64, ToolError> {
+    let run = || -> rusqlite::Result<u64> {
+        let mut deleted = 0;
+        for (category, _, delete) in CHECKS {
+            if let Some(delete) = delete
+                && chosen.contains(category)
+            {
+                deleted += tx.execute(delete, [])? as u64;
+            }
+        }
+        if chosen.contains(&"stale_paths") {
+            for path in stale {
+                deleted +=
+                    tx.execute("DELETE FROM graph_nodes WHERE file = ?1", params![path])? as u64;
+                tx.execute("DELETE FROM graph_files WHERE path = ?1", params![path])?;
+            }
+        }
+        if deleted > 0 {
+            super::index::bump_revision(tx)?;
+        }
+        Ok(deleted)
+    };
+    run().map_err(|error| ToolError::from(StoreError::on(tx, error)))
+}
+
+/// A check's category and every row it found.
+type Finding = (&'static str, Vec<String>);
+
+/// Samples an issue shows a page.
+const SAMPLES: usize = 10;
+
+fn issue(category: &str, rows: Vec<String>, start: usize, offsets: &Offsets) -> DoctorIssue {
+    let count = rows.len();
+    let sample: Vec<String> = rows.into_iter().skip(start).take(SAMPLES).collect();
+    let next_cursor =
+        (start + sample.len() < count).then(|| offsets.cursor_in(category, start + sample.len()));
+    DoctorIssue {
+        category: category.to_string(),
+        severity: if INFORMATIONAL.contains(&category) {
+            "info"
+        } else {
+            "real"
+        }
+        .to_string(),
+        fixable: FIXABLE.contains(&category),
+        count: count as u64,
+        sample,
+        next_cursor,
+    }
+}
