@@ -1,6 +1,7 @@
 //! Questions over the graph: impact, references, paths and exports (its
 //! health is `doctor.rs`).
 
+use super::records;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -9,10 +10,9 @@ use utoipa::ToSchema;
 
 use super::tools::{
     Direction, GraphNode, Neighbour, add_freshness, cached_graph_answer, graph_offsets, in_range,
-    node_at, resolve_node, spec, walk_neighbours, walk_with_ids,
+    resolve_node, spec, walk_neighbours, walk_with_ids,
 };
 use crate::envelope::{Category, Code, ErrorBody};
-use crate::store::StoreError;
 use crate::tools::cache::Shared;
 use crate::tools::cursor::{named_pages, narrowing};
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
@@ -318,7 +318,7 @@ impl Tool for GraphPath {
             }];
             for (id, edge, forward) in chain {
                 path.push(PathStep {
-                    node: node_by_id(c, id)?,
+                    node: records::node_by_id(c, id)?,
                     edge: Some(edge),
                     forward: Some(forward),
                 });
@@ -331,16 +331,6 @@ impl Tool for GraphPath {
             .with_meta(meta))
         })
     }
-}
-
-fn node_by_id(connection: &Connection, id: i64) -> Result<GraphNode, ToolError> {
-    connection
-        .query_row(
-            "SELECT uid, kind, label, file, line_start FROM graph_nodes WHERE id = ?1",
-            [id],
-            |row| node_at(row, 0),
-        )
-        .map_err(|error| ToolError::from(StoreError::on(connection, error)))
 }
 
 /// (node reached, edge kind, followed forwards)
@@ -359,26 +349,12 @@ fn shortest_path(
     let mut previous: HashMap<i64, Step> = HashMap::new();
     let mut frontier: VecDeque<(i64, u32)> = VecDeque::from([(from, 0)]);
     let mut seen = HashSet::from([from]);
-    let step = |sql: &str, id: i64| -> rusqlite::Result<Vec<(i64, String)>> {
-        let mut statement = connection.prepare_cached(sql)?;
-        let rows = statement.query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.collect()
-    };
     while let Some((id, hops)) = frontier.pop_front() {
         if hops >= max_hops {
             continue;
         }
-        for (sql, forward) in [
-            (
-                "SELECT target, kind FROM graph_edges WHERE source = ?1",
-                true,
-            ),
-            (
-                "SELECT source, kind FROM graph_edges WHERE target = ?1",
-                false,
-            ),
-        ] {
-            for (next, kind) in step(sql, id).map_err(|error| StoreError::on(connection, error))? {
+        for forward in [true, false] {
+            for (next, kind) in records::edge_ends(connection, id, forward)? {
                 if !seen.insert(next) {
                     continue;
                 }
@@ -500,19 +476,10 @@ fn edges_among(
         .iter()
         .map(|(id, n)| (*id, n.uid.as_str()))
         .collect();
-    // by source id: a prefix of the edges' primary key, no join
-    let mut statement = connection
-        .prepare_cached("SELECT target, kind FROM graph_edges WHERE source = ?1")
-        .map_err(|error| StoreError::on(connection, error))?;
     let mut edges = Vec::new();
     for (id, node) in members {
-        let rows = statement
-            .query_map([id], |row| {
-                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(|error| StoreError::on(connection, error))?;
-        for (target, kind) in rows {
+        // by source id: a prefix of the edges' primary key, no join
+        for (target, kind) in records::edge_ends(connection, *id, true)? {
             if let Some(target) = uids.get(&target)
                 && kinds.contains(&kind.as_str())
             {

@@ -2,7 +2,8 @@
 //! paths gone from disk, files with parse errors; and fixing the fixable
 //! categories (the seed's list) on request.
 
-use rusqlite::{Connection, params};
+use super::records;
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -10,7 +11,6 @@ use utoipa::ToSchema;
 use super::analysis::meta;
 use super::tools::{graph_offsets, spec};
 use crate::envelope::{Category, Code, ErrorBody};
-use crate::store::StoreError;
 use crate::tools::cursor::{Keep, Offsets, narrowing};
 use crate::tools::{Answer, Page, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -75,89 +75,6 @@ const INFORMATIONAL: &[&str] = &[
     "orphaned_external_unresolved",
     "files_with_parse_errors",
 ];
-/// Zero-edge nodes that are not folders or external stubs and belong to no indexed file.
-mod phantom {
-    pub const SELECT: &str =
-        "SELECT n.uid FROM graph_nodes n WHERE n.kind NOT IN ('external', 'folder')
-      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)
-      AND (n.file IS NULL OR n.file NOT IN (SELECT path FROM graph_files))";
-    pub const DELETE: &str = "DELETE FROM graph_nodes WHERE id IN (SELECT n.id FROM graph_nodes n
-      WHERE n.kind NOT IN ('external', 'folder')
-      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)
-      AND (n.file IS NULL OR n.file NOT IN (SELECT path FROM graph_files)))";
-}
-
-/// (category, query returning sample rows as text, delete statement when fixable)
-const CHECKS: &[(&str, &str, Option<&str>)] = &[
-    (
-        "dangling_source",
-        "SELECT CAST(e.source AS TEXT) FROM graph_edges e WHERE e.source NOT IN (SELECT id FROM graph_nodes)",
-        Some("DELETE FROM graph_edges WHERE source NOT IN (SELECT id FROM graph_nodes)"),
-    ),
-    (
-        "dangling_target",
-        "SELECT CAST(e.target AS TEXT) FROM graph_edges e WHERE e.target NOT IN (SELECT id FROM graph_nodes)",
-        Some("DELETE FROM graph_edges WHERE target NOT IN (SELECT id FROM graph_nodes)"),
-    ),
-    (
-        "duplicate_edges",
-        "SELECT CAST(source AS TEXT) || '->' || CAST(target AS TEXT) FROM graph_edges
-         GROUP BY source, target, kind, extractor HAVING count(*) > 1",
-        None,
-    ),
-    (
-        "duplicate_contains",
-        "SELECT n.uid FROM graph_edges e JOIN graph_nodes n ON n.id = e.target
-         WHERE e.kind = 'contains' GROUP BY e.target HAVING count(*) > 1",
-        Some(
-            "DELETE FROM graph_edges WHERE kind = 'contains' AND EXISTS (SELECT 1 FROM graph_edges o
-             WHERE o.kind = 'contains' AND o.target = graph_edges.target AND o.source < graph_edges.source)",
-        ),
-    ),
-    (
-        "self_loops",
-        "SELECT n.uid FROM graph_edges e JOIN graph_nodes n ON n.id = e.source WHERE e.source = e.target",
-        None,
-    ),
-    (
-        "orphaned_inrepo",
-        "SELECT n.uid FROM graph_nodes n WHERE n.kind NOT IN ('external', 'folder')
-      AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)
-      AND n.file IN (SELECT path FROM graph_files)",
-        None,
-    ),
-    (
-        "orphaned_phantom",
-        phantom::SELECT,
-        Some(phantom::DELETE),
-    ),
-    (
-        // per-file extraction times are not recorded, so nothing is listed here yet
-        "slowest_extractions",
-        "SELECT path FROM graph_files WHERE 0",
-        None,
-    ),
-    (
-        "orphaned_external_unresolved",
-        "SELECT n.uid FROM graph_nodes n WHERE n.kind = 'external' AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.source = n.id OR e.target = n.id)",
-        Some(
-            "DELETE FROM graph_nodes WHERE kind = 'external' AND id NOT IN (SELECT source FROM graph_edges UNION SELECT target FROM graph_edges)",
-        ),
-    ),
-    (
-        "malformed_uid_path",
-        "SELECT uid FROM graph_nodes WHERE uid LIKE '%../%' OR uid GLOB '*`*' OR uid GLOB '*[ \t]*' OR coalesce(file, '') LIKE '%../%'",
-        Some(
-            "DELETE FROM graph_nodes WHERE uid LIKE '%../%' OR uid GLOB '*`*' OR uid GLOB '*[ \t]*' OR coalesce(file, '') LIKE '%../%'",
-        ),
-    ),
-    (
-        "files_with_parse_errors",
-        "SELECT path FROM graph_files WHERE parse_errors > 0",
-        None,
-    ),
-];
-
 pub struct GraphDoctor;
 
 impl Tool for GraphDoctor {
@@ -206,7 +123,7 @@ impl Tool for GraphDoctor {
             context
                 .hub
                 .store
-                .write(|tx| fix(tx, &chosen, &examined.stale))?
+                .write(|tx| records::delete_fixable(tx, &chosen, &examined.stale))?
         } else {
             0
         };
@@ -284,61 +201,22 @@ struct Examination {
 
 /// Runs every check, and looks for indexed files that are gone from disk.
 fn examine(c: &Connection, root: &std::path::Path) -> Result<Examination, ToolError> {
-    let run = || -> rusqlite::Result<Examination> {
-        let mut found = Vec::new();
-        for (category, sql, _) in CHECKS {
-            let mut statement = c.prepare(sql)?;
-            let rows: Vec<String> = statement
-                .query_map([], |row| row.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            found.push((*category, rows));
-        }
-        let mut statement = c.prepare("SELECT path FROM graph_files")?;
-        let files: Vec<String> = statement
-            .query_map([], |row| row.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        let stale: Vec<String> = files
-            .into_iter()
-            .filter(|path| !root.join(path).exists())
-            .collect();
-        found.push(("stale_paths", stale.clone()));
-        let nodes: i64 = c.query_row("SELECT count(*) FROM graph_nodes", [], |r| r.get(0))?;
-        let edges: i64 = c.query_row("SELECT count(*) FROM graph_edges", [], |r| r.get(0))?;
-        Ok(Examination {
-            found,
-            stale,
-            nodes: nodes as u64,
-            edges: edges as u64,
-        })
-    };
-    run().map_err(|error| ToolError::from(StoreError::on(c, error)))
-}
-
-/// Deletes what the `chosen` categories found (inside the caller's
-/// transaction); the number of rows deleted.
-fn fix(tx: &Connection, chosen: &[&str], stale: &[String]) -> Result<u64, ToolError> {
-    let run = || -> rusqlite::Result<u64> {
-        let mut deleted = 0;
-        for (category, _, delete) in CHECKS {
-            if let Some(delete) = delete
-                && chosen.contains(category)
-            {
-                deleted += tx.execute(delete, [])? as u64;
-            }
-        }
-        if chosen.contains(&"stale_paths") {
-            for path in stale {
-                deleted +=
-                    tx.execute("DELETE FROM graph_nodes WHERE file = ?1", params![path])? as u64;
-                tx.execute("DELETE FROM graph_files WHERE path = ?1", params![path])?;
-            }
-        }
-        if deleted > 0 {
-            super::index::bump_revision(tx)?;
-        }
-        Ok(deleted)
-    };
-    run().map_err(|error| ToolError::from(StoreError::on(tx, error)))
+    let mut found = Vec::new();
+    for (category, sql, _) in records::CHECKS {
+        found.push((*category, records::check_rows(c, sql)?));
+    }
+    let stale: Vec<String> = records::indexed_paths(c)?
+        .into_iter()
+        .filter(|path| !root.join(path).exists())
+        .collect();
+    found.push(("stale_paths", stale.clone()));
+    let (nodes, edges) = records::sizes(c)?;
+    Ok(Examination {
+        found,
+        stale,
+        nodes,
+        edges,
+    })
 }
 
 /// A check's category and every row it found.

@@ -2,8 +2,9 @@
 //!
 //! Owns the graph's tables (graph_files, graph_nodes, graph_edges,
 //! graph_references, graph_bindings, graph_nodes_fts, graph_revision,
-//! graph_meta: `schema.rs`), its cache namespace, the extractors (tree-sitter)
-//! and the indexer. Its tools are plain functions registered with the runtime; it knows
+//! graph_meta: `schema.rs`), its cache namespace, the extractors (tree-sitter),
+//! the indexer and resolver (which write those tables) and `records` (every
+//! query the tools make of them). Its tools are plain functions registered with the runtime; it knows
 //! nothing of HTTP or MCP, and no other area writes its tables.
 
 pub mod analysis;
@@ -14,6 +15,7 @@ pub mod extract;
 mod facts;
 pub mod index;
 pub mod plans;
+mod records;
 pub mod rename;
 mod resolve;
 mod schema;

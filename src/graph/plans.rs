@@ -1,16 +1,13 @@
 //! Tools that plan work over the graph: where a call chain leads and which
 //! symbols look alike (the rename plan has a file of its own).
 
-use rusqlite::Connection;
+use super::records;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, json};
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use utoipa::ToSchema;
 
-use super::rename::sql_error;
-use super::tools::{
-    GraphNode, add_freshness, graph_offsets, in_range, node_at, resolve_node, spec,
-};
+use super::tools::{GraphNode, add_freshness, graph_offsets, in_range, resolve_node, spec};
 use crate::tools::cursor::{named_pages, narrowing};
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -85,7 +82,7 @@ impl Tool for GraphTrace {
                 if level >= depth {
                     continue;
                 }
-                let callees = callees(c, id)?;
+                let callees = records::callees(c, id)?;
                 if callees.len() > 1 {
                     branches.push(TraceBranch {
                         uid: uid.clone(),
@@ -149,20 +146,6 @@ impl Tool for GraphTrace {
                 .with_meta(meta))
         })
     }
-}
-
-fn callees(c: &Connection, id: i64) -> Result<Vec<(i64, GraphNode, String)>, ToolError> {
-    let run = || -> rusqlite::Result<Vec<(i64, GraphNode, String)>> {
-        let mut statement = c.prepare_cached(
-            "SELECT n.id, n.uid, n.kind, n.label, n.file, n.line_start, e.confidence
-             FROM graph_edges e JOIN graph_nodes n ON n.id = e.target
-             WHERE e.source = ?1 AND e.kind = 'calls' ORDER BY n.file, n.line_start, n.uid",
-        )?;
-        let rows =
-            statement.query_map([id], |row| Ok((row.get(0)?, node_at(row, 1)?, row.get(6)?)))?;
-        rows.collect()
-    };
-    run().map_err(sql_error(c))
 }
 
 // ---------------------------------------------------------------- similar
@@ -247,12 +230,12 @@ impl Tool for GraphSimilar {
         context.hub.store.view(|c| {
             let target = resolve_node(c, &input.uid, "uid")?;
             let family = kind_family(&target.node.kind);
-            let own = neighbour_keys(c, target.id)?;
+            let own = records::neighbour_keys(c, target.id)?;
             let own_words = name_words(&target.node.label);
             let mut candidates: BTreeMap<i64, GraphNode> = BTreeMap::new();
-            for (id, node) in structural_candidates(c, target.id)?
+            for (id, node) in records::structural_candidates(c, target.id)?
                 .into_iter()
-                .chain(lexical_candidates(c, &own_words)?)
+                .chain(records::lexical_candidates(c, &own_words)?)
             {
                 if id != target.id && kind_family(&node.kind) == family {
                     candidates.insert(id, node);
@@ -260,7 +243,7 @@ impl Tool for GraphSimilar {
             }
             let mut results = Vec::new();
             for (id, node) in candidates {
-                let structural = jaccard(&own, &neighbour_keys(c, id)?);
+                let structural = jaccard(&own, &records::neighbour_keys(c, id)?);
                 let lexical = jaccard(&own_words, &name_words(&node.label));
                 let score = (structural + lexical) / 2.0;
                 if score > 0.0 {
@@ -302,62 +285,6 @@ fn kind_family(kind: &str) -> &str {
         "class" | "interface" => "type",
         other => other,
     }
-}
-
-/// A node's neighbourhood as `direction:kind:node` keys.
-fn neighbour_keys(c: &Connection, id: i64) -> Result<BTreeSet<String>, ToolError> {
-    let run = || -> rusqlite::Result<BTreeSet<String>> {
-        let mut statement = c.prepare_cached(
-            "SELECT 'out:' || kind || ':' || target FROM graph_edges WHERE source = ?1 AND kind <> 'contains'
-             UNION ALL SELECT 'in:' || kind || ':' || source FROM graph_edges WHERE target = ?1 AND kind <> 'contains'",
-        )?;
-        let rows = statement.query_map([id], |row| row.get(0))?;
-        rows.collect()
-    };
-    run().map_err(sql_error(c))
-}
-
-/// Nodes that share a callee, a caller or a base with `id` (at most 500).
-fn structural_candidates(c: &Connection, id: i64) -> Result<Vec<(i64, GraphNode)>, ToolError> {
-    let run = || -> rusqlite::Result<Vec<(i64, GraphNode)>> {
-        let mut statement = c.prepare_cached(
-            "SELECT DISTINCT n.id, n.uid, n.kind, n.label, n.file, n.line_start FROM (
-                 SELECT other.source AS id FROM graph_edges mine JOIN graph_edges other
-                     ON other.target = mine.target AND other.kind = mine.kind
-                     WHERE mine.source = ?1 AND mine.kind <> 'contains'
-                 UNION SELECT other.target FROM graph_edges mine JOIN graph_edges other
-                     ON other.source = mine.source AND other.kind = mine.kind
-                     WHERE mine.target = ?1 AND mine.kind <> 'contains'
-             ) shared JOIN graph_nodes n ON n.id = shared.id LIMIT 500",
-        )?;
-        let rows = statement.query_map([id], |row| Ok((row.get(0)?, node_at(row, 1)?)))?;
-        rows.collect()
-    };
-    run().map_err(sql_error(c))
-}
-
-/// Nodes whose names share a word with `words` (at most 200).
-fn lexical_candidates(
-    c: &Connection,
-    words: &BTreeSet<String>,
-) -> Result<Vec<(i64, GraphNode)>, ToolError> {
-    if words.is_empty() {
-        return Ok(Vec::new());
-    }
-    let query = words
-        .iter()
-        .map(|w| format!("label:\"{w}\"*"))
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    let run = || -> rusqlite::Result<Vec<(i64, GraphNode)>> {
-        let mut statement = c.prepare_cached(
-            "SELECT n.id, n.uid, n.kind, n.label, n.file, n.line_start FROM graph_nodes_fts f
-             JOIN graph_nodes n ON n.id = f.rowid WHERE graph_nodes_fts MATCH ?1 ORDER BY bm25(graph_nodes_fts) LIMIT 200",
-        )?;
-        let rows = statement.query_map([query], |row| Ok((row.get(0)?, node_at(row, 1)?)))?;
-        rows.collect()
-    };
-    run().map_err(sql_error(c))
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! graph cannot see (docs, string literals, tests it missed), with a risk
 //! level and the order to edit files in.
 
-use rusqlite::{Connection, params};
+use super::records;
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -11,13 +12,8 @@ use std::path::Path;
 use utoipa::ToSchema;
 
 use super::tools::{GraphNode, add_freshness, graph_offsets, resolve_node, spec};
-use crate::store::StoreError;
 use crate::tools::cursor::{named_pages, narrowing};
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
-
-pub(super) fn sql_error(connection: &Connection) -> impl Fn(rusqlite::Error) -> ToolError + '_ {
-    move |error| ToolError::from(StoreError::on(connection, error))
-}
 
 /// `word` occurs in `line` as a whole identifier (not inside a longer one).
 fn has_word(line: &str, word: &str) -> bool {
@@ -175,7 +171,7 @@ impl Tool for GraphRenamePlan {
             let definition = files.site(
                 &root,
                 node.path.as_deref().unwrap_or_default(),
-                span(c, target.id)?,
+                records::span(c, target.id)?,
                 &[&old],
                 "graph",
                 Some(node.uid.clone()),
@@ -299,9 +295,9 @@ impl Sites {
         id: i64,
         old: &str,
     ) -> Result<(), ToolError> {
-        for (uid, path, start, end) in callers(c, id)? {
+        for (uid, path, start, end) in records::callers(c, id)? {
             // a call through an alias (`import gettext as _`) names the alias, not the symbol
-            let aliases = aliases_in(c, &path, old)?;
+            let aliases = records::aliases_in(c, &path, old)?;
             let mut words: Vec<&str> = vec![old];
             words.extend(aliases.iter().map(String::as_str));
             let site = files.site(root, &path, (start, end), &words, "graph", Some(uid));
@@ -325,7 +321,7 @@ impl Sites {
         id: i64,
         old: &str,
     ) -> Result<(), ToolError> {
-        for path in importers(c, id, old)? {
+        for path in records::importers(c, id, old)? {
             let lines = files.lines(root, &path).to_vec();
             for (index, line) in lines.iter().enumerate() {
                 if !(is_import_line(line) && has_word(line, old)) {
@@ -350,7 +346,7 @@ impl Sites {
         files: &mut Files,
         old: &str,
     ) -> Result<(), ToolError> {
-        for (path, language) in indexed_files(c)? {
+        for (path, language) in records::indexed_files(c)? {
             let lines = files.lines(root, &path).to_vec();
             for (index, line) in lines.iter().enumerate() {
                 let number = index as u32 + 1;
@@ -438,72 +434,6 @@ fn is_import_line(line: &str) -> bool {
     ["import ", "from ", "use ", "pub use "]
         .iter()
         .any(|start| trimmed.starts_with(start))
-}
-
-fn span(c: &Connection, id: i64) -> Result<(u32, u32), ToolError> {
-    c.query_row(
-        "SELECT coalesce(line_start, 1), coalesce(line_end, line_start, 1) FROM graph_nodes WHERE id = ?1",
-        [id],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )
-    .map_err(sql_error(c))
-}
-
-/// Nodes that call, extend or implement `id`: (uid, file, first line, last line).
-fn callers(c: &Connection, id: i64) -> Result<Vec<(String, String, u32, u32)>, ToolError> {
-    let run = || -> rusqlite::Result<Vec<(String, String, u32, u32)>> {
-        let mut statement = c.prepare_cached(
-            "SELECT s.uid, s.file, coalesce(s.line_start, 1), coalesce(s.line_end, s.line_start, 1)
-             FROM graph_edges e JOIN graph_nodes s ON s.id = e.source
-             WHERE e.target = ?1 AND e.kind IN ('calls', 'inherits_from', 'implements') AND s.file IS NOT NULL
-             ORDER BY s.file, s.line_start",
-        )?;
-        let rows = statement.query_map([id], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        })?;
-        rows.collect()
-    };
-    run().map_err(sql_error(c))
-}
-
-/// The local names file `path` binds `symbol` to, other than its own name.
-fn aliases_in(c: &Connection, path: &str, symbol: &str) -> Result<Vec<String>, ToolError> {
-    let run = || -> rusqlite::Result<Vec<String>> {
-        let mut statement = c.prepare_cached(
-            "SELECT DISTINCT b.local FROM graph_bindings b JOIN graph_nodes f ON f.id = b.file
-             WHERE f.file = ?1 AND f.kind = 'file' AND b.symbol = ?2 AND b.local != ?2",
-        )?;
-        let rows = statement.query_map(params![path, symbol], |row| row.get(0))?;
-        rows.collect()
-    };
-    run().map_err(sql_error(c))
-}
-
-/// Files that import the symbol's file and bind its name.
-fn importers(c: &Connection, id: i64, name: &str) -> Result<Vec<String>, ToolError> {
-    let run = || -> rusqlite::Result<Vec<String>> {
-        let mut statement = c.prepare_cached(
-            "SELECT DISTINCT s.file FROM graph_nodes t
-             JOIN graph_nodes f ON f.file = t.file AND f.kind IN ('file', 'doc_file')
-             JOIN graph_edges e ON e.target = f.id AND e.kind = 'imports'
-             JOIN graph_nodes s ON s.id = e.source
-             JOIN graph_bindings b ON b.file = s.id AND (b.symbol = ?2 OR b.local = ?2)
-             WHERE t.id = ?1 ORDER BY s.file",
-        )?;
-        let rows = statement.query_map(params![id, name], |row| row.get(0))?;
-        rows.collect()
-    };
-    run().map_err(sql_error(c))
-}
-
-fn indexed_files(c: &Connection) -> Result<Vec<(String, String)>, ToolError> {
-    let run = || -> rusqlite::Result<Vec<(String, String)>> {
-        let mut statement =
-            c.prepare_cached("SELECT path, language FROM graph_files ORDER BY path")?;
-        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.collect()
-    };
-    run().map_err(sql_error(c))
 }
 
 #[cfg(test)]

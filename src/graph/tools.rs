@@ -1,6 +1,7 @@
 //! The `cos_graph_*` tools over the indexed graph.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use super::records;
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::{HashSet, VecDeque};
@@ -34,23 +35,6 @@ pub struct GraphNode {
     pub path: Option<String>,
     pub line: Option<u32>,
 }
-
-fn node_from_row(row: &rusqlite::Row) -> rusqlite::Result<GraphNode> {
-    node_at(row, 0)
-}
-
-/// A node from the five `NODE_COLUMNS` starting at column `first`.
-pub fn node_at(row: &rusqlite::Row, first: usize) -> rusqlite::Result<GraphNode> {
-    Ok(GraphNode {
-        uid: row.get(first)?,
-        kind: row.get(first + 1)?,
-        label: row.get(first + 2)?,
-        path: row.get(first + 3)?,
-        line: row.get(first + 4)?,
-    })
-}
-
-const NODE_COLUMNS: &str = "n.uid, n.kind, n.label, n.file, n.line_start";
 
 /// Words as an FTS5 prefix query; None when the text holds no word.
 fn fts_query(text: &str) -> Option<String> {
@@ -206,20 +190,14 @@ impl Tool for GraphSearch {
         context.hub.store.view(|c| {
             let offsets = graph_offsets(context, c, Self::SPEC.name, (&input.query, &input.kind))?;
             let start = offsets.start("cursor", input.cursor.as_deref())?;
-            let sql = format!(
-                "SELECT {NODE_COLUMNS} FROM graph_nodes_fts f JOIN graph_nodes n ON n.id = f.rowid
-                 WHERE graph_nodes_fts MATCH ?1 AND (?2 IS NULL OR n.kind = ?2)
-                 ORDER BY (n.label = ?3) DESC, bm25(graph_nodes_fts), length(n.uid), n.uid LIMIT ?4 OFFSET ?5"
-            );
-            let search = || -> rusqlite::Result<Vec<GraphNode>> {
-                let mut statement = c.prepare_cached(&sql)?;
-                let rows = statement.query_map(
-                    params![query, input.kind, input.query.trim(), limit + 1, start as i64],
-                    node_from_row,
-                )?;
-                rows.collect()
-            };
-            let mut results = search().map_err(|error| StoreError::on(c, error))?;
+            let mut results = records::search_nodes(
+                c,
+                &query,
+                input.kind.as_deref(),
+                input.query.trim(),
+                limit + 1,
+                start,
+            )?;
             let more = results.len() > limit as usize;
             results.truncate(limit as usize);
             let mut meta = Map::new();
@@ -281,16 +259,7 @@ pub fn resolve_node(
     input: &str,
     field: &str,
 ) -> Result<Resolved, ToolError> {
-    let lookup = |uid: &str| -> Result<Option<(i64, GraphNode)>, StoreError> {
-        connection
-            .query_row(
-                &format!("SELECT n.id, {NODE_COLUMNS} FROM graph_nodes n WHERE n.uid = ?1"),
-                [uid],
-                |row| Ok((row.get(0)?, node_at(row, 1)?)),
-            )
-            .optional()
-            .map_err(|error| StoreError::on(connection, error))
-    };
+    let lookup = |uid: &str| records::node_by_uid(connection, uid);
     let input = input.trim();
     if input.is_empty() {
         return Err(ToolError::invalid(field, "a node uid, a path or a name"));
@@ -313,19 +282,7 @@ pub fn resolve_node(
         }
     }
     let candidates: Vec<(i64, GraphNode)> = match fts_query(input) {
-        Some(query) => {
-            let run = || -> rusqlite::Result<Vec<(i64, GraphNode)>> {
-                let mut statement = connection.prepare_cached(&format!(
-                    "SELECT n.id, {NODE_COLUMNS} FROM graph_nodes_fts f JOIN graph_nodes n ON n.id = f.rowid
-                     WHERE graph_nodes_fts MATCH ?1 ORDER BY (n.label = ?2) DESC, bm25(graph_nodes_fts) LIMIT 10"
-                ))?;
-                let rows = statement.query_map(params![query, input], |row| {
-                    Ok((row.get(0)?, node_at(row, 1)?))
-                })?;
-                rows.collect()
-            };
-            run().map_err(|error| StoreError::on(connection, error))?
-        }
+        Some(query) => records::nodes_matching(connection, &query, input)?,
         None => Vec::new(),
     };
     let exact: Vec<&(i64, GraphNode)> = candidates
@@ -346,7 +303,7 @@ pub fn resolve_node(
                 .with_details(json!({"field": field, "candidates": listed(&candidates.iter().collect::<Vec<_>>())})),
         )),
         several => {
-            let total = count_named(connection, input)?.max(several.len());
+            let total = records::count_named(connection, input)?.max(several.len());
             Err(ToolError::from(
                 ErrorBody::new(
                     Category::Validation,
@@ -360,18 +317,6 @@ pub fn resolve_node(
             ))
         }
     }
-}
-
-/// How many nodes bear exactly this name.
-fn count_named(connection: &Connection, name: &str) -> Result<usize, ToolError> {
-    let count: i64 = connection
-        .query_row(
-            "SELECT count(*) FROM graph_nodes WHERE label = ?1",
-            params![name],
-            |row| row.get(0),
-        )
-        .map_err(|error| StoreError::on(connection, error))?;
-    Ok(count as usize)
 }
 
 // ---------------------------------------------------------------- resolve
@@ -539,34 +484,19 @@ pub fn walk_with_ids(
     let mut seen: HashSet<i64> = HashSet::from([root]);
     let mut frontier: VecDeque<(i64, u32)> = VecDeque::from([(root, 0)]);
     let mut found = Vec::new();
-    let run = |sql: &str, id: i64| -> rusqlite::Result<Vec<(i64, GraphNode, String, String)>> {
-        let mut statement = connection.prepare_cached(sql)?;
-        let rows = statement.query_map([id], |row| {
-            Ok((row.get(0)?, node_at(row, 1)?, row.get(6)?, row.get(7)?))
-        })?;
-        rows.collect()
-    };
-    let outgoing = format!(
-        "SELECT n.id, {NODE_COLUMNS}, e.kind, e.confidence FROM graph_edges e JOIN graph_nodes n ON n.id = e.target WHERE e.source = ?1 ORDER BY e.kind, n.uid"
-    );
-    let incoming = format!(
-        "SELECT n.id, {NODE_COLUMNS}, e.kind, e.confidence FROM graph_edges e JOIN graph_nodes n ON n.id = e.source WHERE e.target = ?1 ORDER BY e.kind, n.uid"
-    );
     while let Some((id, level)) = frontier.pop_front() {
         if level >= depth {
             continue;
         }
         let mut sides = Vec::new();
         if direction != Direction::In {
-            sides.push(("out", &outgoing));
+            sides.push(("out", true));
         }
         if direction != Direction::Out {
-            sides.push(("in", &incoming));
+            sides.push(("in", false));
         }
-        for (side, sql) in sides {
-            for (next, node, edge, confidence) in
-                run(sql, id).map_err(|error| StoreError::on(connection, error))?
-            {
+        for (side, outgoing) in sides {
+            for (next, node, edge, confidence) in records::neighbours(connection, id, outgoing)? {
                 if kinds.is_some_and(|kinds| !kinds.contains(&edge.as_str())) {
                     continue;
                 }
