@@ -319,6 +319,10 @@ pub struct HistoryEntry {
     pub version: i64,
 }
 
+pub fn sequence_of(id: &str) -> i64 {
+    parse_task_id(id).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use super::filters::{TaskFilter, load_filtered};
+use super::model::sequence_of;
 use super::model::{Card, Status};
-use super::rules::sequence_of;
 use crate::tools::cursor::{Keyring, malformed, stale};
 use crate::tools::{Page, ToolError};
 

@@ -315,7 +315,7 @@ pub fn respace(connection: &Connection, column: &[Card]) -> Result<(), StoreErro
         let mut update =
             connection.prepare_cached("UPDATE tasks SET position = ?1 WHERE seq = ?2")?;
         for (index, card) in column.iter().enumerate() {
-            update.execute(params![index as f64, super::rules::sequence_of(&card.id)])?;
+            update.execute(params![index as f64, super::model::sequence_of(&card.id)])?;
         }
         Ok(())
     };

@@ -47,7 +47,7 @@ pub fn check_dependencies_done(connection: &Connection, task: &Task) -> Result<(
         connection,
         "t.seq IN (SELECT depends_on FROM task_dependencies WHERE task = ?1) AND t.status NOT IN ('complete', 'archive')",
         "t.seq",
-        &[&sequence_of(&task.id)],
+        &[&super::model::sequence_of(&task.id)],
     )?;
     if open.is_empty() {
         return Ok(());
@@ -149,10 +149,6 @@ fn path_back_to(graph: &HashMap<i64, Vec<i64>>, start: i64) -> Option<Vec<i64>> 
         }
     }
     None
-}
-
-pub fn sequence_of(id: &str) -> i64 {
-    super::model::parse_task_id(id).unwrap_or(0)
 }
 
 #[cfg(test)]

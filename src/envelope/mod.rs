@@ -10,6 +10,7 @@ pub mod measure;
 mod plan;
 #[cfg(test)]
 mod properties;
+mod report;
 mod subgraph;
 #[cfg(test)]
 mod tests;
@@ -23,7 +24,7 @@ use utoipa::ToSchema;
 
 pub use code::Code;
 pub use plan::{Hints, SEED_LIST_KEYS, STRING_TRIM_FLOOR_CHARS, TRUNCATION_SUFFIX};
-pub use trim::Cut;
+pub use report::Cut;
 
 /// Agent context budget in token-normalised characters.
 pub const AGENT_BUDGET_CHARS: usize = 32_000;
@@ -276,7 +277,7 @@ pub fn finish_with(
     let limit = budget.limit_for(subgraph::is_graph_shaped(&data));
     let report = match limit {
         Some(limit) => trim::apply(&mut data, planned_outside(&meta), limit, hints),
-        None => trim::Report::default(),
+        None => report::Report::default(),
     };
     after_cuts(&mut data, &report.cuts);
     let cuts = report.cuts.clone();

@@ -3,7 +3,7 @@
 
 use super::measure::weight;
 use super::plan::{array_weight, digits};
-use super::trim::Report;
+use super::report::Report;
 use serde_json::{Map, Value};
 use std::cmp::Reverse;
 use std::collections::HashMap;

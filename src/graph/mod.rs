@@ -4,8 +4,9 @@
 //! graph_references, graph_bindings, graph_nodes_fts, graph_revision,
 //! graph_meta: `schema.rs`), its cache namespace, the extractors (tree-sitter),
 //! the indexer and resolver (which write those tables) and `records` (every
-//! query the tools make of them). Its tools are plain functions registered with the runtime; it knows
-//! nothing of HTTP or MCP, and no other area writes its tables.
+//! query the tools make of them). Its tools are plain functions registered
+//! with the runtime; it knows nothing of HTTP or MCP, and no other area
+//! writes its tables.
 
 pub mod analysis;
 pub mod bindings;
@@ -24,6 +25,10 @@ pub mod watch;
 
 use crate::store::{Store, StoreError};
 use crate::tools::{Area, Registry};
+
+/// What the graph's background work (re-indexing after a save) is called in
+/// `HubState::pending`; answers report it as `graph_pending`.
+pub const PENDING: &str = AREA.id;
 
 /// The graph as the hub lists it.
 pub const AREA: Area = Area {

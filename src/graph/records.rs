@@ -6,9 +6,21 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::BTreeSet;
 
-use super::tools::GraphNode;
 use crate::store::StoreError;
 use crate::tools::ToolError;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A node as every graph answer shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct GraphNode {
+    pub uid: String,
+    pub kind: String,
+    pub label: String,
+    /// Repository-relative file, when the node lives in one.
+    pub path: Option<String>,
+    pub line: Option<u32>,
+}
 
 fn sql_error(connection: &Connection) -> impl Fn(rusqlite::Error) -> ToolError + '_ {
     move |error| ToolError::from(StoreError::on(connection, error))

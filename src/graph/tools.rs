@@ -26,15 +26,7 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct GraphNode {
-    pub uid: String,
-    pub kind: String,
-    pub label: String,
-    /// Repository-relative file, when the node lives in one.
-    pub path: Option<String>,
-    pub line: Option<u32>,
-}
+pub use super::records::GraphNode;
 
 /// Words as an FTS5 prefix query; None when the text holds no word.
 fn fts_query(text: &str) -> Option<String> {
@@ -59,7 +51,7 @@ pub fn add_freshness(
     meta.insert("graph_updated_at".into(), json!(updated));
     meta.insert(
         "graph_pending".into(),
-        json!(context.hub.pending.is(super::watch::PENDING)),
+        json!(context.hub.pending.is(super::PENDING)),
     );
     Ok(())
 }
@@ -91,7 +83,7 @@ pub fn cached_graph_answer<T: Serialize>(
     key: String,
     compute: impl FnOnce(&Connection, i64) -> Result<Answer<T>, ToolError>,
 ) -> Result<(Answer<Shared<T>>, i64), ToolError> {
-    let pending = context.hub.pending.is(super::watch::PENDING);
+    let pending = context.hub.pending.is(super::PENDING);
     context.hub.store.view(|c| {
         let revision = super::index::revision(c).map_err(|error| StoreError::on(c, error))?;
         let answer = context.hub.answers.get_or_compute(

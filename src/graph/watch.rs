@@ -13,14 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use super::PENDING;
 use super::extract::Language;
 use crate::envelope::Code;
 use crate::tools::{Hub, Pending, Source, Tool, Unwatched};
 
 /// Quiet time after the last change before re-indexing.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
-/// What the tools call the graph's background work in `HubState::pending`.
-pub const PENDING: &str = "graph";
 
 /// Watching stops when this is dropped.
 pub struct Watcher {

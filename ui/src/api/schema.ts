@@ -1139,6 +1139,7 @@ export interface components {
             /** @description Where to start (default: the repository's root folder). */
             root?: string | null;
         };
+        /** @description A node as every graph answer shows it. */
         GraphNode: {
             kind: string;
             label: string;
