@@ -12,5 +12,6 @@ mod board_files;
 mod cli;
 mod graph;
 mod http_api;
+mod layout;
 mod mcp;
 mod openapi_spec;
