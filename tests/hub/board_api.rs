@@ -1,6 +1,6 @@
 //! The board through HTTP against a spawned server: every workflow rule and every error.
 
-use crate::common::{TestServer, error_of, next_change};
+use crate::common::{ChangeStream, TestServer, error_of};
 use serde_json::{Value, json};
 
 async fn create(server: &TestServer, body: Value) -> Value {
@@ -760,30 +760,12 @@ async fn a_cached_board_follows_writes_from_another_process_and_config_changes()
 #[tokio::test(flavor = "multi_thread")]
 async fn the_change_stream_announces_board_writes() {
     let server = TestServer::start().await;
-    let mut response = server
-        .client
-        .get(server.url("/api/stream"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
-    assert!(
-        response.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/event-stream")
-    );
-    let mut buffer = String::new();
-    let deadline = std::time::Duration::from_secs(5);
-    let first = tokio::time::timeout(deadline, next_change(&mut response, &mut buffer, "board"))
-        .await
-        .expect("a first event");
+    let mut stream = ChangeStream::open(&server).await;
+    let first = stream.next("board").await;
     create(&server, json!({"title": "announced"})).await;
     let mut latest = first;
     while latest == first {
-        latest = tokio::time::timeout(deadline, next_change(&mut response, &mut buffer, "board"))
-            .await
-            .expect("an event after the write");
+        latest = stream.next("board").await;
     }
     assert!(latest > first, "{first} → {latest}");
 }

@@ -14,6 +14,36 @@ fn cos(repo: &std::path::Path) -> Command {
     command
 }
 
+/// The address a starting `cos serve` announces on stderr (within 20 s).
+fn announced_address(child: &mut std::process::Child) -> String {
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut line = String::new();
+    while Instant::now() < deadline {
+        line.clear();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some((_, address)) = line.trim().rsplit_once("on http://") {
+            return address.to_string();
+        }
+    }
+    panic!("serve did not announce its address")
+}
+
+/// `GET /api/health` of the hub at `address`.
+fn health_of(address: &str) -> Value {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        reqwest::get(format!("http://{address}/api/health"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    })
+}
+
 fn run_with_stdin(repo: &std::path::Path, args: &[&str], stdin: &str) -> (i32, Value) {
     let mut child = cos(repo)
         .args(args)
@@ -158,29 +188,7 @@ fn serve_answers_then_stops_cleanly_on_sigterm() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut address = None;
-    let mut line = String::new();
-    while Instant::now() < deadline && address.is_none() {
-        line.clear();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        if let Some(rest) = line.trim().rsplit_once("on http://") {
-            address = Some(rest.1.to_string());
-        }
-    }
-    let address = address.expect("serve announces its address");
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let body: Value = runtime.block_on(async {
-        reqwest::get(format!("http://{address}/api/health"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    });
+    let body = health_of(&announced_address(&mut child));
     assert_eq!(body["data"]["status"], "ok");
     assert_eq!(
         std::path::Path::new(body["data"]["repo_root"].as_str().unwrap()),
@@ -341,28 +349,7 @@ fn serve_takes_repo_and_state_dir() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut address = None;
-    let mut line = String::new();
-    while address.is_none() {
-        line.clear();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        if let Some(rest) = line.trim().rsplit_once("on http://") {
-            address = Some(rest.1.to_string());
-        }
-    }
-    let address = address.expect("serve announces its address");
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let body: Value = runtime.block_on(async {
-        reqwest::get(format!("http://{address}/api/health"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    });
+    let body = health_of(&announced_address(&mut child));
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(

@@ -1,6 +1,6 @@
 //! The knowledge graph on small fixture repositories, through HTTP and the library's store.
 
-use crate::common::{TestServer, error_of, next_change};
+use crate::common::{ChangeStream, TestServer, error_of};
 use cos_hub::envelope::Budget;
 use cos_hub::tools::Source;
 use serde_json::{Value, json};
@@ -399,25 +399,14 @@ async fn an_incremental_index_equals_a_cold_index_of_the_new_tree() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_change_stream_announces_graph_changes_beside_the_board() {
     let server = TestServer::start().await;
-    let mut response = server
-        .client
-        .get(server.url("/api/stream"))
-        .send()
-        .await
-        .unwrap();
-    let mut buffer = String::new();
-    let wait = std::time::Duration::from_secs(5);
-    let first = tokio::time::timeout(wait, next_change(&mut response, &mut buffer, "graph"))
-        .await
-        .expect("a first event");
+    let mut stream = ChangeStream::open(&server).await;
+    let first = stream.next("graph").await;
     fixture(server.repo());
     let (status, body) = server.post_json("/api/graph/index", json!({})).await;
     assert_eq!(status, 200, "{body}");
     let mut latest = first;
     while latest == first {
-        latest = tokio::time::timeout(wait, next_change(&mut response, &mut buffer, "graph"))
-            .await
-            .expect("an event after the index");
+        latest = stream.next("graph").await;
     }
     assert!(latest > first, "{first} → {latest}");
 }

@@ -369,9 +369,48 @@ async fn walk(
     }
 }
 
+/// `/api/stream` as a browser reads it.
+pub struct ChangeStream {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl ChangeStream {
+    pub async fn open(server: &TestServer) -> ChangeStream {
+        let response = server
+            .client
+            .get(server.url("/api/stream"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream")
+        );
+        ChangeStream {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The revision of `area` in the next `change` event, which must come within 5 s.
+    pub async fn next(&mut self, area: &str) -> i64 {
+        let wait = std::time::Duration::from_secs(5);
+        tokio::time::timeout(
+            wait,
+            next_change(&mut self.response, &mut self.buffer, area),
+        )
+        .await
+        .expect("a change event within 5 s")
+    }
+}
+
 /// Reads `/api/stream` events until one `change` event arrives; returns its
 /// revision of `area`.
-pub async fn next_change(response: &mut reqwest::Response, buffer: &mut String, area: &str) -> i64 {
+async fn next_change(response: &mut reqwest::Response, buffer: &mut String, area: &str) -> i64 {
     loop {
         if let Some(end) = buffer.find("\n\n") {
             let event: String = buffer.drain(..end + 2).collect();
