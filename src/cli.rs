@@ -187,8 +187,11 @@ pub fn run(cli: Cli) -> i32 {
 
 /// Opens the hub `args` (or a positional repository) names and runs `command` on it.
 fn with_hub(args: &HubArgs, positional: Option<PathBuf>, command: impl FnOnce(Hub) -> i32) -> i32 {
+    let same = |a: &PathBuf, b: &PathBuf| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    };
     let repo = match (positional, args.repo.clone()) {
-        (Some(path), Some(repo)) if path != repo => {
+        (Some(path), Some(repo)) if !same(&path, &repo) => {
             eprintln!(
                 "cos: two repositories given ({} and --repo {}); give one",
                 path.display(),
@@ -397,11 +400,11 @@ fn serve(hub: Hub, address: SocketAddr, access: web::access::Access) -> i32 {
             state_dir = %hub.state().config.state_dir.display(),
             "cos-hub serving on http://{local} (Swagger UI at /docs)"
         );
-        eprintln!(
+        note(format_args!(
             "cos-hub serving {} on http://{local}",
             hub.state().config.repo_root.display()
-        );
-        eprintln!("access: {access}");
+        ));
+        note(format_args!("access: {access}"));
         // The graph follows saved files while the hub runs.
         let _watcher = crate::graph::watch::start(hub.clone());
         let options = web::ServeOptions {
@@ -411,11 +414,18 @@ fn serve(hub: Hub, address: SocketAddr, access: web::access::Access) -> i32 {
         match web::serve_with(listener, hub, options, shutdown_signal()).await {
             Ok(()) => 0,
             Err(error) => {
-                eprintln!("cos: server stopped: {error}");
+                note(format_args!("cos: server stopped: {error}"));
                 1
             }
         }
     })
+}
+
+/// A line on stderr for whoever watches a running server; a closed stderr
+/// (`cos serve 2>&1 | head -1`) must not stop the server, as `eprintln!` would.
+fn note(line: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -76,6 +76,14 @@ impl Entries {
     }
 
     fn insert(&mut self, key: EntryKey, revision: i64, kept: Arc<Kept>) {
+        // a slower caller that read an older revision does not replace a newer answer
+        if self
+            .map
+            .get(&key)
+            .is_some_and(|entry| entry.revision > revision)
+        {
+            return;
+        }
         self.bytes += kept.weight();
         self.next_sequence += 1;
         let entry = Entry {
@@ -396,6 +404,23 @@ mod tests {
             .unwrap();
         assert_eq!(board.data.json(), r#""board""#);
         assert_eq!(graph.data.json(), r#""graph""#);
+        // an answer computed at an older revision does not replace a newer one
+        let older = cache
+            .get_or_compute("board", "same", "k".into(), 2, || Ok("older".into()))
+            .unwrap();
+        assert_eq!(
+            older.data.json(),
+            r#""older""#,
+            "the caller gets what it computed"
+        );
+        let newer = cache
+            .get_or_compute("board", "same", "k".into(), 3, || Ok("again".into()))
+            .unwrap();
+        assert_eq!(
+            newer.data.json(),
+            r#""board""#,
+            "the revision-3 answer was kept"
+        );
     }
 
     #[test]

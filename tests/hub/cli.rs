@@ -14,7 +14,8 @@ fn cos(repo: &std::path::Path) -> Command {
     command
 }
 
-/// The address a starting `cos serve` announces on stderr (within 20 s).
+/// The address a starting `cos serve` announces on stderr (within 20 s). The
+/// rest of its stderr is drained on a thread, as a terminal would read it.
 fn announced_address(child: &mut std::process::Child) -> String {
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -25,7 +26,9 @@ fn announced_address(child: &mut std::process::Child) -> String {
             break;
         }
         if let Some((_, address)) = line.trim().rsplit_once("on http://") {
-            return address.to_string();
+            let address = address.to_string();
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return address;
         }
     }
     panic!("serve did not announce its address")
@@ -334,6 +337,12 @@ fn every_subcommand_that_touches_a_repository_takes_repo_and_state_dir() {
     let both = cos_elsewhere(&["index", other.path().to_str().unwrap(), "--repo", repo_arg]);
     assert_eq!(both.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&both.stderr).contains("two repositories"));
+    // the same one written twice, two ways, is one
+    let same = cos(repo.path())
+        .args(["index", ".", "--repo", repo_arg, "--state-dir", state_arg])
+        .output()
+        .unwrap();
+    assert!(same.status.success(), "{same:?}");
 }
 
 #[test]
@@ -360,4 +369,29 @@ fn serve_takes_repo_and_state_dir() {
         std::path::Path::new(body["data"]["state_dir"].as_str().unwrap()),
         state.path()
     );
+}
+
+#[test]
+fn serve_keeps_serving_when_its_stderr_is_closed() {
+    let repo = tempfile::tempdir().unwrap();
+    let mut child = cos(repo.path())
+        .args(["serve", "--port", "0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // read up to the address, then hang up, as `cos serve 2>&1 | head -1` does
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("on http://") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve stopped");
+    }
+    let address = line.trim().rsplit_once("on http://").unwrap().1.to_string();
+    drop(stderr);
+    std::thread::sleep(Duration::from_millis(300));
+    let body = health_of(&address);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(body["data"]["status"], "ok");
 }

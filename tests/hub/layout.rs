@@ -185,3 +185,79 @@ fn shared_modules_name_no_area() {
         }
     }
 }
+
+#[test]
+fn the_store_knows_no_envelope_tool_or_front_door() {
+    let imports = module_imports();
+    for (module, targets) in imports
+        .iter()
+        .filter(|(m, _)| m.first().map(String::as_str) == Some("store"))
+    {
+        for target in targets {
+            assert!(
+                !["envelope", "tools", "web", "mcp", "cli"].contains(&target[0].as_str()),
+                "{} imports {}",
+                module.join("::"),
+                target.join("::")
+            );
+        }
+    }
+}
+
+/// The files that may hold SQL: the store, each area's schema, and each
+/// area's storage modules (docs/architecture.md names them).
+const STORAGE_FILES: &[&str] = &[
+    "store/mod.rs",
+    "store/migrations.rs",
+    "hub.rs",
+    "board/schema.rs",
+    "board/records.rs",
+    "board/filters.rs",
+    "graph/schema.rs",
+    "graph/records.rs",
+    "graph/index.rs",
+    "graph/resolve.rs",
+];
+
+#[test]
+fn sql_stays_in_the_storage_modules() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    collect(&src, &mut files);
+    let statement_starts = [
+        "SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "PRAGMA ",
+    ];
+    let calls = [
+        "prepare(",
+        "prepare_cached(",
+        "execute(",
+        "execute_batch(",
+        "query_row(",
+    ];
+    let mut offenders = Vec::new();
+    for file in &files {
+        let relative = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if STORAGE_FILES.contains(&relative.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (number, line) in code.lines().enumerate() {
+            let quoted_sql = statement_starts
+                .iter()
+                .any(|start| line.contains(&format!("\"{start}")));
+            let runs_sql = calls.iter().any(|call| line.contains(&format!(".{call}")));
+            if quoted_sql || runs_sql {
+                offenders.push(format!("{relative}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "SQL outside the storage modules: {offenders:#?}"
+    );
+}
