@@ -337,18 +337,11 @@ fn parse_fields(
     let seq =
         parse_task_id(&id).ok_or_else(|| format!("id: {id:?} is not a task id like TASK-12"))?;
     let mut warnings = Vec::new();
-    let mut title = text_of(get("title")).unwrap_or_default().trim().to_string();
-    let mut description = body.to_string();
-    if title.chars().count() > 200 {
-        if !description.contains(&title) {
-            description = format!("Full title: {title}\n\n{description}");
-        }
-        title = format!("{}…", title.chars().take(199).collect::<String>());
-        warnings.push(
-            "title longer than 200 characters: shortened, the full title stays in the description"
-                .into(),
-        );
-    }
+    let (title, description) = fitted_title(
+        text_of(get("title")).unwrap_or_default().trim(),
+        body,
+        &mut warnings,
+    );
     check_title(&title).map_err(|e| e.to_string())?;
     let status = enum_of(
         "status",
@@ -376,15 +369,7 @@ fn parse_fields(
             "appetite: {appetite:?} is not a duration such as 30m, 2h, 1d, 3w or 1cy"
         ));
     }
-    let mut depends_on = list_of("depends_on", get("depends_on"))?;
-    let blocked_by = list_of("blocked_by", get("blocked_by"))?;
-    if !blocked_by.is_empty() {
-        warnings.push(format!(
-            "blocked_by {} kept as dependencies",
-            blocked_by.join(", ")
-        ));
-        depends_on.extend(blocked_by);
-    }
+    let depends_on = dependencies_of(fields, &mut warnings)?;
     let assignee = text_of(get("assignee"))
         .or_else(|| text_of(get("agent_session")).map(|session| format!("agent:{session}")));
     let position = get("position").and_then(Value::as_f64);
@@ -419,6 +404,42 @@ fn parse_fields(
         has_position: position.is_some(),
         warnings,
     })
+}
+
+/// A title the board accepts: one over 200 characters is shortened, and the
+/// whole title kept at the top of the description.
+fn fitted_title(title: &str, body: &str, warnings: &mut Vec<String>) -> (String, String) {
+    if title.chars().count() <= 200 {
+        return (title.to_string(), body.to_string());
+    }
+    let description = if body.contains(title) {
+        body.to_string()
+    } else {
+        format!("Full title: {title}\n\n{body}")
+    };
+    warnings.push(
+        "title longer than 200 characters: shortened, the full title stays in the description"
+            .into(),
+    );
+    let shortened = format!("{}…", title.chars().take(199).collect::<String>());
+    (shortened, description)
+}
+
+/// `depends_on`, and the reference system's `blocked_by`, which become dependencies too.
+fn dependencies_of(
+    fields: &Map<String, Value>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<String>, String> {
+    let mut depends_on = list_of("depends_on", fields.get("depends_on"))?;
+    let blocked_by = list_of("blocked_by", fields.get("blocked_by"))?;
+    if !blocked_by.is_empty() {
+        warnings.push(format!(
+            "blocked_by {} kept as dependencies",
+            blocked_by.join(", ")
+        ));
+        depends_on.extend(blocked_by);
+    }
+    Ok(depends_on)
 }
 
 /// The fields a file carries, for deciding whether an import changes anything.

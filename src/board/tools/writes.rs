@@ -145,17 +145,7 @@ impl Tool for TaskCreate {
 
     fn run(context: &ToolContext, input: CreateInput) -> Result<Answer<Task>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
-        check_title(&input.title)?;
-        check_appetite(input.appetite.as_deref())?;
-        check_text_list("labels", &input.labels)?;
-        check_text_list("references", &input.references)?;
-        let status = input.status.unwrap_or(Status::Icebox);
-        if !matches!(status, Status::Icebox | Status::Emergency) {
-            return Err(ToolError::invalid(
-                "status",
-                "icebox or emergency for a new task",
-            ));
-        }
+        let status = checked_new_task(&input)?;
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
         context
             .hub
@@ -214,6 +204,22 @@ impl Tool for TaskCreate {
             })
             .map(Answer::from)
     }
+}
+
+/// The new task's fields as the board accepts them; the status it starts in.
+fn checked_new_task(input: &CreateInput) -> Result<Status, ToolError> {
+    check_title(&input.title)?;
+    check_appetite(input.appetite.as_deref())?;
+    check_text_list("labels", &input.labels)?;
+    check_text_list("references", &input.references)?;
+    let status = input.status.unwrap_or(Status::Icebox);
+    if !matches!(status, Status::Icebox | Status::Emergency) {
+        return Err(ToolError::invalid(
+            "status",
+            "icebox or emergency for a new task",
+        ));
+    }
+    Ok(status)
 }
 
 /// Fields to change; absent fields stay as they are, `null` clears epic or appetite.
