@@ -14,7 +14,7 @@ use std::path::PathBuf;
 #[command(
     name = "cos",
     version,
-    about = "cos-hub: a local work hub for software projects (board, graph, search, documents)"
+    about = "cos-hub: a local work hub for software projects (a task board and a knowledge graph of the code; search and documents to come)"
 )]
 pub struct Cli {
     #[command(subcommand)]

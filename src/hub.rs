@@ -17,9 +17,16 @@ use utoipa::ToSchema;
 /// one line here (and its module, and its router file under `web/routes`).
 pub const AREAS: &[Area] = &[AREA, crate::board::AREA, crate::graph::AREA];
 
+/// The hub's own module: health and settings, always on.
+pub const MODULE: Module = Module::always_on(
+    "core",
+    "health and settings of the hub itself (cannot be switched off)",
+);
+
 /// The hub's own area: its table and the core tools.
 pub const AREA: Area = Area {
     id: "hub",
+    module: MODULE,
     migrations: MIGRATIONS,
     revision: None,
     register,
@@ -79,7 +86,8 @@ pub struct Health {
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ModuleInfo {
-    pub id: Module,
+    /// The module's id (`core`, `board`, `graph`, ...).
+    pub id: String,
     pub enabled: bool,
     pub description: String,
     /// Tools this module contributes.
@@ -96,7 +104,7 @@ pub struct ModuleListing {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModuleSetInput {
-    /// Module id: core, board, graph, search or docs.
+    /// A module id, as `cos_module_list` lists them (`board`, `graph`, ...).
     pub module: String,
     pub enabled: bool,
 }
@@ -111,7 +119,7 @@ fn module_state_error(error: ModuleStateError) -> ToolError {
 
 fn module_info(context: &ToolContext, module: Module, enabled: bool) -> ModuleInfo {
     ModuleInfo {
-        id: module,
+        id: module.id().to_string(),
         enabled,
         description: module.description().to_string(),
         tools: context
@@ -127,7 +135,7 @@ fn module_infos(context: &ToolContext) -> Result<Vec<ModuleInfo>, ModuleStateErr
     Ok(context
         .hub
         .modules
-        .all()?
+        .all(&context.registry.modules())?
         .into_iter()
         .map(|(module, enabled)| module_info(context, module, enabled))
         .collect())
@@ -140,7 +148,7 @@ impl Tool for HubHealth {
     type Output = Health;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_hub_health",
-        module: Module::Core,
+        module: MODULE,
         layer: "health",
         description: "Health of the hub: version, uptime, repository, state directory, schema version and which modules are on.",
         effect: crate::tools::Effect::READ,
@@ -179,7 +187,7 @@ impl Tool for ModuleList {
     type Output = ModuleListing;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_module_list",
-        module: Module::Core,
+        module: MODULE,
         layer: "settings",
         description: "Lists the hub's modules, whether each is enabled, and the tools each contributes.",
         effect: crate::tools::Effect::READ,
@@ -201,7 +209,7 @@ impl Tool for ModuleSet {
     type Output = ModuleInfo;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_module_set",
-        module: Module::Core,
+        module: MODULE,
         layer: "settings",
         description: "Enables or disables a module. A disabled module's tools answer module_disabled on every front door.",
         effect: crate::tools::Effect::writes(false, true),
@@ -209,11 +217,13 @@ impl Tool for ModuleSet {
     };
 
     fn run(context: &ToolContext, input: ModuleSetInput) -> Result<Answer<ModuleInfo>, ToolError> {
-        let module = Module::parse(&input.module).ok_or_else(|| {
-            ToolError::invalid("module", format!("one of {}", Module::ids().join(", ")))
-                .with_details(serde_json::json!({"field": "module", "allowed": Module::ids(), "got": input.module}))
+        let ids: Vec<&str> = context.registry.modules().iter().map(|m| m.id()).collect();
+        let module = context.registry.module(&input.module).ok_or_else(|| {
+            ToolError::invalid("module", format!("one of {}", ids.join(", "))).with_details(
+                serde_json::json!({"field": "module", "allowed": ids, "got": input.module}),
+            )
         })?;
-        if module == Module::Core && !input.enabled {
+        if !module.switchable() && !input.enabled {
             return Err(ToolError::invalid(
                 "enabled",
                 "true: the core module cannot be switched off",

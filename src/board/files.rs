@@ -15,7 +15,7 @@ use super::records::{self, Change};
 use super::rules;
 use super::validate::check_title;
 use crate::envelope::{Category, Code};
-use crate::tools::{Answer, Module, Source, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Source, Tool, ToolContext, ToolError, ToolSpec};
 
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -72,7 +72,7 @@ impl Tool for BoardExport {
     type Output = ExportReport;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_board_export",
-        module: Module::Board,
+        module: crate::board::MODULE,
         layer: "tasks",
         description: "Writes one Markdown file per task (YAML front matter + description) into a folder, so the board can live in git.",
         // overwrites the task files already in the folder; the same board writes the same files
@@ -211,7 +211,7 @@ impl Tool for BoardImport {
     type Output = ImportReport;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_board_import",
-        module: Module::Board,
+        module: crate::board::MODULE,
         layer: "tasks",
         description: "Reads TASK-<n>-*.md files (ours or the reference system's) into the board. Idempotent: reports \
                       what it created, updated, left unchanged and refused (with file and reason).",

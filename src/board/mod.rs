@@ -20,11 +20,15 @@ pub mod tools;
 mod validate;
 
 use crate::store::{Store, StoreError};
-use crate::tools::{Area, Registry};
+use crate::tools::{Area, Module, Registry};
+
+/// The board's switch.
+pub const MODULE: Module = Module::new("board", "task board with a Scrumban workflow");
 
 /// The board as the hub lists it.
 pub const AREA: Area = Area {
     id: "board",
+    module: MODULE,
     migrations: schema::MIGRATIONS,
     revision: Some(revision),
     register,

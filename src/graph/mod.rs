@@ -24,7 +24,11 @@ pub mod tools;
 pub mod watch;
 
 use crate::store::{Store, StoreError};
-use crate::tools::{Area, Registry};
+use crate::tools::{Area, Module, Registry};
+
+/// The graph's switch.
+pub const MODULE: Module =
+    Module::new("graph", "knowledge graph of the repository's code and docs");
 
 /// What the graph's background work (re-indexing after a save) is called in
 /// `HubState::pending`; answers report it as `graph_pending`.
@@ -33,6 +37,7 @@ pub const PENDING: &str = AREA.id;
 /// The graph as the hub lists it.
 pub const AREA: Area = Area {
     id: "graph",
+    module: MODULE,
     migrations: schema::MIGRATIONS,
     revision: Some(revision),
     register,

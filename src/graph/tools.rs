@@ -12,13 +12,13 @@ use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::StoreError;
 use crate::tools::cache::Shared;
 use crate::tools::cursor::Offsets;
-use crate::tools::{Answer, Module, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 /// The spec of a graph tool (module graph, layer graph).
 pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
     ToolSpec {
         name,
-        module: Module::Graph,
+        module: crate::graph::MODULE,
         layer: "graph",
         description,
         effect: crate::tools::Effect::READ,

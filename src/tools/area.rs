@@ -5,7 +5,7 @@
 
 use crate::store::{Migration, Store, StoreError};
 
-use super::Registry;
+use super::{Module, Registry};
 
 /// Reads an area's revision: a counter bumped inside every transaction that
 /// changes the area's data, by any process.
@@ -16,6 +16,8 @@ pub struct Area {
     /// The area's name: its schema's, its cache namespace's and its change
     /// feed entry's.
     pub id: &'static str,
+    /// The switch its tools answer to.
+    pub module: Module,
     /// The migrations that build its tables, in order.
     pub migrations: &'static [Migration],
     /// `None` for an area that keeps no data a client shows.

@@ -251,6 +251,16 @@ impl Registry {
         &self.areas
     }
 
+    /// Every area's module, in the order the areas were added.
+    pub fn modules(&self) -> Vec<Module> {
+        self.areas.iter().map(|area| area.module).collect()
+    }
+
+    /// The module called `id`, if an area brings it.
+    pub fn module(&self, id: &str) -> Option<Module> {
+        self.modules().into_iter().find(|module| module.id() == id)
+    }
+
     /// Every area's schema, in the order the areas were added.
     pub fn schemas(&self) -> Vec<crate::store::Schema> {
         self.areas

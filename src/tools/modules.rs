@@ -9,59 +9,55 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
-use utoipa::ToSchema;
 
 pub const STATE_FILE: &str = "subsystems-state.json";
 
-/// An area of the hub that can be switched off as a whole.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Module {
-    /// Health and settings; always on.
-    Core,
-    Board,
-    Graph,
-    Search,
-    Docs,
+/// A part of the hub that can be switched off as a whole: each area declares
+/// its own (`Area::module`), and its tools name it in their spec. The runtime
+/// learns the modules from the registry's areas and names none itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Module {
+    id: &'static str,
+    description: &'static str,
+    /// False for the hub's own module, which cannot be switched off.
+    switchable: bool,
 }
 
 impl Module {
-    pub const ALL: [Module; 5] = [
-        Module::Core,
-        Module::Board,
-        Module::Graph,
-        Module::Search,
-        Module::Docs,
-    ];
+    /// A module that can be switched off.
+    pub const fn new(id: &'static str, description: &'static str) -> Module {
+        Module {
+            id,
+            description,
+            switchable: true,
+        }
+    }
+
+    /// A module that is always on.
+    pub const fn always_on(id: &'static str, description: &'static str) -> Module {
+        Module {
+            id,
+            description,
+            switchable: false,
+        }
+    }
 
     pub fn id(self) -> &'static str {
-        match self {
-            Module::Core => "core",
-            Module::Board => "board",
-            Module::Graph => "graph",
-            Module::Search => "search",
-            Module::Docs => "docs",
-        }
+        self.id
     }
 
     pub fn description(self) -> &'static str {
-        match self {
-            Module::Core => "health and settings of the hub itself (cannot be switched off)",
-            Module::Board => "task board with a Scrumban workflow",
-            Module::Graph => "knowledge graph of the repository's code and docs",
-            Module::Search => "full-text search over symbols, docs and tasks",
-            Module::Docs => "Markdown documents in mounts with safe concurrent writes",
-        }
+        self.description
     }
 
-    pub fn parse(id: &str) -> Option<Module> {
-        Module::ALL.into_iter().find(|module| module.id() == id)
+    pub fn switchable(self) -> bool {
+        self.switchable
     }
+}
 
-    pub fn ids() -> Vec<&'static str> {
-        Module::ALL.iter().map(|module| module.id()).collect()
+impl Serialize for Module {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.id)
     }
 }
 
@@ -119,18 +115,18 @@ impl ModuleState {
     }
 
     pub fn is_enabled(&self, module: Module) -> Result<bool, ModuleStateError> {
-        if module == Module::Core {
+        if !module.switchable() {
             return Ok(true);
         }
         let state = self.load()?;
         Ok(state.modules.get(module.id()).copied().unwrap_or(true))
     }
 
-    /// Every module with its switch.
-    pub fn all(&self) -> Result<Vec<(Module, bool)>, ModuleStateError> {
-        Module::ALL
-            .into_iter()
-            .map(|module| Ok((module, self.is_enabled(module)?)))
+    /// Each of `modules` with its switch.
+    pub fn all(&self, modules: &[Module]) -> Result<Vec<(Module, bool)>, ModuleStateError> {
+        modules
+            .iter()
+            .map(|module| Ok((*module, self.is_enabled(*module)?)))
             .collect()
     }
 
@@ -199,17 +195,25 @@ impl ModuleState {
 mod tests {
     use super::*;
 
+    const CORE: Module = Module::always_on("core", "the hub");
+    const NOTES: Module = Module::new("notes", "notes");
+    const TAGS: Module = Module::new("tags", "tags");
+
     #[test]
-    fn switches_persist_across_handles_and_core_stays_on() {
+    fn switches_persist_across_handles_and_an_always_on_module_stays_on() {
         let dir = tempfile::tempdir().unwrap();
         let first = ModuleState::new(dir.path());
-        assert!(first.is_enabled(Module::Graph).unwrap());
-        first.set(Module::Graph, false).unwrap();
+        assert!(first.is_enabled(NOTES).unwrap());
+        first.set(NOTES, false).unwrap();
         let second = ModuleState::new(dir.path());
-        assert!(!second.is_enabled(Module::Graph).unwrap());
-        assert!(second.is_enabled(Module::Board).unwrap());
-        second.set(Module::Core, false).unwrap();
-        assert!(second.is_enabled(Module::Core).unwrap());
+        assert!(!second.is_enabled(NOTES).unwrap());
+        assert!(second.is_enabled(TAGS).unwrap());
+        second.set(CORE, false).unwrap();
+        assert!(second.is_enabled(CORE).unwrap());
+        assert_eq!(
+            second.all(&[CORE, NOTES, TAGS]).unwrap(),
+            [(CORE, true), (NOTES, false), (TAGS, true)]
+        );
     }
 
     #[test]
@@ -217,7 +221,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(STATE_FILE), "{not json").unwrap();
         let state = ModuleState::new(dir.path());
-        let error = state.is_enabled(Module::Board).unwrap_err();
+        let error = state.is_enabled(NOTES).unwrap_err();
         assert!(error.to_string().contains("delete it"), "{error}");
     }
 }

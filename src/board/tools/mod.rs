@@ -20,7 +20,7 @@ use rusqlite::Connection;
 use super::model::*;
 use super::records;
 use super::validate::{task_seq, unknown_task};
-use crate::tools::{Module, Source, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Source, ToolContext, ToolError, ToolSpec};
 
 pub(super) const LAYER: &str = "tasks";
 pub(super) const MAX_PAGE: u32 = 200;
@@ -29,7 +29,7 @@ pub(super) const DEFAULT_PAGE: u32 = 50;
 pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolSpec {
     ToolSpec {
         name,
-        module: Module::Board,
+        module: crate::board::MODULE,
         layer: LAYER,
         description,
         effect: crate::tools::Effect::READ,

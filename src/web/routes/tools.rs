@@ -4,7 +4,7 @@
 
 use super::RouterSpec;
 use crate::envelope::{Budget, Category, Code, ErrorBody};
-use crate::tools::{Hub, JsonObject, Module, Source};
+use crate::tools::{Hub, JsonObject, Source};
 use crate::web::extract::{AppPath, AppQuery};
 use crate::web::unwrap::{ApiError, ApiOk};
 use axum::body::Bytes;
@@ -31,7 +31,8 @@ fn router() -> OpenApiRouter<Hub> {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ToolInfo {
     pub name: String,
-    pub module: Module,
+    /// The module whose switch the tool answers to.
+    pub module: String,
     pub layer: String,
     pub description: String,
     /// JSON Schema of the arguments.
@@ -56,7 +57,7 @@ async fn tools_list(State(hub): State<Hub>) -> Response {
         .iter()
         .map(|tool| ToolInfo {
             name: tool.spec.name.to_string(),
-            module: tool.spec.module,
+            module: tool.spec.module.id().to_string(),
             layer: tool.spec.layer.to_string(),
             description: tool.spec.description.to_string(),
             input_schema: tool.input_schema.clone(),

@@ -5,7 +5,7 @@ use cos_hub::envelope::{Category, Code, ErrorBody};
 use cos_hub::hub;
 use cos_hub::store::StoreError;
 use cos_hub::tools::{
-    Answer, Hub, HubConfig, JsonObject, Module, Registry, Tool, ToolContext, ToolError, ToolSpec,
+    Answer, Hub, HubConfig, JsonObject, Registry, Tool, ToolContext, ToolError, ToolSpec,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -173,7 +173,7 @@ impl Tool for EchoTool {
     type Output = JsonObject;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_test_echo",
-        module: Module::Board,
+        module: cos_hub::board::MODULE,
         layer: "tasks",
         description: "test: echoes text",
         effect: cos_hub::tools::Effect::READ,
@@ -195,7 +195,7 @@ impl Tool for PanicTool {
     type Output = JsonObject;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_test_panic",
-        module: Module::Core,
+        module: cos_hub::hub::MODULE,
         layer: "health",
         description: "test: panics",
         effect: cos_hub::tools::Effect::READ,
@@ -218,7 +218,7 @@ impl Tool for FailTool {
     type Output = JsonObject;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_test_fail",
-        module: Module::Core,
+        module: cos_hub::hub::MODULE,
         layer: "health",
         description: "test: fails as asked",
         effect: cos_hub::tools::Effect::READ,
@@ -247,7 +247,7 @@ impl Tool for BigTool {
     type Output = JsonObject;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_test_big",
-        module: Module::Core,
+        module: cos_hub::hub::MODULE,
         layer: "search",
         description: "test: many results",
         effect: cos_hub::tools::Effect::READ,
@@ -274,7 +274,7 @@ impl Tool for SqlErrorTool {
     type Output = JsonObject;
     const SPEC: ToolSpec = ToolSpec {
         name: "cos_test_sql",
-        module: Module::Core,
+        module: cos_hub::hub::MODULE,
         layer: "health",
         description: "test: bad SQL",
         effect: cos_hub::tools::Effect::READ,

@@ -713,7 +713,8 @@ export interface components {
             data: {
                 description: string;
                 enabled: boolean;
-                id: components["schemas"]["Module"];
+                /** @description The module's id (`core`, `board`, `graph`, ...). */
+                id: string;
                 /** @description Tools this module contributes. */
                 tools: string[];
             };
@@ -1285,15 +1286,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /**
-         * @description An area of the hub that can be switched off as a whole.
-         * @enum {string}
-         */
-        Module: "core" | "board" | "graph" | "search" | "docs";
         ModuleInfo: {
             description: string;
             enabled: boolean;
-            id: components["schemas"]["Module"];
+            /** @description The module's id (`core`, `board`, `graph`, ...). */
+            id: string;
             /** @description Tools this module contributes. */
             tools: string[];
         };
@@ -1529,7 +1526,8 @@ export interface components {
             /** @description JSON Schema of the arguments. */
             input_schema: Record<string, never>;
             layer: string;
-            module: components["schemas"]["Module"];
+            /** @description The module whose switch the tool answers to. */
+            module: string;
             name: string;
             /** @description JSON Schema of the answer's `data`. */
             output_schema: Record<string, never>;
@@ -4244,7 +4242,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Module id: core, board, graph, search or docs */
+                /** @description A module id, as GET /api/settings/modules lists them */
                 module: string;
             };
             cookie?: never;
