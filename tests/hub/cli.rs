@@ -14,6 +14,16 @@ fn cos(repo: &std::path::Path) -> Command {
     command
 }
 
+/// `cos serve` of `repo` on a free port, its stderr piped for the address.
+fn serve_on_any_port(repo: &std::path::Path) -> std::process::Child {
+    cos(repo)
+        .args(["serve", "--port", "0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// The address a starting `cos serve` announces on stderr (within 20 s). The
 /// rest of its stderr is drained on a thread, as a terminal would read it.
 fn announced_address(child: &mut std::process::Child) -> String {
@@ -185,12 +195,7 @@ fn openapi_command_prints_the_committed_spec() {
 #[test]
 fn serve_answers_then_stops_cleanly_on_sigterm() {
     let repo = tempfile::tempdir().unwrap();
-    let mut child = cos(repo.path())
-        .args(["serve", "--port", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = serve_on_any_port(repo.path());
     let body = health_of(&announced_address(&mut child));
     assert_eq!(body["data"]["status"], "ok");
     assert_eq!(
@@ -374,12 +379,7 @@ fn serve_takes_repo_and_state_dir() {
 #[test]
 fn serve_keeps_serving_when_its_stderr_is_closed() {
     let repo = tempfile::tempdir().unwrap();
-    let mut child = cos(repo.path())
-        .args(["serve", "--port", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = serve_on_any_port(repo.path());
     // read up to the address, then hang up, as `cos serve 2>&1 | head -1` does
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
