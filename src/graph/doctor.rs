@@ -75,6 +75,7 @@ const INFORMATIONAL: &[&str] = &[
     "orphaned_external_unresolved",
     "files_with_parse_errors",
 ];
+
 pub struct GraphDoctor;
 
 impl Tool for GraphDoctor {
