@@ -53,6 +53,9 @@ enum Command {
         /// File holding the bearer token every /api and /mcp request must send (or set COS_HUB_TOKEN).
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
+        /// Connections open at once at most (default: half the open-file limit, which serve raises to its maximum).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        max_connections: Option<u32>,
     },
     /// Serve every tool over MCP on stdin/stdout (for Claude Code, Codex and other agents).
     Mcp {
@@ -159,6 +162,7 @@ pub fn run(cli: Cli) -> i32 {
             allowed_hosts,
             allowed_origins,
             token_file,
+            max_connections,
         } => {
             let address = SocketAddr::new(bind, port);
             let access = match access_rules(address, allowed_hosts, allowed_origins, token_file) {
@@ -168,7 +172,16 @@ pub fn run(cli: Cli) -> i32 {
                     return 2;
                 }
             };
-            with_hub(&hub, path, |opened| serve(opened, address, access))
+            let open_files = web::connections::raise_open_file_limit();
+            let options = web::ServeOptions {
+                access,
+                max_connections: max_connections.map_or_else(
+                    || web::connections::default_ceiling(open_files),
+                    |n| n as usize,
+                ),
+                ..web::ServeOptions::default()
+            };
+            with_hub(&hub, path, |opened| serve(opened, address, options))
         }
         Command::Mcp { path } => with_hub(&hub, path, mcp),
         Command::Index { path } => with_hub(&hub, path, index),
@@ -381,7 +394,7 @@ fn mcp(hub: Hub) -> i32 {
     }
 }
 
-fn serve(hub: Hub, address: SocketAddr, access: web::access::Access) -> i32 {
+fn serve(hub: Hub, address: SocketAddr, options: web::ServeOptions) -> i32 {
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -404,13 +417,12 @@ fn serve(hub: Hub, address: SocketAddr, access: web::access::Access) -> i32 {
             "cos-hub serving {} on http://{local}",
             hub.state().config.repo_root.display()
         ));
-        note(format_args!("access: {access}"));
+        note(format_args!(
+            "access: {}; at most {} connections at once",
+            options.access, options.max_connections
+        ));
         // The graph follows saved files while the hub runs.
         let _watcher = crate::graph::watch::start(hub.clone());
-        let options = web::ServeOptions {
-            access,
-            ..web::ServeOptions::default()
-        };
         match web::serve_with(listener, hub, options, shutdown_signal()).await {
             Ok(()) => 0,
             Err(error) => {

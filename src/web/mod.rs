@@ -6,6 +6,7 @@
 //! This module must not hold business rules: those live in the tools.
 
 pub mod access;
+pub mod connections;
 pub mod extract;
 pub mod routes;
 pub mod spec;
@@ -42,7 +43,10 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     pub access: Access,
+    /// A connection that has not sent its request headers (or any byte) within this is closed.
     pub header_read_timeout: Duration,
+    /// Connections open at once at most; silent ones make room for newcomers.
+    pub max_connections: usize,
 }
 
 impl Default for ServeOptions {
@@ -50,6 +54,7 @@ impl Default for ServeOptions {
         ServeOptions {
             access: Access::default(),
             header_read_timeout: HEADER_READ_TIMEOUT,
+            max_connections: connections::default_ceiling(1024),
         }
     }
 }
@@ -105,6 +110,8 @@ pub async fn serve_with(
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(options.header_read_timeout);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let admission =
+        connections::Admission::new(options.max_connections, options.header_read_timeout);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _peer) = tokio::select! {
@@ -119,13 +126,24 @@ pub async fn serve_with(
             },
             _ = &mut shutdown => break,
         };
-        let io = hyper_util::rt::TokioIo::new(stream);
-        let connection = builder
-            .serve_connection_with_upgrades(io, service.clone())
-            .into_owned();
-        let watched = graceful.watch(connection);
+        let Some(place) = admission.admit().await else {
+            tokio::spawn(connections::refuse(stream));
+            continue;
+        };
+        let admission = admission.clone();
+        let builder = builder.clone();
+        let service = service.clone();
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
-            if let Err(error) = watched.await {
+            let _place = place;
+            if !admission.first_byte(&stream).await {
+                return;
+            }
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let connection = builder
+                .serve_connection_with_upgrades(io, service)
+                .into_owned();
+            if let Err(error) = watcher.watch(connection).await {
                 tracing::debug!(%error, "connection ended with an error");
             }
         });

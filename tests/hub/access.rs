@@ -240,3 +240,156 @@ async fn a_slow_client_is_dropped_and_others_are_served_meanwhile() {
         "the unfinished request was not served: {answer}"
     );
 }
+
+/// Opens `count` connections that send nothing at all.
+fn silent_sockets(address: std::net::SocketAddr, count: usize) -> Vec<std::net::TcpStream> {
+    (0..count)
+        .map(|_| std::net::TcpStream::connect(address).unwrap())
+        .collect()
+}
+
+/// True once the server closed `stream` (a read returns end of file or an error).
+fn closed_by_server(stream: &mut std::net::TcpStream) -> bool {
+    stream
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    match stream.read(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(error) => !matches!(
+            error.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connections_that_send_nothing_are_closed_after_the_header_timeout() {
+    let options = ServeOptions {
+        header_read_timeout: Duration::from_millis(400),
+        ..ServeOptions::default()
+    };
+    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let address = server.address;
+    let mut sockets = tokio::task::spawn_blocking(move || silent_sockets(address, 50))
+        .await
+        .unwrap();
+    // the hub answers meanwhile
+    let (status, _) = server.get("/api/health").await;
+    assert_eq!(status, 200);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let closed = tokio::task::spawn_blocking(move || {
+        sockets
+            .iter_mut()
+            .map(closed_by_server)
+            .filter(|&closed| closed)
+            .count()
+    })
+    .await
+    .unwrap();
+    assert_eq!(closed, 50, "every silent socket was closed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_the_connection_ceiling_silent_sockets_make_room_and_health_answers() {
+    let options = ServeOptions {
+        max_connections: 16,
+        ..ServeOptions::default()
+    };
+    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let address = server.address;
+    // four times the ceiling, all silent: each newcomer evicts the oldest
+    let mut sockets = tokio::task::spawn_blocking(move || silent_sockets(address, 64))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for _ in 0..3 {
+        let (status, body) = server.get("/api/health").await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let closed = tokio::task::spawn_blocking(move || {
+        sockets
+            .iter_mut()
+            .map(closed_by_server)
+            .filter(|&closed| closed)
+            .count()
+    })
+    .await
+    .unwrap();
+    assert!(
+        closed >= 64 - 16,
+        "only the ceiling's worth stay open: {closed} closed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_every_place_busy_a_newcomer_gets_a_503_envelope() {
+    let options = ServeOptions {
+        max_connections: 2,
+        ..ServeOptions::default()
+    };
+    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let address = server.address;
+    let refused = tokio::task::spawn_blocking(move || {
+        // two connections that have spoken hold every place (keep-alive)
+        let mut busy: Vec<std::net::TcpStream> = (0..2)
+            .map(|_| {
+                let mut stream = std::net::TcpStream::connect(address).unwrap();
+                stream
+                    .write_all(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    .unwrap();
+                let mut buffer = [0u8; 4096];
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(5)))
+                    .unwrap();
+                let read = stream.read(&mut buffer).unwrap();
+                assert!(String::from_utf8_lossy(&buffer[..read]).contains("200 OK"));
+                stream
+            })
+            .collect();
+        let mut newcomer = std::net::TcpStream::connect(address).unwrap();
+        newcomer
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut answer = String::new();
+        let _ = newcomer.read_to_string(&mut answer);
+        busy.clear();
+        answer
+    })
+    .await
+    .unwrap();
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(refused.contains("retry-after: 1"), "{refused}");
+    let body = refused.split("\r\n\r\n").nth(1).unwrap();
+    let body: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(body["error"]["code"], "E_BUSY");
+    assert_eq!(body["error"]["retryable"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_keep_alive_connection_is_closed_after_the_header_timeout() {
+    let options = ServeOptions {
+        header_read_timeout: Duration::from_millis(400),
+        ..ServeOptions::default()
+    };
+    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let address = server.address;
+    let closed = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        stream
+            .write_all(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut buffer = [0u8; 4096];
+        let read = stream.read(&mut buffer).unwrap();
+        assert!(String::from_utf8_lossy(&buffer[..read]).contains("200 OK"));
+        std::thread::sleep(Duration::from_millis(1200));
+        closed_by_server(&mut stream)
+    })
+    .await
+    .unwrap();
+    assert!(closed, "an idle keep-alive connection stays open");
+}
