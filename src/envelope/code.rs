@@ -72,7 +72,7 @@ codes! {
     E_TOO_LARGE => "The request body is larger than the server accepts.",
     E_METHOD => "The route does not accept this HTTP method.",
     E_ROUTE => "No route has this path.",
-    E_HOST => "The Host header does not name this hub.",
+    E_HOST => "The Host header (or the request target) is missing, repeated or does not name this hub.",
     E_ORIGIN => "The request's Origin is not allowed.",
     E_TOKEN => "The bearer token is missing or wrong.",
 }

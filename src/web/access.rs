@@ -3,9 +3,12 @@
 //!
 //! - Host must be a loopback name or a configured host (421 otherwise): a page
 //!   on another site that rebinds its DNS name to 127.0.0.1 still sends its own
-//!   name as Host, so DNS rebinding is refused.
+//!   name as Host, so DNS rebinding is refused. A request with two Host
+//!   headers is refused (400), and an absolute-form request line
+//!   (`GET http://host/...`) is held to the same rule as Host.
 //! - A browser's Origin, when sent, must be the hub's own origin or a
-//!   configured one (403 otherwise): cross-site requests are refused.
+//!   configured one, compared by scheme, host and port (403 otherwise):
+//!   cross-site requests are refused.
 //! - With a token configured, every /api and /mcp request needs
 //!   `Authorization: Bearer <token>` (401 otherwise), compared in constant time.
 
@@ -66,6 +69,43 @@ fn host_name(authority: &str) -> String {
     }
 }
 
+/// An origin as RFC 6454 compares them: scheme, host and port (the
+/// scheme's default port when none is written).
+#[derive(Debug, PartialEq, Eq)]
+struct Origin {
+    scheme: String,
+    host: String,
+    port: u16,
+}
+
+impl Origin {
+    fn parse(text: &str) -> Option<Origin> {
+        let text = text.trim().trim_end_matches('/').to_ascii_lowercase();
+        let (scheme, authority) = text.split_once("://")?;
+        let default_port = match scheme {
+            "http" => 80,
+            "https" => 443,
+            _ => return None,
+        };
+        if authority.is_empty() || authority.contains(['/', '@', '?', '#']) {
+            return None;
+        }
+        let host = host_name(authority);
+        let port = match authority
+            .strip_prefix(&format!("[{host}]"))
+            .unwrap_or_else(|| authority.strip_prefix(host.as_str()).unwrap_or(""))
+        {
+            "" => default_port,
+            rest => rest.strip_prefix(':')?.parse().ok()?,
+        };
+        Some(Origin {
+            scheme: scheme.to_string(),
+            host,
+            port,
+        })
+    }
+}
+
 fn is_loopback(host: &str) -> bool {
     host == "localhost"
         || host.ends_with(".localhost")
@@ -85,16 +125,16 @@ impl Access {
     }
 
     fn origin_allowed(&self, origin: &str, authority: &str) -> bool {
-        let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
-        let own = [
-            format!("http://{}", authority.to_ascii_lowercase()),
-            format!("https://{}", authority.to_ascii_lowercase()),
-        ];
-        own.contains(&origin)
+        let Some(origin) = Origin::parse(origin) else {
+            return false;
+        };
+        // the hub serves plain HTTP: its own origin is http://<the Host it was asked as>
+        let own = Origin::parse(&format!("http://{}", authority.trim()));
+        own.as_ref() == Some(&origin)
             || self
                 .allowed_origins
                 .iter()
-                .any(|allowed| allowed.trim_end_matches('/').eq_ignore_ascii_case(&origin))
+                .any(|allowed| Origin::parse(allowed).as_ref() == Some(&origin))
     }
 
     fn token_matches(&self, header: Option<&str>) -> bool {
@@ -126,20 +166,44 @@ fn refusal(
 /// The middleware: refuses before anything else runs.
 pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
-    let authority = headers
+    if headers.get_all(header::HOST).iter().count() > 1 {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            Category::Validation,
+            Code::E_HOST,
+            "the request has more than one Host header; send exactly one".to_string(),
+            json!({"field": "Host"}),
+        );
+    }
+    let host = headers
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())
-        .map(str::to_string)
-        .or_else(|| request.uri().authority().map(|a| a.to_string()))
-        .unwrap_or_default();
+        .map(str::to_string);
+    // an absolute-form request line (or HTTP/2's :authority) names a host too,
+    // and it is the one a proxy would act on
+    let target = request.uri().authority().map(|a| a.to_string());
+    for (field, named) in [("Host", &host), ("request target", &target)] {
+        if let Some(named) = named
+            && !access.host_allowed(named)
+        {
+            return refusal(
+                StatusCode::MISDIRECTED_REQUEST,
+                Category::Permission,
+                Code::E_HOST,
+                format!(
+                    "this hub does not answer for host {named:?}; start it with --allow-host to add one"
+                ),
+                json!({"field": field, "got": named}),
+            );
+        }
+    }
+    let authority = host.or(target).unwrap_or_default();
     if !access.host_allowed(&authority) {
         return refusal(
             StatusCode::MISDIRECTED_REQUEST,
             Category::Permission,
             Code::E_HOST,
-            format!(
-                "this hub does not answer for host {authority:?}; start it with --allow-host to add one"
-            ),
+            "the request names no host; send a Host header".to_string(),
             json!({"field": "Host", "got": authority}),
         );
     }
@@ -226,6 +290,17 @@ mod tests {
         );
         assert!(!access.origin_allowed("https://evil.example", "127.0.0.1:9188"));
         assert!(!access.origin_allowed("null", "127.0.0.1:9188"));
+        // scheme, host and port all count
+        assert!(
+            !access.origin_allowed("https://127.0.0.1:9188", "127.0.0.1:9188"),
+            "the hub serves http, not https"
+        );
+        assert!(!access.origin_allowed("http://127.0.0.1:9189", "127.0.0.1:9188"));
+        assert!(!access.origin_allowed("http://ui.example", "127.0.0.1:9188"));
+        assert!(access.origin_allowed("https://ui.example:443", "127.0.0.1:9188"));
+        assert!(access.origin_allowed("http://localhost", "localhost:80"));
+        assert!(access.origin_allowed("http://[::1]:9188", "[::1]:9188"));
+        assert!(!access.origin_allowed("http://127.0.0.1:9188@evil.example", "127.0.0.1:9188"));
     }
 
     #[test]

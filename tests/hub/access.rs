@@ -393,3 +393,73 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_header_timeout() {
     .unwrap();
     assert!(closed, "an idle keep-alive connection stays open");
 }
+
+/// Sends `request` as raw bytes and returns the status line and the body.
+fn raw_exchange(address: std::net::SocketAddr, request: &str) -> (String, serde_json::Value) {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let status = answer.lines().next().unwrap_or("").to_string();
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
+    (
+        status,
+        serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_host_headers_and_a_foreign_absolute_target_are_refused() {
+    let server = TestServer::start().await;
+    let address = server.address;
+    let (duplicate, absolute, own_absolute) = tokio::task::spawn_blocking(move || {
+        (
+            raw_exchange(
+                address,
+                "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+            ),
+            raw_exchange(
+                address,
+                "GET http://evil.example/api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+            ),
+            raw_exchange(
+                address,
+                "GET http://127.0.0.1/api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+            ),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(duplicate.0.contains(" 400 "), "{duplicate:?}");
+    assert_eq!(duplicate.1["error"]["code"], "E_HOST");
+    assert_eq!(duplicate.1["error"]["category"], "validation");
+    assert!(absolute.0.contains(" 421 "), "{absolute:?}");
+    assert_eq!(absolute.1["error"]["details"]["field"], "request target");
+    assert!(own_absolute.0.contains(" 200 "), "{own_absolute:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_origin_must_match_by_scheme_host_and_port() {
+    let server = TestServer::start().await;
+    let own = format!("http://{}", server.address);
+    for (origin, allowed) in [
+        (own.clone(), true),
+        (own.replace("http://", "https://"), false),
+        (
+            format!("http://127.0.0.1:{}", server.address.port() + 1),
+            false,
+        ),
+    ] {
+        let response = server
+            .client
+            .get(server.url("/api/health"))
+            .header("Origin", &origin)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().is_success(), allowed, "{origin}");
+    }
+}

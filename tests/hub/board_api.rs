@@ -343,6 +343,49 @@ async fn dependencies_gate_starting_and_cycles_are_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn if_match_compares_strongly_and_star_matches_the_current_task() {
+    let server = TestServer::start().await;
+    let id = create(&server, json!({"title": "Tagged"})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/api/board/tasks/{id}");
+    let edit = |title: &str| json!({"changes": {"title": title}});
+    // a weak tag never matches, even the current version's
+    let (status, answer) = server
+        .patch_json(&path, edit("weak"), Some("W/\"1\""))
+        .await;
+    assert_eq!(status, 412, "{answer}");
+    assert_eq!(error_of(&answer)["code"], "STALE_VERSION");
+    assert_eq!(error_of(&answer)["details"]["current"]["version"], 1);
+    // `*` matches whatever the task is now
+    let (status, answer) = server.patch_json(&path, edit("star"), Some("*")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["data"]["version"], 2);
+    // a list matches when one of its strong tags is current
+    let (status, answer) = server
+        .patch_json(&path, edit("listed"), Some("\"7\", W/\"2\", \"2\""))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["data"]["title"], "listed");
+    let (status, _) = server
+        .patch_json(&path, edit("stale list"), Some("\"1\", \"2\""))
+        .await;
+    assert_eq!(status, 412);
+    // `*` on a task that does not exist
+    let (status, _) = server
+        .patch_json("/api/board/tasks/TASK-999", edit("ghost"), Some("*"))
+        .await;
+    assert_eq!(status, 404);
+    let (status, answer) = server
+        .patch_json(&path, edit("bad"), Some("\"three\""))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(error_of(&answer)["details"]["field"], "If-Match");
+    assert_eq!(task(&server, &id).await["title"], "listed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn edits_are_compare_and_set_on_the_version() {
     let server = TestServer::start().await;
     let id = create(&server, json!({"title": "Original", "epic": "e1"})).await["id"]

@@ -81,7 +81,7 @@ pub struct EditBody {
 /// Edits a task. Send the version you read as `If-Match` (a stale one answers 412) or in the body (409).
 #[utoipa::path(patch, path = "/api/board/tasks/{id}", operation_id = "board_task_edit", tag = "board",
     params(("id" = String, Path, description = "TASK-<n>"),
-           ("If-Match" = Option<String>, Header, description = "The task's version, e.g. \"3\"")),
+           ("If-Match" = Option<String>, Header, description = "The task's version as an entity tag, e.g. \"3\" (the ETag of a task answer), a list of them, or * for the current version; weak tags (W/\"3\") never match")),
     request_body = EditBody,
     responses((status = 200, description = "The edited task", body = ApiOk<Task>)))]
 async fn board_task_edit(
@@ -91,21 +91,38 @@ async fn board_task_edit(
     AppJson(body): AppJson<EditBody>,
 ) -> Result<Success<Task>, ApiError> {
     let precondition = if_match(&headers)?;
-    let version = match (precondition, body.version) {
-        (Some(header), Some(field)) if header != field => {
-            return Err(ApiError::validation(
-                Code::E_ARGUMENT,
-                format!("version: If-Match says {header} but the body says {field}"),
-                json!({"field": "version"}),
-            ));
-        }
-        (Some(version), _) | (None, Some(version)) => version,
+    let version = match (&precondition, body.version) {
+        (None, Some(version)) => version,
         (None, None) => {
             return Err(ApiError::validation(
                 Code::E_ARGUMENT,
                 "version: required; send the version you read as If-Match: \"<version>\" or in the body",
                 json!({"field": "version"}),
             ));
+        }
+        (Some(IfMatch::Versions(tags)), Some(field)) if !tags.is_empty() => {
+            if !tags.contains(&field) {
+                return Err(ApiError::validation(
+                    Code::E_ARGUMENT,
+                    format!("version: If-Match names {tags:?} but the body says {field}"),
+                    json!({"field": "version"}),
+                ));
+            }
+            field
+        }
+        (Some(IfMatch::Any), Some(field)) => field,
+        (Some(IfMatch::Versions(tags)), None) if tags.len() == 1 => tags[0],
+        (Some(precondition), _) => {
+            // `*` or several tags: the edit applies to the current version if it matches
+            let current = hub
+                .call::<TaskShow>(TaskRef { id: id.clone() }, Source::Rest)
+                .await
+                .map_err(ApiError::new)?
+                .data;
+            if !precondition.matches(current.version) {
+                return Err(precondition_failed(&current, precondition));
+            }
+            current.version
         }
     };
     let input = EditInput {
@@ -273,18 +290,75 @@ fn with_etag(result: Result<Success<Task>, ApiError>) -> Result<Success<Task>, A
     })
 }
 
-/// The version in `If-Match`: `"3"`, `W/"3"` or `3`.
-fn if_match(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
+/// What an `If-Match` header asks for, compared strongly (RFC 9110 13.1.1):
+/// `*` matches any current task; a weak tag (`W/"3"`) never matches.
+#[derive(Debug)]
+enum IfMatch {
+    Any,
+    /// The versions of the strong tags; none when every tag was weak.
+    Versions(Vec<i64>),
+}
+
+impl IfMatch {
+    fn matches(&self, version: i64) -> bool {
+        match self {
+            IfMatch::Any => true,
+            IfMatch::Versions(versions) => versions.contains(&version),
+        }
+    }
+}
+
+/// `*`, or a list of entity tags such as `"3"`, `"3", "4"` or `W/"3"` (a bare
+/// `3` is taken as `"3"`).
+fn if_match(headers: &HeaderMap) -> Result<Option<IfMatch>, ApiError> {
     let Some(value) = headers.get(header::IF_MATCH) else {
         return Ok(None);
     };
     let text = value.to_str().unwrap_or("").trim();
-    let bare = text.trim_start_matches("W/").trim_matches('"');
-    bare.parse::<i64>().map(Some).map_err(|_| {
+    let refuse = || {
         ApiError::validation(
             Code::E_ARGUMENT,
-            format!("If-Match: expected the task's version such as \"3\", got {text:?}"),
+            format!(
+                "If-Match: expected * or the task's version as an entity tag such as \"3\", got {text:?}"
+            ),
             json!({"field": "If-Match"}),
         )
-    })
+    };
+    if text == "*" {
+        return Ok(Some(IfMatch::Any));
+    }
+    let mut versions = Vec::new();
+    for tag in text.split(',').map(str::trim) {
+        if let Some(weak) = tag.strip_prefix("W/") {
+            weak.trim_matches('"')
+                .parse::<i64>()
+                .map_err(|_| refuse())?;
+            continue;
+        }
+        let version = tag.trim_matches('"').parse::<i64>().map_err(|_| refuse())?;
+        versions.push(version);
+    }
+    Ok(Some(IfMatch::Versions(versions)))
+}
+
+/// 412: the task's current version is not one `If-Match` accepts.
+fn precondition_failed(current: &Task, precondition: &IfMatch) -> ApiError {
+    let why = match precondition {
+        IfMatch::Versions(versions) if versions.is_empty() => {
+            "If-Match holds only weak tags, which never match an edit".to_string()
+        }
+        _ => format!(
+            "If-Match does not name its current version {}",
+            current.version
+        ),
+    };
+    ApiError::new(
+        crate::envelope::ErrorBody::new(
+            crate::envelope::Category::Conflict,
+            Code::STALE_VERSION,
+            format!("{}: {why}; reload and re-apply", current.id),
+        )
+        .with_details(json!({"current": current})),
+    )
+    .conditional(true)
 }

@@ -975,7 +975,7 @@ export interface components {
          *     - `E_TOO_LARGE`: The request body is larger than the server accepts.
          *     - `E_METHOD`: The route does not accept this HTTP method.
          *     - `E_ROUTE`: No route has this path.
-         *     - `E_HOST`: The Host header does not name this hub.
+         *     - `E_HOST`: The Host header (or the request target) is missing, repeated or does not name this hub.
          *     - `E_ORIGIN`: The request's Origin is not allowed.
          *     - `E_TOKEN`: The bearer token is missing or wrong.
          * @enum {string}
@@ -2282,7 +2282,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The task's version, e.g. "3" */
+                /** @description The task's version as an entity tag, e.g. "3" (the ETag of a task answer), a list of them, or * for the current version; weak tags (W/"3") never match */
                 "If-Match"?: string | null;
             };
             path: {
