@@ -180,7 +180,7 @@ impl Actor {
         if self.id.trim().is_empty() || self.id.chars().count() > 200 {
             return Err(ToolError::invalid("actor.id", "1 to 200 characters"));
         }
-        Ok(())
+        crate::tools::text::check_visible_name("actor.id", &self.id)
     }
 
     /// `kind:id`, the form stored in columns such as `assignee`.

@@ -9,7 +9,7 @@ use super::model::*;
 use super::records;
 use super::rules::{self, refuse};
 use crate::envelope::{Category, Code};
-use crate::tools::ToolError;
+use crate::tools::{ToolError, text};
 
 const MAX_TITLE_CHARS: usize = 200;
 
@@ -50,7 +50,19 @@ pub fn check_title(title: &str) -> Result<(), ToolError> {
             format!("1 to {MAX_TITLE_CHARS} characters, got {length}"),
         ));
     }
-    Ok(())
+    text::check_visible_name("title", title)
+}
+
+/// An epic name, when one is given.
+pub(super) fn check_epic(epic: Option<&str>) -> Result<(), ToolError> {
+    match epic {
+        Some(epic) if epic.chars().count() > 200 => Err(ToolError::invalid(
+            "epic",
+            format!("at most 200 characters, got {}", epic.chars().count()),
+        )),
+        Some(epic) => text::check_name("epic", epic),
+        None => Ok(()),
+    }
 }
 
 pub(super) fn check_appetite(appetite: Option<&str>) -> Result<(), ToolError> {
@@ -76,7 +88,9 @@ pub(super) fn check_text_list(field: &str, items: &[String]) -> Result<(), ToolE
             format!("entries of 1 to 500 characters, got {bad:?}"),
         ));
     }
-    Ok(())
+    items
+        .iter()
+        .try_for_each(|item| text::check_visible_name(field, item))
 }
 
 /// Resolves dependency ids, refusing unknown ones, self-references and cycles.

@@ -16,6 +16,7 @@ mod forensics;
 pub mod input;
 pub mod modules;
 mod schema;
+pub mod text;
 
 use crate::envelope::{self, Budget, Category, Code, ErrorBody};
 use crate::store::Store;

@@ -343,6 +343,63 @@ async fn dependencies_gate_starting_and_cycles_are_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn titles_labels_and_names_refuse_control_and_invisible_characters() {
+    let server = TestServer::start().await;
+    for (body, field, character) in [
+        (json!({"title": "\u{0}\u{0}\u{0}"}), "title", "U+0000"),
+        (json!({"title": "red \u{1b}[31malert"}), "title", "U+001B"),
+        (json!({"title": "\u{200b}"}), "title", "U+200B"),
+        (
+            json!({"title": "ok", "labels": ["fine", "bell\u{7}"]}),
+            "labels",
+            "U+0007",
+        ),
+        (
+            json!({"title": "ok", "epic": "e\u{202e}pic"}),
+            "epic",
+            "U+202E",
+        ),
+        (
+            json!({"title": "ok", "actor": {"kind": "agent", "id": "a\nb"}}),
+            "actor.id",
+            "U+000A",
+        ),
+    ] {
+        let (status, answer) = server.post_json("/api/board/tasks", body.clone()).await;
+        assert_eq!(status, 400, "{body}: {answer}");
+        let error = error_of(&answer);
+        assert_eq!(error["details"]["field"], field, "{body}: {answer}");
+        assert_eq!(error["details"]["character"], character, "{body}: {answer}");
+        assert!(
+            error["message"].as_str().unwrap().contains(character),
+            "{answer}"
+        );
+    }
+    // a title that shows nothing but spaces
+    let (status, answer) = server
+        .post_json("/api/board/tasks", json!({"title": " \u{3000} "}))
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    // descriptions are kept as written; names keep their letters and emoji
+    let (status, answer) = server
+        .post_json(
+            "/api/board/tasks",
+            json!({"title": "Ünïcödé 🚀 title", "description": "# Plan\r\n\n\t- step\n", "labels": ["naïve"]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{answer}");
+    // nothing was stored by the refusals
+    let (_, board) = server.get("/api/board/list").await;
+    let stored: u64 = board["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|column| column["total"].as_u64().unwrap())
+        .sum();
+    assert_eq!(stored, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn if_match_compares_strongly_and_star_matches_the_current_task() {
     let server = TestServer::start().await;
     let id = create(&server, json!({"title": "Tagged"})).await["id"]

@@ -15,7 +15,7 @@ use crate::tools::{Answer, Source, Tool, ToolContext, ToolError, ToolSpec};
 
 use super::{actor_for, require_task, spec};
 use crate::board::validate::{
-    check_appetite, check_swimlane, check_text_list, check_title, resolve_dependencies,
+    check_appetite, check_epic, check_swimlane, check_text_list, check_title, resolve_dependencies,
 };
 
 /// Accepts a present `null` as `Some(None)`, so edits can clear a field.
@@ -100,9 +100,11 @@ pub(super) fn commit_change(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInput {
-    /// 1 to 200 characters.
+    /// 1 to 200 characters, at least one of them visible; no control or
+    /// invisible formatting characters.
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
     pub title: String,
-    /// Markdown.
+    /// Markdown, kept as written.
     #[serde(default)]
     pub description: String,
     #[serde(default = "default_kind")]
@@ -111,8 +113,12 @@ pub struct CreateInput {
     pub priority: Priority,
     /// One of the board's swimlanes (default: the first configured).
     pub swimlane: Option<String>,
+    /// At most 200 characters, no control characters.
+    #[schema(max_length = 200)]
     pub epic: Option<String>,
+    /// At most 100, each 1 to 500 visible characters.
     #[serde(default)]
+    #[schema(max_items = 100)]
     pub labels: Vec<String>,
     /// 30m, 2h, 1d, 3w, 1cy or another `<n><m|h|d|w|cy>`.
     pub appetite: Option<String>,
@@ -209,6 +215,7 @@ impl Tool for TaskCreate {
 /// The new task's fields as the board accepts them; the status it starts in.
 fn checked_new_task(input: &CreateInput) -> Result<Status, ToolError> {
     check_title(&input.title)?;
+    check_epic(input.epic.as_deref())?;
     check_appetite(input.appetite.as_deref())?;
     check_text_list("labels", &input.labels)?;
     check_text_list("references", &input.references)?;
@@ -226,6 +233,8 @@ fn checked_new_task(input: &CreateInput) -> Result<Status, ToolError> {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskChanges {
+    /// 1 to 200 characters, at least one of them visible.
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
     pub title: Option<String>,
     pub description: Option<String>,
     pub kind: Option<Kind>,
@@ -277,6 +286,9 @@ impl Tool for TaskEdit {
         }
         if let Some(references) = &changes.references {
             check_text_list("references", references)?;
+        }
+        if let Some(epic) = &changes.epic {
+            check_epic(epic.as_deref())?;
         }
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
         context

@@ -1009,17 +1009,22 @@ export interface components {
             /** @description 30m, 2h, 1d, 3w, 1cy or another `<n><m|h|d|w|cy>`. */
             appetite?: string | null;
             depends_on?: string[];
-            /** @description Markdown. */
+            /** @description Markdown, kept as written. */
             description?: string;
+            /** @description At most 200 characters, no control characters. */
             epic?: string | null;
             kind?: components["schemas"]["Kind"];
+            /** @description At most 100, each 1 to 500 visible characters. */
             labels?: string[];
             priority?: components["schemas"]["Priority"];
             references?: string[];
             status?: components["schemas"]["Status"] | null;
             /** @description One of the board's swimlanes (default: the first configured). */
             swimlane?: string | null;
-            /** @description 1 to 200 characters. */
+            /**
+             * @description 1 to 200 characters, at least one of them visible; no control or
+             *     invisible formatting characters.
+             */
             title: string;
         };
         Dependencies: {
@@ -1519,6 +1524,7 @@ export interface components {
             priority?: components["schemas"]["Priority"] | null;
             references?: string[] | null;
             swimlane?: string | null;
+            /** @description 1 to 200 characters, at least one of them visible. */
             title?: string | null;
         };
         ToolInfo: {
