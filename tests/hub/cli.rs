@@ -14,6 +14,16 @@ fn cos(repo: &std::path::Path) -> Command {
     command
 }
 
+/// The `host:port` in a line announcing `... on http://host:port ...`.
+fn address_in(line: &str) -> Option<String> {
+    let (_, rest) = line.split_once("on http://")?;
+    let address: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '[' | ']'))
+        .collect();
+    (!address.is_empty()).then_some(address)
+}
+
 /// `cos serve` of `repo` on a free port, its stderr piped for the address.
 fn serve_on_any_port(repo: &std::path::Path) -> std::process::Child {
     cos(repo)
@@ -35,8 +45,7 @@ fn announced_address(child: &mut std::process::Child) -> String {
         if stderr.read_line(&mut line).unwrap() == 0 {
             break;
         }
-        if let Some((_, address)) = line.trim().rsplit_once("on http://") {
-            let address = address.to_string();
+        if let Some(address) = address_in(&line) {
             std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
             return address;
         }
@@ -387,11 +396,67 @@ fn serve_keeps_serving_when_its_stderr_is_closed() {
         line.clear();
         assert!(stderr.read_line(&mut line).unwrap() > 0, "serve stopped");
     }
-    let address = line.trim().rsplit_once("on http://").unwrap().1.to_string();
+    let address = address_in(&line).unwrap();
     drop(stderr);
     std::thread::sleep(Duration::from_millis(300));
     let body = health_of(&address);
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(body["data"]["status"], "ok");
+}
+
+#[test]
+fn no_secret_reaches_the_logs_at_any_level() {
+    let repo = tempfile::tempdir().unwrap();
+    let token = "bearer-secret-4f1c9a7e2b";
+    let in_url = "url-secret-93d0be41";
+    let mut child = cos(repo.path())
+        .args(["serve", "--port", "0"])
+        .env("RUST_LOG", "trace")
+        .env("COS_HUB_TOKEN", token)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let mut logged = String::new();
+    while !line.contains("on http://") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve stopped");
+        logged.push_str(&line);
+    }
+    let address = address_in(&line).unwrap();
+    let drain = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+        rest
+    });
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        for path in [
+            format!("/api/health?token={in_url}"),
+            format!("/api/board/tasks/TASK-9?access_token={in_url}"),
+            format!("/api/nowhere?token={in_url}"),
+        ] {
+            for authorization in [format!("Bearer {token}"), format!("Bearer {token}x")] {
+                let _ = client
+                    .get(format!("http://{address}{path}"))
+                    .header("Authorization", &authorization)
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    logged.push_str(&drain.join().unwrap());
+    assert!(logged.contains("request"), "trace logging was on: {logged}");
+    let forensic = std::fs::read_to_string(repo.path().join(".cos/.mcp.log")).unwrap_or_default();
+    for secret in [token, in_url] {
+        assert!(!logged.contains(secret), "{secret} in the server log");
+        assert!(!forensic.contains(secret), "{secret} in .mcp.log");
+    }
 }
