@@ -246,11 +246,13 @@ impl Tool for BoardImport {
         }
         parsed.sort_by_key(|(_, file)| file.seq);
         let source = context.source.as_str();
-        context
+        let report = context
             .hub
             .store
-            .write(|tx| apply_import(tx, &config, parsed, source, report))
-            .map(Answer::from)
+            .write(|tx| apply_import(tx, &config, parsed, source, report))?;
+        // an import can write thousands of rows: let the log restart small
+        context.hub.store.checkpoint()?;
+        Ok(Answer::from(report))
     }
 }
 

@@ -129,12 +129,17 @@ impl Tool for GraphIndex {
     fn run(context: &ToolContext, _input: IndexInput) -> Result<Answer<IndexSummary>, ToolError> {
         let hub = context.hub;
         let progress = context.progress;
-        Ok(Answer::from(index::index(
+        let summary = index::index(
             &hub.store,
             &hub.config.repo_root,
             &|files| progress.total(files),
             &|| progress.advance(),
-        )?))
+        )?;
+        if summary.parsed + summary.removed > 0 {
+            // an index run can write much of the database: let the log restart small
+            hub.store.checkpoint()?;
+        }
+        Ok(Answer::from(summary))
     }
 }
 

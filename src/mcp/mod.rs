@@ -247,7 +247,7 @@ pub async fn serve_stdio(hub: Hub) -> Result<(), std::io::Error> {
         let _ = relay_write.shutdown().await;
     });
     // the relays run before the server starts: it waits for initialize to come through them
-    let outcome = match McpServer::new(hub)
+    let outcome = match McpServer::new(hub.clone())
         .serve(tokio::io::split(server_side))
         .await
     {
@@ -261,6 +261,7 @@ pub async fn serve_stdio(hub: Hub) -> Result<(), std::io::Error> {
     reader.abort();
     let _ = forward.await;
     let _ = writer.await;
+    hub.close().await;
     outcome.map_err(std::io::Error::other)
 }
 

@@ -21,6 +21,10 @@ pub use migrations::{Migration, Schema};
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const POOL_SIZE: u32 = 16;
 const POOL_WAIT: Duration = Duration::from_secs(10);
+/// The write-ahead log is cut back to this size whenever it restarts after a
+/// checkpoint, so a burst of writes (or a reader that held a checkpoint back)
+/// does not leave it large for ever.
+pub const WAL_SIZE_LIMIT: u64 = 64 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -142,18 +146,27 @@ impl Store {
     /// Opens (creating if needed) `state_dir/cos.db` and brings every area's
     /// schema in `schemas` up to date, in the order given.
     pub fn open(state_dir: &Path, schemas: &[Schema]) -> Result<Store, StoreError> {
+        Store::open_with_wal_limit(state_dir, schemas, WAL_SIZE_LIMIT)
+    }
+
+    fn open_with_wal_limit(
+        state_dir: &Path,
+        schemas: &[Schema],
+        wal_limit: u64,
+    ) -> Result<Store, StoreError> {
         configure_sqlite_once();
         std::fs::create_dir_all(state_dir).map_err(StoreError::StateDir)?;
         let path = state_dir.join("cos.db");
-        let manager = SqliteConnectionManager::file(&path).with_init(|connection| {
+        let manager = SqliteConnectionManager::file(&path).with_init(move |connection| {
             connection.busy_timeout(BUSY_TIMEOUT)?;
             // Every tool's statements stay prepared across calls on this connection.
             connection.set_prepared_statement_cache_capacity(128);
-            connection.execute_batch(
+            connection.execute_batch(&format!(
                 "PRAGMA journal_mode = WAL;
                  PRAGMA synchronous = NORMAL;
-                 PRAGMA foreign_keys = ON;",
-            )
+                 PRAGMA foreign_keys = ON;
+                 PRAGMA journal_size_limit = {wal_limit};"
+            ))
         });
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
@@ -170,6 +183,23 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Copies what the write-ahead log holds into the database without
+    /// waiting for anyone (after a large write such as an index run); the log
+    /// restarts, cut back to its size limit, once no reader needs its frames.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        self.read(|connection| {
+            connection.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+        })
+    }
+
+    /// Checkpoints everything and empties the write-ahead log (at a clean
+    /// shutdown, when the hub's own readers are done).
+    pub fn truncate_wal(&self) -> Result<(), StoreError> {
+        self.read(|connection| {
+            connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        })
     }
 
     /// Runs `read` on a pooled connection (this thread's alone while it runs).
@@ -382,6 +412,48 @@ mod tests {
             })
             .unwrap();
         assert_eq!(tables, 0);
+    }
+
+    #[test]
+    fn the_wal_comes_back_under_its_limit_once_a_held_reader_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = 256 * 1024;
+        let store = Store::open_with_wal_limit(dir.path(), &schemas(), limit).unwrap();
+        let wal = dir.path().join("cos.db-wal");
+        let wal_size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        // another process's reader holds a snapshot open: no checkpoint can pass it
+        let reader = Connection::open(dir.path().join("cos.db")).unwrap();
+        reader
+            .execute_batch("BEGIN; SELECT count(*) FROM notes;")
+            .unwrap();
+        for n in 0..400 {
+            store
+                .write(|tx| {
+                    tx.execute(
+                        "INSERT INTO notes(text) VALUES (?1)",
+                        [format!("{n}{}", "x".repeat(4000))],
+                    )
+                    .map_err(|e| StoreError::on(tx, e))
+                })
+                .unwrap();
+        }
+        assert!(
+            wal_size() > 4 * limit,
+            "the log grew behind the reader: {}",
+            wal_size()
+        );
+        reader.execute_batch("COMMIT").unwrap();
+        drop(reader);
+        store.checkpoint().unwrap();
+        store
+            .write(|tx| {
+                tx.execute("INSERT INTO notes(text) VALUES ('after')", [])
+                    .map_err(|e| StoreError::on(tx, e))
+            })
+            .unwrap();
+        assert!(wal_size() <= limit, "the log was cut back: {}", wal_size());
+        store.truncate_wal().unwrap();
+        assert_eq!(wal_size(), 0, "a clean shutdown empties it");
     }
 
     #[test]

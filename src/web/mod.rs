@@ -106,7 +106,8 @@ pub async fn serve_with(
 ) -> std::io::Result<()> {
     let (feed, watcher) = crate::events::start(hub.clone());
     let _stop_watcher = AbortOnDrop(watcher);
-    let service = hyper_util::service::TowerToHyperService::new(app(hub, options.access, feed));
+    let service =
+        hyper_util::service::TowerToHyperService::new(app(hub.clone(), options.access, feed));
     let mut builder =
         hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
     builder
@@ -157,6 +158,7 @@ pub async fn serve_with(
         _ = graceful.shutdown() => {},
         _ = tokio::time::sleep(REQUEST_TIMEOUT) => tracing::warn!("some connections were still open at shutdown"),
     }
+    hub.close().await;
     Ok(())
 }
 

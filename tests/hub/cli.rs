@@ -205,13 +205,30 @@ fn openapi_command_prints_the_committed_spec() {
 fn serve_answers_then_stops_cleanly_on_sigterm() {
     let repo = tempfile::tempdir().unwrap();
     let mut child = serve_on_any_port(repo.path());
-    let body = health_of(&announced_address(&mut child));
+    let address = announced_address(&mut child);
+    let body = health_of(&address);
     assert_eq!(body["data"]["status"], "ok");
     assert_eq!(
         std::path::Path::new(body["data"]["repo_root"].as_str().unwrap()),
         repo.path().canonicalize().unwrap(),
         "serves the current directory"
     );
+    // some writes, so the write-ahead log holds something
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        for n in 0..20 {
+            let created = client
+                .post(format!("http://{address}/api/board/tasks"))
+                .json(&json!({"title": format!("task {n}")}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(created.status().as_u16(), 201);
+        }
+    });
+    let wal = repo.path().join(".cos/cos.db-wal");
+    assert!(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) > 0);
     let pid = child.id().to_string();
     assert!(
         Command::new("kill")
@@ -224,6 +241,8 @@ fn serve_answers_then_stops_cleanly_on_sigterm() {
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             assert!(status.success(), "graceful shutdown exits 0, got {status}");
+            let left = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+            assert_eq!(left, 0, "a clean shutdown empties the write-ahead log");
             break;
         }
         assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
