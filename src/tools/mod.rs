@@ -27,13 +27,18 @@ use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use utoipa::ToSchema;
 
 pub use answer::{Answer, Page};
 pub use area::Area;
 pub use error::ToolError;
 pub use modules::{Module, ModuleState};
+
+/// How long a read-only call may run before it is answered `E_TIMEOUT`. A
+/// write is never cut short: it runs to its end and answers, so a client that
+/// retries after a timeout can never make a write happen twice.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Which front door a call came through; recorded in history by tools that write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -161,6 +166,8 @@ pub struct HubState {
     pub pending: Pending,
     /// Seals and opens the cursors tools give out.
     pub cursors: cursor::Keyring,
+    /// See [`READ_TIMEOUT`].
+    pub read_timeout: Duration,
 }
 
 /// Which areas have background work under way; answers report it in their meta.
@@ -338,6 +345,7 @@ impl Hub {
             answers: cache::AnswerCache::default(),
             pending: Pending::default(),
             cursors,
+            read_timeout: READ_TIMEOUT,
         };
         Ok(Hub {
             state: Arc::new(state),
@@ -347,6 +355,14 @@ impl Hub {
 
     pub fn state(&self) -> &HubState {
         &self.state
+    }
+
+    /// The same hub with another read timeout; only before it is shared.
+    pub fn with_read_timeout(mut self, timeout: Duration) -> Hub {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.read_timeout = timeout;
+        }
+        self
     }
 
     /// What a front door does when it stops serving cleanly: the write-ahead
@@ -370,15 +386,12 @@ impl Hub {
         source: Source,
     ) -> Result<Answer<T::Output>, ErrorBody> {
         let hub = self.clone();
-        let joined = tokio::task::spawn_blocking(move || {
+        let task = tokio::task::spawn_blocking(move || {
             hub.guarded(&T::SPEC, source, &Unwatched, |context| {
                 T::run(context, input)
             })
-        })
-        .await;
-        joined.unwrap_or_else(|join_error| {
-            Err(self.report(&T::SPEC, ToolError::Panic(join_error.to_string())))
-        })
+        });
+        self.in_time(&T::SPEC, task).await
     }
 
     /// Calls `T` on this thread, behind the gate and the guard: for callers
@@ -424,17 +437,47 @@ impl Hub {
         };
         let hub = self.clone();
         let spec = tool.spec;
-        let joined = tokio::task::spawn_blocking(move || {
+        let task = tokio::task::spawn_blocking(move || {
             let outcome = hub.guarded(&spec, source, &Unwatched, |context| {
                 (tool.handler)(context, arguments)
             });
             outcome.and_then(|value| within_budget(&tool, value, budget))
-        })
-        .await;
-        let outcome = joined.unwrap_or_else(|join_error| {
-            Err(self.report(&spec, ToolError::Panic(join_error.to_string())))
         });
+        let outcome = self.in_time(&spec, task).await;
         outcome.unwrap_or_else(|error| envelope::fail_within(&error, budget))
+    }
+
+    /// The outcome of a call running on the blocking pool: a read-only call
+    /// that outlives the read timeout is answered `E_TIMEOUT` (it changed
+    /// nothing, so a retry is safe; it finishes unseen), a write is awaited
+    /// to its end.
+    async fn in_time<O>(
+        &self,
+        spec: &ToolSpec,
+        task: tokio::task::JoinHandle<Result<O, ErrorBody>>,
+    ) -> Result<O, ErrorBody> {
+        let joined = if spec.effect.read_only {
+            let limit = self.state.read_timeout;
+            match tokio::time::timeout(limit, task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    return Err(ErrorBody::new(
+                        Category::Transient,
+                        Code::E_TIMEOUT,
+                        format!(
+                            "{} took longer than {limit:?}; it changed nothing, so asking again is safe",
+                            spec.name
+                        ),
+                    )
+                    .with_details(serde_json::json!({"retry_after_seconds": 1})));
+                }
+            }
+        } else {
+            task.await
+        };
+        joined.unwrap_or_else(|join_error| {
+            Err(self.report(spec, ToolError::Panic(join_error.to_string())))
+        })
     }
 
     /// Runs a tool body behind the module gate, turning errors and panics into error bodies.

@@ -33,7 +33,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 /// Largest request body accepted.
 pub const BODY_LIMIT_BYTES: usize = 1024 * 1024;
-/// A request that takes longer than this is answered 503 (transient) and abandoned.
+/// A read that takes longer than this is answered 503 (transient) and abandoned.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A client that has not sent its request headers within this time is disconnected.
@@ -208,7 +208,18 @@ async fn method_not_allowed(request: Request) -> ApiError {
     )
 }
 
+/// Reads (GET, HEAD) that outlive `REQUEST_TIMEOUT` are answered 503: they
+/// changed nothing. Other methods may write, and a write is never answered
+/// retryable while it may still commit: the tool runtime bounds read-only
+/// tools by any method and lets writes finish.
 async fn request_timeout(request: Request, next: Next) -> Response {
+    let reads = matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
+    if !reads {
+        return next.run(request).await;
+    }
     match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
         Ok(response) => response,
         Err(_) => ApiError::new(

@@ -248,19 +248,24 @@ fn silent_sockets(address: std::net::SocketAddr, count: usize) -> Vec<std::net::
         .collect()
 }
 
-/// True once the server closed `stream` (a read returns end of file or an error).
+/// True once the server closed `stream`: a read reaches end of file (after
+/// whatever the server said first, such as a 503) or fails.
 fn closed_by_server(stream: &mut std::net::TcpStream) -> bool {
     stream
         .set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
-    let mut byte = [0u8; 1];
-    match stream.read(&mut byte) {
-        Ok(0) => true,
-        Ok(_) => false,
-        Err(error) => !matches!(
-            error.kind(),
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-        ),
+    let mut buffer = [0u8; 1024];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(error) => {
+                return !matches!(
+                    error.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                );
+            }
+        }
     }
 }
 

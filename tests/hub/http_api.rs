@@ -422,3 +422,43 @@ async fn tools_are_listed_with_schemas() {
     );
     assert!(health["output_schema"]["$defs"]["ModuleInfo"].is_object());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_read_times_out_retryable_but_a_slow_write_is_never_cut_short() {
+    let mut registry = cos_hub::hub::default_registry();
+    registry
+        .register::<crate::common::SlowReadTool>()
+        .register::<crate::common::SlowWriteTool>();
+    let server =
+        TestServer::with_tuned_hub(registry, cos_hub::web::ServeOptions::default(), |hub| {
+            hub.with_read_timeout(std::time::Duration::from_millis(150))
+        })
+        .await;
+    let (status, body) = server
+        .post_json("/api/tools/cos_test_slow_read", json!({"millis": 600}))
+        .await;
+    assert_eq!(status, 503, "{body}");
+    let error = error_of(&body);
+    assert_eq!(error["code"], "E_TIMEOUT");
+    assert_eq!(
+        error["retryable"], true,
+        "a read changed nothing: retrying is safe"
+    );
+    // a write past the same time runs to its end and answers what it did
+    let (status, body) = server
+        .post_json("/api/tools/cos_test_slow_write", json!({"millis": 600}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["slept_ms"], 600);
+    // the same over MCP's front door (the runtime decides, not HTTP)
+    let envelope = server
+        .hub
+        .call_json(
+            "cos_test_slow_write",
+            json!({"millis": 400}),
+            cos_hub::envelope::Budget::Agent,
+            cos_hub::tools::Source::Mcp,
+        )
+        .await;
+    assert_eq!(envelope["ok"], true, "{envelope}");
+}

@@ -3,6 +3,10 @@
 //! against a server on 127.0.0.1:0, MCP through a real client, the `cos`
 //! binary, or the library's public API.
 
+// Test tools return the runtime's `ToolError`, a wire error of ~150 bytes,
+// as the hub's own tools do (see the note in src/lib.rs).
+#![allow(clippy::result_large_err)]
+
 mod common;
 
 mod access;

@@ -28,7 +28,10 @@ impl TestServer {
             .register::<PanicTool>()
             .register::<FailTool>()
             .register::<BigTool>();
-        registry.register::<SqlErrorTool>();
+        registry
+            .register::<SqlErrorTool>()
+            .register::<SlowReadTool>()
+            .register::<SlowWriteTool>();
         TestServer::with_registry(registry).await
     }
 
@@ -40,9 +43,18 @@ impl TestServer {
         registry: Registry,
         options: cos_hub::web::ServeOptions,
     ) -> TestServer {
+        TestServer::with_tuned_hub(registry, options, |hub| hub).await
+    }
+
+    /// A server whose hub `tune` adjusts before it serves (e.g. its read timeout).
+    pub async fn with_tuned_hub(
+        registry: Registry,
+        options: cos_hub::web::ServeOptions,
+        tune: impl FnOnce(Hub) -> Hub,
+    ) -> TestServer {
         let repo = tempfile::tempdir().expect("temporary repository");
         let config = HubConfig::for_repo(repo.path(), None);
-        let hub = Hub::open(config, registry).expect("hub opens");
+        let hub = tune(Hub::open(config, registry).expect("hub opens"));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");
@@ -188,6 +200,51 @@ impl Tool for EchoTool {
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct NoArgs {}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct SlowInput {
+    pub millis: u64,
+}
+
+fn slept(input: SlowInput) -> Result<Answer<JsonObject>, ToolError> {
+    std::thread::sleep(std::time::Duration::from_millis(input.millis));
+    let mut map = Map::new();
+    map.insert("slept_ms".into(), Value::from(input.millis));
+    Ok(Answer::from(JsonObject(map)))
+}
+
+/// A read that takes as long as it is told.
+pub struct SlowReadTool;
+impl Tool for SlowReadTool {
+    type Input = SlowInput;
+    type Output = JsonObject;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_test_slow_read",
+        module: cos_hub::hub::MODULE,
+        layer: "health",
+        description: "test: a slow read",
+        effect: cos_hub::tools::Effect::READ,
+        list_hints: &[],
+    };
+    fn run(_: &ToolContext, input: SlowInput) -> Result<Answer<Self::Output>, ToolError> {
+        slept(input)
+    }
+}
+
+/// A write that takes as long as it is told.
+pub struct SlowWriteTool;
+impl Tool for SlowWriteTool {
+    type Input = SlowInput;
+    type Output = JsonObject;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_test_slow_write",
+        description: "test: a slow write",
+        ..SlowReadTool::SPEC.writing(false, false)
+    };
+    fn run(_: &ToolContext, input: SlowInput) -> Result<Answer<Self::Output>, ToolError> {
+        slept(input)
+    }
+}
 
 pub struct PanicTool;
 impl Tool for PanicTool {
