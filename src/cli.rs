@@ -56,6 +56,12 @@ enum Command {
         /// Connections open at once at most (default: half the open-file limit, which serve raises to its maximum).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         max_connections: Option<u32>,
+        /// MCP sessions at /mcp at most; the one idle longest makes room (default 256).
+        #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+        mcp_sessions: u32,
+        /// Seconds an MCP session may sit idle before it ends (default 600).
+        #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+        mcp_idle_seconds: u64,
     },
     /// Serve every tool over MCP on stdin/stdout (for Claude Code, Codex and other agents).
     Mcp {
@@ -163,6 +169,8 @@ pub fn run(cli: Cli) -> i32 {
             allowed_origins,
             token_file,
             max_connections,
+            mcp_sessions,
+            mcp_idle_seconds,
         } => {
             let address = SocketAddr::new(bind, port);
             let access = match access_rules(address, allowed_hosts, allowed_origins, token_file) {
@@ -179,6 +187,10 @@ pub fn run(cli: Cli) -> i32 {
                     || web::connections::default_ceiling(open_files),
                     |n| n as usize,
                 ),
+                mcp_sessions: crate::mcp::sessions::SessionLimits {
+                    max_sessions: mcp_sessions as usize,
+                    idle: std::time::Duration::from_secs(mcp_idle_seconds),
+                },
                 ..web::ServeOptions::default()
             };
             with_hub(&hub, path, |opened| serve(opened, address, options))

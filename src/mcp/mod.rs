@@ -12,14 +12,13 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 mod screen;
+pub mod sessions;
 
 use crate::envelope::Budget;
 use crate::tools::{Hub, RegisteredTool, Registry, Source};
@@ -269,13 +268,13 @@ pub async fn serve_stdio(hub: Hub) -> Result<(), std::io::Error> {
 /// taking request bodies of at most `body_limit` bytes. Host, Origin and token
 /// checks run in the hub's own middleware before this service, for REST and
 /// MCP alike.
-pub fn http_service(hub: Hub, body_limit: usize) -> axum::Router {
+pub fn http_service(hub: Hub, body_limit: usize, limits: sessions::SessionLimits) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_max_request_body_bytes(body_limit);
     let service = StreamableHttpService::new(
         move || Ok(McpServer::new(hub.clone())),
-        LocalSessionManager::default().into(),
+        sessions::BoundedSessions::new(limits).into(),
         config,
     );
     axum::Router::new()

@@ -47,6 +47,8 @@ pub struct ServeOptions {
     pub header_read_timeout: Duration,
     /// Connections open at once at most; silent ones make room for newcomers.
     pub max_connections: usize,
+    /// MCP sessions at `/mcp`: how many at once, and how long one may sit idle.
+    pub mcp_sessions: crate::mcp::sessions::SessionLimits,
 }
 
 impl Default for ServeOptions {
@@ -55,18 +57,24 @@ impl Default for ServeOptions {
             access: Access::default(),
             header_read_timeout: HEADER_READ_TIMEOUT,
             max_connections: connections::default_ceiling(1024),
+            mcp_sessions: crate::mcp::sessions::SessionLimits::default(),
         }
     }
 }
 
 /// The whole HTTP application for `hub`: REST under /api, MCP at /mcp, Swagger
 /// UI at /docs, the hub UI everywhere else.
-pub fn app(hub: Hub, access: Access, feed: ChangeFeed) -> Router {
+pub fn app(
+    hub: Hub,
+    access: Access,
+    feed: ChangeFeed,
+    mcp_sessions: crate::mcp::sessions::SessionLimits,
+) -> Router {
     let (api, openapi) = spec::api_router();
     api.merge(SwaggerUi::new("/docs").url("/api/openapi.json", openapi))
         .nest_service(
             "/mcp",
-            crate::mcp::http_service(hub.clone(), BODY_LIMIT_BYTES),
+            crate::mcp::http_service(hub.clone(), BODY_LIMIT_BYTES, mcp_sessions),
         )
         .fallback(fallback)
         .layer(axum::Extension(feed))
@@ -106,8 +114,12 @@ pub async fn serve_with(
 ) -> std::io::Result<()> {
     let (feed, watcher) = crate::events::start(hub.clone());
     let _stop_watcher = AbortOnDrop(watcher);
-    let service =
-        hyper_util::service::TowerToHyperService::new(app(hub.clone(), options.access, feed));
+    let service = hyper_util::service::TowerToHyperService::new(app(
+        hub.clone(),
+        options.access,
+        feed,
+        options.mcp_sessions,
+    ));
     let mut builder =
         hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
     builder

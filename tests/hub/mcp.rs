@@ -525,3 +525,82 @@ async fn malformed_json_rpc_over_stdio_gets_json_rpc_errors() {
         .unwrap();
     assert!(status.success());
 }
+
+/// Opens an MCP session over HTTP the way a client does; its id.
+async fn open_session(client: &reqwest::Client, url: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let _ = response.text().await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let _ = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .body(initialized.to_string())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await;
+    session
+}
+
+/// The status of a `tools/list` on `session`.
+async fn list_status(client: &reqwest::Client, url: &str, session: &str) -> u16 {
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .body(list.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let _ = response.text().await;
+    status
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_sessions_are_capped_and_expire_when_idle() {
+    let options = cos_hub::web::ServeOptions {
+        mcp_sessions: cos_hub::mcp::sessions::SessionLimits {
+            max_sessions: 3,
+            idle: std::time::Duration::from_millis(800),
+        },
+        ..cos_hub::web::ServeOptions::default()
+    };
+    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let client = reqwest::Client::new();
+    let url = server.url("/mcp");
+    let mut sessions = Vec::new();
+    for _ in 0..5 {
+        sessions.push(open_session(&client, &url).await);
+    }
+    // the two used longest ago made room for the last three
+    let mut statuses = Vec::new();
+    for session in &sessions {
+        statuses.push(list_status(&client, &url, session).await);
+    }
+    assert_eq!(statuses, [404, 404, 200, 200, 200]);
+    // idle past the limit: gone, and the client is told to initialise again
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    assert_eq!(list_status(&client, &url, &sessions[4]).await, 404);
+    let fresh = open_session(&client, &url).await;
+    assert_eq!(list_status(&client, &url, &fresh).await, 200);
+}
