@@ -462,3 +462,28 @@ async fn a_slow_read_times_out_retryable_but_a_slow_write_is_never_cut_short() {
         .await;
     assert_eq!(envelope["ok"], true, "{envelope}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_call_body_must_be_an_object_or_nothing() {
+    let server = TestServer::start().await;
+    for body in ["null", "[1]", "\"text\"", "3"] {
+        let response = server
+            .client
+            .post(server.url("/api/tools/cos_graph_doctor"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let (status, answer) = crate::common::decode(response).await;
+        assert_eq!(status, 400, "{body}: {answer}");
+        assert_eq!(error_of(&answer)["details"]["field"], "body");
+    }
+    let response = server
+        .client
+        .post(server.url("/api/tools/cos_hub_health"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200, "no body is no arguments");
+}

@@ -95,8 +95,9 @@ async fn tool_call(
             )
         })?,
     };
+    // an empty body means no arguments; anything sent must be an object
     let arguments: Value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Null
+        Value::Object(serde_json::Map::new())
     } else {
         serde_json::from_slice(&body).map_err(|error| {
             ApiError::validation(
@@ -106,6 +107,13 @@ async fn tool_call(
             )
         })?
     };
+    if !arguments.is_object() {
+        return Err(ApiError::validation(
+            Code::E_JSON,
+            "body: expected a JSON object of the tool's arguments (or no body at all)",
+            json!({"field": "body", "expected": "object"}),
+        ));
+    }
     let envelope = hub.call_json(&name, arguments, budget, Source::Rest).await;
     unwrap_envelope(envelope)
 }
