@@ -205,11 +205,7 @@ fn an_open_bind_without_a_token_refuses_to_start() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_slow_client_is_dropped_and_others_are_served_meanwhile() {
-    let options = ServeOptions {
-        header_read_timeout: Duration::from_millis(400),
-        ..ServeOptions::default()
-    };
-    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let server = with_header_timeout(Duration::from_millis(400)).await;
     let address = server.address;
     let slow = tokio::task::spawn_blocking(move || {
         let mut stream = std::net::TcpStream::connect(address).unwrap();
@@ -239,6 +235,29 @@ async fn a_slow_client_is_dropped_and_others_are_served_meanwhile() {
         !answer.contains("200 OK"),
         "the unfinished request was not served: {answer}"
     );
+}
+
+async fn with_header_timeout(timeout: Duration) -> TestServer {
+    let options = ServeOptions {
+        header_read_timeout: timeout,
+        ..ServeOptions::default()
+    };
+    TestServer::with_options(cos_hub::hub::default_registry(), options).await
+}
+
+/// A keep-alive connection that has been answered one request.
+fn served_and_kept_open(address: std::net::SocketAddr) -> std::net::TcpStream {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .write_all(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buffer = [0u8; 4096];
+    let read = stream.read(&mut buffer).unwrap();
+    assert!(String::from_utf8_lossy(&buffer[..read]).contains("200 OK"));
+    stream
 }
 
 /// Opens `count` connections that send nothing at all.
@@ -271,11 +290,7 @@ fn closed_by_server(stream: &mut std::net::TcpStream) -> bool {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn connections_that_send_nothing_are_closed_after_the_header_timeout() {
-    let options = ServeOptions {
-        header_read_timeout: Duration::from_millis(400),
-        ..ServeOptions::default()
-    };
-    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let server = with_header_timeout(Duration::from_millis(400)).await;
     let address = server.address;
     let mut sockets = tokio::task::spawn_blocking(move || silent_sockets(address, 50))
         .await
@@ -338,21 +353,8 @@ async fn with_every_place_busy_a_newcomer_gets_a_503_envelope() {
     let address = server.address;
     let refused = tokio::task::spawn_blocking(move || {
         // two connections that have spoken hold every place (keep-alive)
-        let mut busy: Vec<std::net::TcpStream> = (0..2)
-            .map(|_| {
-                let mut stream = std::net::TcpStream::connect(address).unwrap();
-                stream
-                    .write_all(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                    .unwrap();
-                let mut buffer = [0u8; 4096];
-                stream
-                    .set_read_timeout(Some(Duration::from_secs(5)))
-                    .unwrap();
-                let read = stream.read(&mut buffer).unwrap();
-                assert!(String::from_utf8_lossy(&buffer[..read]).contains("200 OK"));
-                stream
-            })
-            .collect();
+        let mut busy: Vec<std::net::TcpStream> =
+            (0..2).map(|_| served_and_kept_open(address)).collect();
         let mut newcomer = std::net::TcpStream::connect(address).unwrap();
         newcomer
             .set_read_timeout(Some(Duration::from_secs(5)))
@@ -374,23 +376,10 @@ async fn with_every_place_busy_a_newcomer_gets_a_503_envelope() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_idle_keep_alive_connection_is_closed_after_the_header_timeout() {
-    let options = ServeOptions {
-        header_read_timeout: Duration::from_millis(400),
-        ..ServeOptions::default()
-    };
-    let server = TestServer::with_options(cos_hub::hub::default_registry(), options).await;
+    let server = with_header_timeout(Duration::from_millis(400)).await;
     let address = server.address;
     let closed = tokio::task::spawn_blocking(move || {
-        let mut stream = std::net::TcpStream::connect(address).unwrap();
-        stream
-            .write_all(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            .unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        let mut buffer = [0u8; 4096];
-        let read = stream.read(&mut buffer).unwrap();
-        assert!(String::from_utf8_lossy(&buffer[..read]).contains("200 OK"));
+        let mut stream = served_and_kept_open(address);
         std::thread::sleep(Duration::from_millis(1200));
         closed_by_server(&mut stream)
     })

@@ -419,21 +419,7 @@ async fn malformed_json_rpc_over_http_gets_json_rpc_errors() {
     assert_eq!(body["error"]["code"], -32700, "{body}");
     assert_eq!(body["id"], Value::Null);
 
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    let response = post(initialize.to_string(), None).await.unwrap();
-    assert_eq!(response.status(), 200);
-    let session = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    let _ = response.text().await;
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let _ = post(initialized.to_string(), Some(session.clone()))
-        .await
-        .unwrap()
-        .text()
-        .await;
+    let session = open_session(&client, &server.url("/mcp")).await;
 
     let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
         "params": {"name": "cos_hub_health", "arguments": [1, 2]}});
