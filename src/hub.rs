@@ -49,6 +49,21 @@ const MIGRATIONS: &[Migration] = &[
         sql: "DELETE FROM hub_meta WHERE key = 'graph_rules';",
         legacy_version: None,
     },
+    Migration {
+        version: 3,
+        name: "request_receipts",
+        // what a write sent with an Idempotency-Key answered, kept 24 hours
+        sql: "CREATE TABLE request_receipts (
+                  key         TEXT PRIMARY KEY,
+                  fingerprint TEXT NOT NULL,
+                  status      INTEGER,
+                  headers     TEXT,
+                  body        BLOB,
+                  created_at  INTEGER NOT NULL
+              ) WITHOUT ROWID;
+              CREATE INDEX request_receipts_by_age ON request_receipts(created_at);",
+        legacy_version: None,
+    },
 ];
 
 /// Registers the core tools.

@@ -6,9 +6,11 @@
 //! queue instead of failing mid-transaction. A pooled connection belongs to one
 //! thread at a time and is never shared. It knows nothing of tools, envelopes,
 //! HTTP or any area: areas bring their tables as migrations, and callers decide
-//! what a failure means to their clients.
+//! what a failure means to their clients. `receipts` keeps the answers of
+//! writes sent with an idempotency key, in the hub's `request_receipts` table.
 
 mod migrations;
+pub mod receipts;
 
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, ErrorCode, Transaction, TransactionBehavior};

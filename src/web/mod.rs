@@ -8,6 +8,7 @@
 pub mod access;
 pub mod connections;
 pub mod extract;
+pub mod idempotency;
 pub mod routes;
 pub mod spec;
 pub mod ui;
@@ -80,6 +81,10 @@ pub fn app(
         .layer(axum::Extension(feed))
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .layer(middleware::from_fn_with_state(
+            hub.clone(),
+            idempotency::check,
+        ))
         .layer(middleware::from_fn(request_timeout))
         .layer(CatchPanicLayer::custom(handler_panicked))
         .layer(middleware::from_fn_with_state(

@@ -87,7 +87,12 @@ fn complete(openapi: &mut OpenApi) {
     ] {
         components.schemas.insert(name.to_string(), schema);
     }
-    for item in openapi.paths.paths.values_mut() {
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        if path.starts_with("/api/") {
+            for operation in write_operations(item) {
+                accept_idempotency_key(operation);
+            }
+        }
         for operation in operations(item) {
             let tag = operation
                 .tags
@@ -113,6 +118,49 @@ fn complete(openapi: &mut OpenApi) {
             }
         }
     }
+}
+
+fn write_operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        item.put.as_mut(),
+        item.post.as_mut(),
+        item.delete.as_mut(),
+        item.patch.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// Every write takes an `Idempotency-Key` (web::idempotency) and can answer
+/// 409 `E_REQUEST_REUSE` for it.
+fn accept_idempotency_key(operation: &mut Operation) {
+    use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+    let parameter: Parameter = ParameterBuilder::new()
+        .name("Idempotency-Key")
+        .parameter_in(ParameterIn::Header)
+        .required(utoipa::openapi::Required::False)
+        .description(Some(
+            "1 to 255 visible ASCII characters. The same request sent again with the same key \
+             gets the first answer back (with `Idempotency-Replayed: true`) without writing again; \
+             another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours.",
+        ))
+        .schema(Some(
+            utoipa::openapi::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::String)
+                .min_length(Some(1))
+                .max_length(Some(255))
+                .pattern(Some("^[!-~]+$")),
+        ))
+        .build();
+    operation
+        .parameters
+        .get_or_insert_with(Vec::new)
+        .push(RefOr::T(parameter));
+    operation
+        .responses
+        .responses
+        .entry("409".to_string())
+        .or_insert_with(|| error_response(409));
 }
 
 fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut Operation> {

@@ -1084,3 +1084,84 @@ async fn an_agent_walks_a_long_history_newest_first() {
     assert!(pages > 1, "the history was cut");
     assert_eq!(walked, expected, "every entry once, newest first");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idempotency_key_replays_the_first_answer_and_refuses_another_request() {
+    let server = TestServer::start().await;
+    let send = |key: &str, body: Value| {
+        server
+            .client
+            .post(server.url("/api/board/tasks"))
+            .header("idempotency-key", key)
+            .json(&body)
+            .send()
+    };
+    let first = send("create-7f3a", json!({"title": "Once only"}))
+        .await
+        .unwrap();
+    assert_eq!(first.status().as_u16(), 201);
+    assert!(first.headers().get("idempotency-replayed").is_none());
+    let etag = first.headers()["etag"].clone();
+    let (_, created) = crate::common::decode(first).await;
+    // the retry gets the same answer, and no second task
+    let again = send("create-7f3a", json!({"title": "Once only"}))
+        .await
+        .unwrap();
+    assert_eq!(again.status().as_u16(), 201);
+    assert_eq!(again.headers()["idempotency-replayed"], "true");
+    assert_eq!(again.headers()["etag"], etag);
+    let (_, replayed) = crate::common::decode(again).await;
+    assert_eq!(replayed, created);
+    // the same key with another request is refused and writes nothing
+    let other = send("create-7f3a", json!({"title": "Something else"}))
+        .await
+        .unwrap();
+    let (status, answer) = crate::common::decode(other).await;
+    assert_eq!(status, 409, "{answer}");
+    assert_eq!(error_of(&answer)["code"], "E_REQUEST_REUSE");
+    assert_eq!(error_of(&answer)["details"]["field"], "Idempotency-Key");
+    // a refused request is kept too: its repeat is refused again, not run
+    let bad = send("bad-title", json!({"title": ""})).await.unwrap();
+    assert_eq!(bad.status().as_u16(), 400);
+    let bad_again = send("bad-title", json!({"title": ""})).await.unwrap();
+    assert_eq!(bad_again.headers()["idempotency-replayed"], "true");
+    // keys are 1 to 255 visible ASCII characters
+    let (status, answer) =
+        crate::common::decode(send("with space", json!({"title": "x"})).await.unwrap()).await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(error_of(&answer)["details"]["field"], "Idempotency-Key");
+    // one task was made by all of that
+    let (_, board) = server.get("/api/board/list").await;
+    let stored: u64 = board["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|column| column["total"].as_u64().unwrap())
+        .sum();
+    assert_eq!(stored, 1);
+    // a move with a key, replayed, moves once
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+    for _ in 0..2 {
+        let moved = server
+            .client
+            .post(server.url(&format!("/api/board/tasks/{id}/move")))
+            .header("idempotency-key", "move-1")
+            .json(&json!({"from": "icebox", "to": "in_progress"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            moved.status().as_u16(),
+            200,
+            "a replay, not a stale-state refusal"
+        );
+    }
+    let (_, history) = server.get(&format!("/api/board/tasks/{id}/history")).await;
+    let moves = history["data"]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry["field"] == "status")
+        .count();
+    assert_eq!(moves, 1);
+}

@@ -209,6 +209,7 @@ fn the_store_knows_no_envelope_tool_or_front_door() {
 const STORAGE_FILES: &[&str] = &[
     "store/mod.rs",
     "store/migrations.rs",
+    "store/receipts.rs",
     "hub.rs",
     "board/schema.rs",
     "board/records.rs",

@@ -953,6 +953,7 @@ export interface components {
          *     - `E_CURSOR`: The cursor is malformed or was not issued by this hub. Obtain a new one from the listing that pages it.
          *     - `STALE_CURSOR`: The cursor belongs to another query, or the data it pages changed. Ask again without a cursor.
          *     - `STALE_READ`: The state changed while it was read; read again.
+         *     - `E_REQUEST_REUSE`: The Idempotency-Key was already used for another request, or its first request is still running; use a new key for a new request.
          *     - `STALE_VERSION`: The task changed since the version the write was based on; details.current holds the fresh task. Re-read and re-apply.
          *     - `STALE_STATE`: The task's status is no longer the one the move expected; details.current holds the fresh task.
          *     - `E_TRANSITION`: The workflow does not allow this move; details.allowed lists the statuses it allows.
@@ -980,7 +981,7 @@ export interface components {
          *     - `E_TOKEN`: The bearer token is missing or wrong.
          * @enum {string}
          */
-        Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "E_PATH" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
+        Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "E_REQUEST_REUSE" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "E_PATH" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
         Column: {
             cards: components["schemas"]["Card"][];
             /**
@@ -1611,7 +1612,10 @@ export interface operations {
     board_claim_next: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2069,7 +2073,10 @@ export interface operations {
     board_task_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2290,6 +2297,8 @@ export interface operations {
             header?: {
                 /** @description The task's version as an entity tag, e.g. "3" (the ETag of a task answer), a list of them, or * for the current version; weak tags (W/"3") never match */
                 "If-Match"?: string | null;
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
             };
             path: {
                 /** @description TASK-<n> */
@@ -2724,7 +2733,10 @@ export interface operations {
     board_task_move: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description TASK-<n> */
                 id: string;
@@ -2841,7 +2853,10 @@ export interface operations {
     board_task_reposition: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description TASK-<n> */
                 id: string;
@@ -3051,7 +3066,10 @@ export interface operations {
     graph_doctor: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3106,6 +3124,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The request body is over the size limit */
             413: {
                 headers: {
@@ -3147,7 +3174,10 @@ export interface operations {
     graph_export: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3202,6 +3232,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The request body is over the size limit */
             413: {
                 headers: {
@@ -3243,7 +3282,10 @@ export interface operations {
     graph_impact: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3298,6 +3340,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The request body is over the size limit */
             413: {
                 headers: {
@@ -3339,7 +3390,10 @@ export interface operations {
     graph_index: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3390,6 +3444,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
             421: {
                 headers: {
@@ -3422,7 +3485,10 @@ export interface operations {
     graph_path: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3477,6 +3543,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The request body is over the size limit */
             413: {
                 headers: {
@@ -3518,7 +3593,10 @@ export interface operations {
     graph_references: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3573,6 +3651,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The request body is over the size limit */
             413: {
                 headers: {
@@ -3614,7 +3701,10 @@ export interface operations {
     graph_rename_plan: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3662,6 +3752,15 @@ export interface operations {
             };
             /** @description No such entity or route (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3888,7 +3987,10 @@ export interface operations {
     graph_similar: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3943,6 +4045,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The request body is over the size limit */
             413: {
                 headers: {
@@ -3984,7 +4095,10 @@ export interface operations {
     graph_trace: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4032,6 +4146,15 @@ export interface operations {
             };
             /** @description No such entity or route (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4246,7 +4369,10 @@ export interface operations {
     settings_module_set: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description A module id, as GET /api/settings/modules lists them */
                 module: string;
@@ -4297,6 +4423,15 @@ export interface operations {
             };
             /** @description No such entity or route (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4532,7 +4667,10 @@ export interface operations {
                 /** @description `none` (default), `agent`, `graph`, or a number of characters. */
                 budget?: string;
             };
-            header?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Tool name, e.g. cos_hub_health */
                 name: string;
