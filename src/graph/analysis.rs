@@ -76,8 +76,10 @@ pub struct ImpactInput {
     /// A node uid, a repository path, or a symbol name.
     pub uid: String,
     /// Hops of dependents to follow, 1 to 6 (default 3).
+    #[schema(minimum = 1, maximum = 6)]
     pub depth: Option<u32>,
     /// Nodes to visit at most, 1 to 5,000 (default 500).
+    #[schema(minimum = 1, maximum = 5000)]
     pub visit_limit: Option<u32>,
     /// A tier's cursor from `next_cursors`: that tier alone, after the dependents already seen.
     pub cursor: Option<String>,
@@ -180,6 +182,7 @@ pub struct ReferencesInput {
     #[serde(default)]
     pub kinds: Vec<String>,
     /// 1 to 1,000 (default 100).
+    #[schema(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
     /// A previous answer's `next_cursor`: the references after it.
     pub cursor: Option<String>,
@@ -265,6 +268,7 @@ pub struct PathInput {
     pub source: String,
     pub target: String,
     /// 1 to 10 (default 5).
+    #[schema(minimum = 1, maximum = 10)]
     pub max_hops: Option<u32>,
 }
 
@@ -388,10 +392,12 @@ pub struct ExportInput {
     #[serde(default)]
     pub edge_types: Vec<String>,
     /// 1 to 10 (default 3).
+    #[schema(minimum = 1, maximum = 10)]
     pub max_hops: Option<u32>,
     /// 1 to 2,000 (default 500). Agents that leave it out get the answer
     /// trimmed to the agent budget (the best-connected nodes and the edges
     /// between them); agents that set it get the graph tier.
+    #[schema(minimum = 1, maximum = 2000)]
     pub max_nodes: Option<u32>,
 }
 

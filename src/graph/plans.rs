@@ -19,8 +19,10 @@ pub struct TraceInput {
     /// Where the chain starts: a function or method uid, a path or a name.
     pub uid: String,
     /// Calls to follow, 1 to 8 (default 4).
+    #[schema(minimum = 1, maximum = 8)]
     pub depth: Option<u32>,
     /// Steps to return at most, 1 to 1,000 (default 200).
+    #[schema(minimum = 1, maximum = 1000)]
     pub max_steps: Option<u32>,
     /// A list's cursor from `next_cursors`: that list alone, after what was already seen.
     pub cursor: Option<String>,
@@ -155,6 +157,7 @@ impl Tool for GraphTrace {
 pub struct SimilarInput {
     pub uid: String,
     /// 1 to 50 (default 10).
+    #[schema(minimum = 1, maximum = 50)]
     pub limit: Option<u32>,
 }
 

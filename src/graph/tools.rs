@@ -154,6 +154,8 @@ pub struct SearchInput {
     /// Only nodes of this kind (function, method, class, file, doc_heading, ...).
     pub kind: Option<String>,
     /// 1 to 200, default 20.
+    #[schema(minimum = 1, maximum = 200)]
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<u32>,
     /// A previous answer's `next_cursor`: the results after it.
     pub cursor: Option<String>,
@@ -375,8 +377,12 @@ pub struct ContextInput {
     #[param(inline)]
     pub direction: Option<Direction>,
     /// Hops to follow, 1 to 3 (default 1).
+    #[schema(minimum = 1, maximum = 3)]
+    #[param(minimum = 1, maximum = 3)]
     pub depth: Option<u32>,
     /// Neighbours to return at most, 1 to 2,000 (default 200).
+    #[schema(minimum = 1, maximum = 2000)]
+    #[param(minimum = 1, maximum = 2000)]
     pub limit: Option<u32>,
     /// A previous answer's `next_cursor`: the neighbours after it.
     pub cursor: Option<String>,

@@ -176,3 +176,45 @@ fn the_closed_code_list_is_published_in_the_spec_and_the_readme() {
         "the README's error-code table differs from the code"
     );
 }
+
+/// Every integer that sizes or bounds an answer (limits, page sizes, depths,
+/// hops), in bodies and in query strings, states the range the server
+/// enforces, so a generated client refuses what the server would.
+#[test]
+fn every_size_and_depth_states_its_range() {
+    let spec = generated();
+    let sized = |name: &str| {
+        name.contains("limit") || name == "page_size" || name == "depth" || name.starts_with("max_")
+    };
+    let mut unbounded = Vec::new();
+    let mut check = |place: String, schema: &Value| {
+        let integer = schema["type"] == "integer"
+            || schema["type"]
+                .as_array()
+                .is_some_and(|types| types.iter().any(|t| t == "integer"));
+        if integer && (schema["minimum"].is_null() || schema["maximum"].is_null()) {
+            unbounded.push(place);
+        }
+    };
+    // what a client sends: the tools' inputs and the REST bodies
+    let sent = |name: &str| name.ends_with("Input") || name.ends_with("Body");
+    for (name, schema) in spec["components"]["schemas"].as_object().unwrap() {
+        if !sent(name) {
+            continue;
+        }
+        for (field, property) in schema["properties"].as_object().into_iter().flatten() {
+            if sized(field) {
+                check(format!("{name}.{field}"), property);
+            }
+        }
+    }
+    for (method, path, operation) in operations(&spec) {
+        for parameter in operation["parameters"].as_array().into_iter().flatten() {
+            let name = parameter["name"].as_str().unwrap_or("");
+            if sized(name) {
+                check(format!("{method} {path} ?{name}"), &parameter["schema"]);
+            }
+        }
+    }
+    assert!(unbounded.is_empty(), "no stated range: {unbounded:#?}");
+}

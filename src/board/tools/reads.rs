@@ -45,6 +45,7 @@ impl Tool for TaskShow {
 pub struct HistoryInput {
     pub id: String,
     /// Entries to return, newest first (1 to 1000, default 200).
+    #[schema(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
     /// A previous answer's `next_cursor`: the older entries after it.
     pub cursor: Option<String>,
@@ -111,6 +112,8 @@ pub struct SearchInput {
     pub swimlane: Option<String>,
     pub epic: Option<String>,
     /// 1 to 500, default 50.
+    #[schema(minimum = 1, maximum = 500)]
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// Results to skip.
     pub offset: Option<u32>,
@@ -266,6 +269,8 @@ pub struct ReadyInput {
     pub swimlane: Option<String>,
     pub epic: Option<String>,
     /// 1 to 500, default 50.
+    #[schema(minimum = 1, maximum = 500)]
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// A previous answer's `next_cursor`: the ready tasks after it.
     pub cursor: Option<String>,

@@ -25,6 +25,8 @@ pub struct BoardInput {
     /// Opaque cursor from a previous answer's archive column.
     pub archive_cursor: Option<String>,
     /// Cards per page of complete and archive (1 to 200, default 50).
+    #[schema(minimum = 1, maximum = 200)]
+    #[param(minimum = 1, maximum = 200)]
     pub page_size: Option<u32>,
     /// Any column's `next_cursor`: answers that column alone, continuing after it.
     pub cursor: Option<String>,

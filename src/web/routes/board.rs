@@ -201,6 +201,7 @@ async fn board_task_reposition(
 #[into_params(parameter_in = Query)]
 pub struct LimitQuery {
     /// Entries to return, newest first (1 to 1000, default 200).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
     /// A previous answer's `next_cursor`: the older entries after it.
     pub cursor: Option<String>,
