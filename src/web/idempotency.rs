@@ -27,7 +27,8 @@ fn valid_key(key: &str) -> bool {
     (1..=255).contains(&key.len()) && key.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
-fn writes(method: &Method) -> bool {
+/// Methods that may change something; the others only read.
+pub fn may_write(method: &Method) -> bool {
     matches!(
         *method,
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
@@ -46,7 +47,7 @@ pub async fn check(State(hub): State<Hub>, request: Request, next: Next) -> Resp
     let Some(key) = request.headers().get(HEADER).cloned() else {
         return next.run(request).await;
     };
-    if !writes(request.method()) || !request.uri().path().starts_with("/api/") {
+    if !may_write(request.method()) || !request.uri().path().starts_with("/api/") {
         return next.run(request).await;
     }
     let key = match key.to_str() {

@@ -225,16 +225,12 @@ async fn method_not_allowed(request: Request) -> ApiError {
     )
 }
 
-/// Reads (GET, HEAD) that outlive `REQUEST_TIMEOUT` are answered 503: they
-/// changed nothing. Other methods may write, and a write is never answered
+/// Reads (GET, HEAD, OPTIONS) that outlive `REQUEST_TIMEOUT` are answered
+/// 503: they changed nothing. Other methods may write, and a write is never answered
 /// retryable while it may still commit: the tool runtime bounds read-only
 /// tools by any method and lets writes finish.
 async fn request_timeout(request: Request, next: Next) -> Response {
-    let reads = matches!(
-        *request.method(),
-        axum::http::Method::GET | axum::http::Method::HEAD
-    );
-    if !reads {
+    if idempotency::may_write(request.method()) {
         return next.run(request).await;
     }
     match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {

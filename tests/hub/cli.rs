@@ -407,18 +407,35 @@ fn serve_takes_repo_and_state_dir() {
 #[test]
 fn serve_keeps_serving_when_its_stderr_is_closed() {
     let repo = tempfile::tempdir().unwrap();
-    let mut child = serve_on_any_port(repo.path());
-    // read up to the address, then hang up, as `cos serve 2>&1 | head -1` does
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("on http://") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve stopped");
-    }
-    let address = address_in(&line).unwrap();
-    drop(stderr);
-    std::thread::sleep(Duration::from_millis(300));
-    let body = health_of(&address);
+    // a free port, known before the server starts: its stderr is never read
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = cos(repo.path())
+        .args(["serve", "--port", &port.to_string()])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // hang up before the server says anything, as `cos serve 2>&1 | true` does:
+    // every line it writes to stderr from now on meets a closed pipe
+    drop(child.stderr.take());
+    let address = format!("127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let body = loop {
+        if let Ok(stream) = std::net::TcpStream::connect(&address) {
+            drop(stream);
+            break health_of(&address);
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "serve died once its stderr was closed"
+        );
+        assert!(Instant::now() < deadline, "serve never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(body["data"]["status"], "ok");

@@ -9,7 +9,6 @@ mod reads;
 mod view;
 mod writes;
 
-pub use super::filters::TaskFilter;
 pub use moves::*;
 pub use reads::*;
 pub use view::*;
