@@ -15,7 +15,12 @@ use utoipa::ToSchema;
 
 /// Every area of the hub, in the order their tables are built. A new area is
 /// one line here (and its module, and its router file under `web/routes`).
-pub const AREAS: &[Area] = &[AREA, crate::board::AREA, crate::graph::AREA];
+pub const AREAS: &[Area] = &[
+    AREA,
+    crate::board::AREA,
+    crate::graph::AREA,
+    crate::docs::AREA,
+];
 
 /// The hub's own module: health and settings, always on.
 pub const MODULE: Module = Module::always_on(
@@ -168,6 +173,7 @@ impl Tool for HubHealth {
         description: "Health of the hub: version, uptime, repository, state directory, schema version and which modules are on.",
         effect: crate::tools::Effect::READ,
         list_hints: &[],
+        agent_budget: None,
     };
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<Health>, ToolError> {
@@ -207,6 +213,7 @@ impl Tool for ModuleList {
         description: "Lists the hub's modules, whether each is enabled, and the tools each contributes.",
         effect: crate::tools::Effect::READ,
         list_hints: &[],
+        agent_budget: None,
     };
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<ModuleListing>, ToolError> {
@@ -229,6 +236,7 @@ impl Tool for ModuleSet {
         description: "Enables or disables a module. A disabled module's tools answer module_disabled on every front door.",
         effect: crate::tools::Effect::writes(false, true),
         list_hints: &[],
+        agent_budget: None,
     };
 
     fn run(context: &ToolContext, input: ModuleSetInput) -> Result<Answer<ModuleInfo>, ToolError> {

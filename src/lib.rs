@@ -11,6 +11,7 @@
 
 pub mod board;
 pub mod cli;
+pub mod docs;
 pub mod envelope;
 pub mod events;
 pub mod graph;

@@ -78,6 +78,7 @@ impl Tool for BoardExport {
         // overwrites the task files already in the folder; the same board writes the same files
         effect: crate::tools::Effect::writes(true, true),
         list_hints: &[],
+        agent_budget: None,
     };
 
     fn run(context: &ToolContext, input: FolderInput) -> Result<Answer<ExportReport>, ToolError> {
@@ -218,6 +219,7 @@ impl Tool for BoardImport {
         // updates tasks the files name; a second run finds them unchanged
         effect: crate::tools::Effect::writes(true, true),
         list_hints: &[],
+        agent_budget: None,
     };
 
     fn run(context: &ToolContext, input: FolderInput) -> Result<Answer<ImportReport>, ToolError> {

@@ -4,8 +4,8 @@
 //! schemas carry it, and the README's error table is checked against it.
 //!
 //! Naming: `E_<WHAT>` for every code, except the seeds' outcome codes, kept as
-//! the seeds spell them (`STALE_READ`, `STALE_CURSOR`, ...), whose `STALE_*`
-//! family the hub's own stale-state conflicts join.
+//! the seeds spell them (`STALE_READ`, `STALE_CURSOR`, `COMMIT_UNKNOWN`),
+//! whose `STALE_*` family the hub's own stale-state conflicts join.
 
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -57,6 +57,12 @@ codes! {
     E_WIP_LIMIT => "The target column (or actor) is at its WIP limit; finish or move other work first.",
     E_DEPENDENCY_OPEN => "The task depends on tasks that are not complete; details lists them.",
     E_DEPENDENCY_CYCLE => "The dependency would close a cycle; details shows it.",
+    STALE_REVISION => "The document changed since the {rev, hash} the write was based on; details.current holds its identity now. Re-read, rebase your intent on the new content and send it with a new request_id.",
+    E_READ_ONLY => "The mount is read-only to this caller (agents or people); reads may continue, writes need a writable mount.",
+    E_REQUEST_ID => "request_id is missing or not 1 to 128 visible ASCII characters.",
+    COMMIT_UNKNOWN => "Whether the write committed cannot be established (the file changed outside the hub meanwhile). Check the receipt or re-read the document, or resend the identical write with the same request_id; do not claim success.",
+    E_INTEGRITY => "The documents' hash-chained history failed its audit; writes are refused until it is repaired (reads continue). details names the first bad entry. Do not repair it by editing the history.",
+    E_TOO_MANY_DOCUMENTS => "More documents were asked for at once than a call reads (20); split the request.",
     E_PATH => "A path leaves the folder it must stay in, or names something that is not allowed there.",
     E_CONFIG => "A configuration file of the hub cannot be read; the message names the file and the fault.",
     E_CONTEXT_BUDGET => "The answer stays over the agent budget even after trimming; details.narrow_with names the arguments that shrink it.",
@@ -134,7 +140,7 @@ mod tests {
             );
             assert!(seen.insert(name), "{name} twice");
             assert!(
-                name.starts_with("E_") || name.starts_with("STALE_"),
+                name.starts_with("E_") || name.starts_with("STALE_") || name == "COMMIT_UNKNOWN",
                 "{name} breaks the naming convention"
             );
             assert!(

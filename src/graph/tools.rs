@@ -23,6 +23,7 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
         description,
         effect: crate::tools::Effect::READ,
         list_hints: &[],
+        agent_budget: None,
     }
 }
 

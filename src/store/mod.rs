@@ -243,6 +243,41 @@ impl Store {
         Ok(value)
     }
 
+    /// Like [`Store::write`], committed with `synchronous = FULL`: the commit
+    /// is on disk (the WAL synced) before this returns, not only safe from a
+    /// process crash. The connection goes back to the pool at NORMAL.
+    pub fn write_durable<T, E>(
+        &self,
+        write: impl FnOnce(&Transaction) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut connection = self.pool.get().map_err(StoreError::from)?;
+        let sqlite = |connection: &Connection, error| StoreError::on(connection, error);
+        connection
+            .execute_batch("PRAGMA synchronous = FULL")
+            .map_err(|error| sqlite(&connection, error))?;
+        let outcome = (|| {
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|error| StoreError::Sqlite {
+                    source: error,
+                    databases: Vec::new(),
+                })?;
+            let value = write(&transaction)?;
+            transaction.commit().map_err(|error| StoreError::Sqlite {
+                source: error,
+                databases: Vec::new(),
+            })?;
+            Ok(value)
+        })();
+        if let Err(error) = connection.execute_batch("PRAGMA synchronous = NORMAL") {
+            tracing::warn!(%error, "a connection stayed at synchronous = FULL");
+        }
+        outcome
+    }
+
     /// The schema version of each area in this database.
     pub fn schema_versions(&self) -> Result<std::collections::BTreeMap<String, i64>, StoreError> {
         self.read(migrations::versions)

@@ -76,6 +76,9 @@ pub struct ToolSpec {
     /// Keys of the answer's lists the agent budget cuts before others of the
     /// same depth (beside the seed's registry: `results`, `references`, ...).
     pub list_hints: &'static [&'static str],
+    /// A tighter agent budget than the default one, in token-normalised
+    /// characters (the document tools answer within the seed's compact 16,384).
+    pub agent_budget: Option<usize>,
 }
 
 /// What a tool does to the state it works on. Every tool works on this
@@ -110,6 +113,14 @@ impl ToolSpec {
     /// The same spec with lists to cut first.
     pub const fn cutting_first(self, list_hints: &'static [&'static str]) -> ToolSpec {
         ToolSpec { list_hints, ..self }
+    }
+
+    /// The same spec held to a tighter agent budget.
+    pub const fn within_agent_budget(self, chars: usize) -> ToolSpec {
+        ToolSpec {
+            agent_budget: Some(chars),
+            ..self
+        }
     }
 
     /// The same spec for a tool that writes.
@@ -170,6 +181,33 @@ pub struct HubState {
     pub read_timeout: Duration,
 }
 
+/// Who is calling and the budget its answer is held to.
+#[derive(Debug, Clone, Copy)]
+struct Call {
+    source: Source,
+    budget: Budget,
+}
+
+impl Call {
+    fn unbudgeted(source: Source) -> Call {
+        Call {
+            source,
+            budget: Budget::None,
+        }
+    }
+}
+
+/// The budget a tool's answer is held to: the agent budget becomes the
+/// tool's own tighter one, or the plain agent tier for a graph-shaped answer
+/// that asked for it.
+fn effective_budget(spec: &ToolSpec, budget: Budget, agent_budget_only: bool) -> Budget {
+    match (budget, spec.agent_budget) {
+        (Budget::Agent, Some(chars)) => Budget::Chars(chars),
+        (Budget::Agent, None) if agent_budget_only => Budget::Chars(envelope::AGENT_BUDGET_CHARS),
+        (other, _) => other,
+    }
+}
+
 /// Which areas have background work under way; answers report it in their meta.
 #[derive(Default)]
 pub struct Pending {
@@ -205,6 +243,17 @@ pub struct ToolContext<'a> {
     pub registry: &'a Registry,
     /// Where a long tool reports how far it got (the CLI draws a bar).
     pub progress: &'a dyn Progress,
+    /// The budget the answer will be held to, for tools that size their own
+    /// pages (a document read pages its text so no cut lands inside it).
+    pub budget: Budget,
+}
+
+impl ToolContext<'_> {
+    /// The most an answer of `spec` may weigh under this call's budget, or
+    /// `None` when nothing is trimmed.
+    pub fn answer_limit(&self, spec: &ToolSpec) -> Option<usize> {
+        effective_budget(spec, self.budget, false).limit_for(false)
+    }
 }
 
 /// Progress of a long call, for callers that show it.
@@ -387,7 +436,7 @@ impl Hub {
     ) -> Result<Answer<T::Output>, ErrorBody> {
         let hub = self.clone();
         let task = tokio::task::spawn_blocking(move || {
-            hub.guarded(&T::SPEC, source, &Unwatched, |context| {
+            hub.guarded(&T::SPEC, Call::unbudgeted(source), &Unwatched, |context| {
                 T::run(context, input)
             })
         });
@@ -402,7 +451,9 @@ impl Hub {
         source: Source,
         progress: &dyn Progress,
     ) -> Result<Answer<T::Output>, ErrorBody> {
-        self.guarded(&T::SPEC, source, progress, |context| T::run(context, input))
+        self.guarded(&T::SPEC, Call::unbudgeted(source), progress, |context| {
+            T::run(context, input)
+        })
     }
 
     /// Calls the tool registered as `name` on this thread, behind the gate and
@@ -419,7 +470,7 @@ impl Hub {
         let Some(tool) = self.registry.get(name) else {
             return Err(unknown_tool(name, &self.registry));
         };
-        self.guarded(&tool.spec, source, progress, |context| {
+        self.guarded(&tool.spec, Call::unbudgeted(source), progress, |context| {
             (tool.handler)(context, arguments)
         })
     }
@@ -438,7 +489,7 @@ impl Hub {
         let hub = self.clone();
         let spec = tool.spec;
         let task = tokio::task::spawn_blocking(move || {
-            let outcome = hub.guarded(&spec, source, &Unwatched, |context| {
+            let outcome = hub.guarded(&spec, Call { source, budget }, &Unwatched, |context| {
                 (tool.handler)(context, arguments)
             });
             outcome.and_then(|value| within_budget(&tool, value, budget))
@@ -484,16 +535,17 @@ impl Hub {
     fn guarded<O>(
         &self,
         spec: &ToolSpec,
-        source: Source,
+        call: Call,
         progress: &dyn Progress,
         body: impl FnOnce(&ToolContext) -> Result<O, ToolError>,
     ) -> Result<O, ErrorBody> {
         self.gate(spec).map_err(|error| self.report(spec, error))?;
         let context = ToolContext {
             hub: &self.state,
-            source,
+            source: call.source,
             registry: &self.registry,
             progress,
+            budget: call.budget,
         };
         match catch_unwind(AssertUnwindSafe(|| body(&context))) {
             Ok(Ok(output)) => Ok(output),
@@ -578,10 +630,7 @@ fn within_budget(
         pages,
         agent_budget_only,
     } = answer;
-    let budget = match budget {
-        Budget::Agent if agent_budget_only => Budget::Chars(envelope::AGENT_BUDGET_CHARS),
-        other => other,
-    };
+    let budget = effective_budget(&tool.spec, budget, agent_budget_only);
     let data = as_data(data);
     let page_lists: Vec<String> = pages.iter().map(|page| page.list.clone()).collect();
     // room for resuming cursors matters only where something can be cut

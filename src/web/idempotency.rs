@@ -47,7 +47,11 @@ pub async fn check(State(hub): State<Hub>, request: Request, next: Next) -> Resp
     let Some(key) = request.headers().get(HEADER).cloned() else {
         return next.run(request).await;
     };
-    if !may_write(request.method()) || !request.uri().path().starts_with("/api/") {
+    let path = request.uri().path();
+    if !may_write(request.method())
+        || !path.starts_with("/api/")
+        || super::keeps_own_request_ids(path)
+    {
         return next.run(request).await;
     }
     let key = match key.to_str() {

@@ -258,3 +258,11 @@ fn handler_panicked(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response
     body.error_id = Some(error_id);
     ApiError::new(body).into_response()
 }
+
+/// True when the router serving `path` keeps its own request IDs.
+pub fn keeps_own_request_ids(path: &str) -> bool {
+    routes::ROUTERS
+        .iter()
+        .filter_map(|router| router.request_ids_under)
+        .any(|prefix| path.starts_with(prefix))
+}

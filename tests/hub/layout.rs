@@ -218,6 +218,8 @@ const STORAGE_FILES: &[&str] = &[
     "graph/records.rs",
     "graph/index.rs",
     "graph/resolve.rs",
+    "docs/schema.rs",
+    "docs/records.rs",
 ];
 
 #[test]

@@ -19,6 +19,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 pub const SPEC: RouterSpec = RouterSpec {
     tag: "board",
     extra_errors: &[403, 409, 412],
+    request_ids_under: None,
     router,
 };
 

@@ -22,6 +22,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 pub const SPEC: RouterSpec = RouterSpec {
     tag: "graph",
     extra_errors: &[],
+    request_ids_under: None,
     router,
 };
 

@@ -10,6 +10,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 pub const SPEC: RouterSpec = RouterSpec {
     tag: "health",
     extra_errors: &[],
+    request_ids_under: None,
     router,
 };
 

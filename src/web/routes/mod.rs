@@ -3,6 +3,7 @@
 //! attaches an ErrorEnvelope response for each.
 
 pub mod board;
+pub mod docs;
 pub mod graph;
 pub mod health;
 pub mod settings;
@@ -17,6 +18,10 @@ pub struct RouterSpec {
     pub tag: &'static str,
     /// Error statuses beyond the shared ones that this router's operations can return.
     pub extra_errors: &'static [u16],
+    /// Routes under this path take `Idempotency-Key` as their tools' own
+    /// request ID (with receipts of their own), so the generic replay layer
+    /// leaves them alone.
+    pub request_ids_under: Option<&'static str>,
     pub router: fn() -> OpenApiRouter<Hub>,
 }
 
@@ -26,6 +31,7 @@ pub const ROUTERS: &[RouterSpec] = &[
     settings::SPEC,
     board::SPEC,
     graph::SPEC,
+    docs::SPEC,
     stream::SPEC,
     tools::SPEC,
 ];

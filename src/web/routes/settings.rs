@@ -13,6 +13,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 pub const SPEC: RouterSpec = RouterSpec {
     tag: "settings",
     extra_errors: &[],
+    request_ids_under: None,
     router,
 };
 

@@ -14,6 +14,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 pub const SPEC: RouterSpec = RouterSpec {
     tag: "stream",
     extra_errors: &[],
+    request_ids_under: None,
     router,
 };
 

@@ -19,6 +19,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 pub const SPEC: RouterSpec = RouterSpec {
     tag: "tools",
     extra_errors: &[401, 403, 409, 412],
+    request_ids_under: None,
     router,
 };
 

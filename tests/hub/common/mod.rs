@@ -190,6 +190,7 @@ impl Tool for EchoTool {
         description: "test: echoes text",
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
+        agent_budget: None,
     };
     fn run(_: &ToolContext, input: EchoInput) -> Result<Answer<Self::Output>, ToolError> {
         let mut map = Map::new();
@@ -225,6 +226,7 @@ impl Tool for SlowReadTool {
         description: "test: a slow read",
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
+        agent_budget: None,
     };
     fn run(_: &ToolContext, input: SlowInput) -> Result<Answer<Self::Output>, ToolError> {
         slept(input)
@@ -257,6 +259,7 @@ impl Tool for PanicTool {
         description: "test: panics",
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
+        agent_budget: None,
     };
     fn run(_: &ToolContext, _: NoArgs) -> Result<Answer<Self::Output>, ToolError> {
         panic!("deliberate test panic at /secret/internal/path.rs")
@@ -280,6 +283,7 @@ impl Tool for FailTool {
         description: "test: fails as asked",
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
+        agent_budget: None,
     };
     fn run(_: &ToolContext, input: FailInput) -> Result<Answer<Self::Output>, ToolError> {
         Err(ToolError::from(ErrorBody::new(
@@ -309,6 +313,7 @@ impl Tool for BigTool {
         description: "test: many results",
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
+        agent_budget: None,
     };
     fn run(_: &ToolContext, input: BigInput) -> Result<Answer<Self::Output>, ToolError> {
         let results: Vec<Value> = (0..input.count)
@@ -336,6 +341,7 @@ impl Tool for SqlErrorTool {
         description: "test: bad SQL",
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
+        agent_budget: None,
     };
     fn run(context: &ToolContext, _: NoArgs) -> Result<Answer<Self::Output>, ToolError> {
         context

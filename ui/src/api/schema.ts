@@ -192,6 +192,178 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docs/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Audits the history; answers the head to keep as a checkpoint. */
+        get: operations["docs_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/document": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One document (or a section of it, or a past revision), by page; its ETag is its identity. */
+        get: operations["docs_read"];
+        put?: never;
+        post?: never;
+        /** Deletes a document if it is still at its base (If-Match: its ETag). */
+        delete: operations["docs_delete"];
+        options?: never;
+        head?: never;
+        /** Edits a document by operations if it is still at its base (If-Match: its ETag; a stale one answers 412). */
+        patch: operations["docs_patch"];
+        trace?: never;
+    };
+    "/api/docs/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Creates a document; answers its receipt (201), the ETag its identity. */
+        post: operations["docs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The hash-chained history, newest first. */
+        get: operations["docs_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A mount's documents by path, each with its identity and last change. */
+        get: operations["docs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/mounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mounts and who may write where. */
+        get: operations["docs_mounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Moves a document within its mount if it is still at its base. */
+        post: operations["docs_move"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/read-many": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The first page of up to 20 documents of one mount. */
+        post: operations["docs_read_many"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/receipts/{request_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the write with this request ID committed. */
+        get: operations["docs_receipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/docs/scan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Notices edits made outside the hub now. */
+        post: operations["docs_scan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/graph/context": {
         parameters: {
             query?: never;
@@ -505,6 +677,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description Who may write through a mount.
+         * @enum {string}
+         */
+        Access: "read_write" | "read_only";
         Actor: {
             /** @description A person's name, an agent session id, or a system job name. */
             id: string;
@@ -515,6 +692,24 @@ export interface components {
          * @enum {string}
          */
         ActorKind: "human" | "agent" | "system";
+        /** @description The REST success body. */
+        ApiOk_AuditReport: {
+            data: {
+                /** @description Whether the checkpoint given is still in the history as it was. */
+                checkpoint_holds?: boolean | null;
+                /** @description Distinct contents read back and hashed. */
+                contents: number;
+                /** Format: int64 */
+                entries: number;
+                first_bad?: components["schemas"]["Fault"] | null;
+                head?: components["schemas"]["Checkpoint"] | null;
+                /** @description True when every entry and content checked out (and the checkpoint, if given). */
+                verified: boolean;
+                /** @description True while writes are refused. */
+                writes_refused: boolean;
+            };
+            meta: components["schemas"]["Meta"];
+        };
         /** @description The REST success body. */
         ApiOk_Board: {
             data: {
@@ -595,6 +790,43 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_DocListing: {
+            data: {
+                /** @description By path. */
+                documents: components["schemas"]["DocEntry"][];
+                mount: string;
+                /** @description Pass back as `cursor` for the documents after these; null when none remain. */
+                next_cursor?: string | null;
+                prefix: string;
+                /**
+                 * Format: int64
+                 * @description Documents under the prefix in all.
+                 */
+                total: number;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_DocPage: {
+            data: {
+                /** @description This page's text; the pages joined are the document (or section) byte for byte. */
+                content: string;
+                document: components["schemas"]["Identity"];
+                /** @description True when `rev` named a past revision. */
+                historical: boolean;
+                /** @description Pass back as `cursor` (with the same mount, path, section and rev) for the next page. */
+                next_cursor?: string | null;
+                /** @description Every heading with its anchor, line and byte range (the first page only). */
+                outline: components["schemas"]["Section"][];
+                /** @description False when the outline was cut to fit the answer (read by section to see more). */
+                outline_complete: boolean;
+                range: components["schemas"]["PageRange"];
+                /** @description The section read, as its heading path. */
+                section?: string | null;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_Doctor: {
             data: {
                 healthy: boolean;
@@ -646,6 +878,15 @@ export interface components {
                  * @description Entries in all.
                  */
                 total: number;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_HistoryPage: {
+            data: {
+                /** @description Newest first. */
+                entries: components["schemas"]["HistoryEntry"][];
+                next_cursor?: string | null;
             };
             meta: components["schemas"]["Meta"];
         };
@@ -709,6 +950,13 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_ManyPages: {
+            data: {
+                documents: components["schemas"]["ManyItem"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_ModuleInfo: {
             data: {
                 description: string;
@@ -730,12 +978,41 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_MountList: {
+            data: {
+                mounts: components["schemas"]["MountInfo"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_PathAnswer: {
             data: {
                 found: boolean;
                 /** Format: int32 */
                 hops?: number | null;
                 path: components["schemas"]["PathStep"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_Receipt: {
+            data: {
+                /** @description What to do next, in words. */
+                advice: string;
+                document?: components["schemas"]["Identity"] | null;
+                durable?: components["schemas"]["Durability"] | null;
+                /** @description False when the hub has never seen this request ID. */
+                known: boolean;
+                /** @description create, patch, move or delete. */
+                op?: string | null;
+                previous?: components["schemas"]["Identity"] | null;
+                request_id: string;
+                /**
+                 * Format: int64
+                 * @description The history entry the write appended.
+                 */
+                seq?: number | null;
+                state: components["schemas"]["ReceiptState"];
             };
             meta: components["schemas"]["Meta"];
         };
@@ -785,6 +1062,16 @@ export interface components {
         ApiOk_ResolveAnswer: {
             data: {
                 node: components["schemas"]["GraphNode"];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_ScanReport: {
+            data: {
+                /** @description Documents found changed outside the hub, now recorded as revisions. */
+                changed: number;
+                /** @description Mounts scanned. */
+                mounts: string[];
             };
             meta: components["schemas"]["Meta"];
         };
@@ -875,6 +1162,27 @@ export interface components {
             };
             meta: components["schemas"]["Meta"];
         };
+        AuditReport: {
+            /** @description Whether the checkpoint given is still in the history as it was. */
+            checkpoint_holds?: boolean | null;
+            /** @description Distinct contents read back and hashed. */
+            contents: number;
+            /** Format: int64 */
+            entries: number;
+            first_bad?: components["schemas"]["Fault"] | null;
+            head?: components["schemas"]["Checkpoint"] | null;
+            /** @description True when every entry and content checked out (and the checkpoint, if given). */
+            verified: boolean;
+            /** @description True while writes are refused. */
+            writes_refused: boolean;
+        };
+        /** @description The revision a write was based on. */
+        Base: {
+            /** @description The full 64-hex-digit hash, as read. */
+            hash: string;
+            /** Format: int64 */
+            rev: number;
+        };
         Board: {
             columns: components["schemas"]["Column"][];
             /**
@@ -931,6 +1239,12 @@ export interface components {
          * @enum {string}
          */
         Category: "transient" | "validation" | "permission" | "not_found" | "unavailable" | "internal" | "module_disabled" | "conflict" | "unauthorized";
+        /** @description A point in the history: its sequence number and entry hash. */
+        Checkpoint: {
+            entry_hash: string;
+            /** Format: int64 */
+            seq: number;
+        };
         Claim: {
             /** @description Why nothing was claimed. */
             reason?: string | null;
@@ -960,6 +1274,12 @@ export interface components {
          *     - `E_WIP_LIMIT`: The target column (or actor) is at its WIP limit; finish or move other work first.
          *     - `E_DEPENDENCY_OPEN`: The task depends on tasks that are not complete; details lists them.
          *     - `E_DEPENDENCY_CYCLE`: The dependency would close a cycle; details shows it.
+         *     - `STALE_REVISION`: The document changed since the {rev, hash} the write was based on; details.current holds its identity now. Re-read, rebase your intent on the new content and send it with a new request_id.
+         *     - `E_READ_ONLY`: The mount is read-only to this caller (agents or people); reads may continue, writes need a writable mount.
+         *     - `E_REQUEST_ID`: request_id is missing or not 1 to 128 visible ASCII characters.
+         *     - `COMMIT_UNKNOWN`: Whether the write committed cannot be established (the file changed outside the hub meanwhile). Check the receipt or re-read the document, or resend the identical write with the same request_id; do not claim success.
+         *     - `E_INTEGRITY`: The documents' hash-chained history failed its audit; writes are refused until it is repaired (reads continue). details names the first bad entry. Do not repair it by editing the history.
+         *     - `E_TOO_MANY_DOCUMENTS`: More documents were asked for at once than a call reads (20); split the request.
          *     - `E_PATH`: A path leaves the folder it must stay in, or names something that is not allowed there.
          *     - `E_CONFIG`: A configuration file of the hub cannot be read; the message names the file and the fault.
          *     - `E_CONTEXT_BUDGET`: The answer stays over the agent budget even after trimming; details.narrow_with names the arguments that shrink it.
@@ -981,7 +1301,7 @@ export interface components {
          *     - `E_TOKEN`: The bearer token is missing or wrong.
          * @enum {string}
          */
-        Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "E_REQUEST_REUSE" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "E_PATH" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
+        Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "E_REQUEST_REUSE" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "STALE_REVISION" | "E_READ_ONLY" | "E_REQUEST_ID" | "COMMIT_UNKNOWN" | "E_INTEGRITY" | "E_TOO_MANY_DOCUMENTS" | "E_PATH" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
         Column: {
             cards: components["schemas"]["Card"][];
             /**
@@ -1004,6 +1324,14 @@ export interface components {
             /** @description Pass back as `cursor` for the neighbours after these; null when none remain. */
             next_cursor?: string | null;
             node: components["schemas"]["GraphNode"];
+        };
+        CreateBody: {
+            actor?: string | null;
+            content: string;
+            mount: string;
+            path: string;
+            /** @description The request ID, if not sent as Idempotency-Key. */
+            request_id?: string | null;
         };
         CreateInput: {
             actor?: components["schemas"]["Actor"] | null;
@@ -1039,6 +1367,47 @@ export interface components {
             /** @description Tasks that wait for this one. */
             dependents: components["schemas"]["Card"][];
             id: string;
+        };
+        DocEntry: {
+            hash: string;
+            path: string;
+            /** Format: int64 */
+            rev: number;
+            /** Format: int64 */
+            size: number;
+            source: string;
+            /** @description The last change: when, by whom, through which door. */
+            updated_at: string;
+            updated_by: string;
+        };
+        DocListing: {
+            /** @description By path. */
+            documents: components["schemas"]["DocEntry"][];
+            mount: string;
+            /** @description Pass back as `cursor` for the documents after these; null when none remain. */
+            next_cursor?: string | null;
+            prefix: string;
+            /**
+             * Format: int64
+             * @description Documents under the prefix in all.
+             */
+            total: number;
+        };
+        DocPage: {
+            /** @description This page's text; the pages joined are the document (or section) byte for byte. */
+            content: string;
+            document: components["schemas"]["Identity"];
+            /** @description True when `rev` named a past revision. */
+            historical: boolean;
+            /** @description Pass back as `cursor` (with the same mount, path, section and rev) for the next page. */
+            next_cursor?: string | null;
+            /** @description Every heading with its anchor, line and byte range (the first page only). */
+            outline: components["schemas"]["Section"][];
+            /** @description False when the outline was cut to fit the answer (read by section to see more). */
+            outline_complete: boolean;
+            range: components["schemas"]["PageRange"];
+            /** @description The section read, as its heading path. */
+            section?: string | null;
         };
         Doctor: {
             healthy: boolean;
@@ -1086,6 +1455,15 @@ export interface components {
             issue_count_total: number;
             /** Format: int64 */
             nodes: number;
+        };
+        /** @description What the hub synced before it said committed. */
+        Durability: {
+            /** @description The history entry and receipt were committed with `synchronous = FULL`. */
+            database: boolean;
+            /** @description The folder was fsynced after the rename, so the entry survives power loss. */
+            directory: boolean;
+            /** @description The new content was fsynced before it replaced the file. */
+            file: boolean;
         };
         EditBody: {
             actor?: components["schemas"]["Actor"] | null;
@@ -1146,6 +1524,12 @@ export interface components {
             /** @description Where to start (default: the repository's root folder). */
             root?: string | null;
         };
+        /** @description The first entry that does not hold. */
+        Fault: {
+            problem: string;
+            /** Format: int64 */
+            seq: number;
+        };
         /** @description A node as every graph answer shows it. */
         GraphNode: {
             kind: string;
@@ -1201,6 +1585,23 @@ export interface components {
              * @description The task's version after this change.
              */
             version: number;
+        };
+        HistoryPage: {
+            /** @description Newest first. */
+            entries: components["schemas"]["HistoryEntry"][];
+            next_cursor?: string | null;
+        };
+        /** @description Which document, at which revision: what a write's base must match. */
+        Identity: {
+            /** @description BLAKE3 of the content, 64 hex digits (empty for a deleted document). */
+            hash: string;
+            mount: string;
+            path: string;
+            /**
+             * Format: int64
+             * @description Bumped by every change, from 1.
+             */
+            rev: number;
         };
         Impact: {
             /** Format: int64 */
@@ -1275,6 +1676,15 @@ export interface components {
         JsonObject: Record<string, never>;
         /** @enum {string} */
         Kind: "feature" | "bug" | "chore" | "spike" | "docs" | "refactor" | "test" | "security";
+        /** @description One document of a `cos_docs_read_many`: its first page, or why not. */
+        ManyItem: {
+            error?: components["schemas"]["ErrorBody"] | null;
+            page?: components["schemas"]["DocPage"] | null;
+            path: string;
+        };
+        ManyPages: {
+            documents: components["schemas"]["ManyItem"][];
+        };
         /**
          * @description The diagnostics block. Only the envelope writes `tokens_estimated`, `truncated`
          *     and the `truncated_*` markers; other keys come from the tool (e.g. `resolved_from`).
@@ -1308,6 +1718,20 @@ export interface components {
         ModuleSwitch: {
             enabled: boolean;
         };
+        MountInfo: {
+            agents: components["schemas"]["Access"];
+            /** @description False when the folder does not exist yet (a create makes it). */
+            exists: boolean;
+            /** @description The exact key every documents tool takes. */
+            key: string;
+            /** @description Display name only: never accepted in place of the key. */
+            name: string;
+            people: components["schemas"]["Access"];
+            root: string;
+        };
+        MountList: {
+            mounts: components["schemas"]["MountInfo"][];
+        };
         MoveBody: {
             actor?: components["schemas"]["Actor"] | null;
             /** @description The status you expect the task to be in. */
@@ -1324,6 +1748,67 @@ export interface components {
             /** @description The edge's kind: contains, imports, calls, inherits_from, implements, links_to, cites_heading. */
             edge: string;
             node: components["schemas"]["GraphNode"];
+        };
+        /**
+         * @description One edit. Sections are addressed by heading path (`Setup/Install`) or
+         *     anchor; a section's body is what follows its heading up to the next
+         *     heading of the same or a higher level (subsections included).
+         */
+        Operation: {
+            content: string;
+            /** @enum {string} */
+            op: "replace_section";
+            section: string;
+        } | {
+            content: string;
+            /** @enum {string} */
+            op: "insert_before_section";
+            section: string;
+        } | {
+            content: string;
+            /** @enum {string} */
+            op: "insert_after_section";
+            section: string;
+        } | {
+            content: string;
+            /** @enum {string} */
+            op: "append_to_section";
+            section: string;
+        } | {
+            /** @enum {string} */
+            op: "delete_section";
+            section: string;
+        } | {
+            expected_count?: number;
+            find: string;
+            /** @enum {string} */
+            op: "replace_text";
+            replace: string;
+        } | {
+            content: string;
+            /** @enum {string} */
+            op: "append";
+        } | {
+            content: string;
+            /** @enum {string} */
+            op: "prepend";
+        };
+        /** @description Where a page lies in what is read. */
+        PageRange: {
+            end: number;
+            /** @description 1-based lines the page covers. */
+            first_line: number;
+            last_line: number;
+            /** @description Byte offsets in the document, end exclusive. */
+            start: number;
+            /** @description Bytes of the document. */
+            total: number;
+        };
+        PatchBody: {
+            actor?: string | null;
+            base?: components["schemas"]["Base"] | null;
+            operations: components["schemas"]["Operation"][];
+            request_id?: string | null;
         };
         PathAnswer: {
             found: boolean;
@@ -1348,6 +1833,35 @@ export interface components {
         };
         /** @enum {string} */
         Priority: "P0" | "P1" | "P2" | "P3";
+        ReadManyInput: {
+            /** @description The mount's exact key (cos_docs_mounts). */
+            mount: string;
+            /** @description 1 to 20 paths in the mount. */
+            paths: string[];
+        };
+        Receipt: {
+            /** @description What to do next, in words. */
+            advice: string;
+            document?: components["schemas"]["Identity"] | null;
+            durable?: components["schemas"]["Durability"] | null;
+            /** @description False when the hub has never seen this request ID. */
+            known: boolean;
+            /** @description create, patch, move or delete. */
+            op?: string | null;
+            previous?: components["schemas"]["Identity"] | null;
+            request_id: string;
+            /**
+             * Format: int64
+             * @description The history entry the write appended.
+             */
+            seq?: number | null;
+            state: components["schemas"]["ReceiptState"];
+        };
+        /**
+         * @description The outcome of a request ID.
+         * @enum {string}
+         */
+        ReceiptState: "committed" | "not_committed" | "unknown";
         References: {
             /** Format: int64 */
             count: number;
@@ -1432,12 +1946,40 @@ export interface components {
         Revisions: {
             [key: string]: number;
         };
+        ScanInput: {
+            /** @description Only this mount (default: every mount). */
+            mount?: string | null;
+        };
+        ScanReport: {
+            /** @description Documents found changed outside the hub, now recorded as revisions. */
+            changed: number;
+            /** @description Mounts scanned. */
+            mounts: string[];
+        };
         SearchResults: {
             /** Format: int64 */
             count: number;
             /** @description Pass back as `cursor` for the results after these; null when none remain. */
             next_cursor?: string | null;
             results: components["schemas"]["GraphNode"][];
+        };
+        /** @description One heading of the outline. */
+        Section: {
+            anchor: string;
+            /** @description Byte offset where the section ends (exclusive). */
+            end: number;
+            /**
+             * Format: int32
+             * @description 1 to 6.
+             */
+            level: number;
+            /** @description 1-based line of the heading. */
+            line: number;
+            /** @description Titles from the top heading down to this one, joined by `/`. */
+            path: string;
+            /** @description Byte offset where the heading starts. */
+            start: number;
+            title: string;
         };
         Similar: {
             /** Format: int64 */
@@ -2876,6 +3418,1360 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiOk_Task"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_audit: {
+        parameters: {
+            query?: {
+                /** @description A checkpoint's seq (with entry_hash): also prove the history up to it is unchanged. */
+                seq?: number;
+                entry_hash?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audit */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_AuditReport"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_read: {
+        parameters: {
+            query: {
+                /** @description The mount's exact key (cos_docs_mounts). */
+                mount: string;
+                /** @description Relative to the mount, e.g. guides/setup.md. */
+                path: string;
+                /** @description Only this section: a heading path (Setup/Install) or an anchor. */
+                section?: string;
+                /** @description A past revision instead of the current one. */
+                rev?: number;
+                /** @description A previous page's `next_cursor`: the next page of the same read. */
+                cursor?: string;
+                /**
+                 * @description Largest page, in characters as the budget counts them (256 to 4194304;
+                 *     default: what fits the agent budget, or everything without one).
+                 */
+                page_bytes?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page; the ETag is "<rev>-<hash>" */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_DocPage"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_delete: {
+        parameters: {
+            query: {
+                mount: string;
+                path: string;
+                /** @description The rev you read, if not sent as If-Match (with `hash`). */
+                rev?: number;
+                hash?: string;
+                request_id?: string;
+            };
+            header?: {
+                /** @description The document's ETag ("<rev>-<hash>"), a list of them, or * */
+                "If-Match"?: string | null;
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Receipt"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_patch: {
+        parameters: {
+            query: {
+                /** @description The mount's exact key. */
+                mount: string;
+                /** @description The document's path in the mount. */
+                path: string;
+            };
+            header?: {
+                /** @description The document's ETag ("<rev>-<hash>"), a list of them, or *; weak tags never match */
+                "If-Match"?: string | null;
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchBody"];
+            };
+        };
+        responses: {
+            /** @description The receipt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Receipt"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBody"];
+            };
+        };
+        responses: {
+            /** @description The receipt */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Receipt"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_history: {
+        parameters: {
+            query?: {
+                /** @description Only this mount's changes. */
+                mount?: string;
+                /** @description Only this document's changes (needs mount); a move counts for both paths. */
+                path?: string;
+                /** @description A previous answer's `next_cursor`. */
+                cursor?: string;
+                /** @description 1 to 200, default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of history */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_HistoryPage"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_list: {
+        parameters: {
+            query: {
+                /** @description The mount's exact key (cos_docs_mounts). */
+                mount: string;
+                /** @description Only documents in this folder (relative to the mount). */
+                prefix?: string;
+                /** @description A previous answer's `next_cursor`. */
+                cursor?: string;
+                /** @description 1 to 200, default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of documents */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_DocListing"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_mounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mounts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_MountList"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_move: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The document's ETag, a list of them, or * */
+                "If-Match"?: string | null;
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveBody"];
+            };
+        };
+        responses: {
+            /** @description The receipt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Receipt"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_read_many: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReadManyInput"];
+            };
+        };
+        responses: {
+            /** @description One first page (or error) per path */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_ManyPages"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_receipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The write's request ID (or Idempotency-Key) */
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description committed, not_committed or unknown */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Receipt"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    docs_scan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScanInput"];
+            };
+        };
+        responses: {
+            /** @description What changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_ScanReport"];
                 };
             };
             /** @description Validation failed (category validation): the message and details name the field */

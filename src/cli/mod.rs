@@ -1,6 +1,8 @@
 //! The `cos` command line. Every subcommand that acts on the hub goes through
 //! the tool runtime, so the shell sees the same answers agents and browsers do.
 
+mod docs;
+
 use crate::envelope::{self, Budget, Code, ErrorBody};
 use crate::tools::{Hub, HubConfig, Source};
 use crate::{hub, web};
@@ -89,6 +91,11 @@ enum Command {
     Board {
         #[command(subcommand)]
         command: BoardCommand,
+    },
+    /// Read, edit and audit the documents in the mounts.
+    Docs {
+        #[command(subcommand)]
+        command: docs::DocsCommand,
     },
     /// List or call the hub's tools from the shell.
     Tool {
@@ -207,6 +214,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Module { command } => with_hub(&hub, None, |opened| module(command, &opened)),
         Command::Board { command } => with_hub(&hub, None, |opened| board(command, &opened)),
         Command::Tool { command } => with_hub(&hub, None, |opened| tool(command, &opened)),
+        Command::Docs { command } => with_hub(&hub, None, |opened| docs::run(command, &opened)),
     }
 }
 
@@ -435,6 +443,8 @@ fn serve(hub: Hub, address: SocketAddr, options: web::ServeOptions) -> i32 {
         ));
         // The graph follows saved files while the hub runs.
         let _watcher = crate::graph::watch::start(hub.clone());
+        // Documents edited outside the hub become revisions while it runs.
+        let _docs_watcher = crate::docs::watch::start(hub.clone());
         match web::serve_with(listener, hub, options, shutdown_signal()).await {
             Ok(()) => 0,
             Err(error) => {
@@ -500,7 +510,7 @@ fn argument_error(field: &str, expected: &str) -> ErrorBody {
 }
 
 /// Prints an envelope as pretty JSON; 0 for success, 1 for an error envelope.
-fn print_envelope(envelope: &Value) -> i32 {
+pub(crate) fn print_envelope(envelope: &Value) -> i32 {
     println!(
         "{}",
         serde_json::to_string_pretty(envelope).unwrap_or_default()
@@ -512,14 +522,14 @@ fn print_envelope(envelope: &Value) -> i32 {
     }
 }
 
-fn call(hub: &Hub, name: &str, arguments: Value, budget: Budget) -> Result<Value, i32> {
+pub(crate) fn call(hub: &Hub, name: &str, arguments: Value, budget: Budget) -> Result<Value, i32> {
     let runtime = runtime()?;
     Ok(runtime.block_on(hub.call_json(name, arguments, budget, Source::Cli)))
 }
 
 /// Calls a tool unbudgeted for a human-readable command: its `data`, or exit 1
 /// after printing the error's message.
-fn call_for_data(hub: &Hub, name: &str, arguments: Value) -> Result<Value, i32> {
+pub(crate) fn call_for_data(hub: &Hub, name: &str, arguments: Value) -> Result<Value, i32> {
     let mut envelope = call(hub, name, arguments, Budget::None)?;
     if envelope["ok"] != Value::Bool(true) {
         eprintln!(

@@ -1,0 +1,219 @@
+//! `cos docs ...`: the documents tools from the shell. Reads print the
+//! Markdown itself (every page followed); writes and checks print the
+//! tool's envelope, so scripts read the receipt or the audit's head.
+
+use clap::Subcommand;
+use serde_json::{Value, json};
+use std::io::Read;
+
+use super::{call, call_for_data, print_envelope};
+use crate::envelope::Budget;
+use crate::tools::Hub;
+
+#[derive(Debug, Subcommand)]
+pub enum DocsCommand {
+    /// The mounts: key, display name, folder, who may write.
+    Mounts,
+    /// A mount's documents with their rev and hash.
+    List {
+        mount: String,
+        #[arg(long)]
+        prefix: Option<String>,
+    },
+    /// Print a document (or one section, or a past revision) as Markdown.
+    Read {
+        mount: String,
+        path: String,
+        #[arg(long)]
+        section: Option<String>,
+        #[arg(long)]
+        rev: Option<i64>,
+        /// Print the first page's envelope (identity, outline) instead of the text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a document from stdin.
+    Create {
+        mount: String,
+        path: String,
+        #[arg(long = "request-id")]
+        request_id: String,
+    },
+    /// Apply patch operations (a JSON array, or - for stdin) at base REV and HASH.
+    Patch {
+        mount: String,
+        path: String,
+        #[arg(long)]
+        rev: i64,
+        #[arg(long)]
+        hash: String,
+        #[arg(long = "request-id")]
+        request_id: String,
+        #[arg(long)]
+        operations: String,
+    },
+    /// The history, newest first.
+    History {
+        #[arg(long)]
+        mount: Option<String>,
+        #[arg(long)]
+        path: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+    /// Audit the hash-chained history; prints the head {seq, entry_hash} to keep as a checkpoint.
+    Audit {
+        /// An earlier head, as SEQ:ENTRY_HASH: also prove the history up to it is unchanged.
+        #[arg(long)]
+        checkpoint: Option<String>,
+    },
+    /// Whether the write with this request ID committed.
+    Receipt { request_id: String },
+}
+
+pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
+    let (tool, arguments) = match command {
+        DocsCommand::Read {
+            mount,
+            path,
+            section,
+            rev,
+            json: false,
+        } => {
+            return print_document(
+                hub,
+                json!({"mount": mount, "path": path, "section": section, "rev": rev}),
+            );
+        }
+        DocsCommand::Read {
+            mount,
+            path,
+            section,
+            rev,
+            json: true,
+        } => (
+            "cos_docs_read",
+            json!({"mount": mount, "path": path, "section": section, "rev": rev}),
+        ),
+        DocsCommand::Mounts => ("cos_docs_mounts", json!({})),
+        DocsCommand::List { mount, prefix } => (
+            "cos_docs_list",
+            json!({"mount": mount, "prefix": prefix, "limit": 200}),
+        ),
+        DocsCommand::Create {
+            mount,
+            path,
+            request_id,
+        } => {
+            let mut content = String::new();
+            if let Err(error) = std::io::stdin().read_to_string(&mut content) {
+                eprintln!("cos: reading the document from stdin: {error}");
+                return 1;
+            }
+            (
+                "cos_docs_create",
+                json!({"mount": mount, "path": path, "content": content, "request_id": request_id}),
+            )
+        }
+        DocsCommand::Patch {
+            mount,
+            path,
+            rev,
+            hash,
+            request_id,
+            operations,
+        } => {
+            let operations = match read_operations(&operations) {
+                Ok(operations) => operations,
+                Err(message) => {
+                    eprintln!("cos: --operations: {message}");
+                    return 2;
+                }
+            };
+            (
+                "cos_docs_patch",
+                json!({"mount": mount, "path": path, "base": {"rev": rev, "hash": hash}, "request_id": request_id, "operations": operations}),
+            )
+        }
+        DocsCommand::History { mount, path, limit } => (
+            "cos_docs_history",
+            json!({"mount": mount, "path": path, "limit": limit}),
+        ),
+        DocsCommand::Audit { checkpoint } => {
+            let checkpoint = match checkpoint.as_deref().map(parse_checkpoint).transpose() {
+                Ok(checkpoint) => checkpoint,
+                Err(message) => {
+                    eprintln!("cos: --checkpoint: {message}");
+                    return 2;
+                }
+            };
+            ("cos_docs_audit", json!({"checkpoint": checkpoint}))
+        }
+        DocsCommand::Receipt { request_id } => {
+            ("cos_docs_receipt", json!({"request_id": request_id}))
+        }
+    };
+    let arguments = drop_nulls(arguments);
+    match call(hub, tool, arguments, Budget::None) {
+        Ok(envelope) => print_envelope(&envelope),
+        Err(code) => code,
+    }
+}
+
+/// Optional arguments left out rather than sent as null.
+fn drop_nulls(mut arguments: Value) -> Value {
+    if let Some(object) = arguments.as_object_mut() {
+        object.retain(|_, value| !value.is_null());
+    }
+    arguments
+}
+
+fn read_operations(given: &str) -> Result<Value, String> {
+    let text = if given == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|error| format!("reading stdin: {error}"))?;
+        text
+    } else {
+        given.to_string()
+    };
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|error| format!("a JSON array of operations ({error})"))?;
+    if !value.is_array() {
+        return Err(
+            "a JSON array of operations, like [{\"op\": \"append\", \"content\": \"...\"}]".into(),
+        );
+    }
+    Ok(value)
+}
+
+fn parse_checkpoint(text: &str) -> Result<Value, String> {
+    let (seq, hash) = text
+        .split_once(':')
+        .ok_or_else(|| "expected SEQ:ENTRY_HASH, as cos docs audit prints it".to_string())?;
+    let seq: i64 = seq
+        .parse()
+        .map_err(|_| format!("{seq:?} is not a sequence number"))?;
+    Ok(json!({"seq": seq, "entry_hash": hash}))
+}
+
+/// Prints the document's text, following every page's cursor.
+fn print_document(hub: &Hub, arguments: Value) -> i32 {
+    let mut arguments = drop_nulls(arguments);
+    let mut out = std::io::stdout().lock();
+    loop {
+        let data = match call_for_data(hub, "cos_docs_read", arguments.clone()) {
+            Ok(data) => data,
+            Err(code) => return code,
+        };
+        let text = data["content"].as_str().unwrap_or_default();
+        if std::io::Write::write_all(&mut out, text.as_bytes()).is_err() {
+            return 1;
+        }
+        match data["next_cursor"].as_str() {
+            Some(cursor) => arguments["cursor"] = json!(cursor),
+            None => return 0,
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Documents: Markdown files in mounts (named folders), written safely by
+//! people and agents at once: compare-and-set on `{path, rev, hash}`,
+//! request IDs with receipts, durable replacement, cursors bound to what they
+//! page, and a hash-chained history whose audit refuses writes when it fails.
+//!
+//! Owns the documents' tables (`schema.rs`), their SQL (`records.rs`), its
+//! cache namespace and `docs.toml` (`mounts.rs`). Files stay plain Markdown
+//! on disk, reached only beneath their mount's directory handle (`disk.rs`).
+//! The write protocol is in `write.rs`, keeping the record equal to the files
+//! (outside edits, unfinished publications) in `sync.rs`. It knows nothing of
+//! HTTP or MCP, and no other area writes its tables.
+
+pub mod audit;
+mod chain;
+mod disk;
+pub mod model;
+pub mod mounts;
+mod paging;
+pub mod patch;
+mod paths;
+mod records;
+mod schema;
+mod sections;
+mod sync;
+pub mod tools;
+pub mod watch;
+mod write;
+
+use crate::store::{Store, StoreError};
+use crate::tools::{Area, Module, Registry};
+
+/// The documents' switch.
+pub const MODULE: Module = Module::new(
+    "docs",
+    "Markdown documents in mounts with safe concurrent writes",
+);
+
+/// The documents as the hub lists them.
+pub const AREA: Area = Area {
+    id: "docs",
+    module: MODULE,
+    migrations: schema::MIGRATIONS,
+    revision: Some(revision),
+    register,
+};
+
+/// The documents' revision, bumped by every change from any process.
+pub fn revision(store: &Store) -> Result<i64, StoreError> {
+    store.view(records::revision)
+}
+
+/// Registers every documents tool.
+pub fn register(registry: &mut Registry) {
+    registry
+        .register::<tools::DocsMounts>()
+        .register::<tools::DocsList>()
+        .register::<tools::DocsRead>()
+        .register::<tools::DocsReadMany>()
+        .register::<tools::DocsCreate>()
+        .register::<tools::DocsPatch>()
+        .register::<tools::DocsMove>()
+        .register::<tools::DocsDelete>()
+        .register::<tools::DocsReceipt>()
+        .register::<tools::DocsHistory>()
+        .register::<tools::DocsAudit>()
+        .register::<tools::DocsScan>();
+}

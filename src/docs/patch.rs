@@ -1,0 +1,308 @@
+//! Patch operations: pure functions from a document's text to its next text,
+//! applied all or nothing (a failing operation names its index).
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use utoipa::ToSchema;
+
+use super::sections::{self, Section};
+use crate::envelope::{Category, Code};
+use crate::tools::ToolError;
+
+/// At most this many operations in one patch.
+pub const MAX_OPERATIONS: usize = 100;
+
+/// One edit. Sections are addressed by heading path (`Setup/Install`) or
+/// anchor; a section's body is what follows its heading up to the next
+/// heading of the same or a higher level (subsections included).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Operation {
+    /// Replaces the section's body; its heading stays.
+    ReplaceSection { section: String, content: String },
+    /// Inserts before the section's heading.
+    InsertBeforeSection { section: String, content: String },
+    /// Inserts after the section's end (after its subsections).
+    InsertAfterSection { section: String, content: String },
+    /// Adds to the end of the section's body.
+    AppendToSection { section: String, content: String },
+    /// Removes the section: heading, body and subsections.
+    DeleteSection { section: String },
+    /// Replaces every occurrence of `find`; refused unless there are exactly
+    /// `expected_count` of them (default 1).
+    ReplaceText {
+        find: String,
+        replace: String,
+        #[serde(default = "one")]
+        #[schema(minimum = 1)]
+        expected_count: usize,
+    },
+    /// Adds to the end of the document.
+    Append { content: String },
+    /// Adds to the start of the document (after front matter, if any).
+    Prepend { content: String },
+}
+
+fn one() -> usize {
+    1
+}
+
+fn failed(index: usize, message: String) -> ToolError {
+    ToolError::fail(
+        Category::Validation,
+        Code::E_ARGUMENT,
+        format!("operations[{index}]: {message}"),
+    )
+    .with_details(json!({"field": format!("operations[{index}]"), "index": index}))
+}
+
+/// Applies every operation in order to `text`.
+pub fn apply(text: &str, operations: &[Operation]) -> Result<String, ToolError> {
+    if operations.is_empty() {
+        return Err(ToolError::invalid("operations", "at least one operation"));
+    }
+    if operations.len() > MAX_OPERATIONS {
+        return Err(ToolError::invalid(
+            "operations",
+            format!("at most {MAX_OPERATIONS} operations in one patch"),
+        ));
+    }
+    let mut text = text.to_string();
+    for (index, operation) in operations.iter().enumerate() {
+        text = apply_one(&text, operation).map_err(|error| match error {
+            ToolError::Fail(body) => failed(index, body.message),
+            other => other,
+        })?;
+    }
+    Ok(text)
+}
+
+/// `content` ending in a line break, so what follows starts on its own line.
+fn as_lines(content: &str) -> String {
+    if content.is_empty() || content.ends_with('\n') {
+        content.to_string()
+    } else {
+        format!("{content}\n")
+    }
+}
+
+fn splice(text: &str, start: usize, end: usize, insert: &str) -> String {
+    let mut out = String::with_capacity(text.len() + insert.len());
+    out.push_str(&text[..start]);
+    out.push_str(insert);
+    out.push_str(&text[end..]);
+    out
+}
+
+fn section<'a>(sections: &'a [Section], wanted: &str) -> Result<&'a Section, ToolError> {
+    sections::find(sections, "section", wanted)
+}
+
+/// Where text that follows `text[..end]` must start: on a new line.
+fn separated(text: &str, end: usize, content: &str) -> String {
+    if end > 0 && !text[..end].ends_with('\n') {
+        format!("\n{}", as_lines(content))
+    } else {
+        as_lines(content)
+    }
+}
+
+fn apply_one(text: &str, operation: &Operation) -> Result<String, ToolError> {
+    let outline = || sections::outline(text);
+    Ok(match operation {
+        Operation::ReplaceSection {
+            section: name,
+            content,
+        } => {
+            let sections = outline();
+            let found = section(&sections, name)?;
+            let body = separated(text, found.body_start(), content);
+            splice(text, found.body_start(), found.end, &body)
+        }
+        Operation::InsertBeforeSection {
+            section: name,
+            content,
+        } => {
+            let sections = outline();
+            let found = section(&sections, name)?;
+            splice(text, found.start, found.start, &as_lines(content))
+        }
+        Operation::InsertAfterSection {
+            section: name,
+            content,
+        }
+        | Operation::AppendToSection {
+            section: name,
+            content,
+        } => {
+            let sections = outline();
+            let found = section(&sections, name)?;
+            let at = match operation {
+                Operation::AppendToSection { .. } => body_end(&sections, found),
+                _ => found.end,
+            };
+            splice(text, at, at, &separated(text, at, content))
+        }
+        Operation::DeleteSection { section: name } => {
+            let sections = outline();
+            let found = section(&sections, name)?;
+            splice(text, found.start, found.end, "")
+        }
+        Operation::ReplaceText {
+            find,
+            replace,
+            expected_count,
+        } => {
+            if find.is_empty() {
+                return Err(ToolError::invalid("find", "at least one character"));
+            }
+            let count = text.matches(find.as_str()).count();
+            if count != *expected_count {
+                return Err(ToolError::invalid(
+                    "expected_count",
+                    format!(
+                        "{find:?} occurs {count} times, not {expected_count}; nothing was changed"
+                    ),
+                ));
+            }
+            text.replace(find.as_str(), replace)
+        }
+        Operation::Append { content } => {
+            let at = text.len();
+            splice(text, at, at, &separated(text, at, content))
+        }
+        Operation::Prepend { content } => {
+            let at = front_matter_end(text);
+            splice(text, at, at, &as_lines(content))
+        }
+    })
+}
+
+/// The end of a section's own body: where its first subsection starts, or its end.
+fn body_end(sections: &[Section], found: &Section) -> usize {
+    sections
+        .iter()
+        .find(|s| s.start > found.start && s.start < found.end)
+        .map_or(found.end, |sub| sub.start)
+}
+
+/// The offset after a leading `---` ... `---` front matter block, else 0.
+fn front_matter_end(text: &str) -> usize {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return 0;
+    };
+    let mut offset = 4;
+    for line in rest.split_inclusive('\n') {
+        offset += line.len();
+        if line.trim_end() == "---" {
+            return offset;
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "# Guide\nintro\n## Setup\nold steps\n### Deep\ndeep\n## Use\nuse it\n";
+
+    fn patch(operations: Vec<Operation>) -> Result<String, ToolError> {
+        apply(DOC, &operations)
+    }
+
+    #[test]
+    fn section_operations_touch_only_their_section() {
+        let replaced = patch(vec![Operation::ReplaceSection {
+            section: "Guide/Setup".into(),
+            content: "new steps".into(),
+        }]);
+        assert_eq!(
+            replaced.ok().as_deref(),
+            Some("# Guide\nintro\n## Setup\nnew steps\n## Use\nuse it\n")
+        );
+        let appended = patch(vec![Operation::AppendToSection {
+            section: "setup".into(),
+            content: "more".into(),
+        }]);
+        assert_eq!(
+            appended.ok().as_deref(),
+            Some("# Guide\nintro\n## Setup\nold steps\nmore\n### Deep\ndeep\n## Use\nuse it\n")
+        );
+        let after = patch(vec![Operation::InsertAfterSection {
+            section: "Setup".into(),
+            content: "## Extra\n".into(),
+        }]);
+        assert_eq!(
+            after.ok().as_deref(),
+            Some("# Guide\nintro\n## Setup\nold steps\n### Deep\ndeep\n## Extra\n## Use\nuse it\n")
+        );
+        let before = patch(vec![Operation::InsertBeforeSection {
+            section: "use".into(),
+            content: "x".into(),
+        }]);
+        assert_eq!(
+            before.ok().as_deref(),
+            Some("# Guide\nintro\n## Setup\nold steps\n### Deep\ndeep\nx\n## Use\nuse it\n")
+        );
+        let deleted = patch(vec![Operation::DeleteSection {
+            section: "Setup".into(),
+        }]);
+        assert_eq!(
+            deleted.ok().as_deref(),
+            Some("# Guide\nintro\n## Use\nuse it\n")
+        );
+    }
+
+    #[test]
+    fn text_replacement_checks_its_count_and_a_failure_names_its_index() {
+        let ok = patch(vec![Operation::ReplaceText {
+            find: "use".into(),
+            replace: "apply".into(),
+            expected_count: 1,
+        }]);
+        assert_eq!(
+            ok.ok().as_deref(),
+            Some("# Guide\nintro\n## Setup\nold steps\n### Deep\ndeep\n## Use\napply it\n")
+        );
+        let refused = patch(vec![
+            Operation::Append {
+                content: "end".into(),
+            },
+            Operation::ReplaceText {
+                find: "e".into(),
+                replace: "E".into(),
+                expected_count: 1,
+            },
+        ]);
+        let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.starts_with("operations[1]:"), "{message}");
+        assert!(apply(DOC, &[]).is_err());
+    }
+
+    #[test]
+    fn append_and_prepend_keep_lines_and_front_matter() {
+        assert_eq!(
+            apply(
+                "a",
+                &[Operation::Append {
+                    content: "b".into()
+                }]
+            )
+            .ok()
+            .as_deref(),
+            Some("a\nb\n")
+        );
+        assert_eq!(
+            apply(
+                "---\nx: 1\n---\nbody\n",
+                &[Operation::Prepend {
+                    content: "top".into()
+                }]
+            )
+            .ok()
+            .as_deref(),
+            Some("---\nx: 1\n---\ntop\nbody\n")
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! Document paths: what a path argument may be, checked as text before the
+//! file system is touched. Resolution itself happens beneath the mount's
+//! directory handle (`docs::disk`, cap-std: openat2 `RESOLVE_BENEATH` where
+//! the kernel has it), so a symlink leading out is refused by the kernel, not
+//! by comparing strings.
+
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+use super::mounts::Mount;
+use crate::envelope::{Category, Code};
+use crate::tools::ToolError;
+
+const MAX_PATH_BYTES: usize = 1024;
+const MAX_COMPONENT_BYTES: usize = 255;
+
+/// A document's path inside its mount: relative, `/`-separated, no `.` or
+/// `..`, ending in `.md` or `.markdown`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocPath(String);
+
+impl DocPath {
+    /// A path the hub stored itself after checking it.
+    pub(super) fn trusted(path: &str) -> DocPath {
+        DocPath(path.to_string())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn as_path(&self) -> &Path {
+        Path::new(&self.0)
+    }
+
+    /// The folder holding the document, `""` at the mount's top.
+    pub fn parent(&self) -> &str {
+        self.0.rsplit_once('/').map_or("", |(parent, _)| parent)
+    }
+
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit_once('/').map_or(&self.0, |(_, name)| name)
+    }
+}
+
+/// `E_PATH` naming the field and why.
+pub fn refused(field: &str, path: &str, why: &str) -> ToolError {
+    ToolError::fail(
+        Category::Validation,
+        Code::E_PATH,
+        format!("{field}: {path:?} {why}; paths are relative to the mount, like guides/setup.md"),
+    )
+    .with_details(json!({"field": field, "path": path}))
+}
+
+/// Whether `name` is a Markdown file name.
+pub fn is_markdown(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    (lower.ends_with(".md") && lower.len() > 3) || (lower.ends_with(".markdown") && lower.len() > 9)
+}
+
+/// Checks a document path given as `field`.
+pub fn document(field: &str, raw: &str, mount: &Mount) -> Result<DocPath, ToolError> {
+    let path = relative(field, raw, mount)?;
+    if !is_markdown(path.file_name()) {
+        return Err(refused(
+            field,
+            raw,
+            "is not a Markdown document (expected a name ending in .md or .markdown)",
+        ));
+    }
+    Ok(path)
+}
+
+/// Checks a folder prefix given as `field` (`""` is the mount's top).
+pub fn prefix(field: &str, raw: &str, mount: &Mount) -> Result<String, ToolError> {
+    let trimmed = raw.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return Ok(String::new());
+    }
+    Ok(relative(field, trimmed, mount)?.0)
+}
+
+fn relative(field: &str, raw: &str, mount: &Mount) -> Result<DocPath, ToolError> {
+    if raw.is_empty() {
+        return Err(refused(field, raw, "is empty"));
+    }
+    if raw.len() > MAX_PATH_BYTES {
+        return Err(refused(field, raw, "is longer than 1024 bytes"));
+    }
+    if raw.chars().any(char::is_control) {
+        return Err(refused(field, raw, "holds a control character"));
+    }
+    if raw.contains('\\') {
+        return Err(refused(
+            field,
+            raw,
+            "holds a backslash (use / between folders)",
+        ));
+    }
+    if raw.starts_with('/') {
+        return Err(refused(field, raw, "is absolute"));
+    }
+    let bytes = raw.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err(refused(field, raw, "starts with a drive letter"));
+    }
+    if encodes_a_separator_or_dot(raw) {
+        return Err(refused(
+            field,
+            raw,
+            "holds a percent-encoded dot, slash, backslash or NUL",
+        ));
+    }
+    for component in raw.split('/') {
+        match component {
+            "" => return Err(refused(field, raw, "holds an empty folder name (//)")),
+            "." | ".." => {
+                return Err(refused(
+                    field,
+                    raw,
+                    "holds . or .. (it must stay inside the mount)",
+                ));
+            }
+            _ if component.len() > MAX_COMPONENT_BYTES => {
+                return Err(refused(field, raw, "has a name longer than 255 bytes"));
+            }
+            _ => {}
+        }
+    }
+    let as_path = PathBuf::from(raw);
+    if let Some(excluded) = mount
+        .excluded
+        .iter()
+        .find(|excluded| as_path.starts_with(excluded))
+    {
+        return Err(refused(
+            field,
+            raw,
+            &format!(
+                "is inside {}, which is never a document folder",
+                excluded.display()
+            ),
+        ));
+    }
+    Ok(DocPath(raw.to_string()))
+}
+
+/// `%2e`, `%2f`, `%5c` or `%00` in any case: a path a client decoded once too
+/// few times, or meant to be decoded by someone else.
+fn encodes_a_separator_or_dot(raw: &str) -> bool {
+    let lower = raw.to_ascii_lowercase();
+    ["%2e", "%2f", "%5c", "%00"]
+        .iter()
+        .any(|encoded| lower.contains(encoded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mount() -> Mount {
+        Mount {
+            key: "handbook".into(),
+            name: "Handbook".into(),
+            root: PathBuf::from("/srv/handbook"),
+            agents: super::super::mounts::Access::ReadWrite,
+            people: super::super::mounts::Access::ReadWrite,
+            excluded: vec![PathBuf::from(".git"), PathBuf::from(".cos")],
+        }
+    }
+
+    #[test]
+    fn every_escape_form_is_refused() {
+        let mount = mount();
+        for path in [
+            "",
+            "../secret.md",
+            "a/../../b.md",
+            "./a.md",
+            "/etc/passwd.md",
+            "a\\..\\b.md",
+            "a\0.md",
+            "C:/x.md",
+            "c:x.md",
+            "%2e%2e/x.md",
+            "%2E%2E%2Fx.md",
+            "a%2fb.md",
+            "a%5c..%5cb.md",
+            "a%00.md",
+            "a//b.md",
+            ".git/config.md",
+            ".git/hooks/x.md",
+            ".cos/cos.db.md",
+            "a\u{1b}[31m.md",
+            "notes.txt",
+            ".md",
+        ] {
+            assert!(document("path", path, &mount).is_err(), "{path:?} passed");
+        }
+    }
+
+    #[test]
+    fn ordinary_paths_pass_unchanged() {
+        let mount = mount();
+        for path in [
+            "a.md",
+            "guides/setup.md",
+            "Ünïcode/ノート.markdown",
+            "100%.md",
+            ".github/PULL_REQUEST_TEMPLATE.md",
+            "handbook-evil.md",
+            "x.MD",
+        ] {
+            let checked = document("path", path, &mount);
+            assert_eq!(
+                checked.as_ref().map(DocPath::as_str).ok(),
+                Some(path),
+                "{path:?}"
+            );
+        }
+    }
+}

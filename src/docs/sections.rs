@@ -1,0 +1,265 @@
+//! A document's sections, from its headings as CommonMark reads them
+//! (pulldown-cmark: a `#` inside a code fence or front matter is no heading).
+//! A section runs from its heading to the next heading of the same or a
+//! higher level, so it holds its subsections. It is addressed by its heading
+//! path (`Setup/Install`) or its anchor (`install`, GitHub's slug rule with
+//! `-1`, `-2` for repeats).
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use serde::Serialize;
+use serde_json::json;
+use std::collections::HashMap;
+use utoipa::ToSchema;
+
+use crate::envelope::{Category, Code};
+use crate::tools::ToolError;
+
+/// One heading of the outline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Section {
+    /// Titles from the top heading down to this one, joined by `/`.
+    pub path: String,
+    pub anchor: String,
+    pub title: String,
+    /// 1 to 6.
+    pub level: u8,
+    /// 1-based line of the heading.
+    pub line: usize,
+    /// Byte offset where the heading starts.
+    pub start: usize,
+    /// Byte offset where the section ends (exclusive).
+    pub end: usize,
+    /// Bytes of the heading line(s); the body starts at `start + heading_bytes`.
+    #[serde(skip)]
+    pub heading_bytes: usize,
+}
+
+impl Section {
+    pub fn size(&self) -> usize {
+        self.end - self.start
+    }
+
+    pub fn body_start(&self) -> usize {
+        self.start + self.heading_bytes
+    }
+}
+
+/// Every heading outside containers (quotes, lists), in order.
+pub fn outline(text: &str) -> Vec<Section> {
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
+    let mut found: Vec<(u8, String, usize, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let mut current: Option<(u8, String, usize, usize)> = None;
+    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) if depth == 0 => {
+                let start = line_start(text, range.start);
+                let end = line_end(text, range.end);
+                current = Some((level as u8, String::new(), start, end));
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some(heading) = current.take() {
+                    found.push(heading);
+                }
+            }
+            Event::Text(piece) | Event::Code(piece) => {
+                if let Some((_, title, _, _)) = current.as_mut() {
+                    title.push_str(&piece);
+                }
+            }
+            Event::Start(
+                Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_),
+            ) => depth += 1,
+            Event::End(
+                TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition,
+            ) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let mut sections = Vec::with_capacity(found.len());
+    let mut stack: Vec<(u8, String)> = Vec::new();
+    let mut slugs: HashMap<String, usize> = HashMap::new();
+    for (index, (level, title, start, heading_end)) in found.iter().enumerate() {
+        let title = title.trim().to_string();
+        while stack.last().is_some_and(|(above, _)| *above >= *level) {
+            stack.pop();
+        }
+        stack.push((*level, title.clone()));
+        let path = stack
+            .iter()
+            .map(|(_, title)| title.as_str())
+            .collect::<Vec<_>>()
+            .join("/");
+        let end = found[index + 1..]
+            .iter()
+            .find(|(next, ..)| next <= level)
+            .map_or(text.len(), |(_, _, next_start, _)| *next_start);
+        sections.push(Section {
+            path,
+            anchor: unique_slug(&title, &mut slugs),
+            title,
+            level: *level,
+            line: text[..*start].matches('\n').count() + 1,
+            start: *start,
+            end,
+            heading_bytes: heading_end - start,
+        });
+    }
+    sections
+}
+
+fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset].rfind('\n').map_or(0, |newline| newline + 1)
+}
+
+/// The offset just past the line holding `offset - 1` (its newline included).
+fn line_end(text: &str, offset: usize) -> usize {
+    if offset > 0 && text.as_bytes().get(offset - 1) == Some(&b'\n') {
+        return offset;
+    }
+    text[offset..]
+        .find('\n')
+        .map_or(text.len(), |newline| offset + newline + 1)
+}
+
+/// GitHub's heading slug: lower case, letters, digits, `-` and `_` kept,
+/// spaces to `-`, the rest dropped; repeats get `-1`, `-2`, ...
+fn unique_slug(title: &str, seen: &mut HashMap<String, usize>) -> String {
+    let base: String = title
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect();
+    let count = seen.entry(base.clone()).or_insert(0);
+    let slug = if *count == 0 {
+        base.clone()
+    } else {
+        format!("{base}-{count}")
+    };
+    *count += 1;
+    slug
+}
+
+/// The section `wanted` names: its heading path, its anchor, or a title or
+/// path tail that only one heading has.
+pub fn find<'a>(
+    sections: &'a [Section],
+    field: &str,
+    wanted: &str,
+) -> Result<&'a Section, ToolError> {
+    let wanted = wanted.trim().trim_start_matches('#');
+    if let Some(section) = sections.iter().find(|s| s.path == wanted) {
+        return Ok(section);
+    }
+    if let Some(section) = sections.iter().find(|s| s.anchor == wanted) {
+        return Ok(section);
+    }
+    let tail = format!("/{wanted}");
+    let candidates: Vec<&Section> = sections
+        .iter()
+        .filter(|s| s.title == wanted || s.path.ends_with(&tail))
+        .collect();
+    match candidates.as_slice() {
+        [one] => Ok(one),
+        [] => {
+            let known: Vec<&str> = sections.iter().take(50).map(|s| s.path.as_str()).collect();
+            Err(ToolError::not_found(
+                Code::E_NOT_FOUND,
+                format!(
+                    "{field}: no section {wanted:?}; give a heading path such as {:?} or an anchor",
+                    known.first().copied().unwrap_or("Setup/Install")
+                ),
+            )
+            .with_details(json!({"field": field, "sections": known})))
+        }
+        many => {
+            let paths: Vec<&str> = many.iter().map(|s| s.path.as_str()).collect();
+            Err(ToolError::fail(
+                Category::Validation,
+                Code::E_AMBIGUOUS,
+                format!(
+                    "{field}: {wanted:?} names {} sections; give the full heading path",
+                    many.len()
+                ),
+            )
+            .with_details(json!({"field": field, "candidates": paths})))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "---\ntitle: x\n---\nintro\n# Guide\ntext\n## Setup\n```\n# not a heading\n```\n### Install\nsteps\n## Use\nmore\n> # quoted\n# Guide\nagain\n";
+
+    #[test]
+    fn headings_in_code_fences_quotes_and_front_matter_are_not_sections() {
+        let sections = outline(TEXT);
+        let paths: Vec<&str> = sections.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "Guide",
+                "Guide/Setup",
+                "Guide/Setup/Install",
+                "Guide/Use",
+                "Guide"
+            ]
+        );
+        let anchors: Vec<&str> = sections.iter().map(|s| s.anchor.as_str()).collect();
+        assert_eq!(anchors, ["guide", "setup", "install", "use", "guide-1"]);
+    }
+
+    #[test]
+    fn a_section_holds_its_subsections_and_ends_at_the_next_peer() {
+        let sections = outline(TEXT);
+        let setup = &sections[1];
+        assert_eq!(
+            &TEXT[setup.start..setup.end],
+            "## Setup\n```\n# not a heading\n```\n### Install\nsteps\n"
+        );
+        assert_eq!(
+            &TEXT[setup.body_start()..setup.end],
+            "```\n# not a heading\n```\n### Install\nsteps\n"
+        );
+        assert_eq!(setup.line, 7);
+        let last = &sections[4];
+        assert_eq!(&TEXT[last.start..last.end], "# Guide\nagain\n");
+    }
+
+    #[test]
+    fn sections_are_found_by_path_anchor_or_a_unique_tail() {
+        let sections = outline(TEXT);
+        assert_eq!(
+            find(&sections, "section", "Guide/Setup/Install")
+                .map(|s| s.line)
+                .ok(),
+            Some(11)
+        );
+        assert_eq!(
+            find(&sections, "section", "install").map(|s| s.line).ok(),
+            Some(11)
+        );
+        assert_eq!(
+            find(&sections, "section", "Setup/Install")
+                .map(|s| s.line)
+                .ok(),
+            Some(11)
+        );
+        assert_eq!(
+            find(&sections, "section", "#guide-1").map(|s| s.line).ok(),
+            Some(16)
+        );
+        assert!(find(&sections, "section", "Nowhere").is_err());
+    }
+}

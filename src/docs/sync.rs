@@ -1,0 +1,366 @@
+//! Keeping the hub's record equal to the files: finishing writes whose file
+//! was not yet in place (after a crash, or while another caller is between
+//! its commit and its rename), and recording edits made outside the hub as
+//! revisions with source `external`, so a write based on what the hub knew
+//! before is refused as stale instead of clobbering the edit.
+
+use std::collections::BTreeMap;
+
+use super::chain::content_hash;
+use super::disk::{MountDir, Stat, TEMP_SUFFIX};
+use super::model::{HistoryEntry, ReceiptState};
+use super::mounts::Mount;
+use super::paths::{self, DocPath};
+use super::records::{self, DocRow, Publishing};
+use crate::store::Store;
+use crate::tools::ToolError;
+
+/// The time as history records it.
+pub fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// A document as it is now: its row (live ones only) and its bytes.
+#[derive(Debug, Default)]
+pub struct Current {
+    pub row: Option<DocRow>,
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// Whether a publication's effect is in place.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Done,
+    /// The files no longer say whether it happened (changed outside meanwhile).
+    Unknown(String),
+}
+
+/// Puts a committed write's file in place (idempotent: whoever comes first
+/// does it), then forgets the publication.
+pub fn finish(
+    store: &Store,
+    dir: &MountDir,
+    publishing: &Publishing,
+) -> Result<Outcome, ToolError> {
+    let target = DocPath::trusted(&publishing.path);
+    let outcome = match (&publishing.temp, &publishing.from_path) {
+        (Some(temp), _) => {
+            if dir.publish(temp, &target)? {
+                Outcome::Done
+            } else {
+                match dir.read(&target)? {
+                    Some((bytes, _)) if content_hash(&bytes) == publishing.hash => Outcome::Done,
+                    _ => Outcome::Unknown(
+                        "its temporary file is gone and the document holds other content".into(),
+                    ),
+                }
+            }
+        }
+        (None, Some(from)) => {
+            let from = DocPath::trusted(from);
+            let target_hash = dir.read(&target)?.map(|(bytes, _)| content_hash(&bytes));
+            let already_moved = target_hash.as_deref() == Some(publishing.hash.as_str())
+                && dir.stat(&from)?.is_none();
+            if already_moved || (target_hash.is_none() && dir.rename(&from, &target)?) {
+                Outcome::Done
+            } else {
+                Outcome::Unknown(
+                    "the files at both ends of the move changed outside the hub".into(),
+                )
+            }
+        }
+        (None, None) => match dir.read(&target)? {
+            None => Outcome::Done,
+            Some((bytes, _)) if content_hash(&bytes) == publishing.hash => {
+                dir.remove(&target)?;
+                Outcome::Done
+            }
+            Some(_) => Outcome::Unknown(
+                "the document was rewritten outside the hub before it was deleted".into(),
+            ),
+        },
+    };
+    store.write(|tx| -> Result<(), ToolError> {
+        records::remove_publishing(tx, &publishing.request_id)?;
+        if let Outcome::Unknown(why) = &outcome {
+            mark_unknown(tx, &publishing.request_id, why)?;
+        }
+        Ok(())
+    })?;
+    Ok(outcome)
+}
+
+fn mark_unknown(tx: &rusqlite::Connection, request_id: &str, why: &str) -> Result<(), ToolError> {
+    let Some((intent, _, receipt)) = records::receipt(tx, request_id)? else {
+        return Ok(());
+    };
+    let mut receipt: serde_json::Value = serde_json::from_str(&receipt)
+        .map_err(|error| ToolError::internal("reading a stored receipt", error))?;
+    receipt["state"] = serde_json::json!(ReceiptState::Unknown);
+    receipt["advice"] = serde_json::json!(format!(
+        "Whether this write is in the file cannot be established: {why}. Re-read the document, or resend the identical write with the same request_id; do not claim success."
+    ));
+    records::save_receipt(
+        tx,
+        request_id,
+        &intent,
+        "unknown",
+        &receipt.to_string(),
+        &now(),
+    )?;
+    Ok(())
+}
+
+/// Finishes every publication touching `path`.
+pub fn settle(
+    store: &Store,
+    dir: &MountDir,
+    mount: &Mount,
+    path: &DocPath,
+) -> Result<(), ToolError> {
+    let pending =
+        store.view(|connection| records::publishing_for(connection, &mount.key, path.as_str()))?;
+    for publishing in pending {
+        finish(store, dir, &publishing)?;
+    }
+    Ok(())
+}
+
+/// The document as it is on disk now, recording an outside edit first.
+pub fn observe(
+    store: &Store,
+    mount: &Mount,
+    dir: Option<&MountDir>,
+    path: &DocPath,
+) -> Result<Current, ToolError> {
+    if let Some(dir) = dir {
+        settle(store, dir, mount, path)?;
+    }
+    for _ in 0..4 {
+        let row = store
+            .view(|connection| records::document(connection, &mount.key, path.as_str()))?
+            .filter(|row| !row.deleted);
+        let disk = match dir {
+            Some(dir) => dir.read(path)?,
+            None => None,
+        };
+        let current = match (row, disk) {
+            (None, None) => return Ok(Current::default()),
+            (Some(row), Some((bytes, stat))) if content_hash(bytes.as_slice()) == row.hash => {
+                if stat.size != row.size || stat.mtime_ns != row.mtime_ns {
+                    store.view(|c| {
+                        records::touch_document(
+                            c,
+                            &mount.key,
+                            path.as_str(),
+                            stat.size,
+                            stat.mtime_ns,
+                        )
+                    })?;
+                }
+                return Ok(Current {
+                    row: Some(row),
+                    bytes: Some(bytes),
+                });
+            }
+            (row, disk) => (row, disk),
+        };
+        let (seen, disk) = current;
+        let recorded = store.write(|tx| -> Result<Option<DocRow>, ToolError> {
+            let now_row = records::document(tx, &mount.key, path.as_str())?;
+            if now_row.as_ref().filter(|row| !row.deleted) != seen.as_ref() {
+                return Ok(None);
+            }
+            let disk = disk.as_ref().map(|(bytes, stat)| (bytes.as_slice(), *stat));
+            record_external(tx, &mount.key, path.as_str(), now_row.as_ref(), disk).map(Some)
+        })?;
+        if let Some(row) = recorded {
+            let live = !row.deleted;
+            return Ok(Current {
+                row: live.then_some(row),
+                bytes: disk.map(|(bytes, _)| bytes),
+            });
+        }
+    }
+    Err(ToolError::fail(
+        crate::envelope::Category::Transient,
+        crate::envelope::Code::E_BUSY,
+        format!(
+            "{}: the document kept changing while it was read; read again",
+            path.as_str()
+        ),
+    ))
+}
+
+/// Appends an `external` revision for what is on disk (`None`: the file is gone).
+fn record_external(
+    tx: &rusqlite::Connection,
+    mount: &str,
+    path: &str,
+    prior: Option<&DocRow>,
+    disk: Option<(&[u8], Stat)>,
+) -> Result<DocRow, ToolError> {
+    let rev = prior.map_or(1, |row| row.rev + 1);
+    let (hash, op, stat) = match disk {
+        Some((bytes, stat)) => {
+            let hash = content_hash(bytes);
+            records::save_content(tx, &hash, bytes)?;
+            (hash, "external", stat)
+        }
+        None => (
+            String::new(),
+            "delete",
+            Stat {
+                size: 0,
+                mtime_ns: 0,
+            },
+        ),
+    };
+    let entry = records::append_history(
+        tx,
+        HistoryEntry {
+            seq: 0,
+            mount: mount.to_string(),
+            path: path.to_string(),
+            rev,
+            hash: hash.clone(),
+            op: op.to_string(),
+            actor: "disk".to_string(),
+            source: "external".to_string(),
+            at: now(),
+            from_path: None,
+            request_id: None,
+            prev_hash: String::new(),
+            entry_hash: String::new(),
+        },
+    )?;
+    let row = DocRow {
+        rev,
+        hash,
+        size: stat.size,
+        mtime_ns: stat.mtime_ns,
+        deleted: disk.is_none(),
+        seq: entry.seq,
+    };
+    records::save_document(tx, mount, path, &row)?;
+    records::bump_revision(tx)?;
+    Ok(row)
+}
+
+/// Every Markdown file of the mount as git sees it (ignored files, `.git`,
+/// the state dir and symlinks left out), with its stat.
+pub fn walk(mount: &Mount) -> BTreeMap<DocPath, Stat> {
+    let mut found = BTreeMap::new();
+    let walker = ignore::WalkBuilder::new(&mount.root)
+        .hidden(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .build();
+    for entry in walker.filter_map(Result::ok) {
+        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(&mount.root) else {
+            continue;
+        };
+        let Some(text) = relative.to_str() else {
+            continue;
+        };
+        if text.ends_with(TEMP_SUFFIX) {
+            continue;
+        }
+        let Ok(path) = paths::document("path", text, mount) else {
+            continue;
+        };
+        let Ok(metadata) = entry.metadata() else {
+            continue;
+        };
+        use std::os::unix::fs::MetadataExt;
+        found.insert(
+            path,
+            Stat {
+                size: i64::try_from(metadata.len()).unwrap_or(i64::MAX),
+                mtime_ns: metadata
+                    .mtime()
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(metadata.mtime_nsec()),
+            },
+        );
+    }
+    found
+}
+
+/// A changed document: its path, its row as read, and its file (if any).
+type Seen = (DocPath, Option<DocRow>, Option<(Vec<u8>, Stat)>);
+
+/// Brings the record of a whole mount up to date with its files; answers how
+/// many documents changed outside the hub.
+pub fn scan(store: &Store, mount: &Mount, dir: Option<&MountDir>) -> Result<usize, ToolError> {
+    if let Some(dir) = dir {
+        let pending = store.view(records::all_publishing)?;
+        for publishing in pending.iter().filter(|p| p.mount == mount.key) {
+            finish(store, dir, publishing)?;
+        }
+    }
+    let on_disk = match dir {
+        Some(_) => walk(mount),
+        None => BTreeMap::new(),
+    };
+    let known: BTreeMap<String, DocRow> = store
+        .view(|connection| records::documents_in(connection, &mount.key))?
+        .into_iter()
+        .collect();
+    let mut changed: Vec<DocPath> = Vec::new();
+    for (path, stat) in &on_disk {
+        match known.get(path.as_str()) {
+            Some(row) if row.size == stat.size && row.mtime_ns == stat.mtime_ns => {}
+            _ => changed.push(path.clone()),
+        }
+    }
+    for path in known.keys() {
+        if !on_disk.keys().any(|p| p.as_str() == path) {
+            changed.push(DocPath::trusted(path));
+        }
+    }
+    let mut recorded = 0;
+    // read outside the write lock, record in one transaction
+    let mut seen: Vec<Seen> = Vec::with_capacity(changed.len());
+    for path in changed {
+        let disk = match dir {
+            Some(dir) => dir.read(&path)?,
+            None => None,
+        };
+        let row = known.get(path.as_str()).cloned();
+        if let (Some(row), Some((bytes, stat))) = (&row, &disk)
+            && content_hash(bytes) == row.hash
+        {
+            store.view(|c| {
+                records::touch_document(c, &mount.key, path.as_str(), stat.size, stat.mtime_ns)
+            })?;
+            continue;
+        }
+        seen.push((path, row, disk));
+    }
+    if seen.is_empty() {
+        return Ok(0);
+    }
+    store.write(|tx| -> Result<(), ToolError> {
+        for (path, row, disk) in &seen {
+            let now_row =
+                records::document(tx, &mount.key, path.as_str())?.filter(|row| !row.deleted);
+            if now_row != *row {
+                continue;
+            }
+            let disk = disk.as_ref().map(|(bytes, stat)| (bytes.as_slice(), *stat));
+            let prior = records::document(tx, &mount.key, path.as_str())?;
+            record_external(tx, &mount.key, path.as_str(), prior.as_ref(), disk)?;
+            recorded += 1;
+        }
+        Ok(())
+    })?;
+    Ok(recorded)
+}

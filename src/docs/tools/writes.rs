@@ -1,0 +1,285 @@
+//! Writing documents: create, patch, move and delete, each one request ID
+//! with a receipt (`docs::write` holds the protocol), and reading a receipt.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use utoipa::{IntoParams, ToSchema};
+
+use super::{actor_for, ready, spec};
+use crate::docs::disk;
+use crate::docs::model::{Base, Receipt, ReceiptState};
+use crate::docs::mounts::Mounts;
+use crate::docs::patch::Operation;
+use crate::docs::paths;
+use crate::docs::records;
+use crate::docs::sync;
+use crate::docs::write::{self, Change, Intent, Written, check_request_id};
+use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
+
+fn answer(written: Written) -> Answer<Receipt> {
+    let mut answer = Answer::new(written.receipt);
+    answer
+        .meta
+        .insert("replayed".into(), Value::Bool(written.replayed));
+    answer
+}
+
+fn run_write(
+    context: &ToolContext,
+    mount: &str,
+    path: &str,
+    request_id: &str,
+    actor: Option<&str>,
+    change: impl FnOnce(&crate::docs::mounts::Mount) -> Result<Change, ToolError>,
+) -> Result<Answer<Receipt>, ToolError> {
+    check_request_id("request_id", request_id)?;
+    let mounts = ready(context)?;
+    let mount = mounts.get(mount)?;
+    let path = paths::document("path", path, mount)?;
+    let intent = Intent {
+        mount,
+        path,
+        request_id: request_id.to_string(),
+        change: change(mount)?,
+        actor: actor_for(context, actor)?,
+        source: context.source,
+    };
+    write::execute(&context.hub.store, intent).map(answer)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateInput {
+    /// The mount's exact key (cos_docs_mounts).
+    pub mount: String,
+    /// Relative to the mount, ending in .md or .markdown; folders are made as needed.
+    pub path: String,
+    /// The document's Markdown.
+    pub content: String,
+    /// 1 to 128 visible ASCII characters, new for each intent; resend the
+    /// same one only with the identical request.
+    #[schema(min_length = 1, max_length = 128)]
+    pub request_id: String,
+    /// Who to record (default: the front door's caller).
+    #[schema(max_length = 200)]
+    pub actor: Option<String>,
+}
+
+pub struct DocsCreate;
+
+impl Tool for DocsCreate {
+    type Input = CreateInput;
+    type Output = Receipt;
+    const SPEC: ToolSpec = spec(
+        "cos_docs_create",
+        "Creates a document (refused if one exists at the path). Answers a receipt {request_id, state, document, previous, seq, durable}; the same request_id with the same request returns that receipt again without writing.",
+    )
+    .writing(false, true);
+
+    fn run(context: &ToolContext, input: CreateInput) -> Result<Answer<Receipt>, ToolError> {
+        let content = input.content;
+        run_write(
+            context,
+            &input.mount,
+            &input.path,
+            &input.request_id,
+            input.actor.as_deref(),
+            |_| Ok(Change::Create { content }),
+        )
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchInput {
+    pub mount: String,
+    pub path: String,
+    /// The {rev, hash} you read; a stale one is refused with STALE_REVISION.
+    pub base: Base,
+    #[schema(min_length = 1, max_length = 128)]
+    pub request_id: String,
+    /// Applied in order, all or nothing; 1 to 100.
+    #[schema(min_items = 1, max_items = 100)]
+    pub operations: Vec<Operation>,
+    #[schema(max_length = 200)]
+    pub actor: Option<String>,
+}
+
+pub struct DocsPatch;
+
+impl Tool for DocsPatch {
+    type Input = PatchInput;
+    type Output = Receipt;
+    const SPEC: ToolSpec = spec(
+        "cos_docs_patch",
+        "Edits a document by operations (replace_section, insert_before_section, insert_after_section, append_to_section, delete_section, replace_text, append, prepend), all or nothing, if it is still at base {rev, hash}. On STALE_REVISION re-read, rebase and send with a new request_id; if the outcome is uncertain, check cos_docs_receipt or resend the identical patch with the same request_id.",
+    )
+    .writing(true, true);
+
+    fn run(context: &ToolContext, input: PatchInput) -> Result<Answer<Receipt>, ToolError> {
+        let PatchInput {
+            base, operations, ..
+        } = input;
+        if operations.is_empty() {
+            return Err(ToolError::invalid("operations", "at least one operation"));
+        }
+        run_write(
+            context,
+            &input.mount,
+            &input.path,
+            &input.request_id,
+            input.actor.as_deref(),
+            |_| Ok(Change::Patch { base, operations }),
+        )
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveInput {
+    pub mount: String,
+    pub path: String,
+    /// The new path in the same mount; refused if a document is there.
+    pub to: String,
+    pub base: Base,
+    #[schema(min_length = 1, max_length = 128)]
+    pub request_id: String,
+    #[schema(max_length = 200)]
+    pub actor: Option<String>,
+}
+
+pub struct DocsMove;
+
+impl Tool for DocsMove {
+    type Input = MoveInput;
+    type Output = Receipt;
+    const SPEC: ToolSpec = spec(
+        "cos_docs_move",
+        "Moves (renames) a document within its mount if it is still at base {rev, hash}; answers a receipt.",
+    )
+    .writing(true, true);
+
+    fn run(context: &ToolContext, input: MoveInput) -> Result<Answer<Receipt>, ToolError> {
+        let MoveInput { base, to, .. } = input;
+        run_write(
+            context,
+            &input.mount,
+            &input.path,
+            &input.request_id,
+            input.actor.as_deref(),
+            |mount| {
+                Ok(Change::Move {
+                    base,
+                    to: paths::document("to", &to, mount)?,
+                })
+            },
+        )
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteInput {
+    pub mount: String,
+    pub path: String,
+    pub base: Base,
+    #[schema(min_length = 1, max_length = 128)]
+    pub request_id: String,
+    #[schema(max_length = 200)]
+    pub actor: Option<String>,
+}
+
+pub struct DocsDelete;
+
+impl Tool for DocsDelete {
+    type Input = DeleteInput;
+    type Output = Receipt;
+    const SPEC: ToolSpec = spec(
+        "cos_docs_delete",
+        "Deletes a document if it is still at base {rev, hash}; its revisions stay readable from history. Answers a receipt.",
+    )
+    .writing(true, true);
+
+    fn run(context: &ToolContext, input: DeleteInput) -> Result<Answer<Receipt>, ToolError> {
+        let base = input.base;
+        run_write(
+            context,
+            &input.mount,
+            &input.path,
+            &input.request_id,
+            input.actor.as_deref(),
+            |_| Ok(Change::Delete { base }),
+        )
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ReceiptInput {
+    #[schema(min_length = 1, max_length = 128)]
+    #[param(min_length = 1, max_length = 128)]
+    pub request_id: String,
+}
+
+pub struct DocsReceipt;
+
+impl Tool for DocsReceipt {
+    type Input = ReceiptInput;
+    type Output = Receipt;
+    const SPEC: ToolSpec = spec(
+        "cos_docs_receipt",
+        "Whether the write with this request_id committed: committed (with its receipt), not_committed (nothing of it is in the history: resend it with the same request_id), or unknown (check the document; resend only the identical write).",
+    );
+
+    fn run(context: &ToolContext, input: ReceiptInput) -> Result<Answer<Receipt>, ToolError> {
+        check_request_id("request_id", &input.request_id)?;
+        let mounts = ready(context)?;
+        finish_publication(context, &mounts, &input.request_id)?;
+        let store = &context.hub.store;
+        let stored = store.view(|c| records::receipt(c, &input.request_id))?;
+        let receipt = match stored {
+            Some((_, state, receipt)) => {
+                let mut receipt: Receipt = serde_json::from_str(&receipt)
+                    .map_err(|error| ToolError::internal("reading a stored receipt", error))?;
+                if state == "unknown" {
+                    receipt.state = ReceiptState::Unknown;
+                }
+                receipt
+            }
+            None => Receipt {
+                request_id: input.request_id.clone(),
+                state: ReceiptState::NotCommitted,
+                document: None,
+                previous: None,
+                seq: None,
+                durable: None,
+                op: None,
+                known: false,
+                advice: "Nothing with this request_id is in the history: it did not commit (or has not yet). Resend the identical write with the same request_id.".into(),
+            },
+        };
+        let mut answer = Answer::new(receipt);
+        answer.meta.insert("checked_at".into(), json!(sync::now()));
+        Ok(answer)
+    }
+}
+
+/// A receipt is answered only once its file is in place (or known not to be).
+fn finish_publication(
+    context: &ToolContext,
+    mounts: &Mounts,
+    request_id: &str,
+) -> Result<(), ToolError> {
+    let store = &context.hub.store;
+    let Some(publishing) = store.view(|c| records::publishing_of(c, request_id))? else {
+        return Ok(());
+    };
+    let Some(mount) = mounts.mounts.iter().find(|m| m.key == publishing.mount) else {
+        return Ok(());
+    };
+    if let Some(dir) = disk::open(mount, false)? {
+        sync::finish(store, &dir, &publishing)?;
+    }
+    Ok(())
+}
