@@ -14,6 +14,7 @@ mod board_api;
 mod board_concurrency;
 mod board_files;
 mod cli;
+mod docs;
 mod graph;
 mod http_api;
 mod layout;
