@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn cos(repo: &std::path::Path) -> Command {
+pub(crate) fn cos(repo: &std::path::Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_cos"));
     command
         .current_dir(repo)
@@ -25,7 +25,7 @@ fn address_in(line: &str) -> Option<String> {
 }
 
 /// `cos serve` of `repo` on a free port, its stderr piped for the address.
-fn serve_on_any_port(repo: &std::path::Path) -> std::process::Child {
+pub(crate) fn serve_on_any_port(repo: &std::path::Path) -> std::process::Child {
     cos(repo)
         .args(["serve", "--port", "0"])
         .stderr(Stdio::piped())
@@ -36,7 +36,7 @@ fn serve_on_any_port(repo: &std::path::Path) -> std::process::Child {
 
 /// The address a starting `cos serve` announces on stderr (within 20 s). The
 /// rest of its stderr is drained on a thread, as a terminal would read it.
-fn announced_address(child: &mut std::process::Child) -> String {
+pub(crate) fn announced_address(child: &mut std::process::Child) -> String {
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut line = String::new();

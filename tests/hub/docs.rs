@@ -49,7 +49,9 @@ fn query(mount: &str, path: &str) -> String {
 fn urlencode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -113,7 +115,14 @@ async fn history_ops(server: &TestServer, path: &str) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| format!("{}:{}:{}", e["rev"], e["op"].as_str().unwrap(), e["source"].as_str().unwrap()))
+        .map(|e| {
+            format!(
+                "{}:{}:{}",
+                e["rev"],
+                e["op"].as_str().unwrap(),
+                e["source"].as_str().unwrap()
+            )
+        })
         .collect()
 }
 
@@ -123,42 +132,85 @@ async fn rest_writes_are_compare_and_set_on_the_etag_and_idempotent_by_key() {
     let (status, created) = create(&server, "guide.md", GUIDE, "c-1").await;
     assert_eq!(status, 201, "{created}");
     assert_eq!(created["data"]["state"], "committed");
-    assert_eq!(created["data"]["durable"], json!({"file": true, "directory": true, "database": true}));
+    assert_eq!(
+        created["data"]["durable"],
+        json!({"file": true, "directory": true, "database": true})
+    );
     assert_eq!(on_disk(&server, "guide.md"), GUIDE);
 
     let (status, page, etag) = read(&server, "docs", "guide.md").await;
     assert_eq!(status, 200);
     let document = &page["data"]["document"];
     let etag = etag.expect("an ETag");
-    assert_eq!(etag, format!("\"{}-{}\"", document["rev"], document["hash"].as_str().unwrap()));
+    assert_eq!(
+        etag,
+        format!(
+            "\"{}-{}\"",
+            document["rev"],
+            document["hash"].as_str().unwrap()
+        )
+    );
     assert_eq!(page["data"]["content"], GUIDE);
 
     let edit = json!({"operations": [{"op": "replace_section", "section": "Guide/Setup", "content": "new steps"}]});
-    let (status, first) = patch(&server, "guide.md", Some(&etag), Some("edit-1"), edit.clone()).await;
+    let (status, first) = patch(
+        &server,
+        "guide.md",
+        Some(&etag),
+        Some("edit-1"),
+        edit.clone(),
+    )
+    .await;
     assert_eq!(status, 200, "{first}");
     assert_eq!(first["data"]["document"]["rev"], 2);
     // the same key and request: the stored receipt, nothing written again
-    let (status, again) = patch(&server, "guide.md", Some(&etag), Some("edit-1"), edit.clone()).await;
+    let (status, again) = patch(
+        &server,
+        "guide.md",
+        Some(&etag),
+        Some("edit-1"),
+        edit.clone(),
+    )
+    .await;
     assert_eq!(status, 200, "{again}");
     assert_eq!(again["data"]["seq"], first["data"]["seq"]);
     assert_eq!(again["meta"]["replayed"], true);
     assert_eq!(history_ops(&server, "guide.md").await.len(), 2);
-    assert_eq!(on_disk(&server, "guide.md"), "# Guide\nintro\n## Setup\nnew steps\n## Use\nuse it\n");
+    assert_eq!(
+        on_disk(&server, "guide.md"),
+        "# Guide\nintro\n## Setup\nnew steps\n## Use\nuse it\n"
+    );
 
     // the same key for another intent
     let other = json!({"operations": [{"op": "append", "content": "x"}]});
-    let (status, reuse) = patch(&server, "guide.md", Some(&etag), Some("edit-1"), other.clone()).await;
+    let (status, reuse) = patch(
+        &server,
+        "guide.md",
+        Some(&etag),
+        Some("edit-1"),
+        other.clone(),
+    )
+    .await;
     assert_eq!(status, 409, "{reuse}");
     assert_eq!(error_of(&reuse)["code"], "E_REQUEST_REUSE");
-    assert_eq!(error_of(&reuse)["message"], "request_id belongs to another intent");
-    assert_eq!(error_of(&reuse)["details"]["receipt"]["seq"], first["data"]["seq"]);
+    assert_eq!(
+        error_of(&reuse)["message"],
+        "request_id belongs to another intent"
+    );
+    assert_eq!(
+        error_of(&reuse)["details"]["receipt"]["seq"],
+        first["data"]["seq"]
+    );
 
     // a stale If-Match: 412 with the current identity and what changed
     let (status, stale) = patch(&server, "guide.md", Some(&etag), Some("edit-2"), other).await;
     assert_eq!(status, 412, "{stale}");
     assert_eq!(error_of(&stale)["code"], "STALE_REVISION");
     assert_eq!(error_of(&stale)["details"]["current"]["rev"], 2);
-    assert_eq!(error_of(&stale)["details"]["changed_sections"], json!(["Guide/Setup"]));
+    assert_eq!(
+        error_of(&stale)["details"]["changed_sections"],
+        json!(["Guide/Setup"])
+    );
     // a weak tag never matches
     let weak = format!("W/{}", etag);
     let (status, weak_answer) = patch(&server, "guide.md", Some(&weak), Some("edit-3"), edit).await;
@@ -183,24 +235,45 @@ async fn the_seeds_safe_cas_sequence_over_mcp() {
     create(&server, "runbook.md", GUIDE, "seed").await;
     let client = mcp(&server).await;
     // 1. read the identity
-    let (read, _) = call(&client, "cos_docs_read", json!({"mount": "docs", "path": "runbook.md"})).await;
-    let base = json!({"rev": read["data"]["document"]["rev"], "hash": read["data"]["document"]["hash"]});
+    let (read, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "docs", "path": "runbook.md"}),
+    )
+    .await;
+    let base =
+        json!({"rev": read["data"]["document"]["rev"], "hash": read["data"]["document"]["hash"]});
     // 2. one patch with that base and a unique request ID
     let intent = json!({"mount": "docs", "path": "runbook.md", "base": base, "request_id": "agent-1",
         "operations": [{"op": "append_to_section", "section": "use", "content": "step two"}]});
     let (first, _) = call(&client, "cos_docs_patch", intent.clone()).await;
     assert_eq!(first["ok"], true, "{first}");
     // 3. the outcome looked uncertain: the receipt, or the identical resend
-    let (receipt, _) = call(&client, "cos_docs_receipt", json!({"request_id": "agent-1"})).await;
+    let (receipt, _) = call(
+        &client,
+        "cos_docs_receipt",
+        json!({"request_id": "agent-1"}),
+    )
+    .await;
     assert_eq!(receipt["data"]["state"], "committed");
     let (resent, _) = call(&client, "cos_docs_patch", intent).await;
     assert_eq!(resent["data"]["seq"], first["data"]["seq"]);
     assert_eq!(resent["data"]["meta"]["replayed"], true);
-    assert_eq!(on_disk(&server, "runbook.md").matches("step two").count(), 1);
+    assert_eq!(
+        on_disk(&server, "runbook.md").matches("step two").count(),
+        1
+    );
     // someone else writes; our next patch on the old base is stale
-    let new_base = json!({"rev": first["data"]["document"]["rev"], "hash": first["data"]["document"]["hash"]});
-    let (status, _) = patch(&server, "runbook.md", None, Some("person-1"),
-        json!({"base": new_base, "operations": [{"op": "prepend", "content": "Owner: ops"}]})).await;
+    let new_base =
+        json!({"rev": first["data"]["document"]["rev"], "hash": first["data"]["document"]["hash"]});
+    let (status, _) = patch(
+        &server,
+        "runbook.md",
+        None,
+        Some("person-1"),
+        json!({"base": new_base, "operations": [{"op": "prepend", "content": "Owner: ops"}]}),
+    )
+    .await;
     assert_eq!(status, 200);
     let (stale, _) = call(&client, "cos_docs_patch", json!({"mount": "docs", "path": "runbook.md", "base": new_base,
         "request_id": "agent-2", "operations": [{"op": "replace_text", "find": "intro", "replace": "Intro"}]})).await;
@@ -208,17 +281,27 @@ async fn the_seeds_safe_cas_sequence_over_mcp() {
     assert_eq!(stale["error"]["code"], "STALE_REVISION");
     // 4. reread, rebase, a new request ID
     let current = stale["error"]["details"]["current"].clone();
-    let (rebased, _) = call(&client, "cos_docs_patch", json!({"mount": "docs", "path": "runbook.md",
+    let (rebased, _) = call(
+        &client,
+        "cos_docs_patch",
+        json!({"mount": "docs", "path": "runbook.md",
         "base": {"rev": current["rev"], "hash": current["hash"]}, "request_id": "agent-3",
-        "operations": [{"op": "replace_text", "find": "intro", "replace": "Intro"}]})).await;
+        "operations": [{"op": "replace_text", "find": "intro", "replace": "Intro"}]}),
+    )
+    .await;
     assert_eq!(rebased["ok"], true, "{rebased}");
     let text = on_disk(&server, "runbook.md");
     assert!(text.starts_with("Owner: ops\n# Guide\nIntro\n"), "{text}");
     assert!(text.contains("use it\nstep two\n"), "{text}");
     // never reuse an ID for changed operations
-    let (reuse, _) = call(&client, "cos_docs_patch", json!({"mount": "docs", "path": "runbook.md",
+    let (reuse, _) = call(
+        &client,
+        "cos_docs_patch",
+        json!({"mount": "docs", "path": "runbook.md",
         "base": {"rev": current["rev"], "hash": current["hash"]}, "request_id": "agent-3",
-        "operations": [{"op": "append", "content": "other"}]})).await;
+        "operations": [{"op": "append", "content": "other"}]}),
+    )
+    .await;
     assert_eq!(reuse["error"]["code"], "E_REQUEST_REUSE");
     client.cancel().await.unwrap();
 }
@@ -253,11 +336,20 @@ async fn every_path_that_leaves_the_mount_is_refused() {
         let (status, body, _) = read(&server, "docs", path).await;
         assert_eq!(status, 400, "{path:?}: {body}");
         assert_eq!(error_of(&body)["code"], "E_PATH", "{path:?}");
-        let (status, body) = create(&server, path, "# New\n", &format!("escape-{}", urlencode(path).len())).await;
+        let (status, body) = create(
+            &server,
+            path,
+            "# New\n",
+            &format!("escape-{}", urlencode(path).len()),
+        )
+        .await;
         assert!(status == 400 || status == 409, "{path:?}: {status} {body}");
         assert_ne!(error_of(&body)["code"], "E_INTERNAL", "{path:?}");
     }
-    assert_eq!(std::fs::read_to_string(outside.path().join("secret.md")).unwrap(), "# Secret\n");
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("secret.md")).unwrap(),
+        "# Secret\n"
+    );
     assert!(!outside.path().join("x.md").exists());
     // the state dir is never a document folder, even through the repo mount
     let (status, body, _) = read(&server, "repo", ".cos/notes.md").await;
@@ -265,7 +357,13 @@ async fn every_path_that_leaves_the_mount_is_refused() {
     // a display name is not a key
     let (status, body, _) = read(&server, "Documentation", "inside.md").await;
     assert_eq!(status, 400);
-    assert!(error_of(&body)["message"].as_str().unwrap().contains("display name"), "{body}");
+    assert!(
+        error_of(&body)["message"]
+            .as_str()
+            .unwrap()
+            .contains("display name"),
+        "{body}"
+    );
     // and what is inside reads fine
     let (status, _, _) = read(&server, "docs", "inside.md").await;
     assert_eq!(status, 200);
@@ -276,16 +374,31 @@ async fn read_only_mounts_refuse_agents_or_people_with_the_seeds_message() {
     let server = TestServer::start().await;
     write(&server, "README.md", "# Readme\n");
     let client = mcp(&server).await;
-    let (refused, _) = call(&client, "cos_docs_create",
-        json!({"mount": "repo", "path": "NEW.md", "content": "x", "request_id": "ro-1"})).await;
+    let (refused, _) = call(
+        &client,
+        "cos_docs_create",
+        json!({"mount": "repo", "path": "NEW.md", "content": "x", "request_id": "ro-1"}),
+    )
+    .await;
     assert_eq!(refused["error"]["code"], "E_READ_ONLY");
     assert_eq!(refused["error"]["category"], "permission");
-    assert_eq!(refused["error"]["message"], "This mounted folder is read-only to agents");
-    let (readable, _) = call(&client, "cos_docs_read", json!({"mount": "repo", "path": "README.md"})).await;
+    assert_eq!(
+        refused["error"]["message"],
+        "This mounted folder is read-only to agents"
+    );
+    let (readable, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "repo", "path": "README.md"}),
+    )
+    .await;
     assert_eq!(readable["data"]["content"], "# Readme\n");
     // people may write there through REST
     let (status, _) = server
-        .post_json("/api/docs/documents", json!({"mount": "repo", "path": "NEW.md", "content": "x", "request_id": "ro-2"}))
+        .post_json(
+            "/api/docs/documents",
+            json!({"mount": "repo", "path": "NEW.md", "content": "x", "request_id": "ro-2"}),
+        )
         .await;
     assert_eq!(status, 201);
     // a mount read-only to people
@@ -295,12 +408,22 @@ async fn read_only_mounts_refuse_agents_or_people_with_the_seeds_message() {
     )
     .unwrap();
     let (status, body) = server
-        .post_json("/api/docs/documents", json!({"mount": "handbook", "path": "a.md", "content": "x", "request_id": "ro-3"}))
+        .post_json(
+            "/api/docs/documents",
+            json!({"mount": "handbook", "path": "a.md", "content": "x", "request_id": "ro-3"}),
+        )
         .await;
     assert_eq!(status, 403, "{body}");
-    assert_eq!(error_of(&body)["message"], "This mounted folder is read-only to people");
-    let (written, _) = call(&client, "cos_docs_create",
-        json!({"mount": "handbook", "path": "a.md", "content": "x", "request_id": "ro-4"})).await;
+    assert_eq!(
+        error_of(&body)["message"],
+        "This mounted folder is read-only to people"
+    );
+    let (written, _) = call(
+        &client,
+        "cos_docs_create",
+        json!({"mount": "handbook", "path": "a.md", "content": "x", "request_id": "ro-4"}),
+    )
+    .await;
     assert_eq!(written["ok"], true, "{written}");
     client.cancel().await.unwrap();
 }
@@ -313,24 +436,47 @@ async fn an_edit_outside_the_hub_is_a_revision_and_makes_older_bases_stale() {
     assert_eq!(page["data"]["document"]["rev"], 1);
     // an editor saves the file
     write(&server, "docs/notes.md", "# Guide\nedited in an editor\n");
-    let (status, stale) = patch(&server, "notes.md", etag.as_deref(), Some("n-2"),
-        json!({"operations": [{"op": "append", "content": "agent line"}]})).await;
+    let (status, stale) = patch(
+        &server,
+        "notes.md",
+        etag.as_deref(),
+        Some("n-2"),
+        json!({"operations": [{"op": "append", "content": "agent line"}]}),
+    )
+    .await;
     assert_eq!(status, 412, "{stale}");
     assert_eq!(error_of(&stale)["details"]["current"]["rev"], 2);
-    assert_eq!(on_disk(&server, "notes.md"), "# Guide\nedited in an editor\n", "never clobbered");
-    assert_eq!(history_ops(&server, "notes.md").await, ["2:external:external", "1:create:person"]);
+    assert_eq!(
+        on_disk(&server, "notes.md"),
+        "# Guide\nedited in an editor\n",
+        "never clobbered"
+    );
+    assert_eq!(
+        history_ops(&server, "notes.md").await,
+        ["2:external:external", "1:create:person"]
+    );
     // deleted outside: a deletion in history, and the old revision still readable
     std::fs::remove_file(server.repo().join("docs/notes.md")).unwrap();
     let (status, _, _) = read(&server, "docs", "notes.md").await;
     assert_eq!(status, 404);
-    let (status, old) = server.get(&format!("/api/docs/document?{}&rev=1", query("docs", "notes.md"))).await;
+    let (status, old) = server
+        .get(&format!(
+            "/api/docs/document?{}&rev=1",
+            query("docs", "notes.md")
+        ))
+        .await;
     assert_eq!(status, 200);
     assert_eq!(old["data"]["content"], GUIDE);
     assert_eq!(old["data"]["historical"], true);
     // and the scan notices a file nobody read
     write(&server, "docs/fresh.md", "# Fresh\n");
-    let (_, scanned) = server.post_json("/api/docs/scan", json!({"mount": "docs"})).await;
-    assert!(scanned["data"]["changed"].as_u64().unwrap() >= 1, "{scanned}");
+    let (_, scanned) = server
+        .post_json("/api/docs/scan", json!({"mount": "docs"}))
+        .await;
+    assert!(
+        scanned["data"]["changed"].as_u64().unwrap() >= 1,
+        "{scanned}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -345,17 +491,34 @@ async fn a_tampered_history_refuses_writes_while_reads_go_on() {
     create(&server, "c.md", "# C\n", "t-3").await;
     // an older checkpoint holds: the history since was only appended to
     let (_, later) = server
-        .get(&format!("/api/docs/audit?seq={}&entry_hash={}", head["seq"], head["entry_hash"].as_str().unwrap()))
+        .get(&format!(
+            "/api/docs/audit?seq={}&entry_hash={}",
+            head["seq"],
+            head["entry_hash"].as_str().unwrap()
+        ))
         .await;
     assert_eq!(later["data"]["checkpoint_holds"], true);
     assert_eq!(later["data"]["verified"], true);
-    let (_, forged) = server.get(&format!("/api/docs/audit?seq=2&entry_hash={}", "0".repeat(64))).await;
+    let (_, forged) = server
+        .get(&format!(
+            "/api/docs/audit?seq=2&entry_hash={}",
+            "0".repeat(64)
+        ))
+        .await;
     assert_eq!(forged["data"]["checkpoint_holds"], false);
-    assert_eq!(forged["data"]["writes_refused"], false, "a caller's wrong checkpoint locks nobody out");
+    assert_eq!(
+        forged["data"]["writes_refused"], false,
+        "a caller's wrong checkpoint locks nobody out"
+    );
 
     // someone edits an entry in the database
     let database = rusqlite::Connection::open(server.state_dir().join("cos.db")).unwrap();
-    database.execute("UPDATE docs_history SET actor = 'mallory' WHERE seq = 2", []).unwrap();
+    database
+        .execute(
+            "UPDATE docs_history SET actor = 'mallory' WHERE seq = 2",
+            [],
+        )
+        .unwrap();
     drop(database);
     let (_, audit) = server.get("/api/docs/audit").await;
     assert_eq!(audit["data"]["verified"], false);
@@ -370,7 +533,9 @@ async fn a_tampered_history_refuses_writes_while_reads_go_on() {
     assert_eq!(status, 200, "reads go on");
     // put back as it was, the audit passes and writes resume
     let database = rusqlite::Connection::open(server.state_dir().join("cos.db")).unwrap();
-    database.execute("UPDATE docs_history SET actor = 'web' WHERE seq = 2", []).unwrap();
+    database
+        .execute("UPDATE docs_history SET actor = 'web' WHERE seq = 2", [])
+        .unwrap();
     drop(database);
     let (_, audit) = server.get("/api/docs/audit").await;
     assert_eq!(audit["data"]["verified"], true, "{audit}");
@@ -387,7 +552,10 @@ async fn read_all(client: &Client, path: &str) -> (String, usize) {
         let (page, size) = call(client, "cos_docs_read", arguments.clone()).await;
         assert_eq!(page["ok"], true, "{page}");
         assert!(size <= 16_384, "page {pages} of {path} is {size} bytes");
-        assert_eq!(page["data"]["meta"]["truncated"], false, "no cut inside a page");
+        assert_eq!(
+            page["data"]["meta"]["truncated"], false,
+            "no cut inside a page"
+        );
         text.push_str(page["data"]["content"].as_str().unwrap());
         pages += 1;
         match page["data"]["next_cursor"].as_str() {
@@ -404,45 +572,112 @@ async fn a_large_document_is_rebuilt_byte_for_byte_from_pages_under_the_budget()
     for section in 0..300 {
         big.push_str(&format!("## Section {section} \"quoted\"\n"));
         for line in 0..12 {
-            big.push_str(&format!("line {line} of {section}: ünïcödé \\ tabs\there ノート\n"));
+            big.push_str(&format!(
+                "line {line} of {section}: ünïcödé \\ tabs\there ノート\n"
+            ));
         }
     }
-    let flat: String = (0..3000).map(|n| format!("no heading at all, line {n}\r\n")).collect();
+    let flat: String = (0..3000)
+        .map(|n| format!("no heading at all, line {n}\r\n"))
+        .collect();
     let one_line = "x".repeat(70_000);
     write(&server, "docs/big.md", &big);
     write(&server, "docs/flat.md", &flat);
     write(&server, "docs/one-line.md", &one_line);
     let client = mcp(&server).await;
-    for (path, expected) in [("big.md", &big), ("flat.md", &flat), ("one-line.md", &one_line)] {
+    for (path, expected) in [
+        ("big.md", &big),
+        ("flat.md", &flat),
+        ("one-line.md", &one_line),
+    ] {
         let (text, pages) = read_all(&client, path).await;
         assert!(pages > 3, "{path}: {pages} pages");
         assert_eq!(&text, expected, "{path}");
     }
     // a section alone, paged the same way
-    let (first, _) = call(&client, "cos_docs_read", json!({"mount": "docs", "path": "big.md", "section": "section-7-quoted"})).await;
+    let (first, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "docs", "path": "big.md", "section": "section-7-quoted"}),
+    )
+    .await;
     assert_eq!(first["data"]["section"], "Section 7 \"quoted\"");
-    assert!(first["data"]["content"].as_str().unwrap().starts_with("## Section 7"));
+    assert!(
+        first["data"]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("## Section 7")
+    );
     // a cursor belongs to its document, section and revision
-    let (page, _) = call(&client, "cos_docs_read", json!({"mount": "docs", "path": "big.md"})).await;
+    let (page, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "docs", "path": "big.md"}),
+    )
+    .await;
     let cursor = page["data"]["next_cursor"].as_str().unwrap().to_string();
-    let (other, _) = call(&client, "cos_docs_read", json!({"mount": "docs", "path": "flat.md", "cursor": cursor})).await;
+    let (other, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "docs", "path": "flat.md", "cursor": cursor}),
+    )
+    .await;
     assert_eq!(other["error"]["code"], "STALE_CURSOR");
-    let (section, _) = call(&client, "cos_docs_read", json!({"mount": "docs", "path": "big.md", "section": "section-7-quoted", "cursor": cursor})).await;
+    let (section, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "docs", "path": "big.md", "section": "section-7-quoted", "cursor": cursor}),
+    )
+    .await;
     assert_eq!(section["error"]["code"], "STALE_CURSOR");
-    assert_eq!(section["error"]["message"], "The cursor belongs to another document, revision or section");
-    let (forged, _) = call(&client, "cos_docs_read", json!({"mount": "docs", "path": "big.md", "cursor": "abc.def"})).await;
+    assert_eq!(
+        section["error"]["message"],
+        "The cursor belongs to another document, revision or section"
+    );
+    let (forged, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "docs", "path": "big.md", "cursor": "abc.def"}),
+    )
+    .await;
     assert_eq!(forged["error"]["code"], "E_CURSOR");
     write(&server, "docs/big.md", &format!("{big}\nmore\n"));
-    let (moved, _) = call(&client, "cos_docs_read", json!({"mount": "docs", "path": "big.md", "cursor": cursor})).await;
+    let (moved, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "docs", "path": "big.md", "cursor": cursor}),
+    )
+    .await;
     assert_eq!(moved["error"]["code"], "STALE_READ");
-    assert_eq!(moved["error"]["message"], "The document changed while it was read; read again");
+    assert_eq!(
+        moved["error"]["message"],
+        "The document changed while it was read; read again"
+    );
     // many at once, within the budget; more than 20 refused
-    let paths: Vec<String> = (0..20).map(|n| if n % 2 == 0 { "big.md".into() } else { "flat.md".into() }).collect();
-    let (many, size) = call(&client, "cos_docs_read_many", json!({"mount": "docs", "paths": paths})).await;
+    let paths: Vec<String> = (0..20)
+        .map(|n| {
+            if n % 2 == 0 {
+                "big.md".into()
+            } else {
+                "flat.md".into()
+            }
+        })
+        .collect();
+    let (many, size) = call(
+        &client,
+        "cos_docs_read_many",
+        json!({"mount": "docs", "paths": paths}),
+    )
+    .await;
     assert_eq!(many["ok"], true, "{many}");
     assert!(size <= 16_384, "{size}");
     let too_many: Vec<String> = (0..21).map(|n| format!("d{n}.md")).collect();
-    let (refused, _) = call(&client, "cos_docs_read_many", json!({"mount": "docs", "paths": too_many})).await;
+    let (refused, _) = call(
+        &client,
+        "cos_docs_read_many",
+        json!({"mount": "docs", "paths": too_many}),
+    )
+    .await;
     assert_eq!(refused["error"]["code"], "E_TOO_MANY_DOCUMENTS");
     client.cancel().await.unwrap();
 }
@@ -469,7 +704,10 @@ async fn moves_and_deletes_carry_receipts_and_keep_history() {
     let (_, _, etag) = read(&server, "docs", "new/name.md").await;
     let response = server
         .client
-        .delete(server.url(&format!("/api/docs/document?{}", query("docs", "new/name.md"))))
+        .delete(server.url(&format!(
+            "/api/docs/document?{}",
+            query("docs", "new/name.md")
+        )))
         .header("if-match", etag.unwrap())
         .header("idempotency-key", "m-3")
         .send()
@@ -495,23 +733,61 @@ async fn bad_patches_are_refused_whole_naming_the_operation() {
     let server = TestServer::start().await;
     create(&server, "p.md", GUIDE, "p-1").await;
     let (_, _, etag) = read(&server, "docs", "p.md").await;
-    let (status, body) = patch(&server, "p.md", etag.as_deref(), None, json!({"operations": [
-        {"op": "append", "content": "fine"},
-        {"op": "replace_text", "find": "e", "replace": "E", "expected_count": 1}
-    ]})).await;
+    let (status, body) = patch(
+        &server,
+        "p.md",
+        etag.as_deref(),
+        None,
+        json!({"operations": [
+            {"op": "append", "content": "fine"},
+            {"op": "replace_text", "find": "e", "replace": "E", "expected_count": 1}
+        ]}),
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
-    assert!(error_of(&body)["message"].as_str().unwrap().starts_with("operations[1]:"), "{body}");
+    assert!(
+        error_of(&body)["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("operations[1]:"),
+        "{body}"
+    );
     assert_eq!(on_disk(&server, "p.md"), GUIDE, "all or nothing");
-    let (status, body) = patch(&server, "p.md", etag.as_deref(), None, json!({"operations": []})).await;
+    let (status, body) = patch(
+        &server,
+        "p.md",
+        etag.as_deref(),
+        None,
+        json!({"operations": []}),
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
-    let (status, body) = patch(&server, "p.md", etag.as_deref(), None,
-        json!({"operations": [{"op": "delete_section", "section": "Nowhere"}]})).await;
+    let (status, body) = patch(
+        &server,
+        "p.md",
+        etag.as_deref(),
+        None,
+        json!({"operations": [{"op": "delete_section", "section": "Nowhere"}]}),
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
-    let (status, body) = patch(&server, "p.md", etag.as_deref(), None,
-        json!({"operations": [{"op": "explode"}]})).await;
+    let (status, body) = patch(
+        &server,
+        "p.md",
+        etag.as_deref(),
+        None,
+        json!({"operations": [{"op": "explode"}]}),
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
-    let (status, body) = patch(&server, "p.md", etag.as_deref(), Some("has space"),
-        json!({"operations": [{"op": "append", "content": "x"}]})).await;
+    let (status, body) = patch(
+        &server,
+        "p.md",
+        etag.as_deref(),
+        Some("has space"),
+        json!({"operations": [{"op": "append", "content": "x"}]}),
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(error_of(&body)["code"], "E_REQUEST_ID");
 }

@@ -15,6 +15,7 @@ mod board_concurrency;
 mod board_files;
 mod cli;
 mod docs;
+mod docs_crash;
 mod graph;
 mod http_api;
 mod layout;
