@@ -517,3 +517,21 @@ pub fn set_integrity_failure(
         .map(|_| ())
     })
 }
+
+/// Opens a savepoint inside the current transaction (one write of a group).
+pub fn savepoint(connection: &Connection) -> Result<(), StoreError> {
+    sql(connection, || {
+        connection.execute_batch("SAVEPOINT one_write")
+    })
+}
+
+pub fn release(connection: &Connection) -> Result<(), StoreError> {
+    sql(connection, || connection.execute_batch("RELEASE one_write"))
+}
+
+/// Undoes everything since the savepoint and closes it.
+pub fn roll_back_to_savepoint(connection: &Connection) -> Result<(), StoreError> {
+    sql(connection, || {
+        connection.execute_batch("ROLLBACK TO one_write; RELEASE one_write")
+    })
+}

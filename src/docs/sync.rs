@@ -42,6 +42,24 @@ pub fn finish(
     dir: &MountDir,
     publishing: &Publishing,
 ) -> Result<Outcome, ToolError> {
+    let outcome = put_in_place(dir, publishing)?;
+    forget(store, publishing, &outcome)?;
+    Ok(outcome)
+}
+
+/// Removes a publication's redo record; an unknown outcome marks its receipt.
+pub fn forget(store: &Store, publishing: &Publishing, outcome: &Outcome) -> Result<(), ToolError> {
+    store.write(|tx| -> Result<(), ToolError> {
+        records::remove_publishing(tx, &publishing.request_id)?;
+        if let Outcome::Unknown(why) = outcome {
+            mark_unknown(tx, &publishing.request_id, why)?;
+        }
+        Ok(())
+    })
+}
+
+/// The file side of finishing a publication: rename, remove or move.
+pub fn put_in_place(dir: &MountDir, publishing: &Publishing) -> Result<Outcome, ToolError> {
     let target = DocPath::trusted(&publishing.path);
     let outcome = match (&publishing.temp, &publishing.from_path) {
         (Some(temp), _) => {
@@ -80,13 +98,6 @@ pub fn finish(
             ),
         },
     };
-    store.write(|tx| -> Result<(), ToolError> {
-        records::remove_publishing(tx, &publishing.request_id)?;
-        if let Outcome::Unknown(why) = &outcome {
-            mark_unknown(tx, &publishing.request_id, why)?;
-        }
-        Ok(())
-    })?;
     Ok(outcome)
 }
 
@@ -120,8 +131,11 @@ pub fn settle(
 ) -> Result<(), ToolError> {
     let pending =
         store.view(|connection| records::publishing_for(connection, &mount.key, path.as_str()))?;
+    let group = super::group::committer(store);
     for publishing in pending {
-        finish(store, dir, &publishing)?;
+        if !group.is_published(&publishing.request_id) {
+            finish(store, dir, &publishing)?;
+        }
     }
     Ok(())
 }
@@ -302,7 +316,11 @@ type Seen = (DocPath, Option<DocRow>, Option<(Vec<u8>, Stat)>);
 pub fn scan(store: &Store, mount: &Mount, dir: Option<&MountDir>) -> Result<usize, ToolError> {
     if let Some(dir) = dir {
         let pending = store.view(records::all_publishing)?;
-        for publishing in pending.iter().filter(|p| p.mount == mount.key) {
+        let group = super::group::committer(store);
+        for publishing in pending
+            .iter()
+            .filter(|p| p.mount == mount.key && !group.is_published(&p.request_id))
+        {
             finish(store, dir, publishing)?;
         }
     }

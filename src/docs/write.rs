@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::chain::content_hash;
 use super::disk::{self, MountDir};
+use super::group;
 use super::model::{Base, Durability, HistoryEntry, Identity, Receipt, ReceiptState};
 use super::mounts::Mount;
 use super::patch::{self, Operation};
@@ -129,8 +130,12 @@ fn fingerprint(intent: &Intent) -> String {
 }
 
 pub fn identity(mount: &Mount, path: &str, row: &DocRow) -> Identity {
+    identity_in(&mount.key, path, row)
+}
+
+fn identity_in(mount: &str, path: &str, row: &DocRow) -> Identity {
     Identity {
-        mount: mount.key.clone(),
+        mount: mount.to_string(),
         path: path.to_string(),
         rev: row.rev,
         hash: row.hash.clone(),
@@ -171,15 +176,25 @@ pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
     for _ in 0..8 {
         let current = sync::observe(store, intent.mount, Some(&dir), &intent.path)?;
         let plan = plan(store, &intent, &dir, &current)?;
-        match commit(store, &intent, &fingerprint, &current, &plan)? {
-            Committed::Yes(receipt, publishing) => {
+        let temp = plan.temp.as_ref().map(|(temp, _)| temp.clone());
+        let discard = || {
+            if let Some(temp) = &temp {
+                dir.discard(temp);
+            }
+        };
+        match commit(store, &intent, &fingerprint, &current, plan) {
+            Ok(Committed::Yes(receipt, publishing)) => {
                 return publish(store, &dir, *receipt, &publishing);
             }
-            Committed::Replay(stored) => {
-                discard(&dir, &plan);
+            Ok(Committed::Replay(stored)) => {
+                discard();
                 return replay(stored, &fingerprint);
             }
-            Committed::Raced => discard(&dir, &plan),
+            Ok(Committed::Raced) => discard(),
+            Err(error) => {
+                discard();
+                return Err(error);
+            }
         }
     }
     Err(ToolError::fail(
@@ -201,12 +216,6 @@ struct Plan {
     temp: Option<(String, Vec<u8>)>,
     /// A move's new path row, and the prior row there.
     move_to: Option<(DocPath, Option<DocRow>)>,
-}
-
-fn discard(dir: &MountDir, plan: &Plan) {
-    if let Some((temp, _)) = &plan.temp {
-        dir.discard(temp);
-    }
 }
 
 fn plan(
@@ -424,11 +433,26 @@ fn changed_sections(store: &Store, base_hash: &str, now: &[u8]) -> Value {
     json!(changed)
 }
 
-enum Committed {
+pub(super) enum Committed {
     Yes(Box<Receipt>, Publishing),
     Replay(StoredReceipt),
     /// Someone else changed the document between the read and the lock.
     Raced,
+}
+
+/// What one write records, owned, so whichever writer leads the group
+/// commit can record it.
+struct Record {
+    mount: String,
+    path: String,
+    request_id: String,
+    fingerprint: String,
+    op: &'static str,
+    actor: String,
+    source: Source,
+    deleting: bool,
+    current: Option<DocRow>,
+    plan: Plan,
 }
 
 fn commit(
@@ -436,117 +460,137 @@ fn commit(
     intent: &Intent,
     fingerprint: &str,
     current: &Current,
-    plan: &Plan,
+    plan: Plan,
 ) -> Result<Committed, ToolError> {
-    let mount = &intent.mount.key;
-    let path = intent.path.as_str();
-    store.write_durable(|tx| {
-        if let Some((intent_hash, state, receipt)) = records::receipt(tx, &intent.request_id)? {
-            return Ok(Committed::Replay(StoredReceipt::parse(
-                intent_hash,
-                &state,
-                &receipt,
-            )?));
-        }
-        if let Some(verdict) = records::integrity_failure(tx)? {
-            return Err(integrity_refusal(&verdict));
-        }
-        let row_now = records::document(tx, mount, path)?.filter(|row| !row.deleted);
-        if row_now != current.row || !records::publishing_for(tx, mount, path)?.is_empty() {
+    let record = Record {
+        mount: intent.mount.key.clone(),
+        path: intent.path.as_str().to_string(),
+        request_id: intent.request_id.clone(),
+        fingerprint: fingerprint.to_string(),
+        op: intent.change.op(),
+        actor: intent.actor.clone(),
+        source: intent.source,
+        deleting: matches!(intent.change, Change::Delete { .. }),
+        current: current.row.clone(),
+        plan,
+    };
+    group::committer(store).commit(store, Box::new(move |tx| record_write(tx, record)))
+}
+
+/// Records one write inside the group's transaction.
+fn record_write(tx: &rusqlite::Connection, record: Record) -> Result<Committed, ToolError> {
+    let Record {
+        mount,
+        path,
+        request_id,
+        fingerprint,
+        op,
+        actor,
+        source,
+        deleting,
+        current,
+        plan,
+    } = record;
+    if let Some((intent_hash, state, receipt)) = records::receipt(tx, &request_id)? {
+        return Ok(Committed::Replay(StoredReceipt::parse(
+            intent_hash,
+            &state,
+            &receipt,
+        )?));
+    }
+    if let Some(verdict) = records::integrity_failure(tx)? {
+        return Err(integrity_refusal(&verdict));
+    }
+    let row_now = records::document(tx, &mount, &path)?.filter(|row| !row.deleted);
+    if row_now != current || !records::publishing_for(tx, &mount, &path)?.is_empty() {
+        return Ok(Committed::Raced);
+    }
+    if let Some((to, prior_there)) = &plan.move_to {
+        let there_now = records::document(tx, &mount, to.as_str())?;
+        if there_now != *prior_there
+            || !records::publishing_for(tx, &mount, to.as_str())?.is_empty()
+        {
             return Ok(Committed::Raced);
         }
-        if let Some((to, prior_there)) = &plan.move_to {
-            let there_now = records::document(tx, mount, to.as_str())?;
-            if there_now != *prior_there
-                || !records::publishing_for(tx, mount, to.as_str())?.is_empty()
-            {
-                return Ok(Committed::Raced);
-            }
-        }
-        let at = now();
-        if let Some((_, bytes)) = &plan.temp {
-            records::save_content(tx, &plan.after.hash, bytes)?;
-        }
-        let entry = records::append_history(
-            tx,
-            HistoryEntry {
-                seq: 0,
-                mount: mount.clone(),
-                path: plan.path.clone(),
-                rev: plan.after.rev,
-                hash: plan.after.hash.clone(),
-                op: intent.change.op().to_string(),
-                actor: intent.actor.clone(),
-                source: source_label(intent.source).to_string(),
-                at: at.clone(),
-                from_path: plan.move_to.as_ref().map(|_| path.to_string()),
-                request_id: Some(intent.request_id.clone()),
-                prev_hash: String::new(),
-                entry_hash: String::new(),
-            },
-        )?;
-        let after = DocRow {
-            seq: entry.seq,
-            ..plan.after.clone()
-        };
-        records::save_document(tx, mount, &plan.path, &after)?;
-        if let (Some(_), Some(row)) = (&plan.move_to, &current.row) {
-            let left = DocRow {
-                deleted: true,
-                hash: String::new(),
-                seq: entry.seq,
-                ..row.clone()
-            };
-            records::save_document(tx, mount, path, &left)?;
-        }
-        records::bump_revision(tx)?;
-        let receipt = Receipt {
-            request_id: intent.request_id.clone(),
-            state: ReceiptState::Committed,
-            document: Some(identity(intent.mount, &plan.path, &after)),
-            previous: current
-                .row
-                .as_ref()
-                .map(|row| identity(intent.mount, path, row)),
-            seq: Some(entry.seq),
-            durable: Some(Durability {
-                file: true,
-                directory: true,
-                database: true,
-            }),
-            op: Some(intent.change.op().to_string()),
-            known: true,
-            advice: "Committed: the content, its folder entry and the history entry are on disk."
-                .into(),
-        };
-        let receipt_json = serde_json::to_string(&receipt)
-            .map_err(|error| ToolError::internal("encoding a receipt", error))?;
-        records::save_receipt(
-            tx,
-            &intent.request_id,
-            fingerprint,
-            "committed",
-            &receipt_json,
-            &at,
-        )?;
-        let publishing = Publishing {
-            request_id: intent.request_id.clone(),
+    }
+    let at = now();
+    if let Some((_, bytes)) = &plan.temp {
+        records::save_content(tx, &plan.after.hash, bytes)?;
+    }
+    let moving = plan.move_to.is_some();
+    let entry = records::append_history(
+        tx,
+        HistoryEntry {
+            seq: 0,
             mount: mount.clone(),
             path: plan.path.clone(),
-            from_path: plan.move_to.as_ref().map(|_| path.to_string()),
-            temp: plan.temp.as_ref().map(|(temp, _)| temp.clone()),
-            hash: match &intent.change {
-                Change::Delete { .. } => current
-                    .row
-                    .as_ref()
-                    .map(|r| r.hash.clone())
-                    .unwrap_or_default(),
-                _ => plan.after.hash.clone(),
-            },
+            rev: plan.after.rev,
+            hash: plan.after.hash.clone(),
+            op: op.to_string(),
+            actor,
+            source: source_label(source).to_string(),
+            at: at.clone(),
+            from_path: moving.then(|| path.clone()),
+            request_id: Some(request_id.clone()),
+            prev_hash: String::new(),
+            entry_hash: String::new(),
+        },
+    )?;
+    let after = DocRow {
+        seq: entry.seq,
+        ..plan.after.clone()
+    };
+    records::save_document(tx, &mount, &plan.path, &after)?;
+    if let (true, Some(row)) = (moving, &current) {
+        let left = DocRow {
+            deleted: true,
+            hash: String::new(),
+            seq: entry.seq,
+            ..row.clone()
         };
-        records::add_publishing(tx, &publishing)?;
-        Ok(Committed::Yes(Box::new(receipt), publishing))
-    })
+        records::save_document(tx, &mount, &path, &left)?;
+    }
+    records::bump_revision(tx)?;
+    let receipt = Receipt {
+        request_id: request_id.clone(),
+        state: ReceiptState::Committed,
+        document: Some(identity_in(&mount, &plan.path, &after)),
+        previous: current.as_ref().map(|row| identity_in(&mount, &path, row)),
+        seq: Some(entry.seq),
+        durable: Some(Durability {
+            file: true,
+            directory: true,
+            database: true,
+        }),
+        op: Some(op.to_string()),
+        known: true,
+        advice: "Committed: the content, its folder entry and the history entry are on disk."
+            .into(),
+    };
+    let receipt_json = serde_json::to_string(&receipt)
+        .map_err(|error| ToolError::internal("encoding a receipt", error))?;
+    records::save_receipt(
+        tx,
+        &request_id,
+        &fingerprint,
+        "committed",
+        &receipt_json,
+        &at,
+    )?;
+    let publishing = Publishing {
+        request_id,
+        mount,
+        path: plan.path.clone(),
+        from_path: moving.then_some(path),
+        temp: plan.temp.as_ref().map(|(temp, _)| temp.clone()),
+        hash: if deleting {
+            current.as_ref().map(|r| r.hash.clone()).unwrap_or_default()
+        } else {
+            plan.after.hash.clone()
+        },
+    };
+    records::add_publishing(tx, &publishing)?;
+    Ok(Committed::Yes(Box::new(receipt), publishing))
 }
 
 /// Step 5: the file in place. A failure here leaves the write committed in
@@ -558,15 +602,21 @@ fn publish(
     receipt: Receipt,
     publishing: &Publishing,
 ) -> Result<Written, ToolError> {
-    match sync::finish(store, dir, publishing) {
-        Ok(Outcome::Done) => Ok(Written {
-            receipt,
-            replayed: false,
-        }),
-        Ok(Outcome::Unknown(why)) => Err(commit_unknown(
-            &receipt.request_id,
-            &format!("Replacement published but durability is uncertain: {why}"),
-        )),
+    match sync::put_in_place(dir, publishing) {
+        Ok(Outcome::Done) => {
+            group::committer(store).published(&publishing.request_id);
+            Ok(Written {
+                receipt,
+                replayed: false,
+            })
+        }
+        Ok(Outcome::Unknown(why)) => {
+            sync::forget(store, publishing, &Outcome::Unknown(why.clone()))?;
+            Err(commit_unknown(
+                &receipt.request_id,
+                &format!("Replacement published but durability is uncertain: {why}"),
+            ))
+        }
         Err(error) => Err(commit_unknown(
             &receipt.request_id,
             &format!("Replacement published but durability is uncertain: {error}"),

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Documents benchmark: cos-hub against the MCP reference filesystem server
+(npm @modelcontextprotocol/server-filesystem), side by side in one run, over
+MCP stdio, on the same files in fresh temporary folders (loopback only, no
+network).
+
+Usage: scripts/bench-docs.py [--agents 8] [--edits 25] [--latency-edits 200]
+                             [--binary target/release/cos] [--no-reference]
+
+(a) Concurrent editing: --agents agents, each its own MCP stdio session, each
+    appending --edits unique markers to sections of 4 shared documents.
+    Theirs: read_text_file, then edit_file replacing the section's heading
+    with heading + marker (what an agent does; no precondition exists).
+    Ours: cos_docs_read for the base, cos_docs_patch append_to_section with a
+    request ID; on STALE_REVISION it re-reads and sends again with a new ID.
+    Lost updates = markers acknowledged as written but absent at the end.
+(b) Per-edit latency, one agent, --latency-edits sequential edits of one
+    document: their edit_file against our cos_docs_patch (fully durable: file
+    and folder fsynced, SQLite FULL); p50 and p99 of the edit call alone.
+(c) Durable patches per second in-process, 8 writers: `cargo bench --bench
+    docs_throughput` (run separately; see the README).
+
+The reference server is installed into a temporary npm prefix on first use.
+"""
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FS_PREFIX = os.path.join(tempfile.gettempdir(), "cos-fs-server")
+DOCUMENTS = 4
+SECTIONS = 8
+
+
+def reference_server():
+    entry = os.path.join(FS_PREFIX, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+    if not os.path.exists(entry):
+        subprocess.run(["npm", "install", "-q", "--prefix", FS_PREFIX, "@modelcontextprotocol/server-filesystem"], check=True)
+    return ["node", entry]
+
+
+class Session:
+    """A minimal MCP client over stdio: newline-delimited JSON-RPC."""
+
+    def __init__(self, command, cwd):
+        self.proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "bench-docs", "version": "1"}})
+        self.notify("notifications/initialized")
+
+    def notify(self, method):
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}) + "\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"server closed its stdout during {method}")
+            message = json.loads(line)
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]
+
+    def call(self, tool, arguments):
+        result = self.request("tools/call", {"name": tool, "arguments": arguments})
+        return result
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def envelope(result):
+    return json.loads(result["content"][0]["text"])
+
+
+def seed(folder):
+    os.makedirs(folder, exist_ok=True)
+    for d in range(DOCUMENTS):
+        text = f"# Document {d}\n" + "".join(f"## Part {s}\nstart\n" for s in range(SECTIONS))
+        with open(os.path.join(folder, f"shared-{d}.md"), "w") as f:
+            f.write(text)
+
+
+def markers_in(folder):
+    found = []
+    for d in range(DOCUMENTS):
+        with open(os.path.join(folder, f"shared-{d}.md")) as f:
+            found += [line for line in f.read().splitlines() if line.startswith("m-")]
+    return found
+
+
+def theirs_agent(command, folder, agent, edits, acknowledged):
+    session = Session(command + [folder], folder)
+    try:
+        for i in range(edits):
+            path = os.path.join(folder, f"shared-{(agent + i) % DOCUMENTS}.md")
+            section = (agent * edits + i) % SECTIONS
+            marker = f"m-{agent}-{i}"
+            session.call("read_text_file", {"path": path})
+            result = session.call("edit_file", {"path": path, "edits": [
+                {"oldText": f"## Part {section}\n", "newText": f"## Part {section}\n{marker}\n"}]})
+            if not result.get("isError"):
+                acknowledged.append(marker)
+    finally:
+        session.close()
+
+
+def ours_agent(binary, repo, agent, edits, acknowledged, retries):
+    session = Session([binary, "mcp", repo], repo)
+    try:
+        for i in range(edits):
+            path = f"shared-{(agent + i) % DOCUMENTS}.md"
+            section = (agent * edits + i) % SECTIONS
+            marker = f"m-{agent}-{i}"
+            for attempt in range(200):
+                page = envelope(session.call("cos_docs_read", {"mount": "docs", "path": path, "page_bytes": 256}))
+                document = page["data"]["document"]
+                answer = envelope(session.call("cos_docs_patch", {
+                    "mount": "docs", "path": path, "request_id": f"{marker}-{attempt}",
+                    "base": {"rev": document["rev"], "hash": document["hash"]},
+                    "operations": [{"op": "append_to_section", "section": f"Part {section}", "content": marker}]}))
+                if answer["ok"]:
+                    acknowledged.append(marker)
+                    break
+                if answer["error"]["code"] not in ("STALE_REVISION", "E_BUSY"):
+                    raise RuntimeError(answer["error"])
+                retries.append(1)
+    finally:
+        session.close()
+
+
+def concurrent(name, agents, run_agent, folder):
+    acknowledged, threads = [], []
+    started = time.perf_counter()
+    for agent in range(agents):
+        thread = threading.Thread(target=run_agent, args=(agent, acknowledged))
+        thread.start()
+        threads.append(thread)
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    present = markers_in(folder)
+    lost = [m for m in acknowledged if present.count(m) != 1]
+    print(f"{name:<34} acknowledged {len(acknowledged):>4}  present {len(present):>4}  lost {len(lost):>4}  {seconds:6.1f} s")
+    return len(lost)
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def latency_theirs(command, folder, count):
+    seed(folder)
+    session = Session(command + [folder], folder)
+    path = os.path.join(folder, "shared-0.md")
+    times = []
+    try:
+        for i in range(count):
+            started = time.perf_counter()
+            result = session.call("edit_file", {"path": path, "edits": [
+                {"oldText": "## Part 3\n", "newText": f"## Part 3\nl-{i}\n"}]})
+            times.append((time.perf_counter() - started) * 1000)
+            assert not result.get("isError"), result
+    finally:
+        session.close()
+    return times
+
+
+def latency_ours(binary, repo, count):
+    session = Session([binary, "mcp", repo], repo)
+    times = []
+    try:
+        page = envelope(session.call("cos_docs_read", {"mount": "docs", "path": "shared-0.md", "page_bytes": 256}))
+        base = page["data"]["document"]
+        for i in range(count):
+            started = time.perf_counter()
+            answer = envelope(session.call("cos_docs_patch", {
+                "mount": "docs", "path": "shared-0.md", "request_id": f"lat-{i}",
+                "base": {"rev": base["rev"], "hash": base["hash"]},
+                "operations": [{"op": "append_to_section", "section": "Part 3", "content": f"l-{i}"}]}))
+            times.append((time.perf_counter() - started) * 1000)
+            assert answer["ok"], answer
+            assert answer["data"]["durable"] == {"file": True, "directory": True, "database": True}
+            base = answer["data"]["document"]
+    finally:
+        session.close()
+    return times
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--agents", type=int, default=8)
+    parser.add_argument("--edits", type=int, default=25)
+    parser.add_argument("--latency-edits", type=int, default=200)
+    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "cos"))
+    parser.add_argument("--no-reference", action="store_true")
+    args = parser.parse_args()
+    if not os.path.exists(args.binary):
+        sys.exit(f"{args.binary} is missing: cargo build --release")
+    work = tempfile.mkdtemp(prefix="bench-docs-")
+    try:
+        lost_ours = lost_theirs = None
+        print(f"(a) {args.agents} agents x {args.edits} edits over MCP stdio on {DOCUMENTS} shared documents")
+        if not args.no_reference:
+            command = reference_server()
+            folder = os.path.join(work, "theirs")
+            seed(folder)
+            lost_theirs = concurrent("server-filesystem edit_file", args.agents,
+                                     lambda a, ack: theirs_agent(command, folder, a, args.edits, ack), folder)
+        repo = os.path.join(work, "ours")
+        seed(os.path.join(repo, "docs"))
+        subprocess.run(["git", "init", "-q", repo], check=True)
+        retries = []
+        lost_ours = concurrent("cos-hub cos_docs_patch (CAS)", args.agents,
+                               lambda a, ack: ours_agent(args.binary, repo, a, args.edits, ack, retries),
+                               os.path.join(repo, "docs"))
+        print(f"{'':<34} (cos-hub re-read and resent after STALE_REVISION {len(retries)} times)")
+        print(f"\n(b) per-edit latency over MCP stdio, {args.latency_edits} sequential edits, ms")
+        rows = []
+        if not args.no_reference:
+            rows.append(("server-filesystem edit_file", latency_theirs(command, os.path.join(work, "lat-theirs"), args.latency_edits)))
+        lat_repo = os.path.join(work, "lat-ours")
+        seed(os.path.join(lat_repo, "docs"))
+        subprocess.run(["git", "init", "-q", lat_repo], check=True)
+        rows.append(("cos-hub cos_docs_patch (durable)", latency_ours(args.binary, lat_repo, args.latency_edits)))
+        for name, times in rows:
+            print(f"{name:<34} p50 {statistics.median(times):6.2f}  p99 {percentile(times, 0.99):6.2f}")
+        if lost_ours:
+            sys.exit(f"cos-hub lost {lost_ours} updates")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+//! Group commit: writers that reach the commit while another's is being
+//! synced wait for it and are then recorded together, in one transaction and
+//! one fsync (FULL), each inside its own savepoint so one write's refusal
+//! leaves the others whole. Whoever holds the leader's lock commits for
+//! everyone queued; each writer gets its own outcome back.
+//!
+//! Also keeps which publications this process has finished (their files are
+//! in place): their redo records are removed by the next group's transaction
+//! rather than by a transaction of their own.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
+
+use super::records;
+use super::write::Committed;
+use crate::envelope::{Category, Code};
+use crate::store::Store;
+use crate::tools::ToolError;
+
+/// One write's recording, run by whichever writer leads.
+pub(super) type Work =
+    Box<dyn FnOnce(&rusqlite::Connection) -> Result<Committed, ToolError> + Send>;
+
+struct Job {
+    work: Work,
+    reply: mpsc::Sender<Result<Committed, ToolError>>,
+}
+
+/// Most writes one transaction records.
+const MAX_GROUP: usize = 64;
+
+#[derive(Default)]
+pub(super) struct Committer {
+    queue: Mutex<Vec<Job>>,
+    leader: Mutex<()>,
+    published: Mutex<HashSet<String>>,
+}
+
+/// The committer of this database, shared by every writer in the process.
+pub(super) fn committer(store: &Store) -> Arc<Committer> {
+    static COMMITTERS: OnceLock<Mutex<HashMap<PathBuf, Arc<Committer>>>> = OnceLock::new();
+    let committers = COMMITTERS.get_or_init(Mutex::default);
+    let mut committers = committers
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    committers
+        .entry(store.path().to_path_buf())
+        .or_default()
+        .clone()
+}
+
+impl Committer {
+    /// Records `work` durably, alone or with others queued meanwhile.
+    pub(super) fn commit(&self, store: &Store, work: Work) -> Result<Committed, ToolError> {
+        let (reply, outcome) = mpsc::channel();
+        lock(&self.queue).push(Job { work, reply });
+        loop {
+            let leading = lock(&self.leader);
+            // a leader before us may have recorded our write already
+            if let Ok(result) = outcome.try_recv() {
+                return result;
+            }
+            let jobs: Vec<Job> = {
+                let mut queue = lock(&self.queue);
+                let take = queue.len().min(MAX_GROUP);
+                queue.drain(..take).collect()
+            };
+            self.run(store, jobs);
+            drop(leading);
+            if let Ok(result) = outcome.try_recv() {
+                return result;
+            }
+        }
+    }
+
+    fn run(&self, store: &Store, jobs: Vec<Job>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let finished: Vec<String> = lock(&self.published).iter().cloned().collect();
+        let mut replies = Vec::with_capacity(jobs.len());
+        let committed = store.write_durable(|tx| -> Result<(), ToolError> {
+            for request_id in &finished {
+                records::remove_publishing(tx, request_id)?;
+            }
+            for job in jobs {
+                records::savepoint(tx)?;
+                let result = (job.work)(tx);
+                match &result {
+                    Ok(_) => records::release(tx)?,
+                    Err(_) => records::roll_back_to_savepoint(tx)?,
+                }
+                replies.push((job.reply, result));
+            }
+            Ok(())
+        });
+        match committed {
+            Ok(()) => {
+                let mut published = lock(&self.published);
+                for request_id in &finished {
+                    published.remove(request_id);
+                }
+                for (reply, result) in replies {
+                    let _ = reply.send(result);
+                }
+            }
+            Err(error) => {
+                let message = format!(
+                    "the transaction recording this write failed, so nothing of it was written: {error}; retry with the same request_id"
+                );
+                let mut first = Some(error);
+                for (reply, _) in replies {
+                    let error = first.take().unwrap_or_else(|| {
+                        ToolError::fail(Category::Transient, Code::E_STORAGE, message.clone())
+                    });
+                    let _ = reply.send(Err(error));
+                }
+            }
+        }
+    }
+
+    /// The publication's file is in place; its redo record goes with the next group.
+    pub(super) fn published(&self, request_id: &str) {
+        lock(&self.published).insert(request_id.to_string());
+    }
+
+    pub(super) fn is_published(&self, request_id: &str) -> bool {
+        lock(&self.published).contains(request_id)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
