@@ -155,7 +155,17 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
     };
     let arguments = drop_nulls(arguments);
     match call(hub, tool, arguments, Budget::None) {
-        Ok(envelope) => print_envelope(&envelope),
+        Ok(envelope) => {
+            let head = &envelope["data"]["head"];
+            if tool == "cos_docs_audit"
+                && let (Some(seq), Some(hash)) = (head["seq"].as_i64(), head["entry_hash"].as_str())
+            {
+                eprintln!(
+                    "checkpoint: {seq}:{hash} (keep it; cos docs audit --checkpoint {seq}:{hash} proves the history since was only appended to)"
+                );
+            }
+            print_envelope(&envelope)
+        }
         Err(code) => code,
     }
 }

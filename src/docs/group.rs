@@ -58,7 +58,7 @@ impl Committer {
         loop {
             let leading = lock(&self.leader);
             // a leader before us may have recorded our write already
-            if let Ok(result) = outcome.try_recv() {
+            if let Some(result) = settled(&outcome) {
                 return result;
             }
             let jobs: Vec<Job> = {
@@ -68,7 +68,7 @@ impl Committer {
             };
             self.run(store, jobs);
             drop(leading);
-            if let Ok(result) = outcome.try_recv() {
+            if let Some(result) = settled(&outcome) {
                 return result;
             }
         }
@@ -127,6 +127,22 @@ impl Committer {
 
     pub(super) fn is_published(&self, request_id: &str) -> bool {
         lock(&self.published).contains(request_id)
+    }
+}
+
+/// The outcome if it has arrived; a leader that died recording it (its
+/// transaction rolled back) leaves the write not committed.
+fn settled(
+    outcome: &mpsc::Receiver<Result<Committed, ToolError>>,
+) -> Option<Result<Committed, ToolError>> {
+    match outcome.try_recv() {
+        Ok(result) => Some(result),
+        Err(mpsc::TryRecvError::Empty) => None,
+        Err(mpsc::TryRecvError::Disconnected) => Some(Err(ToolError::fail(
+            Category::Transient,
+            Code::E_BUSY,
+            "the transaction recording this write was interrupted, so nothing of it was written; retry with the same request_id",
+        ))),
     }
 }
 

@@ -200,6 +200,21 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn an_accepted_path_never_leaves_the_mount(raw in "(\\PC|/|\\.|\\\\|%|:){0,40}(\\.md)?") {
+            if let Ok(path) = document("path", &raw, &mount()) {
+                let text = path.as_str();
+                proptest::prop_assert!(!text.starts_with('/'));
+                proptest::prop_assert!(!text.contains('\\'));
+                proptest::prop_assert!(text.split('/').all(|c| !c.is_empty() && c != "." && c != ".."));
+                proptest::prop_assert!(!text.chars().any(char::is_control));
+                proptest::prop_assert!(!text.starts_with(".git/") && !text.starts_with(".cos/"));
+                proptest::prop_assert!(is_markdown(path.file_name()));
+            }
+        }
+    }
+
     #[test]
     fn ordinary_paths_pass_unchanged() {
         let mount = mount();

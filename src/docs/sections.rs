@@ -237,6 +237,20 @@ mod tests {
         assert_eq!(&TEXT[last.start..last.end], "# Guide\nagain\n");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_text_has_sections_nested_within_it(text in "(#{1,3} ?|\\PC|\n|```|> |- |---){0,200}") {
+            let sections = outline(&text);
+            for section in &sections {
+                proptest::prop_assert!(section.start <= section.body_start());
+                proptest::prop_assert!(section.body_start() <= section.end);
+                proptest::prop_assert!(section.end <= text.len());
+                proptest::prop_assert!(text.is_char_boundary(section.start) && text.is_char_boundary(section.end));
+                proptest::prop_assert!(find(&sections, "section", &section.anchor).is_ok());
+            }
+        }
+    }
+
     #[test]
     fn sections_are_found_by_path_anchor_or_a_unique_tail() {
         let sections = outline(TEXT);

@@ -496,3 +496,101 @@ fn no_secret_reaches_the_logs_at_any_level() {
         assert!(!forensic.contains(secret), "{secret} in .mcp.log");
     }
 }
+
+#[test]
+fn cos_docs_creates_reads_patches_and_audits_from_the_shell() {
+    let repo = tempfile::tempdir().unwrap();
+    let text = "# Runbook\n## Restart\nsystemctl restart app\n";
+    let (code, created) = run_with_stdin(
+        repo.path(),
+        &[
+            "docs",
+            "create",
+            "docs",
+            "ops/runbook.md",
+            "--request-id",
+            "shell-1",
+        ],
+        text,
+    );
+    assert_eq!(code, 0, "{created}");
+    assert_eq!(created["data"]["state"], "committed");
+    let read = cos(repo.path())
+        .args(["docs", "read", "docs", "ops/runbook.md"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&read.stdout),
+        text,
+        "the Markdown itself"
+    );
+    let document = &created["data"]["document"];
+    let (rev, hash) = (
+        document["rev"].to_string(),
+        document["hash"].as_str().unwrap().to_string(),
+    );
+    let (code, patched) = run_with_stdin(
+        repo.path(),
+        &[
+            "docs",
+            "patch",
+            "docs",
+            "ops/runbook.md",
+            "--rev",
+            &rev,
+            "--hash",
+            &hash,
+            "--request-id",
+            "shell-2",
+            "--operations",
+            "-",
+        ],
+        r#"[{"op": "append_to_section", "section": "Restart", "content": "check /health"}]"#,
+    );
+    assert_eq!(code, 0, "{patched}");
+    let section = cos(repo.path())
+        .args([
+            "docs",
+            "read",
+            "docs",
+            "ops/runbook.md",
+            "--section",
+            "restart",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&section.stdout),
+        "## Restart\nsystemctl restart app\ncheck /health\n"
+    );
+    let (code, receipt) = run_with_stdin(repo.path(), &["docs", "receipt", "shell-2"], "");
+    assert_eq!(
+        (code, receipt["data"]["state"].as_str()),
+        (0, Some("committed"))
+    );
+    let audit = cos(repo.path()).args(["docs", "audit"]).output().unwrap();
+    assert!(audit.status.success());
+    let stderr = String::from_utf8_lossy(&audit.stderr);
+    assert!(stderr.starts_with("checkpoint: 2:"), "{stderr}");
+    // a stale base from the shell is refused, exit 1
+    let (code, stale) = run_with_stdin(
+        repo.path(),
+        &[
+            "docs",
+            "patch",
+            "docs",
+            "ops/runbook.md",
+            "--rev",
+            &rev,
+            "--hash",
+            &hash,
+            "--request-id",
+            "shell-3",
+            "--operations",
+            "[{\"op\": \"append\", \"content\": \"x\"}]",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(stale["error"]["code"], "STALE_REVISION");
+}

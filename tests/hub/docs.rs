@@ -791,3 +791,54 @@ async fn bad_patches_are_refused_whole_naming_the_operation() {
     assert_eq!(status, 400, "{body}");
     assert_eq!(error_of(&body)["code"], "E_REQUEST_ID");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_committed_write_whose_file_the_disk_no_longer_explains_is_unknown() {
+    let server = TestServer::start().await;
+    create(&server, "a.md", "# A\n", "u-1").await;
+    // what a crash between the commit and the rename leaves, after someone
+    // also removed the temporary file: the history says committed, the
+    // files cannot say whether it landed
+    let database = rusqlite::Connection::open(server.state_dir().join("cos.db")).unwrap();
+    let receipt = json!({"request_id": "ghost", "state": "committed", "document": null, "previous": null,
+        "seq": null, "durable": null, "op": "patch", "known": true, "advice": "Committed"});
+    database
+        .execute(
+            "INSERT INTO docs_receipts (request_id, intent, state, receipt, at) VALUES ('ghost', 'x', 'committed', ?1, 'now')",
+            [receipt.to_string()],
+        )
+        .unwrap();
+    database
+        .execute(
+            "INSERT INTO docs_publishing (request_id, mount, path, from_path, temp, hash) VALUES ('ghost', 'docs', 'a.md', NULL, '.a.md.gone.cos-tmp', ?1)",
+            ["f".repeat(64)],
+        )
+        .unwrap();
+    drop(database);
+    let (status, answer) = server.get("/api/docs/receipts/ghost").await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["data"]["state"], "unknown", "{answer}");
+    assert!(
+        answer["data"]["advice"]
+            .as_str()
+            .unwrap()
+            .contains("do not claim success"),
+        "{answer}"
+    );
+    assert_eq!(
+        on_disk(&server, "a.md"),
+        "# A\n",
+        "nothing was guessed into the file"
+    );
+    // the document itself reads and writes on
+    let (_, _, etag) = read(&server, "docs", "a.md").await;
+    let (status, _) = patch(
+        &server,
+        "a.md",
+        etag.as_deref(),
+        Some("u-2"),
+        json!({"operations": [{"op": "append", "content": "more"}]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+}
