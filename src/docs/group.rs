@@ -13,18 +13,21 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 
 use super::records;
-use super::write::Committed;
 use crate::envelope::{Category, Code};
 use crate::store::Store;
 use crate::tools::ToolError;
 
-/// One write's recording, run by whichever writer leads.
-pub(super) type Work =
-    Box<dyn FnOnce(&rusqlite::Connection) -> Result<Committed, ToolError> + Send>;
+/// Hands a recorded write's outcome to its writer, once the group committed.
+type Deliver = Box<dyn FnOnce() + Send>;
+
+/// One write's recording, run by whichever writer leads: whether it
+/// succeeded (else its savepoint is rolled back), and how to deliver it.
+type Run = Box<dyn FnOnce(&rusqlite::Connection) -> (bool, Deliver) + Send>;
 
 struct Job {
-    work: Work,
-    reply: mpsc::Sender<Result<Committed, ToolError>>,
+    run: Run,
+    /// Tells the writer the group's transaction failed.
+    fail: Box<dyn FnOnce(ToolError) + Send>,
 }
 
 /// Most writes one transaction records.
@@ -52,9 +55,25 @@ pub(super) fn committer(store: &Store) -> Arc<Committer> {
 
 impl Committer {
     /// Records `work` durably, alone or with others queued meanwhile.
-    pub(super) fn commit(&self, store: &Store, work: Work) -> Result<Committed, ToolError> {
-        let (reply, outcome) = mpsc::channel();
-        lock(&self.queue).push(Job { work, reply });
+    pub(super) fn commit<T: Send + 'static>(
+        &self,
+        store: &Store,
+        work: impl FnOnce(&rusqlite::Connection) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let (reply, outcome) = mpsc::channel::<Result<T, ToolError>>();
+        let failed = reply.clone();
+        let run: Run = Box::new(move |tx| {
+            let result = work(tx);
+            let ok = result.is_ok();
+            let deliver: Deliver = Box::new(move || {
+                let _ = reply.send(result);
+            });
+            (ok, deliver)
+        });
+        let fail = Box::new(move |error| {
+            let _ = failed.send(Err(error));
+        });
+        lock(&self.queue).push(Job { run, fail });
         loop {
             let leading = lock(&self.leader);
             // a leader before us may have recorded our write already
@@ -84,14 +103,15 @@ impl Committer {
             for request_id in &finished {
                 records::remove_publishing(tx, request_id)?;
             }
-            for job in jobs {
+            for Job { run, fail } in jobs {
                 records::savepoint(tx)?;
-                let result = (job.work)(tx);
-                match &result {
-                    Ok(_) => records::release(tx)?,
-                    Err(_) => records::roll_back_to_savepoint(tx)?,
+                let (ok, deliver) = run(tx);
+                if ok {
+                    records::release(tx)?;
+                } else {
+                    records::roll_back_to_savepoint(tx)?;
                 }
-                replies.push((job.reply, result));
+                replies.push((deliver, fail));
             }
             Ok(())
         });
@@ -101,8 +121,8 @@ impl Committer {
                 for request_id in &finished {
                     published.remove(request_id);
                 }
-                for (reply, result) in replies {
-                    let _ = reply.send(result);
+                for (deliver, _) in replies {
+                    deliver();
                 }
             }
             Err(error) => {
@@ -110,11 +130,10 @@ impl Committer {
                     "the transaction recording this write failed, so nothing of it was written: {error}; retry with the same request_id"
                 );
                 let mut first = Some(error);
-                for (reply, _) in replies {
-                    let error = first.take().unwrap_or_else(|| {
+                for (_, fail) in replies {
+                    fail(first.take().unwrap_or_else(|| {
                         ToolError::fail(Category::Transient, Code::E_STORAGE, message.clone())
-                    });
-                    let _ = reply.send(Err(error));
+                    }));
                 }
             }
         }
@@ -132,9 +151,7 @@ impl Committer {
 
 /// The outcome if it has arrived; a leader that died recording it (its
 /// transaction rolled back) leaves the write not committed.
-fn settled(
-    outcome: &mpsc::Receiver<Result<Committed, ToolError>>,
-) -> Option<Result<Committed, ToolError>> {
+fn settled<T>(outcome: &mpsc::Receiver<Result<T, ToolError>>) -> Option<Result<T, ToolError>> {
     match outcome.try_recv() {
         Ok(result) => Some(result),
         Err(mpsc::TryRecvError::Empty) => None,

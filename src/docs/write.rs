@@ -433,7 +433,7 @@ fn changed_sections(store: &Store, base_hash: &str, now: &[u8]) -> Value {
     json!(changed)
 }
 
-pub(super) enum Committed {
+enum Committed {
     Yes(Box<Receipt>, Publishing),
     Replay(StoredReceipt),
     /// Someone else changed the document between the read and the lock.
@@ -474,7 +474,7 @@ fn commit(
         current: current.row.clone(),
         plan,
     };
-    group::committer(store).commit(store, Box::new(move |tx| record_write(tx, record)))
+    group::committer(store).commit(store, move |tx| record_write(tx, record))
 }
 
 /// Records one write inside the group's transaction.

@@ -229,18 +229,7 @@ impl Store {
         E: From<StoreError>,
     {
         let mut connection = self.pool.get().map_err(StoreError::from)?;
-        let transaction = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|error| StoreError::Sqlite {
-                source: error,
-                databases: Vec::new(),
-            })?;
-        let value = write(&transaction)?;
-        transaction.commit().map_err(|error| StoreError::Sqlite {
-            source: error,
-            databases: Vec::new(),
-        })?;
-        Ok(value)
+        in_transaction(&mut connection, write)
     }
 
     /// Like [`Store::write`], committed with `synchronous = FULL`: the commit
@@ -258,20 +247,7 @@ impl Store {
         connection
             .execute_batch("PRAGMA synchronous = FULL")
             .map_err(|error| sqlite(&connection, error))?;
-        let outcome = (|| {
-            let transaction = connection
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(|error| StoreError::Sqlite {
-                    source: error,
-                    databases: Vec::new(),
-                })?;
-            let value = write(&transaction)?;
-            transaction.commit().map_err(|error| StoreError::Sqlite {
-                source: error,
-                databases: Vec::new(),
-            })?;
-            Ok(value)
-        })();
+        let outcome = in_transaction(&mut connection, write);
         if let Err(error) = connection.execute_batch("PRAGMA synchronous = NORMAL") {
             tracing::warn!(%error, "a connection stayed at synchronous = FULL");
         }
@@ -282,6 +258,29 @@ impl Store {
     pub fn schema_versions(&self) -> Result<std::collections::BTreeMap<String, i64>, StoreError> {
         self.read(migrations::versions)
     }
+}
+
+/// Runs `write` in a `BEGIN IMMEDIATE` transaction on `connection`, committing
+/// only if it succeeds.
+fn in_transaction<T, E>(
+    connection: &mut Connection,
+    write: impl FnOnce(&Transaction) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<StoreError>,
+{
+    let transaction = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|error| StoreError::Sqlite {
+            source: error,
+            databases: Vec::new(),
+        })?;
+    let value = write(&transaction)?;
+    transaction.commit().map_err(|error| StoreError::Sqlite {
+        source: error,
+        databases: Vec::new(),
+    })?;
+    Ok(value)
 }
 
 #[cfg(test)]

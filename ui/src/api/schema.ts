@@ -1267,7 +1267,7 @@ export interface components {
          *     - `E_CURSOR`: The cursor is malformed or was not issued by this hub. Obtain a new one from the listing that pages it.
          *     - `STALE_CURSOR`: The cursor belongs to another query, or the data it pages changed. Ask again without a cursor.
          *     - `STALE_READ`: The state changed while it was read; read again.
-         *     - `E_REQUEST_REUSE`: The Idempotency-Key was already used for another request, or its first request is still running; use a new key for a new request.
+         *     - `E_REQUEST_REUSE`: The request ID (a document write's request_id, or an Idempotency-Key) already belongs to another intent, or its first request is still running; resolve the original receipt and use a new ID for a new intent.
          *     - `STALE_VERSION`: The task changed since the version the write was based on; details.current holds the fresh task. Re-read and re-apply.
          *     - `STALE_STATE`: The task's status is no longer the one the move expected; details.current holds the fresh task.
          *     - `E_TRANSITION`: The workflow does not allow this move; details.allowed lists the statuses it allows.
