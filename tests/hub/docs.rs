@@ -842,3 +842,61 @@ async fn a_committed_write_whose_file_the_disk_no_longer_explains_is_unknown() {
     .await;
     assert_eq!(status, 200);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listings_page_exactly_and_a_cursor_goes_stale_when_documents_change() {
+    let server = TestServer::start().await;
+    for name in ["a", "b", "c", "guides/d", "guides/e"] {
+        create(
+            &server,
+            &format!("{name}.md"),
+            "# x\n",
+            &format!("l-{name}"),
+        )
+        .await;
+    }
+    let mut seen = Vec::new();
+    let mut url = "/api/docs/list?mount=docs&limit=2".to_string();
+    loop {
+        let (status, page) = server.get(&url).await;
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(page["data"]["total"], 5);
+        for document in page["data"]["documents"].as_array().unwrap() {
+            seen.push(document["path"].as_str().unwrap().to_string());
+        }
+        match page["data"]["next_cursor"].as_str() {
+            Some(cursor) => url = format!("/api/docs/list?mount=docs&limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(
+        seen,
+        ["a.md", "b.md", "c.md", "guides/d.md", "guides/e.md"],
+        "nothing skipped or repeated"
+    );
+    let (_, guides) = server.get("/api/docs/list?mount=docs&prefix=guides").await;
+    assert_eq!(guides["data"]["total"], 2);
+    let (_, first) = server.get("/api/docs/list?mount=docs&limit=2").await;
+    let cursor = first["data"]["next_cursor"].as_str().unwrap().to_string();
+    create(&server, "aa.md", "# new\n", "l-aa").await;
+    let (status, stale) = server
+        .get(&format!(
+            "/api/docs/list?mount=docs&limit=2&cursor={cursor}"
+        ))
+        .await;
+    assert_eq!(status, 409, "{stale}");
+    assert_eq!(error_of(&stale)["code"], "STALE_CURSOR");
+    assert_eq!(
+        error_of(&stale)["message"],
+        "The documents changed since this cursor; list again"
+    );
+    let (status, other) = server
+        .get(&format!("/api/docs/list?mount=repo&cursor={cursor}"))
+        .await;
+    assert_eq!(status, 409, "{other}");
+    assert_eq!(
+        error_of(&other)["code"],
+        "STALE_CURSOR",
+        "a cursor of another listing"
+    );
+}
