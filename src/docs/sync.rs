@@ -25,6 +25,8 @@ pub fn now() -> String {
 pub struct Current {
     pub row: Option<DocRow>,
     pub bytes: Option<Vec<u8>>,
+    /// The file's stat when it was read, to notice a save right before a write.
+    pub stat: Option<Stat>,
 }
 
 /// Whether a publication's effect is in place.
@@ -175,6 +177,7 @@ pub fn observe(
                 return Ok(Current {
                     row: Some(row),
                     bytes: Some(bytes),
+                    stat: Some(stat),
                 });
             }
             (row, disk) => (row, disk),
@@ -192,6 +195,7 @@ pub fn observe(
             let live = !row.deleted;
             return Ok(Current {
                 row: live.then_some(row),
+                stat: disk.as_ref().map(|(_, stat)| *stat),
                 bytes: disk.map(|(bytes, _)| bytes),
             });
         }

@@ -182,6 +182,12 @@ pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
                 dir.discard(temp);
             }
         };
+        // the file as the base was checked against, still: an edit saved
+        // meanwhile is recorded by the next round and makes this write stale
+        if dir.stat(&intent.path)? != current.stat {
+            discard();
+            continue;
+        }
         match commit(store, &intent, &fingerprint, &current, plan) {
             Ok(Committed::Yes(receipt, publishing)) => {
                 return publish(store, &dir, *receipt, &publishing);
@@ -243,11 +249,10 @@ fn plan(
             temp_plan(dir, intent, content.clone().into_bytes(), next_rev)
         }
         Change::Patch { base, operations } => {
-            let (row, bytes) = require_base(store, intent, current, base)?;
+            let (_, bytes) = require_base(store, intent, current, base)?;
             let text = as_text(path, bytes)?;
             let patched = patch::apply(text, operations)?;
             check_size(patched.len())?;
-            let _ = row;
             temp_plan(dir, intent, patched.into_bytes(), next_rev)
         }
         Change::Delete { base } => {

@@ -32,8 +32,9 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
         description,
         effect: crate::tools::Effect::READ,
         list_hints: &[],
-        agent_budget: Some(COMPACT_BUDGET),
+        agent_budget: None,
     }
+    .within_agent_budget(COMPACT_BUDGET)
 }
 
 /// The mounts, once this process has made the record whole: writes a crash
