@@ -149,10 +149,10 @@ pub fn observe(
     dir: Option<&MountDir>,
     path: &DocPath,
 ) -> Result<Current, ToolError> {
-    if let Some(dir) = dir {
-        settle(store, dir, mount, path)?;
-    }
     for _ in 0..4 {
+        if let Some(dir) = dir {
+            settle(store, dir, mount, path)?;
+        }
         let row = store
             .view(|connection| records::document(connection, &mount.key, path.as_str()))?
             .filter(|row| !row.deleted);
@@ -163,7 +163,7 @@ pub fn observe(
         let current = match (row, disk) {
             (None, None) => return Ok(Current::default()),
             (Some(row), Some((bytes, stat))) if content_hash(bytes.as_slice()) == row.hash => {
-                if stat.size != row.size || stat.mtime_ns != row.mtime_ns {
+                let row = if stat.size != row.size || stat.mtime_ns != row.mtime_ns {
                     store.view(|c| {
                         records::touch_document(
                             c,
@@ -173,7 +173,14 @@ pub fn observe(
                             stat.mtime_ns,
                         )
                     })?;
-                }
+                    DocRow {
+                        size: stat.size,
+                        mtime_ns: stat.mtime_ns,
+                        ..row
+                    }
+                } else {
+                    row
+                };
                 return Ok(Current {
                     row: Some(row),
                     bytes: Some(bytes),
@@ -185,7 +192,16 @@ pub fn observe(
         let (seen, disk) = current;
         let recorded = store.write(|tx| -> Result<Option<DocRow>, ToolError> {
             let now_row = records::document(tx, &mount.key, path.as_str())?;
-            if now_row.as_ref().filter(|row| !row.deleted) != seen.as_ref() {
+            // the file must still be what was read: a write's rename landing
+            // between the read and now is no outside edit
+            let still = match dir {
+                Some(dir) => dir.stat(path)?,
+                None => None,
+            };
+            if now_row.as_ref().filter(|row| !row.deleted) != seen.as_ref()
+                || publishing_under_way(store, tx, &mount.key, path.as_str())?
+                || still != disk.as_ref().map(|(_, stat)| *stat)
+            {
                 return Ok(None);
             }
             let disk = disk.as_ref().map(|(bytes, stat)| (bytes.as_slice(), *stat));
@@ -208,6 +224,20 @@ pub fn observe(
             path.as_str()
         ),
     ))
+}
+
+/// True while a write committed to the record may not have its file in
+/// place yet: the file then does not tell of an outside edit.
+fn publishing_under_way(
+    store: &Store,
+    tx: &rusqlite::Connection,
+    mount: &str,
+    path: &str,
+) -> Result<bool, ToolError> {
+    let group = super::group::committer(store);
+    Ok(records::publishing_for(tx, mount, path)?
+        .iter()
+        .any(|publishing| !group.is_published(&publishing.request_id)))
 }
 
 /// Appends an `external` revision for what is on disk (`None`: the file is gone).
@@ -374,7 +404,14 @@ pub fn scan(store: &Store, mount: &Mount, dir: Option<&MountDir>) -> Result<usiz
         for (path, row, disk) in &seen {
             let now_row =
                 records::document(tx, &mount.key, path.as_str())?.filter(|row| !row.deleted);
-            if now_row != *row {
+            let still = match dir {
+                Some(dir) => dir.stat(path)?,
+                None => None,
+            };
+            if now_row != *row
+                || publishing_under_way(store, tx, &mount.key, path.as_str())?
+                || still != disk.as_ref().map(|(_, stat)| *stat)
+            {
                 continue;
             }
             let disk = disk.as_ref().map(|(bytes, stat)| (bytes.as_slice(), *stat));

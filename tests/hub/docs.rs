@@ -900,3 +900,67 @@ async fn listings_page_exactly_and_a_cursor_goes_stale_when_documents_change() {
         "a cursor of another listing"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn readers_racing_writers_never_mistake_a_write_in_flight_for_an_outside_edit() {
+    let server = std::sync::Arc::new(TestServer::start().await);
+    create(&server, "race.md", "# Race\n## Log\n", "race-0").await;
+    let mut tasks = Vec::new();
+    for writer in 0..8 {
+        let server = server.clone();
+        tasks.push(tokio::spawn(async move {
+            for n in 0..12 {
+                let marker = format!("w{writer}-{n}");
+                for attempt in 0..100 {
+                    let (_, _, etag) = read(&server, "docs", "race.md").await;
+                    let (status, body) = patch(&server, "race.md", etag.as_deref(), Some(&format!("{marker}-{attempt}")),
+                        json!({"operations": [{"op": "append_to_section", "section": "Log", "content": marker}]})).await;
+                    if status == 200 {
+                        break;
+                    }
+                    assert_eq!(status, 412, "{body}");
+                }
+            }
+        }));
+    }
+    for _ in 0..4 {
+        let server = server.clone();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..60 {
+                let (status, _, _) = read(&server, "docs", "race.md").await;
+                assert_eq!(status, 200);
+                let (status, _) = server.get("/api/docs/list?mount=docs").await;
+                assert_eq!(status, 200);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let text = on_disk(&server, "race.md");
+    for writer in 0..8 {
+        for n in 0..12 {
+            let marker = format!("w{writer}-{n}");
+            assert_eq!(text.lines().filter(|l| *l == marker).count(), 1, "{marker}");
+        }
+    }
+    let mut ops = Vec::new();
+    let mut url = format!("/api/docs/history?{}&limit=200", query("docs", "race.md"));
+    loop {
+        let (_, page) = server.get(&url).await;
+        for entry in page["data"]["entries"].as_array().unwrap() {
+            ops.push(entry["op"].as_str().unwrap().to_string());
+        }
+        match page["data"]["next_cursor"].as_str() {
+            Some(cursor) => {
+                url = format!(
+                    "/api/docs/history?{}&limit=200&cursor={cursor}",
+                    query("docs", "race.md")
+                )
+            }
+            None => break,
+        }
+    }
+    assert_eq!(ops.len(), 97, "one create and 96 patches: {ops:?}");
+    assert!(ops.iter().all(|op| op != "external"), "{ops:?}");
+}
