@@ -964,3 +964,58 @@ async fn readers_racing_writers_never_mistake_a_write_in_flight_for_an_outside_e
     assert_eq!(ops.len(), 97, "one create and 96 patches: {ops:?}");
     assert!(ops.iter().all(|op| op != "external"), "{ops:?}");
 }
+
+#[test]
+fn cos_serve_notices_an_edit_outside_the_hub_without_anyone_reading() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("docs")).unwrap();
+    std::fs::write(repo.path().join("docs/watched.md"), "# Watched\n").unwrap();
+    // one mount, so every move of the revision is this file's
+    std::fs::create_dir_all(repo.path().join(".cos")).unwrap();
+    std::fs::write(repo.path().join(".cos/docs.toml"), "[[mounts]]\nkey = \"docs\"\npath = \"docs\"\n").unwrap();
+    let mut server = crate::cli::serve_on_any_port(repo.path());
+    let address = crate::cli::announced_address(&mut server);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = reqwest::Client::new();
+    let outcome = runtime.block_on(async {
+        // the first scan records the file as it is
+        let url = format!("http://{address}/api/stream");
+        let mut stream = crate::common::ChangeStream::open_at(&client, &url).await;
+        let mut before = stream.next("docs").await;
+        while before == 0 {
+            before = stream.next("docs").await;
+        }
+        std::fs::write(
+            repo.path().join("docs/watched.md"),
+            "# Watched\nsaved in an editor\n",
+        )
+        .unwrap();
+        // the watcher's scan, not a read, moves the documents' revision
+        // (other areas' changes, such as the graph's first index, come too)
+        let mut after = stream.next("docs").await;
+        for _ in 0..10 {
+            if after != before {
+                break;
+            }
+            after = stream.next("docs").await;
+        }
+        let history: Value = client
+            .get(format!(
+                "http://{address}/api/docs/history?mount=docs&path=watched.md"
+            ))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (before, after, history)
+    });
+    server.kill().unwrap();
+    let _ = server.wait();
+    let (before, after, history) = outcome;
+    assert_eq!(after, before + 1, "{before} -> {after}");
+    let entries = history["data"]["entries"].as_array().unwrap();
+    assert_eq!(entries[0]["rev"], 2, "{history}");
+    assert_eq!(entries[0]["source"], "external");
+}

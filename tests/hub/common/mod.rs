@@ -440,12 +440,12 @@ pub struct ChangeStream {
 
 impl ChangeStream {
     pub async fn open(server: &TestServer) -> ChangeStream {
-        let response = server
-            .client
-            .get(server.url("/api/stream"))
-            .send()
-            .await
-            .unwrap();
+        ChangeStream::open_at(&server.client, &server.url("/api/stream")).await
+    }
+
+    /// The stream at `url`, of a hub served elsewhere (a `cos serve` child).
+    pub async fn open_at(client: &reqwest::Client, url: &str) -> ChangeStream {
+        let response = client.get(url).send().await.unwrap();
         assert_eq!(response.status().as_u16(), 200);
         assert!(
             response.headers()["content-type"]
