@@ -24,6 +24,8 @@ pub struct DocRow {
     pub deleted: bool,
     /// The history entry of its last change.
     pub seq: i64,
+    /// Its first heading, else its file name.
+    pub title: String,
 }
 
 /// A listed document with its last change.
@@ -73,6 +75,7 @@ fn doc_row(row: &Row, at: usize) -> rusqlite::Result<DocRow> {
         mtime_ns: row.get(at + 3)?,
         deleted: row.get::<_, i64>(at + 4)? != 0,
         seq: row.get(at + 5)?,
+        title: row.get(at + 6)?,
     })
 }
 
@@ -84,7 +87,7 @@ pub fn document(
     sql(connection, || -> rusqlite::Result<Option<DocRow>> {
         connection
         .prepare_cached(
-            "SELECT rev, hash, size, mtime_ns, deleted, seq FROM docs_documents WHERE mount = ?1 AND path = ?2",
+            "SELECT rev, hash, size, mtime_ns, deleted, seq, title FROM docs_documents WHERE mount = ?1 AND path = ?2",
         )?
         .query_row(params![mount, path], |row| doc_row(row, 0))
         .optional()
@@ -100,11 +103,11 @@ pub fn save_document(
     sql(connection, || -> rusqlite::Result<()> {
         connection
             .prepare_cached(
-                "INSERT INTO docs_documents (mount, path, rev, hash, size, mtime_ns, deleted, seq)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                "INSERT INTO docs_documents (mount, path, rev, hash, size, mtime_ns, deleted, seq, title)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              ON CONFLICT (mount, path) DO UPDATE SET rev = excluded.rev, hash = excluded.hash,
                size = excluded.size, mtime_ns = excluded.mtime_ns, deleted = excluded.deleted,
-               seq = excluded.seq",
+               seq = excluded.seq, title = excluded.title",
             )?
             .execute(params![
                 mount,
@@ -114,7 +117,8 @@ pub fn save_document(
                 row.size,
                 row.mtime_ns,
                 i64::from(row.deleted),
-                row.seq
+                row.seq,
+                row.title
             ])
             .map(|_| ())
     })
@@ -145,7 +149,7 @@ pub fn documents_in(
 ) -> Result<Vec<(String, DocRow)>, StoreError> {
     sql(connection, || -> rusqlite::Result<Vec<(String, DocRow)>> {
         let mut statement = connection.prepare_cached(
-            "SELECT path, rev, hash, size, mtime_ns, deleted, seq FROM docs_documents
+            "SELECT path, rev, hash, size, mtime_ns, deleted, seq, title FROM docs_documents
          WHERE mount = ?1 AND deleted = 0 ORDER BY path",
         )?;
         let rows =
@@ -164,7 +168,7 @@ pub fn listing(
 ) -> Result<Vec<Listed>, StoreError> {
     sql(connection, || -> rusqlite::Result<Vec<Listed>> {
         let mut statement = connection.prepare_cached(
-        "SELECT d.path, d.rev, d.hash, d.size, d.mtime_ns, d.deleted, d.seq, h.actor, h.source, h.at
+        "SELECT d.path, d.rev, d.hash, d.size, d.mtime_ns, d.deleted, d.seq, d.title, h.actor, h.source, h.at
          FROM docs_documents d JOIN docs_history h ON h.seq = d.seq
          WHERE d.mount = ?1 AND d.deleted = 0 AND d.path > ?2
            AND (?3 = '' OR d.path = ?3 OR substr(d.path, 1, length(?3) + 1) = ?3 || '/')
@@ -181,9 +185,9 @@ pub fn listing(
                 Ok(Listed {
                     path: row.get(0)?,
                     row: doc_row(row, 1)?,
-                    actor: row.get(7)?,
-                    source: row.get(8)?,
-                    at: row.get(9)?,
+                    actor: row.get(8)?,
+                    source: row.get(9)?,
+                    at: row.get(10)?,
                 })
             },
         )?;

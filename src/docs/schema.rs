@@ -3,12 +3,23 @@
 
 use crate::store::Migration;
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "documents",
-    sql: DOCUMENTS,
-    legacy_version: None,
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "documents",
+        sql: DOCUMENTS,
+        legacy_version: None,
+    },
+    Migration {
+        version: 2,
+        name: "document titles",
+        sql: TITLES,
+        legacy_version: None,
+    },
+];
+
+/// Each document's title (its first heading, else its file name), for listings.
+const TITLES: &str = "ALTER TABLE docs_documents ADD COLUMN title TEXT NOT NULL DEFAULT '';";
 
 /// - `docs_documents`: each document's identity now (a deleted one keeps its
 ///   row, so a document made again at its path continues its revisions), with

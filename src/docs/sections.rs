@@ -113,6 +113,20 @@ pub fn outline(text: &str) -> Vec<Section> {
     sections
 }
 
+/// A document's title: its first heading, else its file name without the extension.
+pub fn title_of(text: &str, file_name: &str) -> String {
+    outline(text)
+        .into_iter()
+        .map(|section| section.title)
+        .find(|title| !title.is_empty())
+        .unwrap_or_else(|| {
+            file_name
+                .rsplit_once('.')
+                .map_or(file_name, |(stem, _)| stem)
+                .to_string()
+        })
+}
+
 fn line_start(text: &str, offset: usize) -> usize {
     text[..offset].rfind('\n').map_or(0, |newline| newline + 1)
 }

@@ -282,6 +282,13 @@ fn record_external(
             entry_hash: String::new(),
         },
     )?;
+    let title = match disk {
+        Some((bytes, _)) => {
+            let file_name = path.rsplit_once('/').map_or(path, |(_, name)| name);
+            super::sections::title_of(&String::from_utf8_lossy(bytes), file_name)
+        }
+        None => prior.map(|row| row.title.clone()).unwrap_or_default(),
+    };
     let row = DocRow {
         rev,
         hash,
@@ -289,6 +296,7 @@ fn record_external(
         mtime_ns: stat.mtime_ns,
         deleted: disk.is_none(),
         seq: entry.seq,
+        title,
     };
     records::save_document(tx, mount, path, &row)?;
     records::bump_revision(tx)?;

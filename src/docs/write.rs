@@ -265,6 +265,7 @@ fn plan(
                     mtime_ns: 0,
                     deleted: true,
                     seq: 0,
+                    title: row.title.clone(),
                 },
                 path: path.to_string(),
                 temp: None,
@@ -272,7 +273,8 @@ fn plan(
             })
         }
         Change::Move { base, to } => {
-            let (row, _) = require_base(store, intent, current, base)?;
+            let (row, bytes) = require_base(store, intent, current, base)?;
+            let title = sections::title_of(&String::from_utf8_lossy(bytes), to.file_name());
             if to == &intent.path {
                 return Err(ToolError::invalid(
                     "to",
@@ -301,6 +303,7 @@ fn plan(
                     mtime_ns: row.mtime_ns,
                     deleted: false,
                     seq: 0,
+                    title,
                 },
                 path: to.as_str().to_string(),
                 temp: None,
@@ -312,6 +315,7 @@ fn plan(
 
 fn temp_plan(dir: &MountDir, intent: &Intent, bytes: Vec<u8>, rev: i64) -> Result<Plan, ToolError> {
     let (temp, stat) = dir.write_temp(&intent.path, &bytes)?;
+    let title = sections::title_of(&String::from_utf8_lossy(&bytes), intent.path.file_name());
     Ok(Plan {
         after: DocRow {
             rev,
@@ -320,6 +324,7 @@ fn temp_plan(dir: &MountDir, intent: &Intent, bytes: Vec<u8>, rev: i64) -> Resul
             mtime_ns: stat.mtime_ns,
             deleted: false,
             seq: 0,
+            title,
         },
         path: intent.path.as_str().to_string(),
         temp: Some((temp, bytes)),

@@ -876,6 +876,17 @@ async fn listings_page_exactly_and_a_cursor_goes_stale_when_documents_change() {
     );
     let (_, guides) = server.get("/api/docs/list?mount=docs&prefix=guides").await;
     assert_eq!(guides["data"]["total"], 2);
+    assert_eq!(
+        guides["data"]["documents"][0]["title"], "x",
+        "the first heading"
+    );
+    write(&server, "docs/guides/plain.md", "no heading here\n");
+    let (_, guides) = server.get("/api/docs/list?mount=docs&prefix=guides").await;
+    assert_eq!(
+        guides["data"]["documents"][2]["title"], "plain",
+        "else the file name"
+    );
+    std::fs::remove_file(server.repo().join("docs/guides/plain.md")).unwrap();
     let (_, first) = server.get("/api/docs/list?mount=docs&limit=2").await;
     let cursor = first["data"]["next_cursor"].as_str().unwrap().to_string();
     create(&server, "aa.md", "# new\n", "l-aa").await;
@@ -972,7 +983,11 @@ fn cos_serve_notices_an_edit_outside_the_hub_without_anyone_reading() {
     std::fs::write(repo.path().join("docs/watched.md"), "# Watched\n").unwrap();
     // one mount, so every move of the revision is this file's
     std::fs::create_dir_all(repo.path().join(".cos")).unwrap();
-    std::fs::write(repo.path().join(".cos/docs.toml"), "[[mounts]]\nkey = \"docs\"\npath = \"docs\"\n").unwrap();
+    std::fs::write(
+        repo.path().join(".cos/docs.toml"),
+        "[[mounts]]\nkey = \"docs\"\npath = \"docs\"\n",
+    )
+    .unwrap();
     let mut server = crate::cli::serve_on_any_port(repo.path());
     let address = crate::cli::announced_address(&mut server);
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -114,6 +114,8 @@ pub struct ListInput {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DocEntry {
     pub path: String,
+    /// Its first heading, else its file name.
+    pub title: String,
     pub rev: i64,
     pub hash: String,
     pub size: i64,
@@ -181,6 +183,7 @@ impl Tool for DocsList {
                 .take(limit)
                 .map(|listed| DocEntry {
                     path: listed.path,
+                    title: listed.row.title.clone(),
                     rev: listed.row.rev,
                     hash: listed.row.hash,
                     size: listed.row.size,

@@ -1376,6 +1376,8 @@ export interface components {
             /** Format: int64 */
             size: number;
             source: string;
+            /** @description Its first heading, else its file name. */
+            title: string;
             /** @description The last change: when, by whom, through which door. */
             updated_at: string;
             updated_by: string;
