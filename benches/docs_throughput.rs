@@ -6,7 +6,7 @@
 
 use cos_hub::docs::model::Base;
 use cos_hub::docs::patch::Operation;
-use cos_hub::docs::tools::{CreateInput, DocsCreate, DocsPatch, PatchInput};
+use cos_hub::docs::tools::{DocCreateInput, DocsCreate, DocsPatch, PatchInput};
 use cos_hub::hub;
 use cos_hub::tools::{Hub, HubConfig, Source, Unwatched};
 use std::time::Instant;
@@ -22,7 +22,7 @@ fn run(writers: usize, patches: usize) -> f64 {
     for writer in 0..writers {
         let created = hub
             .call_here::<DocsCreate>(
-                CreateInput {
+                DocCreateInput {
                     mount: "docs".into(),
                     path: format!("w{writer}.md"),
                     content: "# Log\n## Entries\n".into(),

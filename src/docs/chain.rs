@@ -4,7 +4,7 @@
 use serde_json::json;
 use std::io::{Read, Write};
 
-use super::model::HistoryEntry;
+use super::model::DocHistoryEntry;
 
 /// The `prev_hash` of the first entry.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -16,7 +16,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 /// The entry's fields in a fixed order, as one JSON array: the canonical
 /// encoding the chain hashes (JSON escapes make it unambiguous).
-fn canonical(entry: &HistoryEntry) -> String {
+fn canonical(entry: &DocHistoryEntry) -> String {
     json!([
         entry.seq,
         entry.mount,
@@ -34,7 +34,7 @@ fn canonical(entry: &HistoryEntry) -> String {
 }
 
 /// `BLAKE3(prev_hash "\n" canonical(entry))`.
-pub fn entry_hash(entry: &HistoryEntry) -> String {
+pub fn entry_hash(entry: &DocHistoryEntry) -> String {
     let mut hasher = blake3::Hasher::new();
     hasher.update(entry.prev_hash.as_bytes());
     hasher.update(b"\n");
@@ -62,8 +62,8 @@ pub fn inflate(bytes: &[u8], size_hint: usize) -> std::io::Result<Vec<u8>> {
 mod tests {
     use super::*;
 
-    fn entry() -> HistoryEntry {
-        HistoryEntry {
+    fn entry() -> DocHistoryEntry {
+        DocHistoryEntry {
             seq: 1,
             mount: "docs".into(),
             path: "a.md".into(),

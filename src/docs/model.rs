@@ -27,7 +27,7 @@ pub struct Base {
 
 /// One change in the hash-chained history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct HistoryEntry {
+pub struct DocHistoryEntry {
     pub seq: i64,
     pub mount: String,
     pub path: String,

@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::chain;
-use super::model::HistoryEntry;
+use super::model::DocHistoryEntry;
 use crate::store::StoreError;
 
 /// Runs a statement's body, its error carrying the connection's databases.
@@ -239,8 +239,8 @@ pub fn content(connection: &Connection, hash: &str) -> Result<Option<(Vec<u8>, i
     )
 }
 
-fn entry(row: &Row) -> rusqlite::Result<HistoryEntry> {
-    Ok(HistoryEntry {
+fn entry(row: &Row) -> rusqlite::Result<DocHistoryEntry> {
+    Ok(DocHistoryEntry {
         seq: row.get(0)?,
         mount: row.get(1)?,
         path: row.get(2)?,
@@ -272,9 +272,9 @@ pub fn head(connection: &Connection) -> Result<Option<(i64, String)>, StoreError
 /// Appends `entry` (its `seq`, `prev_hash` and `entry_hash` filled here).
 pub fn append_history(
     connection: &Connection,
-    mut entry: HistoryEntry,
-) -> Result<HistoryEntry, StoreError> {
-    sql(connection, || -> rusqlite::Result<HistoryEntry> {
+    mut entry: DocHistoryEntry,
+) -> Result<DocHistoryEntry, StoreError> {
+    sql(connection, || -> rusqlite::Result<DocHistoryEntry> {
         let last: Option<(i64, String)> = connection
             .prepare_cached("SELECT seq, entry_hash FROM docs_history ORDER BY seq DESC LIMIT 1")?
             .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))
@@ -315,8 +315,8 @@ pub fn history(
     path: Option<&str>,
     before_seq: i64,
     limit: usize,
-) -> Result<Vec<HistoryEntry>, StoreError> {
-    sql(connection, || -> rusqlite::Result<Vec<HistoryEntry>> {
+) -> Result<Vec<DocHistoryEntry>, StoreError> {
+    sql(connection, || -> rusqlite::Result<Vec<DocHistoryEntry>> {
         let mut statement = connection.prepare_cached(&format!(
             "SELECT {ENTRY_COLUMNS} FROM docs_history
          WHERE seq < ?1 AND (?2 IS NULL OR mount = ?2)
@@ -342,29 +342,32 @@ pub fn entry_at(
     mount: &str,
     path: &str,
     rev: i64,
-) -> Result<Option<HistoryEntry>, StoreError> {
-    sql(connection, || -> rusqlite::Result<Option<HistoryEntry>> {
-        connection
-            .prepare_cached(&format!(
+) -> Result<Option<DocHistoryEntry>, StoreError> {
+    sql(
+        connection,
+        || -> rusqlite::Result<Option<DocHistoryEntry>> {
+            connection
+                .prepare_cached(&format!(
             "SELECT {ENTRY_COLUMNS} FROM docs_history WHERE mount = ?1 AND path = ?2 AND rev = ?3
              ORDER BY seq DESC LIMIT 1"
         ))?
-            .query_row(params![mount, path, rev], entry)
-            .optional()
-    })
+                .query_row(params![mount, path, rev], entry)
+                .optional()
+        },
+    )
 }
 
 /// Calls `visit` on every entry in order until it returns false.
 pub fn walk_history(
     connection: &Connection,
-    mut visit: impl FnMut(HistoryEntry) -> bool,
+    mut visit: impl FnMut(DocHistoryEntry) -> bool,
 ) -> Result<(), StoreError> {
     walk(connection, &mut visit).map_err(|error| StoreError::on(connection, error))
 }
 
 fn walk(
     connection: &Connection,
-    visit: &mut dyn FnMut(HistoryEntry) -> bool,
+    visit: &mut dyn FnMut(DocHistoryEntry) -> bool,
 ) -> rusqlite::Result<()> {
     let mut statement = connection.prepare(&format!(
         "SELECT {ENTRY_COLUMNS} FROM docs_history ORDER BY seq"

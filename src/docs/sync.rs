@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::chain::content_hash;
 use super::disk::{MountDir, Stat, TEMP_SUFFIX};
-use super::model::{HistoryEntry, ReceiptState};
+use super::model::{DocHistoryEntry, ReceiptState};
 use super::mounts::Mount;
 use super::paths::{self, DocPath};
 use super::records::{self, DocRow, Publishing};
@@ -266,7 +266,7 @@ fn record_external(
     };
     let entry = records::append_history(
         tx,
-        HistoryEntry {
+        DocHistoryEntry {
             seq: 0,
             mount: mount.to_string(),
             path: path.to_string(),

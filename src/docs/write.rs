@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::chain::content_hash;
 use super::disk::{self, MountDir};
 use super::group;
-use super::model::{Base, Durability, HistoryEntry, Identity, Receipt, ReceiptState};
+use super::model::{Base, DocHistoryEntry, Durability, Identity, Receipt, ReceiptState};
 use super::mounts::Mount;
 use super::patch::{self, Operation};
 use super::paths::DocPath;
@@ -530,7 +530,7 @@ fn record_write(tx: &rusqlite::Connection, record: Record) -> Result<Committed, 
     let moving = plan.move_to.is_some();
     let entry = records::append_history(
         tx,
-        HistoryEntry {
+        DocHistoryEntry {
             seq: 0,
             mount: mount.clone(),
             path: plan.path.clone(),

@@ -149,7 +149,7 @@ impl Tool for GraphIndex {
 #[derive(Debug, Deserialize, ToSchema, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-pub struct SearchInput {
+pub struct GraphSearchInput {
     /// Words of a symbol, file or heading name (prefix match).
     pub query: String,
     /// Only nodes of this kind (function, method, class, file, doc_heading, ...).
@@ -173,14 +173,17 @@ pub struct SearchResults {
 pub struct GraphSearch;
 
 impl Tool for GraphSearch {
-    type Input = SearchInput;
+    type Input = GraphSearchInput;
     type Output = SearchResults;
     const SPEC: ToolSpec = spec(
         "cos_graph_search",
         "Finds graph nodes (symbols, files, folders, headings) by name.",
     );
 
-    fn run(context: &ToolContext, input: SearchInput) -> Result<Answer<SearchResults>, ToolError> {
+    fn run(
+        context: &ToolContext,
+        input: GraphSearchInput,
+    ) -> Result<Answer<SearchResults>, ToolError> {
         let limit = in_range("limit", input.limit, 20, 1, 200)?;
         if let Some(kind) = input.kind.as_deref() {
             check_node_kind("kind", kind)?;

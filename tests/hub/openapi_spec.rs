@@ -218,3 +218,59 @@ fn every_size_and_depth_states_its_range() {
     }
     assert!(unbounded.is_empty(), "no stated range: {unbounded:#?}");
 }
+
+/// utoipa names a component after its Rust type, so two types of one name
+/// (say a board and a documents `HistoryEntry`) would silently share one
+/// schema in the spec and the generated clients: every schema type's name is
+/// unique across the crate.
+#[test]
+fn every_schema_type_has_a_name_of_its_own() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let mut stack = vec![src.clone()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for (at, line) in lines.iter().enumerate() {
+                if !(line.contains("derive(") && line.contains("ToSchema")) {
+                    continue;
+                }
+                let named = lines[at + 1..].iter().take(6).find_map(|next| {
+                    let next = next.trim();
+                    ["pub struct ", "pub enum ", "struct ", "enum "]
+                        .iter()
+                        .find_map(|head| next.strip_prefix(head))
+                        .map(|rest| {
+                            rest.split(|c: char| !c.is_alphanumeric() && c != '_')
+                                .next()
+                                .unwrap_or("")
+                                .to_string()
+                        })
+                });
+                if let Some(name) = named {
+                    let relative = path.strip_prefix(&src).unwrap().display().to_string();
+                    seen.entry(name).or_default().push(relative);
+                }
+            }
+        }
+    }
+    let shared: Vec<_> = seen.iter().filter(|(_, files)| files.len() > 1).collect();
+    assert!(
+        shared.is_empty(),
+        "schema type names used twice: {shared:?}"
+    );
+    assert!(
+        seen.len() > 50,
+        "the scan found the schema types ({})",
+        seen.len()
+    );
+}

@@ -11,7 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{ready, spec};
 use crate::docs::chain;
 use crate::docs::disk;
-use crate::docs::model::{HistoryEntry, Identity};
+use crate::docs::model::{DocHistoryEntry, Identity};
 use crate::docs::mounts::{Access, Mount};
 use crate::docs::paging::{page_end, text_weight};
 use crate::docs::paths::{self, DocPath};
@@ -46,7 +46,7 @@ fn check_limit(
 #[derive(Debug, Deserialize, ToSchema, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-pub struct NoInput {}
+pub struct DocsNoInput {}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MountInfo {
@@ -69,14 +69,14 @@ pub struct MountList {
 pub struct DocsMounts;
 
 impl Tool for DocsMounts {
-    type Input = NoInput;
+    type Input = DocsNoInput;
     type Output = MountList;
     const SPEC: ToolSpec = spec(
         "cos_docs_mounts",
         "Lists the mounts (named folders of Markdown documents): the exact key each documents tool takes, its display name, and whether agents and people may write there.",
     );
 
-    fn run(context: &ToolContext, _: NoInput) -> Result<Answer<MountList>, ToolError> {
+    fn run(context: &ToolContext, _: DocsNoInput) -> Result<Answer<MountList>, ToolError> {
         let mounts = ready(context)?;
         Ok(Answer::new(MountList {
             mounts: mounts
@@ -618,7 +618,7 @@ impl Tool for DocsReadMany {
 #[derive(Debug, Deserialize, ToSchema, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-pub struct HistoryInput {
+pub struct DocHistoryInput {
     /// Only this mount's changes.
     pub mount: Option<String>,
     /// Only this document's changes (needs mount); a move counts for both paths.
@@ -634,14 +634,14 @@ pub struct HistoryInput {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HistoryPage {
     /// Newest first.
-    pub entries: Vec<HistoryEntry>,
+    pub entries: Vec<DocHistoryEntry>,
     pub next_cursor: Option<String>,
 }
 
 pub struct DocsHistory;
 
 impl Tool for DocsHistory {
-    type Input = HistoryInput;
+    type Input = DocHistoryInput;
     type Output = HistoryPage;
     const SPEC: ToolSpec = spec(
         "cos_docs_history",
@@ -649,7 +649,10 @@ impl Tool for DocsHistory {
     )
     .cutting_first(&["entries"]);
 
-    fn run(context: &ToolContext, input: HistoryInput) -> Result<Answer<HistoryPage>, ToolError> {
+    fn run(
+        context: &ToolContext,
+        input: DocHistoryInput,
+    ) -> Result<Answer<HistoryPage>, ToolError> {
         let mounts = ready(context)?;
         let limit = check_limit("limit", input.limit, 50, 200)?;
         let (mount, path) = match (&input.mount, &input.path) {
@@ -698,7 +701,7 @@ impl Tool for DocsHistory {
             .store
             .view(|c| records::history(c, mount.as_deref(), path.as_deref(), before, limit + 1))?;
         let more = rows.len() > limit;
-        let entries: Vec<HistoryEntry> = rows.into_iter().take(limit).collect();
+        let entries: Vec<DocHistoryEntry> = rows.into_iter().take(limit).collect();
         let seal = move |seq: i64| keyring.seal(&scope, &json!({"b": seq}));
         let next_cursor = more.then(|| entries.last().map(|e| seal(e.seq))).flatten();
         let resume =

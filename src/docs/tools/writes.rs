@@ -49,7 +49,7 @@ fn run_write(
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateInput {
+pub struct DocCreateInput {
     /// The mount's exact key (cos_docs_mounts).
     pub mount: String,
     /// Relative to the mount, ending in .md or .markdown; folders are made as needed.
@@ -68,7 +68,7 @@ pub struct CreateInput {
 pub struct DocsCreate;
 
 impl Tool for DocsCreate {
-    type Input = CreateInput;
+    type Input = DocCreateInput;
     type Output = Receipt;
     const SPEC: ToolSpec = spec(
         "cos_docs_create",
@@ -76,7 +76,7 @@ impl Tool for DocsCreate {
     )
     .writing(false, true);
 
-    fn run(context: &ToolContext, input: CreateInput) -> Result<Answer<Receipt>, ToolError> {
+    fn run(context: &ToolContext, input: DocCreateInput) -> Result<Answer<Receipt>, ToolError> {
         let content = input.content;
         run_write(
             context,
@@ -136,7 +136,7 @@ impl Tool for DocsPatch {
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MoveInput {
+pub struct DocMoveInput {
     pub mount: String,
     pub path: String,
     /// The new path in the same mount; refused if a document is there.
@@ -151,7 +151,7 @@ pub struct MoveInput {
 pub struct DocsMove;
 
 impl Tool for DocsMove {
-    type Input = MoveInput;
+    type Input = DocMoveInput;
     type Output = Receipt;
     const SPEC: ToolSpec = spec(
         "cos_docs_move",
@@ -159,8 +159,8 @@ impl Tool for DocsMove {
     )
     .writing(true, true);
 
-    fn run(context: &ToolContext, input: MoveInput) -> Result<Answer<Receipt>, ToolError> {
-        let MoveInput { base, to, .. } = input;
+    fn run(context: &ToolContext, input: DocMoveInput) -> Result<Answer<Receipt>, ToolError> {
+        let DocMoveInput { base, to, .. } = input;
         run_write(
             context,
             &input.mount,

@@ -64,7 +64,7 @@ fn with_identity_etag<T: serde::Serialize>(
 #[utoipa::path(get, path = "/api/docs/mounts", operation_id = "docs_mounts", tag = "docs",
     responses((status = 200, description = "The mounts", body = crate::web::unwrap::ApiOk<MountList>)))]
 async fn docs_mounts(State(hub): State<Hub>) -> Result<Success<MountList>, ApiError> {
-    run::<DocsMounts>(&hub, NoInput {}).await
+    run::<DocsMounts>(&hub, DocsNoInput {}).await
 }
 
 /// A mount's documents by path, each with its identity and last change.
@@ -272,7 +272,7 @@ async fn docs_create(
     headers: HeaderMap,
     AppJson(body): AppJson<CreateBody>,
 ) -> Result<Success<Receipt>, ApiError> {
-    let input = CreateInput {
+    let input = DocCreateInput {
         request_id: request_id(&headers, body.request_id)?,
         mount: body.mount,
         path: body.path,
@@ -376,7 +376,7 @@ async fn docs_delete(
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MoveBody {
+pub struct DocMoveBody {
     pub mount: String,
     pub path: String,
     pub to: String,
@@ -390,12 +390,12 @@ pub struct MoveBody {
 /// Moves a document within its mount if it is still at its base.
 #[utoipa::path(post, path = "/api/docs/move", operation_id = "docs_move", tag = "docs",
     params(("If-Match" = Option<String>, Header, description = "The document's ETag, a list of them, or *")),
-    request_body = MoveBody,
+    request_body = DocMoveBody,
     responses((status = 200, description = "The receipt", body = crate::web::unwrap::ApiOk<Receipt>)))]
 async fn docs_move(
     State(hub): State<Hub>,
     headers: HeaderMap,
-    AppJson(body): AppJson<MoveBody>,
+    AppJson(body): AppJson<DocMoveBody>,
 ) -> Result<Success<Receipt>, ApiError> {
     let request_id = request_id(&headers, body.request_id)?;
     let document = DocumentQuery {
@@ -403,7 +403,7 @@ async fn docs_move(
         path: body.path,
     };
     let (base, from_header) = base_of(&hub, &document, &headers, body.base).await?;
-    let input = MoveInput {
+    let input = DocMoveInput {
         mount: document.mount,
         path: document.path,
         to: body.to,
@@ -440,11 +440,11 @@ async fn docs_receipt(
 }
 
 /// The hash-chained history, newest first.
-#[utoipa::path(get, path = "/api/docs/history", operation_id = "docs_history", tag = "docs", params(HistoryInput),
+#[utoipa::path(get, path = "/api/docs/history", operation_id = "docs_history", tag = "docs", params(DocHistoryInput),
     responses((status = 200, description = "A page of history", body = crate::web::unwrap::ApiOk<HistoryPage>)))]
 async fn docs_history(
     State(hub): State<Hub>,
-    AppQuery(input): AppQuery<HistoryInput>,
+    AppQuery(input): AppQuery<DocHistoryInput>,
 ) -> Result<Success<HistoryPage>, ApiError> {
     run::<DocsHistory>(&hub, input).await
 }

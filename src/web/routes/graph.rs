@@ -10,8 +10,8 @@ use crate::graph::index::IndexSummary;
 use crate::graph::plans::{GraphSimilar, GraphTrace, Similar, SimilarInput, Trace, TraceInput};
 use crate::graph::rename::{GraphRenamePlan, RenamePlan, RenamePlanInput};
 use crate::graph::tools::{
-    Context, ContextInput, GraphContext, GraphIndex, GraphResolve, GraphSearch, IndexInput,
-    ResolveAnswer, ResolveInput, SearchInput, SearchResults,
+    Context, ContextInput, GraphContext, GraphIndex, GraphResolve, GraphSearch, GraphSearchInput,
+    IndexInput, ResolveAnswer, ResolveInput, SearchResults,
 };
 use crate::tools::Hub;
 use crate::web::extract::{AppJson, AppQuery};
@@ -100,11 +100,11 @@ async fn graph_index(State(hub): State<Hub>) -> Result<Success<IndexSummary>, Ap
 }
 
 /// Finds nodes by name.
-#[utoipa::path(get, path = "/api/graph/search", operation_id = "graph_search", tag = "graph", params(SearchInput),
+#[utoipa::path(get, path = "/api/graph/search", operation_id = "graph_search", tag = "graph", params(GraphSearchInput),
     responses((status = 200, description = "Matching nodes", body = ApiOk<SearchResults>)))]
 async fn graph_search(
     State(hub): State<Hub>,
-    AppQuery(input): AppQuery<SearchInput>,
+    AppQuery(input): AppQuery<GraphSearchInput>,
 ) -> Result<Success<SearchResults>, ApiError> {
     run::<GraphSearch>(&hub, input).await
 }

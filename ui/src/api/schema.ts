@@ -885,7 +885,7 @@ export interface components {
         ApiOk_HistoryPage: {
             data: {
                 /** @description Newest first. */
-                entries: components["schemas"]["HistoryEntry"][];
+                entries: components["schemas"]["DocHistoryEntry"][];
                 next_cursor?: string | null;
             };
             meta: components["schemas"]["Meta"];
@@ -1382,6 +1382,27 @@ export interface components {
             updated_at: string;
             updated_by: string;
         };
+        /** @description One change in the hash-chained history. */
+        DocHistoryEntry: {
+            actor: string;
+            at: string;
+            entry_hash: string;
+            /** @description For a move: where the document was. */
+            from_path?: string | null;
+            hash: string;
+            mount: string;
+            /** @description create, patch, move, delete or external. */
+            op: string;
+            path: string;
+            prev_hash: string;
+            request_id?: string | null;
+            /** Format: int64 */
+            rev: number;
+            /** Format: int64 */
+            seq: number;
+            /** @description person (REST), agent (MCP), cli, or external (an edit outside the hub). */
+            source: string;
+        };
         DocListing: {
             /** @description By path. */
             documents: components["schemas"]["DocEntry"][];
@@ -1394,6 +1415,14 @@ export interface components {
              * @description Documents under the prefix in all.
              */
             total: number;
+        };
+        DocMoveBody: {
+            actor?: string | null;
+            base?: components["schemas"]["Base"] | null;
+            mount: string;
+            path: string;
+            request_id?: string | null;
+            to: string;
         };
         DocPage: {
             /** @description This page's text; the pages joined are the document (or section) byte for byte. */
@@ -1590,7 +1619,7 @@ export interface components {
         };
         HistoryPage: {
             /** @description Newest first. */
-            entries: components["schemas"]["HistoryEntry"][];
+            entries: components["schemas"]["DocHistoryEntry"][];
             next_cursor?: string | null;
         };
         /** @description Which document, at which revision: what a write's base must match. */
@@ -4425,7 +4454,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["MoveBody"];
+                "application/json": components["schemas"]["DocMoveBody"];
             };
         };
         responses: {
