@@ -66,6 +66,18 @@ cargo install --locked --offline --debug --path . --root "$install_root" --targe
 "$install_root/bin/cos" --repo . --state-dir "$install_root/state" tool call cos_hub_health --budget none | grep -q '"status": "ok"'
 echo "the installed cos serves this repository"
 
+step "API fuzzing (Schemathesis from the committed spec against the installed cos serve, bounded)"
+fuzz_log=$(mktemp)
+if ! scripts/fuzz-api.sh "$install_root/bin/cos" 20 >"$fuzz_log" 2>&1; then
+  cat "$fuzz_log"
+  echo "API fuzzing failed: each failure above says how to reproduce it" >&2
+  exit 1
+fi
+tail -n 8 "$fuzz_log"
+# its generated cases count as tests in the closing line
+{ grep -Eo '[0-9]+ generated, [0-9]+ passed' "$fuzz_log" || true; } | sed 's/.*generated, //' >> "$log"
+rm -f "$fuzz_log"
+
 step "browser tests (Playwright driving Debian's chromium against the installed cos serve)"
 (cd ui && COS_BINARY="$install_root/bin/cos" npx playwright test) 2>&1 | tee -a "$log"
 
