@@ -7,7 +7,7 @@
 #
 # Usage: scripts/fuzz-api.sh COS_BINARY [MAX_EXAMPLES]
 # Not yet checked: requests the spec allows but the server refuses (the spec
-# is looser than the server in places) and /api/stream's SSE event schema.
+# is looser than the server in places).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cos=${1:?usage: scripts/fuzz-api.sh COS_BINARY [MAX_EXAMPLES]}
@@ -18,10 +18,13 @@ if [ ! -x "$venv/bin/schemathesis" ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check schemathesis==4.32.5
 fi
 repo=$(mktemp -d)
+# Schemathesis keeps a cache in its working folder: a throwaway one
+work=$(mktemp -d)
+venv=$(pwd)/$venv
 server=""
 cleanup() {
   if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  rm -rf "$repo"
+  rm -rf "$repo" "$work"
 }
 trap cleanup EXIT
 mkdir -p "$repo/docs"
@@ -34,7 +37,7 @@ for _ in $(seq 1 100); do
   if curl -fsS "http://127.0.0.1:$port/api/health" >/dev/null 2>&1; then break; fi
   sleep 0.1
 done
+cd "$work"
 "$venv/bin/schemathesis" run "http://127.0.0.1:$port/api/openapi.json" \
   --checks not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance \
-  --exclude-path /api/stream \
   --max-examples "$examples" --workers 2 --no-color

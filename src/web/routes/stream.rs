@@ -1,7 +1,7 @@
 //! `/api/stream`: server-sent events telling the UI when data changed.
 
 use super::RouterSpec;
-use crate::events::{ChangeFeed, Revisions};
+use crate::events::ChangeFeed;
 use crate::tools::Hub;
 use axum::Extension;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -10,6 +10,20 @@ use std::convert::Infallible;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::WatchStream;
 use utoipa_axum::{router::OpenApiRouter, routes};
+
+/// One server-sent event of the stream, field by field as it arrives (the
+/// shape SSE clients and OpenAPI 3.2's event items read). Only described:
+/// the events are written by axum's `Event`.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct ChangeEvent {
+    /// Always `change`.
+    #[schema(pattern = "^change$")]
+    event: String,
+    /// The JSON text of a `Revisions` object: each area's revision.
+    #[schema(content_media_type = "application/json")]
+    data: String,
+}
 
 pub const SPEC: RouterSpec = RouterSpec {
     tag: "stream",
@@ -25,8 +39,8 @@ fn router() -> OpenApiRouter<Hub> {
 /// A stream of `change` events, one now and one whenever an area's revision moves
 /// (any writer: the UI, REST, MCP, the CLI). Reload what you show on each.
 #[utoipa::path(get, path = "/api/stream", operation_id = "stream_changes", tag = "stream",
-    responses((status = 200, description = "text/event-stream of `change` events whose data is Revisions",
-               content_type = "text/event-stream", body = Revisions)))]
+    responses((status = 200, description = "text/event-stream of `change` events whose data is the JSON text of a Revisions object",
+               content_type = "text/event-stream", body = ChangeEvent)))]
 async fn stream_changes(
     Extension(feed): Extension<ChangeFeed>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {

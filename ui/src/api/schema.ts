@@ -1239,6 +1239,17 @@ export interface components {
          * @enum {string}
          */
         Category: "transient" | "validation" | "permission" | "not_found" | "unavailable" | "internal" | "module_disabled" | "conflict" | "unauthorized";
+        /**
+         * @description One server-sent event of the stream, field by field as it arrives (the
+         *     shape SSE clients and OpenAPI 3.2's event items read). Only described:
+         *     the events are written by axum's `Event`.
+         */
+        ChangeEvent: {
+            /** @description The JSON text of a `Revisions` object: each area's revision. */
+            data: string;
+            /** @description Always `change`. */
+            event: string;
+        };
         /** @description A point in the history: its sequence number and entry hash. */
         Checkpoint: {
             entry_hash: string;
@@ -6413,13 +6424,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream of `change` events whose data is Revisions */
+            /** @description text/event-stream of `change` events whose data is the JSON text of a Revisions object */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["Revisions"];
+                    "text/event-stream": components["schemas"]["ChangeEvent"];
                 };
             };
             /** @description Validation failed (category validation): the message and details name the field */
