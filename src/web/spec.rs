@@ -85,7 +85,10 @@ fn complete(openapi: &mut OpenApi) {
         (Code::name(), Code::schema()),
         (Meta::name(), Meta::schema()),
         // what the stream's events carry as their data's JSON
-        (crate::events::Revisions::name(), crate::events::Revisions::schema()),
+        (
+            crate::events::Revisions::name(),
+            crate::events::Revisions::schema(),
+        ),
     ] {
         components.schemas.insert(name.to_string(), schema);
     }
