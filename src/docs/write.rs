@@ -153,7 +153,11 @@ pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
     check_request_id("request_id", &intent.request_id)?;
     intent.mount.check_writable(intent.source)?;
     let fingerprint = fingerprint(&intent);
-    if let Some(stored) = stored_receipt(store, intent.mount, &intent.request_id)? {
+    if let Some(stored) = stored_receipt(
+        store,
+        std::slice::from_ref(intent.mount),
+        &intent.request_id,
+    )? {
         return replay(stored, &fingerprint);
     }
     refuse_if_corrupt(store)?;
@@ -682,14 +686,16 @@ impl StoredReceipt {
     }
 }
 
-/// The stored receipt of `request_id`, its publication finished first.
+/// The stored receipt of `request_id`, its publication finished first (when
+/// it is in one of `mounts`): a receipt is answered only once its file is in
+/// place, or known not to be.
 pub fn stored_receipt(
     store: &Store,
-    mount: &Mount,
+    mounts: &[Mount],
     request_id: &str,
 ) -> Result<Option<StoredReceipt>, ToolError> {
     if let Some(publishing) = store.view(|c| records::publishing_of(c, request_id))?
-        && publishing.mount == mount.key
+        && let Some(mount) = mounts.iter().find(|m| m.key == publishing.mount)
         && let Some(dir) = disk::open(mount, false)?
     {
         sync::finish(store, &dir, &publishing)?;

@@ -6,12 +6,9 @@ use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{actor_for, ready, spec};
-use crate::docs::disk;
 use crate::docs::model::{Base, Receipt, ReceiptState};
-use crate::docs::mounts::Mounts;
 use crate::docs::patch::Operation;
 use crate::docs::paths;
-use crate::docs::records;
 use crate::docs::sync;
 use crate::docs::write::{self, Change, Intent, Written, check_request_id};
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
@@ -235,18 +232,9 @@ impl Tool for DocsReceipt {
     fn run(context: &ToolContext, input: ReceiptInput) -> Result<Answer<Receipt>, ToolError> {
         check_request_id("request_id", &input.request_id)?;
         let mounts = ready(context)?;
-        finish_publication(context, &mounts, &input.request_id)?;
-        let store = &context.hub.store;
-        let stored = store.view(|c| records::receipt(c, &input.request_id))?;
+        let stored = write::stored_receipt(&context.hub.store, &mounts.mounts, &input.request_id)?;
         let receipt = match stored {
-            Some((_, state, receipt)) => {
-                let mut receipt: Receipt = serde_json::from_str(&receipt)
-                    .map_err(|error| ToolError::internal("reading a stored receipt", error))?;
-                if state == "unknown" {
-                    receipt.state = ReceiptState::Unknown;
-                }
-                receipt
-            }
+            Some(stored) => stored.receipt,
             None => Receipt {
                 request_id: input.request_id.clone(),
                 state: ReceiptState::NotCommitted,
@@ -263,23 +251,4 @@ impl Tool for DocsReceipt {
         answer.meta.insert("checked_at".into(), json!(sync::now()));
         Ok(answer)
     }
-}
-
-/// A receipt is answered only once its file is in place (or known not to be).
-fn finish_publication(
-    context: &ToolContext,
-    mounts: &Mounts,
-    request_id: &str,
-) -> Result<(), ToolError> {
-    let store = &context.hub.store;
-    let Some(publishing) = store.view(|c| records::publishing_of(c, request_id))? else {
-        return Ok(());
-    };
-    let Some(mount) = mounts.mounts.iter().find(|m| m.key == publishing.mount) else {
-        return Ok(());
-    };
-    if let Some(dir) = disk::open(mount, false)? {
-        sync::finish(store, &dir, &publishing)?;
-    }
-    Ok(())
 }
