@@ -38,25 +38,41 @@ pub enum Outcome {
 }
 
 /// Puts a committed write's file in place (idempotent: whoever comes first
-/// does it), then forgets the publication.
+/// does it), then forgets the publication; answers what the record now says.
 pub fn finish(
     store: &Store,
     dir: &MountDir,
     publishing: &Publishing,
 ) -> Result<Outcome, ToolError> {
     let outcome = put_in_place(dir, publishing)?;
-    forget(store, publishing, &outcome)?;
-    Ok(outcome)
+    forget(store, publishing, outcome)
 }
 
-/// Removes a publication's redo record; an unknown outcome marks its receipt.
-pub fn forget(store: &Store, publishing: &Publishing, outcome: &Outcome) -> Result<(), ToolError> {
-    store.write(|tx| -> Result<(), ToolError> {
+/// Removes a publication's redo record. An unknown outcome marks its
+/// receipt, unless someone else finished the publication meanwhile: then the
+/// file holding other content only means a later write followed, and their
+/// verdict (in the receipt) stands.
+pub fn forget(
+    store: &Store,
+    publishing: &Publishing,
+    outcome: Outcome,
+) -> Result<Outcome, ToolError> {
+    let group = super::group::committer(store);
+    store.write(|tx| -> Result<Outcome, ToolError> {
+        let pending = records::publishing_of(tx, &publishing.request_id)?.is_some()
+            && !group.is_published(&publishing.request_id);
         records::remove_publishing(tx, &publishing.request_id)?;
-        if let Outcome::Unknown(why) = outcome {
-            mark_unknown(tx, &publishing.request_id, why)?;
+        match outcome {
+            Outcome::Unknown(why) if pending => {
+                mark_unknown(tx, &publishing.request_id, &why)?;
+                Ok(Outcome::Unknown(why))
+            }
+            Outcome::Unknown(why) => match records::receipt(tx, &publishing.request_id)? {
+                Some((_, state, _)) if state == "unknown" => Ok(Outcome::Unknown(why)),
+                _ => Ok(Outcome::Done),
+            },
+            Outcome::Done => Ok(Outcome::Done),
         }
-        Ok(())
     })
 }
 
@@ -192,15 +208,8 @@ pub fn observe(
         let (seen, disk) = current;
         let recorded = store.write(|tx| -> Result<Option<DocRow>, ToolError> {
             let now_row = records::document(tx, &mount.key, path.as_str())?;
-            // the file must still be what was read: a write's rename landing
-            // between the read and now is no outside edit
-            let still = match dir {
-                Some(dir) => dir.stat(path)?,
-                None => None,
-            };
             if now_row.as_ref().filter(|row| !row.deleted) != seen.as_ref()
-                || publishing_under_way(store, tx, &mount.key, path.as_str())?
-                || still != disk.as_ref().map(|(_, stat)| *stat)
+                || !unchanged_since_read(store, tx, mount, dir, path, disk.as_ref())?
             {
                 return Ok(None);
             }
@@ -224,6 +233,29 @@ pub fn observe(
             path.as_str()
         ),
     ))
+}
+
+/// Whether the file read is still what is there, with no write of the hub's
+/// between its commit and its rename: only then does a difference from the
+/// record tell of an outside edit. The order matters: a publication seen
+/// finished here had its file renamed before, so the stat taken after it
+/// shows that file.
+fn unchanged_since_read(
+    store: &Store,
+    tx: &rusqlite::Connection,
+    mount: &Mount,
+    dir: Option<&MountDir>,
+    path: &DocPath,
+    read: Option<&(Vec<u8>, Stat)>,
+) -> Result<bool, ToolError> {
+    if publishing_under_way(store, tx, &mount.key, path.as_str())? {
+        return Ok(false);
+    }
+    let still = match dir {
+        Some(dir) => dir.stat(path)?,
+        None => None,
+    };
+    Ok(still == read.map(|(_, stat)| *stat))
 }
 
 /// True while a write committed to the record may not have its file in
@@ -412,13 +444,7 @@ pub fn scan(store: &Store, mount: &Mount, dir: Option<&MountDir>) -> Result<usiz
         for (path, row, disk) in &seen {
             let now_row =
                 records::document(tx, &mount.key, path.as_str())?.filter(|row| !row.deleted);
-            let still = match dir {
-                Some(dir) => dir.stat(path)?,
-                None => None,
-            };
-            if now_row != *row
-                || publishing_under_way(store, tx, &mount.key, path.as_str())?
-                || still != disk.as_ref().map(|(_, stat)| *stat)
+            if now_row != *row || !unchanged_since_read(store, tx, mount, dir, path, disk.as_ref())?
             {
                 continue;
             }

@@ -616,7 +616,12 @@ fn publish(
     receipt: Receipt,
     publishing: &Publishing,
 ) -> Result<Written, ToolError> {
-    match sync::put_in_place(dir, publishing) {
+    let outcome = sync::put_in_place(dir, publishing).and_then(|outcome| match outcome {
+        Outcome::Done => Ok(Outcome::Done),
+        // someone else may have finished it, and a later write followed
+        unknown => sync::forget(store, publishing, unknown),
+    });
+    match outcome {
         Ok(Outcome::Done) => {
             group::committer(store).published(&publishing.request_id);
             Ok(Written {
@@ -624,13 +629,10 @@ fn publish(
                 replayed: false,
             })
         }
-        Ok(Outcome::Unknown(why)) => {
-            sync::forget(store, publishing, &Outcome::Unknown(why.clone()))?;
-            Err(commit_unknown(
-                &receipt.request_id,
-                &format!("Replacement published but durability is uncertain: {why}"),
-            ))
-        }
+        Ok(Outcome::Unknown(why)) => Err(commit_unknown(
+            &receipt.request_id,
+            &format!("Replacement published but durability is uncertain: {why}"),
+        )),
         Err(error) => Err(commit_unknown(
             &receipt.request_id,
             &format!("Replacement published but durability is uncertain: {error}"),

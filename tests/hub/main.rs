@@ -16,6 +16,7 @@ mod board_files;
 mod cli;
 mod docs;
 mod docs_crash;
+mod docs_races;
 mod graph;
 mod http_api;
 mod layout;

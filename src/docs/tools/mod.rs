@@ -45,17 +45,16 @@ pub(super) fn ready(context: &ToolContext) -> Result<Mounts, ToolError> {
     let mounts = Mounts::load(&config.repo_root, &config.state_dir)?;
     static READY: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
     let database = context.hub.store.path().to_path_buf();
-    let ready = READY.get_or_init(Mutex::default);
-    let first = ready
+    // held while the first call recovers, so no call of this process runs
+    // beside the recovery (which finishes every publication it finds)
+    let mut ready = READY
+        .get_or_init(Mutex::default)
         .lock()
-        .map(|seen| !seen.contains(&database))
-        .unwrap_or(true);
-    if first {
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if !ready.contains(&database) {
         recover(context, &mounts)?;
         audit::run(&context.hub.store, None)?;
-        if let Ok(mut seen) = ready.lock() {
-            seen.insert(database);
-        }
+        ready.insert(database);
     }
     Ok(mounts)
 }
