@@ -20,6 +20,7 @@ pub const AREAS: &[Area] = &[
     crate::board::AREA,
     crate::graph::AREA,
     crate::docs::AREA,
+    crate::supervise::AREA,
 ];
 
 /// The hub's own module: health and settings, always on.

@@ -18,5 +18,6 @@ pub mod graph;
 pub mod hub;
 pub mod mcp;
 pub mod store;
+pub mod supervise;
 pub mod tools;
 pub mod web;

@@ -33,3 +33,28 @@ impl std::fmt::Debug for Area {
             .finish_non_exhaustive()
     }
 }
+
+/// Runs `prepare` the first time this process asks for `what` on this
+/// database (an area's recovery after a crash, say), holding a lock while it
+/// runs so no other caller of the process goes ahead of it. A failure is not
+/// remembered: the next call tries again.
+pub fn once_per_database<E>(
+    store: &Store,
+    what: &'static str,
+    prepare: impl FnOnce() -> Result<(), E>,
+) -> Result<(), E> {
+    use std::collections::HashSet;
+    use std::path::PathBuf;
+    use std::sync::{Mutex, OnceLock};
+    static DONE: OnceLock<Mutex<HashSet<(PathBuf, &'static str)>>> = OnceLock::new();
+    let mut done = DONE
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let key = (store.path().to_path_buf(), what);
+    if !done.contains(&key) {
+        prepare()?;
+        done.insert(key);
+    }
+    Ok(())
+}

@@ -220,6 +220,8 @@ const STORAGE_FILES: &[&str] = &[
     "graph/resolve.rs",
     "docs/schema.rs",
     "docs/records.rs",
+    "supervise/schema.rs",
+    "supervise/records.rs",
 ];
 
 #[test]

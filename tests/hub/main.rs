@@ -22,3 +22,4 @@ mod http_api;
 mod layout;
 mod mcp;
 mod openapi_spec;
+mod supervise;

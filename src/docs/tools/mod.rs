@@ -12,9 +12,7 @@ pub use checks::*;
 pub use reads::*;
 pub use writes::*;
 
-use std::collections::{BTreeSet, HashSet};
-use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::collections::BTreeSet;
 
 use super::mounts::Mounts;
 use super::{audit, disk, records, sync};
@@ -43,19 +41,10 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
 pub(super) fn ready(context: &ToolContext) -> Result<Mounts, ToolError> {
     let config = &context.hub.config;
     let mounts = Mounts::load(&config.repo_root, &config.state_dir)?;
-    static READY: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
-    let database = context.hub.store.path().to_path_buf();
-    // held while the first call recovers, so no call of this process runs
-    // beside the recovery (which finishes every publication it finds)
-    let mut ready = READY
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if !ready.contains(&database) {
+    crate::tools::area::once_per_database(&context.hub.store, "documents recovery", || {
         recover(context, &mounts)?;
-        audit::run(&context.hub.store, None)?;
-        ready.insert(database);
-    }
+        audit::run(&context.hub.store, None).map(|_| ())
+    })?;
     Ok(mounts)
 }
 

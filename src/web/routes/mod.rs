@@ -8,6 +8,7 @@ pub mod graph;
 pub mod health;
 pub mod settings;
 pub mod stream;
+pub mod supervise;
 pub mod tools;
 
 use crate::tools::Hub;
@@ -32,6 +33,7 @@ pub const ROUTERS: &[RouterSpec] = &[
     board::SPEC,
     graph::SPEC,
     docs::SPEC,
+    supervise::SPEC,
     stream::SPEC,
     tools::SPEC,
 ];

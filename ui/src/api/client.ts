@@ -15,6 +15,8 @@ export type Priority = Schemas["Priority"];
 export type ErrorBody = Omit<Schemas["ErrorBody"], "code"> & { code: Schemas["Code"] | "E_NETWORK" };
 export type HistoryEntry = Schemas["HistoryEntry"];
 export type ModuleInfo = Schemas["ModuleInfo"];
+export type SessionSummary = Schemas["SessionSummary"];
+export type EvidenceBundle = Schemas["EvidenceBundle"];
 
 export const api = createClient<paths>({ baseUrl: "" });
 

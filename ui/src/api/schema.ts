@@ -639,6 +639,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/supervise/outputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Records a formula-agent's output into its session's bundle. */
+        post: operations["supervise_record_output"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/supervise/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sessions by id, of one task when given. */
+        get: operations["supervise_sessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/supervise/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A session's evidence bundle. */
+        get: operations["supervise_bundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/supervise/sessions/{session_id}/backtracks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Adds a backtrack to a session's bundle. */
+        post: operations["supervise_record_backtrack"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/supervise/sessions/{session_id}/discoveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Adds a discovery to a session's bundle. */
+        post: operations["supervise_record_discovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tools": {
         parameters: {
             query?: never;
@@ -836,6 +921,40 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_EvidenceBundle: {
+            /**
+             * @description A session's evidence bundle: one slot per role of the registry, the
+             *     backtracks, discoveries and degraded formulas, and the latest dispatches.
+             */
+            data: {
+                backtracks: components["schemas"]["Backtrack"][];
+                /** @description Where the bundle's JSON file is. */
+                bundle_file: string;
+                created_at: string;
+                degraded_formulas: string[];
+                discoveries: components["schemas"]["Discovery"][];
+                /**
+                 * Format: int64
+                 * @description All dispatches of the session.
+                 */
+                dispatch_count: number;
+                /** @description The latest dispatches (at most 100), oldest first. */
+                dispatches: components["schemas"]["Dispatch"][];
+                fields_filled: number;
+                persona_id: string;
+                session_id: string;
+                slots: components["schemas"]["Slot"][];
+                task_marker: string;
+                updated_at: string;
+                /**
+                 * Format: int64
+                 * @description Bumped by every change; the bundle file carries the same number.
+                 */
+                version: number;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_Export: {
             data: {
                 edges: components["schemas"]["ExportEdge"][];
@@ -985,6 +1104,20 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_Noted: {
+            /** @description What recording a discovery or a backtrack did. */
+            data: {
+                backtracks: number;
+                bundle_file: string;
+                discoveries: number;
+                file_written: boolean;
+                session_id: string;
+                /** Format: int64 */
+                version: number;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_PathAnswer: {
             data: {
                 found: boolean;
@@ -1013,6 +1146,36 @@ export interface components {
                  */
                 seq?: number | null;
                 state: components["schemas"]["ReceiptState"];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_Recorded: {
+            /** @description What recording an output did. */
+            data: {
+                /** @description Slots of the bundle holding an output now. */
+                bundle_fields_filled: number;
+                /**
+                 * @description The bundle's JSON file, and whether it was rewritten (when not, the
+                 *     database holds the bundle and the file is rewritten on the next change
+                 *     or start).
+                 */
+                bundle_file: string;
+                /** @description True when the formula is now among the degraded ones. */
+                degraded: boolean;
+                /** @description Why the output did not fill its slot. */
+                error?: string | null;
+                /** @description The field this output filled, when it did. */
+                field?: string | null;
+                file_written: boolean;
+                formula_id: string;
+                /** Format: int64 */
+                seq: number;
+                session_id: string;
+                /** @description The status recorded: an `ok` output its role's schema refuses becomes `fail`. */
+                status: components["schemas"]["DispatchStatus"];
+                /** Format: int64 */
+                version: number;
             };
             meta: components["schemas"]["Meta"];
         };
@@ -1083,6 +1246,16 @@ export interface components {
                 /** @description Pass back as `cursor` for the results after these; null when none remain. */
                 next_cursor?: string | null;
                 results: components["schemas"]["GraphNode"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_SessionList: {
+            /** @description A page of sessions. */
+            data: {
+                /** @description Continues the listing after the last session here. */
+                next_cursor?: string | null;
+                sessions: components["schemas"]["SessionSummary"][];
             };
             meta: components["schemas"]["Meta"];
         };
@@ -1175,6 +1348,18 @@ export interface components {
             verified: boolean;
             /** @description True while writes are refused. */
             writes_refused: boolean;
+        };
+        /** @description A step back from one formula to another, and why. */
+        Backtrack: {
+            at: string;
+            from_formula: string;
+            reason: string;
+            to_formula: string;
+        };
+        BacktrackBody: {
+            from_formula: string;
+            reason: string;
+            to_formula: string;
         };
         /** @description The revision a write was based on. */
         Base: {
@@ -1379,6 +1564,47 @@ export interface components {
             dependents: components["schemas"]["Card"][];
             id: string;
         };
+        /** @description Something found mid-work that changes the plan or is kept for later. */
+        Discovery: {
+            at: string;
+            decision: components["schemas"]["DiscoveryDecision"];
+            impact_assessment: string;
+            kind: string;
+            summary: string;
+        };
+        DiscoveryBody: {
+            decision: components["schemas"]["DiscoveryDecision"];
+            impact_assessment: string;
+            kind: string;
+            summary: string;
+        };
+        /**
+         * @description What to do about a discovery.
+         * @enum {string}
+         */
+        DiscoveryDecision: "backtrack_now" | "record_for_later";
+        /** @description One recorded output: who ran, how it ended, its hashes and its error. */
+        Dispatch: {
+            at: string;
+            /** @description Why it failed, timed out or did not validate. */
+            error?: string | null;
+            formula_id: string;
+            /** @description BLAKE3 of the session, task, persona and formula. */
+            input_hash: string;
+            /** Format: int64 */
+            latency_ms: number;
+            /** @description BLAKE3 of `output_json` as sent. */
+            output_hash: string;
+            persona_id: string;
+            /** Format: int64 */
+            seq: number;
+            status: components["schemas"]["DispatchStatus"];
+        };
+        /**
+         * @description How a formula-agent's run ended, as its caller reports it.
+         * @enum {string}
+         */
+        DispatchStatus: "ok" | "fail" | "timeout";
         DocEntry: {
             hash: string;
             path: string;
@@ -1537,6 +1763,36 @@ export interface components {
         /** @description The error body of every REST answer that is not a success. */
         ErrorEnvelope: {
             error: components["schemas"]["ErrorBody"];
+        };
+        /**
+         * @description A session's evidence bundle: one slot per role of the registry, the
+         *     backtracks, discoveries and degraded formulas, and the latest dispatches.
+         */
+        EvidenceBundle: {
+            backtracks: components["schemas"]["Backtrack"][];
+            /** @description Where the bundle's JSON file is. */
+            bundle_file: string;
+            created_at: string;
+            degraded_formulas: string[];
+            discoveries: components["schemas"]["Discovery"][];
+            /**
+             * Format: int64
+             * @description All dispatches of the session.
+             */
+            dispatch_count: number;
+            /** @description The latest dispatches (at most 100), oldest first. */
+            dispatches: components["schemas"]["Dispatch"][];
+            fields_filled: number;
+            persona_id: string;
+            session_id: string;
+            slots: components["schemas"]["Slot"][];
+            task_marker: string;
+            updated_at: string;
+            /**
+             * Format: int64
+             * @description Bumped by every change; the bundle file carries the same number.
+             */
+            version: number;
         };
         Export: {
             edges: components["schemas"]["ExportEdge"][];
@@ -1791,6 +2047,16 @@ export interface components {
             edge: string;
             node: components["schemas"]["GraphNode"];
         };
+        /** @description What recording a discovery or a backtrack did. */
+        Noted: {
+            backtracks: number;
+            bundle_file: string;
+            discoveries: number;
+            file_written: boolean;
+            session_id: string;
+            /** Format: int64 */
+            version: number;
+        };
         /**
          * @description One edit. Sections are addressed by heading path (`Setup/Install`) or
          *     anchor; a section's body is what follows its heading up to the next
@@ -1904,6 +2170,51 @@ export interface components {
          * @enum {string}
          */
         ReceiptState: "committed" | "not_committed" | "unknown";
+        RecordOutputInput: {
+            /** @description The role that produced the output, as the role registry names it. */
+            formula_id: string;
+            /**
+             * Format: int64
+             * @description How long the run took.
+             */
+            latency_ms?: number;
+            /** @description The output as JSON text (at most 1 MiB); an `ok` one must meet its role's schema. */
+            output_json: string;
+            /** @description The persona the orchestrating agent plays. */
+            persona_id: string;
+            /** @description The session the bundle belongs to; its first output begins it. */
+            session_id: string;
+            /** @description How the run ended (default ok). */
+            status?: components["schemas"]["DispatchStatus"];
+            /** @description The task the session works on (e.g. a board task id); fixed by the first output. */
+            task_marker: string;
+        };
+        /** @description What recording an output did. */
+        Recorded: {
+            /** @description Slots of the bundle holding an output now. */
+            bundle_fields_filled: number;
+            /**
+             * @description The bundle's JSON file, and whether it was rewritten (when not, the
+             *     database holds the bundle and the file is rewritten on the next change
+             *     or start).
+             */
+            bundle_file: string;
+            /** @description True when the formula is now among the degraded ones. */
+            degraded: boolean;
+            /** @description Why the output did not fill its slot. */
+            error?: string | null;
+            /** @description The field this output filled, when it did. */
+            field?: string | null;
+            file_written: boolean;
+            formula_id: string;
+            /** Format: int64 */
+            seq: number;
+            session_id: string;
+            /** @description The status recorded: an `ok` output its role's schema refuses becomes `fail`. */
+            status: components["schemas"]["DispatchStatus"];
+            /** Format: int64 */
+            version: number;
+        };
         References: {
             /** Format: int64 */
             count: number;
@@ -2023,6 +2334,26 @@ export interface components {
             start: number;
             title: string;
         };
+        /** @description A page of sessions. */
+        SessionList: {
+            /** @description Continues the listing after the last session here. */
+            next_cursor?: string | null;
+            sessions: components["schemas"]["SessionSummary"][];
+        };
+        /** @description A session in a listing. */
+        SessionSummary: {
+            created_at: string;
+            degraded_formulas: string[];
+            /** Format: int64 */
+            dispatch_count: number;
+            fields_filled: number;
+            persona_id: string;
+            session_id: string;
+            task_marker: string;
+            updated_at: string;
+            /** Format: int64 */
+            version: number;
+        };
         Similar: {
             /** Format: int64 */
             count: number;
@@ -2054,6 +2385,19 @@ export interface components {
              * @description Jaccard overlap of what both call, are called by, extend or contain.
              */
             structural: number;
+        };
+        /** @description One slot of a bundle: the field a role fills, and its output once recorded. */
+        Slot: {
+            /** @description The bundle field. */
+            field: string;
+            filled: boolean;
+            filled_at?: string | null;
+            /** @description The formula whose output is here. */
+            formula_id?: string | null;
+            /** @description The output, as recorded (any JSON its role's schema accepts). */
+            output?: unknown;
+            /** @description The roles whose outputs fill it. */
+            roles: string[];
         };
         /**
          * @description Where a task is in the workflow.
@@ -6462,6 +6806,530 @@ export interface operations {
             };
             /** @description No such entity or route (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    supervise_record_output: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordOutputInput"];
+            };
+        };
+        responses: {
+            /** @description What the output did to its bundle */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Recorded"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    supervise_sessions: {
+        parameters: {
+            query?: {
+                /** @description Only the sessions of this task. */
+                task_marker?: string;
+                /** @description Most sessions per page (1 to 200, default 50). */
+                limit?: number;
+                /** @description A previous page's `next_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_SessionList"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    supervise_bundle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session whose bundle to read. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundle */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_EvidenceBundle"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    supervise_record_backtrack: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The session whose bundle to read. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BacktrackBody"];
+            };
+        };
+        responses: {
+            /** @description The bundle's accumulators now */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Noted"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    supervise_record_discovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The session whose bundle to read. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DiscoveryBody"];
+            };
+        };
+        responses: {
+            /** @description The bundle's accumulators now */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Noted"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { api, call, type Failure, type HistoryEntry, type Status, type Task } from "../api/client";
 import { FailureNotice } from "../components/FailureNotice";
+import { EvidenceSessions } from "./EvidenceSessions";
 import { STATUS_LABELS } from "./BoardPage";
 import { TaskDialog } from "./TaskDialog";
 
@@ -112,6 +113,7 @@ export function TaskDetails({ id, swimlanes, onClose, onChanged }: Props) {
               </li>
             ))}
           </ol>
+          <EvidenceSessions task={task.id} />
         </>
       ) : null}
       {editing && task ? (
