@@ -27,6 +27,12 @@ const POOL_WAIT: Duration = Duration::from_secs(10);
 /// checkpoint, so a burst of writes (or a reader that held a checkpoint back)
 /// does not leave it large for ever.
 pub const WAL_SIZE_LIMIT: u64 = 64 << 20;
+/// Longest a read may keep its snapshot: a reader past it is interrupted, so
+/// none pins the write-ahead log (and its growth) indefinitely. Well past the
+/// tools' read timeout, so only a read nobody waits for any more meets it.
+pub const READ_LIMIT: Duration = Duration::from_secs(60);
+/// Virtual-machine steps between two looks at a read's clock.
+const READ_CLOCK_STEPS: i32 = 1_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -142,6 +148,7 @@ fn configure_sqlite_once() {
 pub struct Store {
     pool: r2d2::Pool<SqliteConnectionManager>,
     path: PathBuf,
+    read_limit: Duration,
 }
 
 impl Store {
@@ -178,7 +185,11 @@ impl Store {
             .test_on_check_out(false)
             .connection_timeout(POOL_WAIT)
             .build(manager)?;
-        let store = Store { pool, path };
+        let store = Store {
+            pool,
+            path,
+            read_limit: READ_LIMIT,
+        };
         store.write(|transaction| migrations::apply(transaction, schemas))?;
         Ok(store)
     }
@@ -204,12 +215,20 @@ impl Store {
         })
     }
 
-    /// Runs `read` on a pooled connection (this thread's alone while it runs).
+    /// The same store with another read limit (for tests of the limit).
+    pub fn with_read_limit(mut self, limit: Duration) -> Store {
+        self.read_limit = limit;
+        self
+    }
+
+    /// Runs `read` on a pooled connection (this thread's alone while it
+    /// runs), interrupted past the read limit.
     pub fn read<T>(
         &self,
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
         let connection = self.pool.get()?;
+        let _clock = ReadClock::start(&connection, self.read_limit);
         read(&connection).map_err(|error| StoreError::on(&connection, error))
     }
 
@@ -219,6 +238,7 @@ impl Store {
         E: From<StoreError>,
     {
         let connection = self.pool.get().map_err(StoreError::from)?;
+        let _clock = ReadClock::start(&connection, self.read_limit);
         read(&connection)
     }
 
@@ -257,6 +277,31 @@ impl Store {
     /// The schema version of each area in this database.
     pub fn schema_versions(&self) -> Result<std::collections::BTreeMap<String, i64>, StoreError> {
         self.read(migrations::versions)
+    }
+}
+
+/// A read's clock: SQLite interrupts the read's statements once it has run
+/// past its limit; taken off the connection when the read ends, so the
+/// pooled connection's next user (a write, say) runs unlimited.
+struct ReadClock<'c> {
+    connection: &'c Connection,
+}
+
+impl<'c> ReadClock<'c> {
+    fn start(connection: &'c Connection, limit: Duration) -> ReadClock<'c> {
+        let started = std::time::Instant::now();
+        if let Err(error) =
+            connection.progress_handler(READ_CLOCK_STEPS, Some(move || started.elapsed() > limit))
+        {
+            tracing::warn!(%error, "a read runs without its time limit");
+        }
+        ReadClock { connection }
+    }
+}
+
+impl Drop for ReadClock<'_> {
+    fn drop(&mut self) {
+        let _ = self.connection.progress_handler(0, None::<fn() -> bool>);
     }
 }
 
@@ -490,6 +535,55 @@ mod tests {
         assert!(wal_size() <= limit, "the log was cut back: {}", wal_size());
         store.truncate_wal().unwrap();
         assert_eq!(wal_size(), 0, "a clean shutdown empties it");
+    }
+
+    #[test]
+    fn a_reader_past_its_limit_is_stopped_and_pins_the_log_no_longer() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), &schemas())
+            .unwrap()
+            .with_read_limit(Duration::from_millis(200));
+        store
+            .write(|tx| -> Result<(), StoreError> {
+                for n in 0..2_000 {
+                    tx.execute("INSERT INTO notes(text) VALUES (?1)", [format!("note {n}")])
+                        .map_err(|error| StoreError::on(tx, error))?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        // a reader that stalls between rows, as a slow client's read would
+        let started = std::time::Instant::now();
+        let stalled = store.read(|c| {
+            let mut statement = c.prepare("SELECT text FROM notes")?;
+            let mut rows = statement.query([])?;
+            while rows.next()?.is_some() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Ok(())
+        });
+        let error = stalled.expect_err("interrupted");
+        assert_eq!(
+            error.sqlite_code(),
+            Some(rusqlite::ErrorCode::OperationInterrupted)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        // the pooled connection's next read runs unlimited again
+        let count: i64 = store
+            .read(|c| {
+                std::thread::sleep(Duration::from_millis(300));
+                c.query_row("SELECT count(*) FROM notes", [], |row| row.get(0))
+            })
+            .unwrap();
+        assert_eq!(count, 2_000);
+        // nothing holds a snapshot: the log is emptied
+        store.truncate_wal().unwrap();
+        let wal = dir.path().join("cos.db-wal");
+        assert_eq!(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0), 0);
     }
 
     #[test]

@@ -129,6 +129,14 @@ impl ToolError {
         }
         let category = self.category();
         let (code, message) = match (self, category) {
+            (ToolError::Store { source, .. }, Category::Transient)
+                if source.sqlite_code() == Some(rusqlite::ErrorCode::OperationInterrupted) =>
+            {
+                (
+                    Code::E_TIMEOUT,
+                    "a read ran past the hub's read limit and was stopped, so it holds no snapshot of the database; it changed nothing, ask again".to_string(),
+                )
+            }
             (_, Category::Transient) => {
                 (Code::E_BUSY, "the hub is busy; retry shortly".to_string())
             }
@@ -168,7 +176,9 @@ fn store_category(error: &StoreError) -> Category {
         return Category::NotFound;
     }
     match error.sqlite_code() {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Category::Transient,
+        Some(
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked | ErrorCode::OperationInterrupted,
+        ) => Category::Transient,
         Some(
             ErrorCode::ReadOnly
             | ErrorCode::PermissionDenied
