@@ -22,6 +22,9 @@ pub use migrations::{Migration, Schema};
 /// How long a writer waits for the write lock before the call is answered `transient`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const POOL_SIZE: u32 = 16;
+/// Each pooled connection's page cache at most, in KiB (SQLite's own default,
+/// stated): the pool's caches together stay under POOL_SIZE times this.
+const PAGE_CACHE_KIB: u32 = 2_000;
 const POOL_WAIT: Duration = Duration::from_secs(10);
 /// The write-ahead log is cut back to this size whenever it restarts after a
 /// checkpoint, so a burst of writes (or a reader that held a checkpoint back)
@@ -174,6 +177,7 @@ impl Store {
                 "PRAGMA journal_mode = WAL;
                  PRAGMA synchronous = NORMAL;
                  PRAGMA foreign_keys = ON;
+                 PRAGMA cache_size = -{PAGE_CACHE_KIB};
                  PRAGMA journal_size_limit = {wal_limit};"
             ))
         });

@@ -487,3 +487,30 @@ async fn a_tool_call_body_must_be_an_object_or_nothing() {
         .unwrap();
     assert_eq!(response.status().as_u16(), 200, "no body is no arguments");
 }
+
+#[tokio::test]
+async fn an_oversized_body_over_http2_gets_the_413_envelope() {
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+    let server = TestServer::start().await;
+    let client: Client<_, axum::body::Body> = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http();
+    let body = json!({"title": "x".repeat(2 << 20)}).to_string();
+    let request = axum::http::Request::post(server.url("/api/board/tasks"))
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body))
+        .unwrap();
+    let response = client
+        .request(request)
+        .await
+        .expect("an answer, not a reset");
+    assert_eq!(response.version(), axum::http::Version::HTTP_2);
+    assert_eq!(response.status(), 413);
+    let bytes = axum::body::to_bytes(axum::body::Body::new(response.into_body()), 1 << 20)
+        .await
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(error_of(&answer)["code"], "E_TOO_LARGE", "{answer}");
+    assert_eq!(error_of(&answer)["details"]["limit_bytes"], 1 << 20);
+}

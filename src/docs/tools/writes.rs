@@ -214,8 +214,9 @@ impl Tool for DocsDelete {
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ReceiptInput {
-    #[schema(min_length = 1, max_length = 128)]
-    #[param(min_length = 1, max_length = 128)]
+    /// 1 to 128 visible ASCII characters.
+    #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
+    #[param(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: String,
 }
 

@@ -61,7 +61,7 @@ async fn board_task_create(
 
 /// One task in full.
 #[utoipa::path(get, path = "/api/board/tasks/{id}", operation_id = "board_task_show", tag = "board",
-    params(("id" = String, Path, description = "TASK-<n>")),
+    params(("id" = String, Path, description = "TASK-<n>", pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")),
     responses((status = 200, description = "The task; its ETag is its version", body = ApiOk<Task>)))]
 async fn board_task_show(
     State(hub): State<Hub>,
@@ -81,7 +81,7 @@ pub struct EditBody {
 
 /// Edits a task. Send the version you read as `If-Match` (a stale one answers 412) or in the body (409).
 #[utoipa::path(patch, path = "/api/board/tasks/{id}", operation_id = "board_task_edit", tag = "board",
-    params(("id" = String, Path, description = "TASK-<n>"),
+    params(("id" = String, Path, description = "TASK-<n>", pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$"),
            ("If-Match" = Option<String>, Header, description = "The task's version as an entity tag, e.g. \"3\" (the ETag of a task answer), a list of them, or * for the current version; weak tags (W/\"3\") never match")),
     request_body = EditBody,
     responses((status = 200, description = "The edited task", body = ApiOk<Task>)))]
@@ -148,7 +148,7 @@ pub struct MoveBody {
 
 /// Moves a task to another status, if it is still where you saw it.
 #[utoipa::path(post, path = "/api/board/tasks/{id}/move", operation_id = "board_task_move", tag = "board",
-    params(("id" = String, Path, description = "TASK-<n>")),
+    params(("id" = String, Path, description = "TASK-<n>", pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")),
     request_body = MoveBody,
     responses((status = 200, description = "The moved task", body = ApiOk<Task>)))]
 async fn board_task_move(
@@ -180,7 +180,7 @@ pub struct RepositionBody {
 
 /// Reorders a task within its column.
 #[utoipa::path(post, path = "/api/board/tasks/{id}/reposition", operation_id = "board_task_reposition", tag = "board",
-    params(("id" = String, Path, description = "TASK-<n>")),
+    params(("id" = String, Path, description = "TASK-<n>", pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")),
     request_body = RepositionBody,
     responses((status = 200, description = "The task at its new position", body = ApiOk<Task>)))]
 async fn board_task_reposition(
@@ -210,7 +210,7 @@ pub struct LimitQuery {
 
 /// A task's history: every status change and field edit.
 #[utoipa::path(get, path = "/api/board/tasks/{id}/history", operation_id = "board_task_history", tag = "board",
-    params(("id" = String, Path, description = "TASK-<n>"), LimitQuery),
+    params(("id" = String, Path, description = "TASK-<n>", pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$"), LimitQuery),
     responses((status = 200, description = "History, newest first", body = ApiOk<History>)))]
 async fn board_task_history(
     State(hub): State<Hub>,
@@ -230,7 +230,7 @@ async fn board_task_history(
 
 /// The tasks a task depends on, and which are still open.
 #[utoipa::path(get, path = "/api/board/tasks/{id}/dependencies", operation_id = "board_task_dependencies", tag = "board",
-    params(("id" = String, Path, description = "TASK-<n>")),
+    params(("id" = String, Path, description = "TASK-<n>", pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")),
     responses((status = 200, description = "Dependencies", body = ApiOk<Dependencies>)))]
 async fn board_task_dependencies(
     State(hub): State<Hub>,
@@ -241,7 +241,7 @@ async fn board_task_dependencies(
 
 /// The tasks that depend on a task.
 #[utoipa::path(get, path = "/api/board/tasks/{id}/dependents", operation_id = "board_task_dependents", tag = "board",
-    params(("id" = String, Path, description = "TASK-<n>")),
+    params(("id" = String, Path, description = "TASK-<n>", pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")),
     responses((status = 200, description = "Dependents", body = ApiOk<Dependents>)))]
 async fn board_task_dependents(
     State(hub): State<Hub>,

@@ -430,7 +430,7 @@ async fn docs_read_many(
 
 /// Whether the write with this request ID committed.
 #[utoipa::path(get, path = "/api/docs/receipts/{request_id}", operation_id = "docs_receipt", tag = "docs",
-    params(("request_id" = String, Path, description = "The write's request ID (or Idempotency-Key)")),
+    params(("request_id" = String, Path, description = "The write's request ID (or Idempotency-Key)", pattern = "^[!-~]{1,128}$")),
     responses((status = 200, description = "committed, not_committed or unknown", body = crate::web::unwrap::ApiOk<Receipt>)))]
 async fn docs_receipt(
     State(hub): State<Hub>,
