@@ -124,14 +124,14 @@ impl Mounts {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Mounts::defaults(repo_root, state_dir));
             }
-            Err(error) => return Err(config_error(&path, &error.to_string())),
+            Err(error) => return Err(ToolError::config(&path, &error.to_string())),
         };
         let file: MountsFile =
-            toml::from_str(&text).map_err(|error| config_error(&path, &error.to_string()))?;
+            toml::from_str(&text).map_err(|error| ToolError::config(&path, &error.to_string()))?;
         let mut mounts: Vec<Mount> = Vec::with_capacity(file.mounts.len());
         for entry in file.mounts {
             if !valid_key(&entry.key) {
-                return Err(config_error(
+                return Err(ToolError::config(
                     &path,
                     &format!(
                         "mount key {:?}: expected 1 to 64 of a-z, 0-9, _ and -",
@@ -140,7 +140,7 @@ impl Mounts {
                 ));
             }
             if mounts.iter().any(|mount| mount.key == entry.key) {
-                return Err(config_error(
+                return Err(ToolError::config(
                     &path,
                     &format!("mount key {:?} is declared twice", entry.key),
                 ));
@@ -217,15 +217,6 @@ fn valid_key(key: &str) -> bool {
         && key
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-}
-
-fn config_error(path: &Path, fault: &str) -> ToolError {
-    ToolError::fail(
-        Category::Validation,
-        Code::E_CONFIG,
-        format!("{}: {fault}", path.display()),
-    )
-    .with_details(json!({"file": path.display().to_string()}))
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::envelope::{Category, Code};
 use crate::tools::ToolError;
 
 /// The default roles, each taking any JSON object.
@@ -81,9 +80,9 @@ impl Roles {
             Err(error) => return Err(ToolError::io(format!("reading {}", path.display()), error)),
         };
         let file: RolesFile =
-            toml::from_str(&text).map_err(|error| config_error(&path, &error.to_string()))?;
+            toml::from_str(&text).map_err(|error| ToolError::config(&path, &error.to_string()))?;
         if file.roles.is_empty() {
-            return Err(config_error(
+            return Err(ToolError::config(
                 &path,
                 "declares no [[roles]]; remove the file to use the default registry",
             ));
@@ -92,7 +91,7 @@ impl Roles {
         for entry in file.roles {
             let role = Self::role_of(&path, state_dir, entry)?;
             if roles.iter().any(|known| known.id == role.id) {
-                return Err(config_error(
+                return Err(ToolError::config(
                     &path,
                     &format!("role {:?} is declared twice", role.id),
                 ));
@@ -120,14 +119,14 @@ impl Roles {
 
     fn role_of(path: &Path, state_dir: &Path, entry: RoleEntry) -> Result<Role, ToolError> {
         if !is_identifier(&entry.id) {
-            return Err(config_error(
+            return Err(ToolError::config(
                 path,
                 &format!("role id {:?}: expected 1 to 64 of [a-z0-9_]", entry.id),
             ));
         }
         let field = entry.field.unwrap_or_else(|| entry.id.clone());
         if !is_identifier(&field) || RESERVED_FIELDS.contains(&field.as_str()) {
-            return Err(config_error(
+            return Err(ToolError::config(
                 path,
                 &format!(
                     "role {:?}: field {field:?} must be 1 to 64 of [a-z0-9_] and none of {}",
@@ -138,23 +137,24 @@ impl Roles {
         }
         let schema: Value = match (entry.schema, entry.schema_file) {
             (Some(_), Some(_)) => {
-                return Err(config_error(
+                return Err(ToolError::config(
                     path,
                     &format!("role {:?}: give schema or schema_file, not both", entry.id),
                 ));
             }
-            (Some(schema), None) => serde_json::to_value(schema)
-                .map_err(|error| config_error(path, &format!("role {:?}: {error}", entry.id)))?,
+            (Some(schema), None) => serde_json::to_value(schema).map_err(|error| {
+                ToolError::config(path, &format!("role {:?}: {error}", entry.id))
+            })?,
             (None, Some(file)) => {
                 let file = state_dir.join(file);
                 let text = std::fs::read_to_string(&file).map_err(|error| {
-                    config_error(
+                    ToolError::config(
                         path,
                         &format!("role {:?}: reading {}: {error}", entry.id, file.display()),
                     )
                 })?;
                 serde_json::from_str(&text).map_err(|error| {
-                    config_error(
+                    ToolError::config(
                         path,
                         &format!(
                             "role {:?}: {} is not JSON: {error}",
@@ -167,7 +167,7 @@ impl Roles {
             (None, None) => json!({"type": "object"}),
         };
         let validator = jsonschema::validator_for(&schema).map_err(|error| {
-            config_error(
+            ToolError::config(
                 path,
                 &format!("role {:?}: not a usable JSON Schema: {error}", entry.id),
             )
@@ -227,18 +227,10 @@ impl Role {
     }
 }
 
-fn config_error(path: &Path, fault: &str) -> ToolError {
-    ToolError::fail(
-        Category::Validation,
-        Code::E_CONFIG,
-        format!("{}: {fault}", path.display()),
-    )
-    .with_details(json!({"file": path.display().to_string()}))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::envelope::Code;
 
     fn refusal(error: Option<ToolError>) -> crate::envelope::ErrorBody {
         match error {

@@ -51,6 +51,16 @@ impl ToolError {
         ))
     }
 
+    /// A configuration file the hub cannot use: names the file and the fault.
+    pub fn config(file: &std::path::Path, fault: &str) -> ToolError {
+        ToolError::fail(
+            Category::Validation,
+            Code::E_CONFIG,
+            format!("{}: {fault}", file.display()),
+        )
+        .with_details(serde_json::json!({"file": file.display().to_string()}))
+    }
+
     pub fn not_found(code: Code, message: impl Into<String>) -> ToolError {
         ToolError::fail(Category::NotFound, code, message)
     }
