@@ -5,7 +5,9 @@ Starts the hub on a throwaway copy of a repository (by default a fresh one
 with the reference system's 1,007 real tasks imported when the corpus is
 there), then runs at once, until the time is up:
   - readers: board list, graph search, task search, a document read;
-  - writers: task creates and edits, document patches, evidence records;
+  - writers: task creates and edits, document patches (the same section
+    rewritten, so the document keeps its size), evidence records (50
+    sessions a writer);
   - MCP sessions: a new session every few requests, never closed (the hub's
     cap and idle expiry must bound them);
   - idle sockets: connections that never send a byte (the header timeout must
@@ -171,7 +173,7 @@ def writer(port, budget, number):
             status, body, headers = request(port, "GET", "/api/docs/document?mount=docs&path=runbook.md")
             etag = dict((k.lower(), v) for k, v in headers).get("etag", "")
             status, _, _ = request(port, "PATCH", "/api/docs/document?mount=docs&path=runbook.md",
-                                   {"operations": [{"op": "append_to_section", "section": "Log",
+                                   {"operations": [{"op": "replace_section", "section": "Log",
                                                     "content": f"line {number}-{n}"}]},
                                    {"If-Match": etag, "Idempotency-Key": f"doc-{number}-{n}"})
             if status not in (200, 412):
@@ -244,11 +246,12 @@ def held_reader(database, budget):
 def sample(pid, state):
     status = Path(f"/proc/{pid}/status").read_text()
     rss_kib = int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
+    anon_kib = int(re.search(r"RssAnon:\s+(\d+)", status).group(1))
     fds = len(os.listdir(f"/proc/{pid}/fd"))
     wal = state / "cos.db-wal"
     wal_bytes = wal.stat().st_size if wal.exists() else 0
     log_bytes = sum(p.stat().st_size for p in state.glob(".mcp.log*"))
-    return rss_kib, fds, wal_bytes, log_bytes
+    return rss_kib, anon_kib, fds, wal_bytes, log_bytes
 
 
 def main():
@@ -269,14 +272,14 @@ def main():
     samples = []
     started = time.monotonic()
     print(f"soak of {binary} for {args.seconds} s on 127.0.0.1:{port}")
-    print(f"{'t (s)':>6} {'RSS (MiB)':>10} {'fds':>6} {'WAL (MiB)':>10} {'log (KiB)':>10} {'requests':>9}")
+    print(f"{'t (s)':>6} {'RSS (MiB)':>10} {'anon (MiB)':>10} {'fds':>6} {'WAL (MiB)':>10} {'log (KiB)':>10} {'requests':>9}")
     try:
         while budget.running():
             time.sleep(10)
-            rss, fds, wal, log = sample(hub.pid, state)
-            samples.append((time.monotonic() - started, rss, fds, wal, log))
+            rss, anon, fds, wal, log = sample(hub.pid, state)
+            samples.append((time.monotonic() - started, rss, fds, wal, log, anon))
             done = sum(budget.counts.values())
-            print(f"{samples[-1][0]:6.0f} {rss / 1024:10.1f} {fds:6d} {wal / 2**20:10.1f} {log / 1024:10.1f} {done:9d}",
+            print(f"{samples[-1][0]:6.0f} {rss / 1024:10.1f} {anon / 1024:10.1f} {fds:6d} {wal / 2**20:10.1f} {log / 1024:10.1f} {done:9d}",
                   flush=True)
         for worker in workers:
             worker.join(timeout=60)
