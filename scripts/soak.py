@@ -5,7 +5,8 @@ Starts the hub on a throwaway copy of a repository (by default a fresh one
 with the reference system's 1,007 real tasks imported when the corpus is
 there), then runs at once, until the time is up:
   - readers: board list, graph search, task search, a document read;
-  - writers: task creates and edits, document patches (the same section
+  - writers: task creates, edits and moves to the archive (the open columns,
+    answered whole, keep their size), document patches (the same section
     rewritten, so the document keeps its size), evidence records (50
     sessions a writer);
   - MCP sessions: a new session every few requests, never closed (the hub's
@@ -48,6 +49,10 @@ def parse_args():
     parser.add_argument("--seconds", type=int, default=300)
     parser.add_argument("--max-requests", type=int, default=2_000_000)
     parser.add_argument("--idle-sockets", type=int, default=200)
+    # to find which part of the load a growth comes with
+    parser.add_argument("--without", action="append", default=[],
+                        choices=["held-reader", "mcp", "evidence", "docs", "tasks", "reads"],
+                        help="leave a part of the load out (repeatable)")
     return parser.parse_args()
 
 
@@ -134,7 +139,7 @@ def start_hub(binary, repo):
     sys.exit("cos serve did not announce its address")
 
 
-def reader(port, budget):
+def reader(port, budget, left_out=()):
     paths = [
         "/api/board/list?page_size=50",
         "/api/graph/search?query=handler&limit=20",
@@ -143,6 +148,8 @@ def reader(port, budget):
         "/api/health",
     ]
     n = 0
+    if "reads" in left_out:
+        return
     while budget.take("read"):
         status, _, _ = request(port, "GET", paths[n % len(paths)])
         if status >= 500:
@@ -150,10 +157,13 @@ def reader(port, budget):
         n += 1
 
 
-def writer(port, budget, number):
+def writer(port, budget, number, left_out=()):
+    kinds = [kind for kind, name in enumerate(["tasks", "docs", "evidence", "mcp"]) if name not in left_out]
+    if not kinds:
+        return
     n = 0
     while budget.running():
-        kind = n % 4
+        kind = kinds[n % len(kinds)]
         n += 1
         if kind == 0 and budget.take("task create"):
             status, body, _ = request(port, "POST", "/api/board/tasks",
@@ -161,14 +171,22 @@ def writer(port, budget, number):
                                       {"Idempotency-Key": f"soak-{number}-{n}"})
             if status != 201:
                 budget.failed("task create", status)
-            elif n % 8 == 1:
-                task = json.loads(body)["data"]
+                continue
+            task = json.loads(body)["data"]
+            if n % 8 == 1:
                 if budget.take("task edit"):
                     status, _, _ = request(port, "PATCH", f"/api/board/tasks/{task['id']}",
                                            {"changes": {"description": f"edited {n}"}},
                                            {"If-Match": f"\"{task['version']}\""})
                     if status != 200:
                         budget.failed("task edit", status)
+            # done with: the open columns (answered whole) keep their size,
+            # as on a board where work flows through
+            if budget.take("task move"):
+                status, _, _ = request(port, "POST", f"/api/board/tasks/{task['id']}/move",
+                                       {"from": "icebox", "to": "archive"})
+                if status != 200:
+                    budget.failed("task move", status)
         elif kind == 1 and budget.take("doc patch"):
             status, body, headers = request(port, "GET", "/api/docs/document?mount=docs&path=runbook.md")
             etag = dict((k.lower(), v) for k, v in headers).get("etag", "")
@@ -263,10 +281,12 @@ def main():
     hub, port = start_hub(binary, repo)
     state = repo / ".cos"
     budget = Budget(args.seconds, args.max_requests)
-    workers = [threading.Thread(target=reader, args=(port, budget)) for _ in range(4)]
-    workers += [threading.Thread(target=writer, args=(port, budget, n)) for n in range(4)]
+    left_out = set(args.without)
+    workers = [threading.Thread(target=reader, args=(port, budget, left_out)) for _ in range(4)]
+    workers += [threading.Thread(target=writer, args=(port, budget, n, left_out)) for n in range(4)]
     workers.append(threading.Thread(target=idle_sockets, args=(port, budget, args.idle_sockets)))
-    workers.append(threading.Thread(target=held_reader, args=(str(state / "cos.db"), budget)))
+    if "held-reader" not in left_out:
+        workers.append(threading.Thread(target=held_reader, args=(str(state / "cos.db"), budget)))
     for worker in workers:
         worker.start()
     samples = []

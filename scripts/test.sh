@@ -4,7 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step says how long the one before it took, so a slow CI run shows where.
+started_at=$SECONDS
+step_at=$SECONDS
+step() {
+  if [ "$SECONDS" -gt "$started_at" ]; then printf '(%d s)\n' $((SECONDS - step_at)); fi
+  step_at=$SECONDS
+  printf '\n== %s\n' "$*"
+}
 
 step "toolchain"
 if ! command -v cargo >/dev/null 2>&1; then
@@ -84,5 +91,7 @@ step "browser tests (Playwright driving Debian's chromium against the installed 
 # One closing line with the totals over every suite.
 passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s += $1} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
+printf '(%d s)\n' $((SECONDS - step_at))
+echo "every suite took $((SECONDS - started_at)) s"
 echo
 echo "all suites: $passed passed, $failed failed"
