@@ -377,7 +377,7 @@ fn parse_fields(
     let assignee = text_of(get("assignee"))
         .or_else(|| text_of(get("agent_session")).map(|session| format!("agent:{session}")));
     let position = get("position").and_then(Value::as_f64);
-    let created = text_of(get("created")).unwrap_or_else(records::now);
+    let created = text_of(get("created")).unwrap_or_else(crate::tools::now);
     let task = Task {
         id: format_task_id(seq),
         title,
@@ -472,7 +472,7 @@ fn apply_import(
     mut report: ImportReport,
 ) -> Result<ImportReport, ToolError> {
     let actor = "system:import";
-    let now = records::now();
+    let now = crate::tools::now();
     let mut known: Vec<String> = config.swimlanes.clone();
     known.extend(records::extra_swimlanes(tx)?);
     let mut imported = Vec::with_capacity(files.len());

@@ -122,10 +122,6 @@ fn query_tasks(
     run().map_err(|error| StoreError::on(connection, error))
 }
 
-pub fn now() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
-}
-
 /// Writes every column of `task` (by its sequence number), except dependencies.
 pub fn save_task(connection: &Connection, seq: i64, task: &Task) -> Result<(), StoreError> {
     let labels = serde_json::to_string(&task.labels).unwrap_or_else(|_| "[]".into());

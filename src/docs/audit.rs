@@ -114,7 +114,7 @@ pub fn run(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<AuditReport
     // audit, but only a fault in the chain itself refuses everyone's writes.
     let verdict = chain_fault
         .as_ref()
-        .map(|fault| json!({"first_bad": fault, "audited_at": super::sync::now()}).to_string());
+        .map(|fault| json!({"first_bad": fault, "audited_at": crate::tools::now()}).to_string());
     let fault = match (chain_fault, checkpoint, checkpoint_holds) {
         (Some(fault), ..) => Some(fault),
         (None, Some(point), Some(false)) => Some(Fault {

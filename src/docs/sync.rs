@@ -13,12 +13,7 @@ use super::mounts::Mount;
 use super::paths::{self, DocPath};
 use super::records::{self, DocRow, Publishing};
 use crate::store::Store;
-use crate::tools::ToolError;
-
-/// The time as history records it.
-pub fn now() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
-}
+use crate::tools::{ToolError, now};
 
 /// A document as it is now: its row (live ones only) and its bytes.
 #[derive(Debug, Default)]

@@ -28,9 +28,10 @@ use super::patch::{self, Operation};
 use super::paths::DocPath;
 use super::records::{self, DocRow, Publishing};
 use super::sections;
-use super::sync::{self, Current, Outcome, now};
+use super::sync::{self, Current, Outcome};
 use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::Store;
+use crate::tools::now;
 use crate::tools::{Source, ToolError};
 
 /// What a write asks for.

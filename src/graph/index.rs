@@ -353,7 +353,7 @@ fn track_new_nodes(tx: &Connection) -> rusqlite::Result<()> {
 /// served again, and the time of the change is the graph's `updated_at` (never
 /// earlier than the last one, whatever the clock does).
 pub fn bump_revision(tx: &Connection) -> rusqlite::Result<()> {
-    let now = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    let now = crate::tools::now();
     tx.execute(
         "UPDATE graph_revision SET revision = revision + 1,
              updated_at = max(coalesce(updated_at, ''), ?1)",
@@ -635,7 +635,7 @@ fn write_file_row(tx: &Connection, parsed: &Parsed) -> rusqlite::Result<()> {
             parsed.language.name(),
             parsed.bytes as i64,
             parsed.extraction.parse_errors,
-            humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+            crate::tools::now(),
             parsed.modified_ns
         ],
     )?;

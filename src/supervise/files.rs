@@ -83,9 +83,6 @@ pub fn write_latest(
         return Ok(());
     };
     let path = bundle_path(dir, session_id);
-    if version_on_disk(&path) == Some(row.version) {
-        return Ok(());
-    }
     let contents = row
         .contents()
         .map_err(|error| ToolError::internal("reading a stored bundle", error))?;

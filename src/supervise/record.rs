@@ -10,16 +10,12 @@ use super::model::{Contents, DispatchStatus, Filled};
 use super::records::{self, NewDispatch, SessionRow};
 use super::roles::Roles;
 use crate::store::Store;
-use crate::tools::{HubConfig, ToolError};
+use crate::tools::{HubConfig, ToolError, now};
 
 /// Largest `output_json` accepted.
 pub const MAX_OUTPUT_BYTES: usize = 1 << 20;
 /// How much of a failed run's output its dispatch keeps as the error.
 const ERROR_EXCERPT_CHARS: usize = 1000;
-
-pub fn now() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
-}
 
 /// A session ID names a file: letters, digits, `_`, `.`, `-`, not leading with a dot.
 pub fn check_session_id(session_id: &str) -> Result<(), ToolError> {

@@ -62,22 +62,24 @@ pub fn session(
     })
 }
 
-/// Sessions after `after` by id, of one task when given.
+/// Sessions after `after` by id (of one task when given), each with its dispatch count.
 pub fn sessions(
     connection: &Connection,
     task_marker: Option<&str>,
     after: &str,
     limit: usize,
-) -> Result<Vec<SessionRow>, StoreError> {
+) -> Result<Vec<(SessionRow, i64)>, StoreError> {
     sql(connection, || {
         let mut statement = connection.prepare_cached(&format!(
-            "SELECT {SESSION_COLUMNS} FROM supervise_sessions
+            "SELECT {SESSION_COLUMNS},
+                    (SELECT count(*) FROM supervise_dispatches d WHERE d.session_id = s.session_id)
+             FROM supervise_sessions s
              WHERE session_id > ?1 AND (?2 IS NULL OR task_marker = ?2)
              ORDER BY session_id LIMIT ?3"
         ))?;
         let rows = statement.query_map(
             params![after, task_marker, i64::try_from(limit).unwrap_or(i64::MAX)],
-            session_row,
+            |row| Ok((session_row(row)?, row.get(7)?)),
         )?;
         rows.collect()
     })

@@ -40,6 +40,11 @@ pub use modules::{Module, ModuleState};
 /// retries after a timeout can never make a write happen twice.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The time as the hub records it: RFC 3339 in UTC, to the millisecond.
+pub fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
 /// Which front door a call came through; recorded in history by tools that write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

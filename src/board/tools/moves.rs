@@ -98,10 +98,10 @@ pub(super) fn move_task(
     match to {
         Status::InProgress => {
             after.assignee = Some(actor.key());
-            after.started_at.get_or_insert_with(records::now);
+            after.started_at.get_or_insert_with(crate::tools::now);
         }
         Status::Icebox => after.assignee = None,
-        Status::Complete => after.completed_at = Some(records::now()),
+        Status::Complete => after.completed_at = Some(crate::tools::now()),
         _ => {}
     }
     if before.status == Status::Complete && to != Status::Archive {

@@ -77,7 +77,7 @@ pub(super) fn commit_change(
     if changes.is_empty() {
         return Ok(after);
     }
-    let now = records::now();
+    let now = crate::tools::now();
     after.version = before.version + 1;
     after.updated_at = now.clone();
     after.updated_by = actor.key();
@@ -167,7 +167,7 @@ impl Tool for TaskCreate {
                 }
                 let seq = records::next_seq(tx)?;
                 let dependencies = resolve_dependencies(tx, seq, &input.depends_on)?;
-                let now = records::now();
+                let now = crate::tools::now();
                 let task = Task {
                     id: format_task_id(seq),
                     title: input.title.trim().to_string(),

@@ -9,7 +9,6 @@ use super::{actor_for, ready, spec};
 use crate::docs::model::{Base, Receipt, ReceiptState};
 use crate::docs::patch::Operation;
 use crate::docs::paths;
-use crate::docs::sync;
 use crate::docs::write::{self, Change, Intent, Written, check_request_id};
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -249,7 +248,9 @@ impl Tool for DocsReceipt {
             },
         };
         let mut answer = Answer::new(receipt);
-        answer.meta.insert("checked_at".into(), json!(sync::now()));
+        answer
+            .meta
+            .insert("checked_at".into(), json!(crate::tools::now()));
         Ok(answer)
     }
 }

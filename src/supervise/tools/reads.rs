@@ -155,18 +155,11 @@ impl Tool for SuperviseSessions {
                 .ok_or_else(|| ToolError::invalid("cursor", "a next_cursor this listing gave"))?,
         };
         let store = &context.hub.store;
-        let (rows, counts) = store.view(|c| -> Result<_, ToolError> {
-            let rows = records::sessions(c, input.task_marker.as_deref(), &after, limit + 1)?;
-            let counts = rows
-                .iter()
-                .map(|row| records::dispatch_count(c, &row.session_id))
-                .collect::<Result<Vec<i64>, _>>()?;
-            Ok((rows, counts))
-        })?;
+        let rows = store
+            .view(|c| records::sessions(c, input.task_marker.as_deref(), &after, limit + 1))?;
         let more = rows.len() > limit;
         let sessions: Vec<SessionSummary> = rows
             .into_iter()
-            .zip(counts)
             .take(limit)
             .map(|(row, count)| summary(row, count))
             .collect::<Result<_, _>>()?;
