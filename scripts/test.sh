@@ -70,7 +70,14 @@ install_root=$(mktemp -d)
 trap 'rm -f "$log"; rm -rf "$install_root"' EXIT
 cargo install --locked --offline --debug --path . --root "$install_root" --target-dir target 2>&1 | tail -n 2
 "$install_root/bin/cos" --version
-"$install_root/bin/cos" --repo . --state-dir "$install_root/state" tool call cos_hub_health --budget none | grep -q '"status": "ok"'
+# the answer is read whole before it is searched: `cos ... | grep -q` would let grep
+# quit at the first match and kill the still-writing cos with SIGPIPE (exit 141)
+health=$("$install_root/bin/cos" --repo . --state-dir "$install_root/state" tool call cos_hub_health --budget none)
+if ! grep -q '"status": "ok"' <<<"$health"; then
+  echo "the installed cos did not answer healthy:" >&2
+  echo "$health" >&2
+  exit 1
+fi
 echo "the installed cos serves this repository"
 
 step "API fuzzing (Schemathesis from the committed spec against the installed cos serve, bounded)"
