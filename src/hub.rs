@@ -21,6 +21,7 @@ pub const AREAS: &[Area] = &[
     crate::graph::AREA,
     crate::docs::AREA,
     crate::supervise::AREA,
+    crate::search::AREA,
 ];
 
 /// The hub's own module: health and settings, always on.

@@ -17,6 +17,7 @@ pub mod events;
 pub mod graph;
 pub mod hub;
 pub mod mcp;
+pub mod search;
 pub mod store;
 pub mod supervise;
 pub mod tools;

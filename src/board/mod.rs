@@ -34,6 +34,8 @@ pub const AREA: Area = Area {
     register,
 };
 
+pub use records::{load_task, task_versions};
+
 /// The board's revision, bumped by every write from any process.
 pub fn revision(store: &Store) -> Result<i64, StoreError> {
     store.view(records::board_revision)

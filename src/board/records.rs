@@ -370,3 +370,15 @@ pub fn history_page(
     };
     run().map_err(|error| StoreError::on(connection, error))
 }
+
+/// Every task's number and version (bumped by each change to it), by number:
+/// what areas that follow the board, such as search, compare.
+pub fn task_versions(connection: &Connection) -> Result<Vec<(i64, i64)>, StoreError> {
+    let read = || -> rusqlite::Result<Vec<(i64, i64)>> {
+        let mut statement =
+            connection.prepare_cached("SELECT seq, version FROM tasks ORDER BY seq")?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect()
+    };
+    read().map_err(|error| StoreError::on(connection, error))
+}

@@ -2,6 +2,7 @@
 //! the tool runtime, so the shell sees the same answers agents and browsers do.
 
 mod docs;
+mod search;
 
 use crate::envelope::{self, Budget, Code, ErrorBody};
 use crate::tools::{Hub, HubConfig, Source};
@@ -92,6 +93,8 @@ enum Command {
         #[command(subcommand)]
         command: BoardCommand,
     },
+    /// Search code symbols, code text, documents and tasks in one ranked list.
+    Search(search::SearchArgs),
     /// Read, edit and audit the documents in the mounts.
     Docs {
         #[command(subcommand)]
@@ -215,6 +218,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Board { command } => with_hub(&hub, None, |opened| board(command, &opened)),
         Command::Tool { command } => with_hub(&hub, None, |opened| tool(command, &opened)),
         Command::Docs { command } => with_hub(&hub, None, |opened| docs::run(command, &opened)),
+        Command::Search(args) => with_hub(&hub, None, |opened| search::run(args, &opened)),
     }
 }
 

@@ -13,6 +13,7 @@
 pub mod audit;
 mod chain;
 mod disk;
+pub mod feed;
 mod group;
 pub mod model;
 pub mod mounts;

@@ -64,6 +64,7 @@ codes! {
     E_INTEGRITY => "The documents' hash-chained history failed its audit; writes are refused until it is repaired (reads continue). details names the first bad entry. Do not repair it by editing the history.",
     E_TOO_MANY_DOCUMENTS => "More documents were asked for at once than a call reads (20); split the request.",
     E_PATH => "A path leaves the folder it must stay in, or names something that is not allowed there.",
+    E_UNAVAILABLE => "A capability this call asks for is not available in this build or setup (semantic search needs an embedding model); the message says what it needs and what to use instead.",
     E_CONFIG => "A configuration file of the hub cannot be read; the message names the file and the fault.",
     E_CONTEXT_BUDGET => "The answer stays over the agent budget even after trimming; details.narrow_with names the arguments that shrink it.",
     E_MODULE_DISABLED => "The tool's module is switched off in this project; the message says how to enable it.",

@@ -70,6 +70,16 @@ pub enum Language {
 }
 
 impl Language {
+    pub const ALL: [Language; 7] = [
+        Language::Python,
+        Language::Rust,
+        Language::TypeScript,
+        Language::Tsx,
+        Language::JavaScript,
+        Language::Go,
+        Language::Markdown,
+    ];
+
     pub fn of(path: &str) -> Option<Language> {
         match path.rsplit_once('.').map(|(_, ext)| ext) {
             Some("py") => Some(Language::Python),

@@ -44,6 +44,13 @@ pub const AREA: Area = Area {
 };
 
 /// The graph's revision, bumped by every index run that changed it.
+pub use records::{GraphNode, files_with_hashes, nodes_in_file};
+
+/// The names of the languages the graph parses.
+pub fn language_names() -> Vec<&'static str> {
+    facts::Language::ALL.iter().map(|l| l.name()).collect()
+}
+
 pub fn revision(store: &Store) -> Result<i64, StoreError> {
     store.read(index::revision)
 }

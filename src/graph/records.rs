@@ -458,3 +458,27 @@ pub(super) fn delete_fixable(
     };
     run().map_err(|error| StoreError::on(tx, error))
 }
+
+/// Every indexed file: its path, content hash and language, by path (what
+/// areas that read the graph, such as search, follow).
+pub fn files_with_hashes(c: &Connection) -> Result<Vec<(String, String, String)>, StoreError> {
+    let run = || -> rusqlite::Result<Vec<(String, String, String)>> {
+        let mut statement =
+            c.prepare_cached("SELECT path, hash, language FROM graph_files ORDER BY path")?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
+        rows.collect()
+    };
+    run().map_err(|error| StoreError::on(c, error))
+}
+
+/// The nodes that live in one file (the file itself and its symbols), by line.
+pub fn nodes_in_file(c: &Connection, path: &str) -> Result<Vec<GraphNode>, StoreError> {
+    let run = || -> rusqlite::Result<Vec<GraphNode>> {
+        let mut statement = c.prepare_cached(&format!(
+            "SELECT {NODE_COLUMNS} FROM graph_nodes n WHERE n.file = ?1 ORDER BY n.line_start, n.uid"
+        ))?;
+        let rows = statement.query_map([path], node_from_row)?;
+        rows.collect()
+    };
+    run().map_err(|error| StoreError::on(c, error))
+}

@@ -57,23 +57,7 @@ pub fn add_freshness(
     Ok(())
 }
 
-/// A bounded count or depth: `default` when absent, else within `low..=high`.
-pub(super) fn in_range(
-    field: &str,
-    value: Option<u32>,
-    default: u32,
-    low: u32,
-    high: u32,
-) -> Result<u32, ToolError> {
-    match value {
-        None => Ok(default),
-        Some(n) if (low..=high).contains(&n) => Ok(n),
-        Some(n) => Err(ToolError::invalid(
-            field,
-            format!("{low} to {high}, got {n}"),
-        )),
-    }
-}
+pub(super) use crate::tools::input::in_range;
 
 /// A graph answer computed once per graph revision (and watcher state, which
 /// its meta reports) and shared by every caller asking the same until the graph

@@ -173,6 +173,24 @@ pub fn kind_of(value: &Value) -> &'static str {
     }
 }
 
+/// A bounded count or depth: `default` when absent, else within `low..=high`.
+pub fn in_range(
+    field: &str,
+    value: Option<u32>,
+    default: u32,
+    low: u32,
+    high: u32,
+) -> Result<u32, ToolError> {
+    match value {
+        None => Ok(default),
+        Some(n) if (low..=high).contains(&n) => Ok(n),
+        Some(n) => Err(ToolError::invalid(
+            field,
+            format!("{low} to {high}, got {n}"),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

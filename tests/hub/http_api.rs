@@ -13,7 +13,7 @@ async fn health_answers_with_typed_data_and_meta() {
     assert_eq!(data["status"], "ok");
     assert_eq!(data["version"], env!("CARGO_PKG_VERSION"));
     // every area's tables are at a version of their own
-    for area in ["hub", "board", "graph", "docs", "supervise"] {
+    for area in ["hub", "board", "graph", "docs", "supervise", "search"] {
         assert!(
             data["schema_versions"][area].as_i64().unwrap() >= 1,
             "{area}: {data}"
@@ -25,7 +25,10 @@ async fn health_answers_with_typed_data_and_meta() {
         .iter()
         .map(|m| m["id"].as_str().unwrap())
         .collect();
-    assert_eq!(modules, ["core", "board", "graph", "docs", "supervise"]);
+    assert_eq!(
+        modules,
+        ["core", "board", "graph", "docs", "supervise", "search"]
+    );
     assert_eq!(body["meta"]["layer"], "health");
     assert_eq!(body["meta"]["truncated"], false);
     assert!(body["meta"]["tokens_estimated"].as_u64().unwrap() > 10);
@@ -198,7 +201,7 @@ async fn settings_refuse_unknown_modules_and_switching_core_off() {
     assert_eq!(error["details"]["field"], "module");
     assert_eq!(
         error["details"]["allowed"],
-        json!(["core", "board", "graph", "docs", "supervise"]),
+        json!(["core", "board", "graph", "docs", "supervise", "search"]),
         "the modules of the areas the hub is built with"
     );
     let (status, body) = server

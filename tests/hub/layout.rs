@@ -222,6 +222,8 @@ const STORAGE_FILES: &[&str] = &[
     "docs/records.rs",
     "supervise/schema.rs",
     "supervise/records.rs",
+    "search/schema.rs",
+    "search/records.rs",
 ];
 
 #[test]

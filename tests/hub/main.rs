@@ -22,4 +22,5 @@ mod http_api;
 mod layout;
 mod mcp;
 mod openapi_spec;
+mod search;
 mod supervise;

@@ -215,6 +215,55 @@ async fn exercise(client: &Client) {
     );
     assert!(serde_json::to_string(&board).unwrap().len() <= 33_000);
 
+    // search under the agent budget: 200 task hits are cut to fit, the cut
+    // is marked, and the cursor continues right after the last hit kept
+    let found = envelope(
+        &call(
+            client,
+            "cos_search",
+            json!({"q": "trimming check", "limit": 200}),
+        )
+        .await,
+    );
+    assert_eq!(found["ok"], true, "{found}");
+    assert_eq!(found["data"]["facets"]["tasks"], 3000);
+    assert_eq!(found["data"]["meta"]["mode"], "lexical");
+    let kept = found["data"]["hits"].as_array().unwrap().len();
+    assert!(kept < 200, "{kept} hits kept");
+    assert_eq!(found["data"]["meta"]["truncated"], true);
+    assert_eq!(found["data"]["meta"]["truncated_hits_from"], 200);
+    assert_eq!(found["data"]["meta"]["truncated_hits_to"], kept);
+    assert!(serde_json::to_string(&found).unwrap().len() <= 33_000);
+    let cursor = found["data"]["next_cursor"]
+        .as_str()
+        .expect("a cursor after the cut");
+    let next = envelope(
+        &call(
+            client,
+            "cos_search",
+            json!({"q": "trimming check", "limit": 1, "cursor": cursor}),
+        )
+        .await,
+    );
+    let ids = |answer: &Value| -> Vec<String> {
+        answer["data"]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["opens"]["task_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // equal hits rank by task id: the page after the cut starts at the next one
+    let (kept_ids, next_ids) = (ids(&found), ids(&next));
+    assert!(kept_ids.windows(2).all(|w| w[0] < w[1]), "{kept_ids:?}");
+    assert_eq!(next_ids.len(), 1);
+    assert!(
+        kept_ids.last().unwrap() < &next_ids[0],
+        "nothing repeated: {next_ids:?}"
+    );
+    let successor = format!("TASK-{:03}", kept + 1);
+    assert_eq!(next_ids[0], successor, "nothing skipped");
+
     // graph tools: an agent reads the tool's diagnostics in data.meta
     let result = call(client, "cos_graph_index", json!({})).await;
     assert_eq!(envelope(&result)["ok"], true);

@@ -6,6 +6,7 @@ pub mod board;
 pub mod docs;
 pub mod graph;
 pub mod health;
+pub mod search;
 pub mod settings;
 pub mod stream;
 pub mod supervise;
@@ -34,6 +35,7 @@ pub const ROUTERS: &[RouterSpec] = &[
     graph::SPEC,
     docs::SPEC,
     supervise::SPEC,
+    search::SPEC,
     stream::SPEC,
     tools::SPEC,
 ];

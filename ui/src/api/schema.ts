@@ -585,6 +585,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One ranked search over code symbols, code text, documents and tasks. */
+        get: operations["search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings/modules": {
         parameters: {
             query?: never;
@@ -1239,6 +1256,34 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_SearchAnswer: {
+            /** @description A page of hits for one query. */
+            data: {
+                /**
+                 * @description True when an area had more hits than a query collects (5,000 code
+                 *     lines, 5,000 items): narrow the query to see the rest.
+                 */
+                capped: boolean;
+                /** @description Names in the index close to a query word that found nothing. */
+                did_you_mean: string[];
+                facets: components["schemas"]["Facets"];
+                hits: components["schemas"]["SearchHit"][];
+                /** @description Pass back as `cursor` for the hits after these; null when none remain. */
+                next_cursor?: string | null;
+                /**
+                 * @description Why the answer is empty or smaller than it might be (a filter that
+                 *     matched no file, a term too short for substring search, ...).
+                 */
+                notes: string[];
+                /**
+                 * Format: int64
+                 * @description Hits in every area (a lower bound when `capped`).
+                 */
+                total: number;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_SearchResults: {
             data: {
                 /** Format: int64 */
@@ -1477,6 +1522,7 @@ export interface components {
          *     - `E_INTEGRITY`: The documents' hash-chained history failed its audit; writes are refused until it is repaired (reads continue). details names the first bad entry. Do not repair it by editing the history.
          *     - `E_TOO_MANY_DOCUMENTS`: More documents were asked for at once than a call reads (20); split the request.
          *     - `E_PATH`: A path leaves the folder it must stay in, or names something that is not allowed there.
+         *     - `E_UNAVAILABLE`: A capability this call asks for is not available in this build or setup (semantic search needs an embedding model); the message says what it needs and what to use instead.
          *     - `E_CONFIG`: A configuration file of the hub cannot be read; the message names the file and the fault.
          *     - `E_CONTEXT_BUDGET`: The answer stays over the agent budget even after trimming; details.narrow_with names the arguments that shrink it.
          *     - `E_MODULE_DISABLED`: The tool's module is switched off in this project; the message says how to enable it.
@@ -1497,7 +1543,7 @@ export interface components {
          *     - `E_TOKEN`: The bearer token is missing or wrong.
          * @enum {string}
          */
-        Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "E_REQUEST_REUSE" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "STALE_REVISION" | "E_READ_ONLY" | "E_REQUEST_ID" | "COMMIT_UNKNOWN" | "E_INTEGRITY" | "E_TOO_MANY_DOCUMENTS" | "E_PATH" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
+        Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "E_REQUEST_REUSE" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "STALE_REVISION" | "E_READ_ONLY" | "E_REQUEST_ID" | "COMMIT_UNKNOWN" | "E_INTEGRITY" | "E_TOO_MANY_DOCUMENTS" | "E_PATH" | "E_UNAVAILABLE" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
         Column: {
             cards: components["schemas"]["Card"][];
             /**
@@ -1724,6 +1770,13 @@ export interface components {
             /** Format: int64 */
             nodes: number;
         };
+        /** @description Where a document hit is. */
+        DocumentPlace: {
+            mount: string;
+            path: string;
+            /** @description The section's anchor; empty for the text before the first heading. */
+            section: string;
+        };
         /** @description What the hub synced before it said committed. */
         Durability: {
             /** @description The history entry and receipt were committed with `synchronous = FULL`. */
@@ -1822,6 +1875,17 @@ export interface components {
             /** @description Where to start (default: the repository's root folder). */
             root?: string | null;
         };
+        /** @description How many hits each area has. */
+        Facets: {
+            /** Format: int64 */
+            code: number;
+            /** Format: int64 */
+            docs: number;
+            /** Format: int64 */
+            symbols: number;
+            /** Format: int64 */
+            tasks: number;
+        };
         /** @description The first entry that does not hold. */
         Fault: {
             problem: string;
@@ -1854,6 +1918,13 @@ export interface components {
             uptime_seconds: number;
             /** @description cos-hub version. */
             version: string;
+        };
+        /** @description A highlighted stretch of a snippet, in characters (Unicode scalar values). */
+        Highlight: {
+            /** Format: int32 */
+            end: number;
+            /** Format: int32 */
+            start: number;
         };
         History: {
             /** @description Newest first. */
@@ -2056,6 +2127,19 @@ export interface components {
             session_id: string;
             /** Format: int64 */
             version: number;
+        };
+        /**
+         * @description What opens a hit: the graph node, the document section, the task, or
+         *     the file and line (`path:line`).
+         */
+        Opens: {
+            document?: components["schemas"]["DocumentPlace"] | null;
+            /** @description `path:line`, for an editor. */
+            location?: string | null;
+            /** @description `TASK-<n>`. */
+            task_id?: string | null;
+            /** @description A graph uid (for `cos_graph_context`). */
+            uid?: string | null;
         };
         /**
          * @description One edit. Sections are addressed by heading path (`Setup/Install`) or
@@ -2308,6 +2392,56 @@ export interface components {
             changed: number;
             /** @description Mounts scanned. */
             mounts: string[];
+        };
+        /** @description A page of hits for one query. */
+        SearchAnswer: {
+            /**
+             * @description True when an area had more hits than a query collects (5,000 code
+             *     lines, 5,000 items): narrow the query to see the rest.
+             */
+            capped: boolean;
+            /** @description Names in the index close to a query word that found nothing. */
+            did_you_mean: string[];
+            facets: components["schemas"]["Facets"];
+            hits: components["schemas"]["SearchHit"][];
+            /** @description Pass back as `cursor` for the hits after these; null when none remain. */
+            next_cursor?: string | null;
+            /**
+             * @description Why the answer is empty or smaller than it might be (a filter that
+             *     matched no file, a term too short for substring search, ...).
+             */
+            notes: string[];
+            /**
+             * Format: int64
+             * @description Hits in every area (a lower bound when `capped`).
+             */
+            total: number;
+        };
+        /** @description One ranked hit. */
+        SearchHit: {
+            /** @description `symbols`, `code`, `docs` or `tasks`. */
+            area: string;
+            highlights: components["schemas"]["Highlight"][];
+            /** @description A symbol's kind (class, function, ...), `line`, `heading` or `task`. */
+            kind: string;
+            /**
+             * Format: int32
+             * @description The 1-based line of the snippet.
+             */
+            line?: number | null;
+            /** @description The fields that matched: name, path, body, text, id. */
+            matched: string[];
+            opens: components["schemas"]["Opens"];
+            path?: string | null;
+            /** @description The matching line (cut to about 240 characters around the match). */
+            snippet: string;
+            /** @description The symbol's name, the section's heading, the task's title, or the file of a line. */
+            title: string;
+            /**
+             * @description The ranking rule that placed the hit: exact definition, name,
+             *     whole word in name, partial name, text (whole word), text (partial).
+             */
+            why: string;
         };
         SearchResults: {
             /** Format: int64 */
@@ -6529,6 +6663,128 @@ export interface operations {
             };
             /** @description No such entity or route (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    search: {
+        parameters: {
+            query: {
+                /**
+                 * @description The query: words (identifier-aware: `parseHttpRequest` finds
+                 *     `parse_http_request`), `"exact phrase"`, `prefix*`, `-excluded`, one
+                 *     `/regex/` over code text, and filters `area:`, `kind:`, `path:` (a
+                 *     glob), `lang:`, `status:`. 1 to 1,000 characters.
+                 */
+                q: string;
+                /** @description Only these areas (comma-separated): symbols, code, docs, tasks. */
+                area?: string;
+                /**
+                 * @description Only hits of these kinds (comma-separated): class, interface,
+                 *     function, method, module, variable, file, line, heading, task.
+                 */
+                kind?: string;
+                /** @description Only hits under these globs (comma-separated), such as `src/**\/*.rs`. */
+                path?: string;
+                /** @description Only hits in these languages (comma-separated), such as `python`. */
+                lang?: string;
+                /** @description Only tasks in these statuses (comma-separated). */
+                status?: string;
+                /**
+                 * @description `auto` (the default: lexical, since no embedding model ships with
+                 *     the hub), `lexical`, or `semantic` (unavailable).
+                 */
+                mode?: "auto" | "lexical" | "semantic";
+                /** @description 1 to 200, default 20. */
+                limit?: number;
+                /** @description A previous answer's `next_cursor`: the hits after it. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of ranked hits */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_SearchAnswer"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

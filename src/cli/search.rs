@@ -1,0 +1,102 @@
+//! `cos search "<query>"`: the search tool from the shell, as a readable
+//! list (one hit a line: where, why, the snippet), or the envelope with `--json`.
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::{call, call_for_data, print_envelope};
+use crate::envelope::Budget;
+use crate::tools::Hub;
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query (see `cos_search`'s description: words, "phrases", prefix*, -not, /regex/, area:/kind:/path:/lang:/status:).
+    pub query: String,
+    /// Hits to show, 1 to 200.
+    #[arg(long, default_value_t = 20)]
+    pub limit: u32,
+    /// Continue after an earlier answer's next_cursor.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// Print the tool's envelope instead of the list.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: SearchArgs, hub: &Hub) -> i32 {
+    let mut arguments = json!({"q": args.query, "limit": args.limit});
+    if let Some(cursor) = &args.cursor {
+        arguments["cursor"] = json!(cursor);
+    }
+    if args.json {
+        return match call(hub, "cos_search", arguments, Budget::None) {
+            Ok(envelope) => print_envelope(&envelope),
+            Err(code) => code,
+        };
+    }
+    match call_for_data(hub, "cos_search", arguments) {
+        Ok(data) => {
+            print!("{}", render(&args.query, &data));
+            0
+        }
+        Err(code) => code,
+    }
+}
+
+/// The answer as lines a person reads.
+fn render(query: &str, data: &Value) -> String {
+    let mut out = String::new();
+    let facets = &data["facets"];
+    out.push_str(&format!(
+        "{} hits{} (symbols {}, code {}, docs {}, tasks {})\n",
+        data["total"],
+        if data["capped"] == json!(true) {
+            " or more"
+        } else {
+            ""
+        },
+        facets["symbols"],
+        facets["code"],
+        facets["docs"],
+        facets["tasks"],
+    ));
+    for hit in data["hits"].as_array().into_iter().flatten() {
+        let place = match (&hit["opens"]["location"], &hit["opens"]["task_id"]) {
+            (Value::String(location), _) => location.clone(),
+            (_, Value::String(task)) => task.clone(),
+            _ => {
+                let document = &hit["opens"]["document"];
+                format!(
+                    "{}/{}#{}",
+                    document["mount"].as_str().unwrap_or(""),
+                    document["path"].as_str().unwrap_or(""),
+                    document["section"].as_str().unwrap_or("")
+                )
+            }
+        };
+        out.push_str(&format!(
+            "{:<8} {:<9} {}  [{}]\n         {}\n",
+            hit["area"].as_str().unwrap_or(""),
+            hit["kind"].as_str().unwrap_or(""),
+            place,
+            hit["why"].as_str().unwrap_or(""),
+            hit["snippet"].as_str().unwrap_or("").trim(),
+        ));
+    }
+    for note in data["notes"].as_array().into_iter().flatten() {
+        out.push_str(&format!("note: {}\n", note.as_str().unwrap_or("")));
+    }
+    let close: Vec<&str> = data["did_you_mean"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if !close.is_empty() {
+        out.push_str(&format!("did you mean: {}\n", close.join(", ")));
+    }
+    if let Some(cursor) = data["next_cursor"].as_str() {
+        out.push_str(&format!("more: cos search {query:?} --cursor {cursor}\n"));
+    }
+    out
+}

@@ -1,0 +1,60 @@
+//! The documents as other areas read them (search does): every live
+//! document's identity and current text, and a text's sections. Read-only:
+//! nothing here writes a document or its history.
+
+use super::{chain, records, sync, tools};
+use crate::tools::{ToolContext, ToolError};
+
+pub use super::sections::{Section, outline, title_of};
+
+/// A live document as recorded now.
+#[derive(Debug, Clone)]
+pub struct LiveDocument {
+    pub mount: String,
+    pub path: String,
+    pub hash: String,
+    pub title: String,
+}
+
+/// Every live document of every mount, by mount and path; a file two mounts
+/// reach (`docs/` inside the repository's own mount) is listed once, under
+/// the first mount declared. The first call of
+/// a process scans the mounts, so files the hub was never asked about are
+/// known; later changes arrive through the documents' own tools and watcher.
+pub fn live_documents(context: &ToolContext) -> Result<Vec<LiveDocument>, ToolError> {
+    let mounts = tools::ready(context)?;
+    let store = &context.hub.store;
+    crate::tools::area::once_per_database(store, "documents first scan", || {
+        for mount in &mounts.mounts {
+            let dir = super::disk::open(mount, false)?;
+            sync::scan(store, mount, dir.as_ref())?;
+        }
+        Ok::<(), ToolError>(())
+    })?;
+    let mut found = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for mount in &mounts.mounts {
+        for (path, row) in store.view(|c| records::documents_in(c, &mount.key))? {
+            if !seen.insert(mount.root.join(&path)) {
+                continue;
+            }
+            found.push(LiveDocument {
+                mount: mount.key.clone(),
+                path,
+                hash: row.hash,
+                title: row.title,
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// The text of the revision with this content hash, when it is kept and is UTF-8.
+pub fn text_of(context: &ToolContext, hash: &str) -> Result<Option<String>, ToolError> {
+    let Some((deflated, size)) = context.hub.store.view(|c| records::content(c, hash))? else {
+        return Ok(None);
+    };
+    let bytes = chain::inflate(&deflated, usize::try_from(size).unwrap_or(0))
+        .map_err(|error| ToolError::io("reading a stored document revision", error))?;
+    Ok(String::from_utf8(bytes).ok())
+}

@@ -1,0 +1,270 @@
+//! What a parsed query becomes before it meets the index: an FTS5
+//! expression over the word index (every term quoted, so user text is never
+//! MATCH syntax), a trigram prefilter over code text (Zoekt's idea: a
+//! substring or a regex's required literals as trigrams), and the matcher
+//! that verifies a candidate line and says where it matched.
+
+use super::query::{Query, Term};
+use super::words;
+use regex::Regex;
+use regex_syntax::hir::{Hir, HirKind};
+
+/// The FTS5 expression over the word index, or None when no term holds a word.
+pub fn word_expression(query: &Query) -> Option<String> {
+    let wanted: Vec<String> = query.terms.iter().filter_map(term_expression).collect();
+    if wanted.is_empty() {
+        return None;
+    }
+    let mut expression = wanted.join(" AND ");
+    for term in &query.excluded {
+        if let Some(unwanted) = term_expression(term) {
+            expression = format!("({expression}) NOT {unwanted}");
+        }
+    }
+    Some(expression)
+}
+
+/// One term: its parts as a phrase; for a single identifier of several
+/// parts, its joined form too (the index keeps both).
+fn term_expression(term: &Term) -> Option<String> {
+    let star = if term.prefix { "*" } else { "" };
+    let runs: Vec<Vec<String>> = words::runs(&term.text)
+        .map(|(_, run)| words::parts(run))
+        .filter(|parts| !parts.is_empty())
+        .collect();
+    let parts: Vec<&str> = runs.iter().flatten().map(String::as_str).collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let phrase = format!("\"{}\"{star}", parts.join(" "));
+    if !term.phrase && runs.len() == 1 && parts.len() > 1 {
+        return Some(format!("(\"{}\"{star} OR {phrase})", parts.concat()));
+    }
+    Some(phrase)
+}
+
+/// The spellings a term may have in code text, matched without regard to
+/// case: as written, and for an identifier its snake_case and run-together
+/// forms (which cover camelCase and PascalCase).
+fn spellings(term: &Term) -> Vec<String> {
+    let mut spellings = vec![term.text.clone()];
+    let parts = term.parts();
+    let single_run = words::runs(&term.text).count() == 1;
+    if !term.phrase && single_run && parts.len() > 1 {
+        spellings.push(parts.join("_"));
+        spellings.push(parts.concat());
+    }
+    if term.phrase && parts.len() > 1 {
+        spellings.push(parts.join("_"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    spellings.retain(|s| seen.insert(s.to_lowercase()));
+    spellings
+}
+
+/// The shortest substring code text search can prefilter.
+pub const MIN_SUBSTRING: usize = 3;
+
+/// Verifies code lines against the query.
+#[derive(Debug)]
+pub struct LineMatcher {
+    required: Vec<Regex>,
+    excluded: Vec<Regex>,
+    regex: Option<Regex>,
+}
+
+impl LineMatcher {
+    pub fn new(query: &Query, regex: Option<Regex>) -> LineMatcher {
+        LineMatcher {
+            required: query.terms.iter().filter_map(spelling_regex).collect(),
+            excluded: query.excluded.iter().filter_map(spelling_regex).collect(),
+            regex,
+        }
+    }
+
+    /// Where `line` matches (byte ranges, sorted), or None when it does not.
+    pub fn ranges(&self, line: &str) -> Option<Vec<(usize, usize)>> {
+        if self.excluded.iter().any(|r| r.is_match(line)) {
+            return None;
+        }
+        let mut ranges = Vec::new();
+        for required in self.required.iter().chain(self.regex.as_ref()) {
+            let before = ranges.len();
+            ranges.extend(
+                required
+                    .find_iter(line)
+                    .filter(|m| !m.is_empty())
+                    .map(|m| (m.start(), m.end())),
+            );
+            if ranges.len() == before {
+                return None;
+            }
+        }
+        ranges.sort_unstable();
+        Some(ranges)
+    }
+
+    /// The first requirement, the one a file's content is scanned with.
+    pub fn first(&self) -> Option<&Regex> {
+        self.regex.as_ref().or(self.required.first())
+    }
+}
+
+fn spelling_regex(term: &Term) -> Option<Regex> {
+    let alternatives: Vec<String> = spellings(term)
+        .iter()
+        .map(|spelling| {
+            let escaped: Vec<String> = spelling.split_whitespace().map(regex::escape).collect();
+            escaped.join(r"\s+")
+        })
+        .filter(|alternative| !alternative.is_empty())
+        .collect();
+    if alternatives.is_empty() {
+        return None;
+    }
+    regex::RegexBuilder::new(&alternatives.join("|"))
+        .case_insensitive(true)
+        .build()
+        .ok()
+}
+
+/// The trigram prefilter for code text: every positive term and the regex's
+/// required literals, as FTS5 trigram tokens. None when nothing of 3 or more
+/// characters is required (the caller then says so instead of scanning).
+pub fn trigram_expression(query: &Query) -> Option<String> {
+    let mut groups: Vec<String> = Vec::new();
+    for term in &query.terms {
+        let options: Vec<String> = spellings(term)
+            .iter()
+            .filter_map(|s| trigrams_of(&s.to_lowercase()))
+            .collect();
+        // a term with one spelling too short to prefilter: the others still narrow
+        if options.len() == spellings(term).len() && !options.is_empty() {
+            groups.push(format!("({})", options.join(" OR ")));
+        }
+    }
+    if let Some(source) = &query.regex {
+        groups.extend(
+            required_literals(source)
+                .iter()
+                .filter_map(|l| trigrams_of(l)),
+        );
+    }
+    (!groups.is_empty()).then(|| groups.join(" AND "))
+}
+
+/// `text`'s trigrams, each quoted, joined by AND; None under 3 characters.
+fn trigrams_of(text: &str) -> Option<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() < MIN_SUBSTRING {
+        return None;
+    }
+    let mut seen = std::collections::HashSet::new();
+    let tokens: Vec<String> = chars
+        .windows(3)
+        .map(|w| w.iter().collect::<String>())
+        .filter(|t| seen.insert(t.clone()))
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    Some(format!("({})", tokens.join(" AND ")))
+}
+
+/// Literal strings every match of the regex contains, found in its syntax
+/// tree (case-insensitive parts are classes, so they require nothing).
+pub fn required_literals(source: &str) -> Vec<String> {
+    let Ok(hir) = regex_syntax::Parser::new().parse(source) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    collect_required(&hir, &mut found);
+    found.retain(|literal| literal.chars().count() >= MIN_SUBSTRING);
+    found
+}
+
+fn collect_required(hir: &Hir, found: &mut Vec<String>) {
+    match hir.kind() {
+        HirKind::Literal(literal) => found.push(String::from_utf8_lossy(&literal.0).into_owned()),
+        HirKind::Capture(capture) => collect_required(&capture.sub, found),
+        HirKind::Repetition(repetition) if repetition.min >= 1 => {
+            collect_required(&repetition.sub, found)
+        }
+        HirKind::Concat(children) => {
+            let mut run = String::new();
+            for child in children {
+                if let HirKind::Literal(literal) = child.kind() {
+                    run.push_str(&String::from_utf8_lossy(&literal.0));
+                } else {
+                    if !run.is_empty() {
+                        found.push(std::mem::take(&mut run));
+                    }
+                    collect_required(child, found);
+                }
+            }
+            if !run.is_empty() {
+                found.push(run);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::query::{Vocabulary, parse};
+
+    fn query(text: &str) -> Query {
+        let vocabulary = Vocabulary {
+            languages: &[],
+            statuses: &[],
+        };
+        parse("q", text, &[], &vocabulary).unwrap()
+    }
+
+    #[test]
+    fn word_expressions_quote_every_term() {
+        assert_eq!(
+            word_expression(&query("parseHttpRequest")).unwrap(),
+            r#"("parsehttprequest" OR "parse http request")"#
+        );
+        assert_eq!(
+            word_expression(&query(r#"auth* "select related" -test"#)).unwrap(),
+            r#"("auth"* AND "select related") NOT "test""#
+        );
+        assert_eq!(
+            word_expression(&query("foo(bar x AND")).unwrap(),
+            r#""foo bar" AND "x" AND "and""#
+        );
+        assert_eq!(word_expression(&query("->>")), None);
+    }
+
+    #[test]
+    fn lines_match_every_spelling_of_an_identifier() {
+        let matcher = LineMatcher::new(&query("parseHttpRequest"), None);
+        for line in [
+            "fn parse_http_request() {",
+            "x = ParseHTTPRequest()",
+            "parsehttprequest",
+        ] {
+            assert!(matcher.ranges(line).is_some(), "{line}");
+        }
+        assert!(matcher.ranges("parse the http request").is_none());
+        let words = LineMatcher::new(&query("parse http -test"), None);
+        assert_eq!(words.ranges("parse(http)"), Some(vec![(0, 5), (6, 10)]));
+        assert!(words.ranges("parse http test").is_none());
+    }
+
+    #[test]
+    fn regexes_prefilter_on_their_required_literals() {
+        assert_eq!(
+            required_literals(r"def \w+_queryset\("),
+            vec!["def ", "_queryset("]
+        );
+        assert_eq!(required_literals(r"(?i)select"), Vec::<String>::new());
+        assert_eq!(required_literals(r"foo|bar"), Vec::<String>::new());
+        let prefilter = trigram_expression(&query(r"/class \w+Admin/")).unwrap();
+        assert!(prefilter.contains(r#""cla""#) && prefilter.contains(r#""dmi""#));
+        assert_eq!(trigram_expression(&query("ab")), None);
+        assert!(trigram_expression(&query(r#"say "hi""#)).is_some());
+    }
+}

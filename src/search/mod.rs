@@ -1,0 +1,53 @@
+//! Search: one ranked query over code symbols, code text, documents and
+//! tasks, identifier-aware (`parseHttpRequest` finds `parse_http_request`),
+//! filterable, continuable and fresh.
+//!
+//! Owns its index (`schema.rs`, every statement in `records.rs`): a derived
+//! copy of what the graph, the board and the documents hold, which it
+//! follows by their revisions (`sync.rs`) through their public read
+//! functions. It never writes another area's tables, and they never call
+//! it. The query language is `query.rs`, what it becomes before SQLite sees
+//! it `matching.rs` (every term quoted), the ordering `rank.rs`. It knows
+//! nothing of HTTP or MCP.
+
+mod collect;
+mod matching;
+pub mod model;
+pub mod query;
+mod rank;
+mod records;
+mod schema;
+mod snippets;
+mod sync;
+pub mod tools;
+mod words;
+
+use crate::store::{Store, StoreError};
+use crate::tools::{Area, Module, Registry};
+
+/// The search area's switch.
+pub const MODULE: Module = Module::new(
+    "search",
+    "one ranked search over code symbols, code text, documents and tasks",
+);
+
+pub const AREA: Area = Area {
+    id: "search",
+    module: MODULE,
+    migrations: schema::MIGRATIONS,
+    revision: Some(revision),
+    register,
+};
+
+/// The index's revision: it moves whenever the index takes in a change.
+pub fn revision(store: &Store) -> Result<i64, StoreError> {
+    store.view(records::indexed_revision)
+}
+
+fn indexed_revision(c: &rusqlite::Connection) -> Result<i64, StoreError> {
+    records::indexed_revision(c)
+}
+
+pub fn register(registry: &mut Registry) {
+    registry.register::<tools::Search>();
+}

@@ -1,0 +1,85 @@
+//! What a search answers: ranked hits that each say where they are, why they
+//! matched and what opens them, with counts per area and a cursor.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Where a document hit is.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct DocumentPlace {
+    pub mount: String,
+    pub path: String,
+    /// The section's anchor; empty for the text before the first heading.
+    pub section: String,
+}
+
+/// What opens a hit: the graph node, the document section, the task, or
+/// the file and line (`path:line`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct Opens {
+    /// A graph uid (for `cos_graph_context`).
+    pub uid: Option<String>,
+    pub document: Option<DocumentPlace>,
+    /// `TASK-<n>`.
+    pub task_id: Option<String>,
+    /// `path:line`, for an editor.
+    pub location: Option<String>,
+}
+
+/// A highlighted stretch of a snippet, in characters (Unicode scalar values).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct Highlight {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// One ranked hit.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct SearchHit {
+    /// `symbols`, `code`, `docs` or `tasks`.
+    pub area: String,
+    /// A symbol's kind (class, function, ...), `line`, `heading` or `task`.
+    pub kind: String,
+    /// The symbol's name, the section's heading, the task's title, or the file of a line.
+    pub title: String,
+    pub path: Option<String>,
+    /// The 1-based line of the snippet.
+    pub line: Option<u32>,
+    /// The matching line (cut to about 240 characters around the match).
+    pub snippet: String,
+    pub highlights: Vec<Highlight>,
+    /// The fields that matched: name, path, body, text, id.
+    pub matched: Vec<String>,
+    /// The ranking rule that placed the hit: exact definition, name,
+    /// whole word in name, partial name, text (whole word), text (partial).
+    pub why: String,
+    pub opens: Opens,
+}
+
+/// How many hits each area has.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct Facets {
+    pub symbols: u64,
+    pub code: u64,
+    pub docs: u64,
+    pub tasks: u64,
+}
+
+/// A page of hits for one query.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct SearchAnswer {
+    pub hits: Vec<SearchHit>,
+    /// Hits in every area (a lower bound when `capped`).
+    pub total: u64,
+    pub facets: Facets,
+    /// True when an area had more hits than a query collects (5,000 code
+    /// lines, 5,000 items): narrow the query to see the rest.
+    pub capped: bool,
+    /// Pass back as `cursor` for the hits after these; null when none remain.
+    pub next_cursor: Option<String>,
+    /// Why the answer is empty or smaller than it might be (a filter that
+    /// matched no file, a term too short for substring search, ...).
+    pub notes: Vec<String>,
+    /// Names in the index close to a query word that found nothing.
+    pub did_you_mean: Vec<String>,
+}

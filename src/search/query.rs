@@ -1,0 +1,513 @@
+//! The query language: words (identifier-aware), `"exact phrases"`,
+//! prefixes (`auth*`), exclusions (`-test`), one `/regex/` over code text,
+//! and filters (`area:`, `kind:`, `path:`, `lang:`, `status:`). Parsing
+//! refuses what it cannot honour, naming the field and what it expected:
+//! user text never reaches SQLite's MATCH syntax raw.
+
+use super::words;
+use crate::tools::ToolError;
+
+/// Characters a query may hold at most.
+pub const MAX_QUERY_CHARS: usize = 1_000;
+/// Words, phrases and exclusions a query may hold at most.
+const MAX_TERMS: usize = 16;
+
+/// The four corpora one query covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Corpus {
+    Symbols,
+    Code,
+    Docs,
+    Tasks,
+}
+
+impl Corpus {
+    pub const ALL: [Corpus; 4] = [Corpus::Symbols, Corpus::Code, Corpus::Docs, Corpus::Tasks];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Corpus::Symbols => "symbols",
+            Corpus::Code => "code",
+            Corpus::Docs => "docs",
+            Corpus::Tasks => "tasks",
+        }
+    }
+
+    fn named(name: &str) -> Option<Corpus> {
+        Corpus::ALL.into_iter().find(|corpus| corpus.name() == name)
+    }
+}
+
+/// The kinds a hit can have, by corpus.
+pub const SYMBOL_KINDS: &[&str] = &[
+    "class",
+    "interface",
+    "function",
+    "method",
+    "module",
+    "variable",
+    "file",
+];
+pub const KIND_OF_LINE: &str = "line";
+pub const KIND_OF_SECTION: &str = "heading";
+pub const KIND_OF_TASK: &str = "task";
+
+/// Which corpora a kind belongs to.
+pub fn corpus_of_kind(kind: &str) -> Option<Corpus> {
+    match kind {
+        KIND_OF_LINE => Some(Corpus::Code),
+        KIND_OF_SECTION => Some(Corpus::Docs),
+        KIND_OF_TASK => Some(Corpus::Tasks),
+        _ if SYMBOL_KINDS.contains(&kind) => Some(Corpus::Symbols),
+        _ => None,
+    }
+}
+
+/// A word or phrase of the query.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Term {
+    /// As written, without quotes, the leading `-` or the trailing `*`.
+    pub text: String,
+    /// Written in quotes: its words must follow each other.
+    pub phrase: bool,
+    /// Written with a trailing `*`: its last word may go on.
+    pub prefix: bool,
+}
+
+impl Term {
+    /// Its identifier parts; empty for punctuation only.
+    pub fn parts(&self) -> Vec<String> {
+        words::all_parts(&self.text)
+    }
+}
+
+/// The filters, from the query's `name:value` words and the separate arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Filters {
+    pub areas: Vec<Corpus>,
+    pub kinds: Vec<String>,
+    pub paths: Vec<String>,
+    pub langs: Vec<String>,
+    pub statuses: Vec<String>,
+}
+
+/// A parsed query.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Query {
+    pub terms: Vec<Term>,
+    pub excluded: Vec<Term>,
+    /// The `/regex/`'s source, checked to compile.
+    pub regex: Option<String>,
+    pub filters: Filters,
+}
+
+/// The values filters accept, given by the areas that know them.
+pub struct Vocabulary<'a> {
+    pub languages: &'a [&'a str],
+    pub statuses: &'a [&'a str],
+}
+
+pub const FILTER_NAMES: &[&str] = &["area", "kind", "path", "lang", "status"];
+
+/// Parses `text` (the `field` argument) and the filters given beside it.
+pub fn parse(
+    field: &str,
+    text: &str,
+    separate: &[(&str, &str)],
+    vocabulary: &Vocabulary,
+) -> Result<Query, ToolError> {
+    if text.chars().count() > MAX_QUERY_CHARS {
+        return Err(ToolError::invalid(
+            field,
+            format!("at most {MAX_QUERY_CHARS} characters"),
+        ));
+    }
+    if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+        return Err(ToolError::invalid(field, "text without control characters"));
+    }
+    let mut query = Query {
+        terms: Vec::new(),
+        excluded: Vec::new(),
+        regex: None,
+        filters: Filters::default(),
+    };
+    for (name, value) in separate {
+        add_filter(&mut query.filters, name, name, value, vocabulary)?;
+    }
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let at = text.len() - rest.len();
+        let (excluded, body) = match rest.strip_prefix('-') {
+            // `-word` and `-"phrase"` exclude; `->` or `--flag` are text to find
+            Some(body) if body.starts_with(|c: char| c.is_alphanumeric() || c == '"') => {
+                (true, body)
+            }
+            _ => (false, rest),
+        };
+        let (token, after) = if let Some(quoted) = body.strip_prefix('"') {
+            let Some(end) = quoted.find('"') else {
+                return Err(ToolError::invalid(
+                    field,
+                    format!(
+                        "a closing quote for the phrase opened at character {}",
+                        at + 1
+                    ),
+                ));
+            };
+            let phrase = &quoted[..end];
+            let token = Token::Phrase(phrase);
+            (token, &quoted[end + 1..])
+        } else if !excluded && body.starts_with('/') && body.len() > 1 {
+            let (source, after) = regex_at(field, body, at)?;
+            (Token::Regex(source), after)
+        } else {
+            let end = body.find(char::is_whitespace).unwrap_or(body.len());
+            (Token::Word(&body[..end]), &body[end..])
+        };
+        match token {
+            Token::Regex(source) => {
+                if query.regex.is_some() {
+                    return Err(ToolError::invalid(field, "at most one /regex/"));
+                }
+                check_regex(field, &source)?;
+                query.regex = Some(source);
+            }
+            Token::Word(word) if !excluded && filter_word(word).is_some() => {
+                let (name, value) = filter_word(word).unwrap_or_default();
+                add_filter(&mut query.filters, field, name, value, vocabulary)?;
+            }
+            Token::Word(word) => {
+                let (text, prefix) = match word.strip_suffix('*') {
+                    Some(stem) if !stem.is_empty() => (stem, true),
+                    _ => (word, false),
+                };
+                push_term(&mut query, excluded, text, false, prefix);
+            }
+            Token::Phrase(phrase) => push_term(&mut query, excluded, phrase, true, false),
+        }
+        rest = after.trim_start();
+    }
+    check_terms(field, &query)?;
+    Ok(query)
+}
+
+enum Token<'a> {
+    Word(&'a str),
+    Phrase(&'a str),
+    Regex(String),
+}
+
+fn push_term(query: &mut Query, excluded: bool, text: &str, phrase: bool, prefix: bool) {
+    let text = text.trim();
+    if text.is_empty() {
+        return;
+    }
+    let term = Term {
+        text: text.to_string(),
+        phrase,
+        prefix,
+    };
+    let list = if excluded {
+        &mut query.excluded
+    } else {
+        &mut query.terms
+    };
+    if !list.contains(&term) {
+        list.push(term);
+    }
+}
+
+fn check_terms(field: &str, query: &Query) -> Result<(), ToolError> {
+    if query.terms.len() + query.excluded.len() > MAX_TERMS {
+        return Err(ToolError::invalid(
+            field,
+            format!("at most {MAX_TERMS} words, phrases and exclusions"),
+        ));
+    }
+    let searchable = query
+        .terms
+        .iter()
+        .any(|term| term.text.chars().any(|c| !c.is_whitespace()));
+    if query.regex.is_none() && !searchable {
+        let wording = if query.excluded.is_empty() {
+            "at least one word, \"phrase\" or /regex/ to look for (filters alone select nothing)"
+        } else {
+            "at least one word to look for besides the exclusions"
+        };
+        return Err(ToolError::invalid(field, wording));
+    }
+    let words_found = query.terms.iter().any(|term| !term.parts().is_empty());
+    if query.regex.is_none() && !words_found && query.terms.iter().all(|t| t.text.len() < 3) {
+        return Err(ToolError::invalid(
+            field,
+            "at least one letter or digit, or punctuation of 3 or more characters to find in code text",
+        ));
+    }
+    Ok(())
+}
+
+/// `name:value` when the word is a filter: a lower-case name, one colon and a
+/// value that is not a path or a second colon (`std::vec`, `http://x` stay words).
+fn filter_word(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once(':')?;
+    let is_name = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase());
+    let is_value = !value.is_empty() && !value.starts_with(':') && !value.starts_with('/');
+    (is_name && is_value).then_some((name, value))
+}
+
+fn add_filter(
+    filters: &mut Filters,
+    field: &str,
+    name: &str,
+    value: &str,
+    vocabulary: &Vocabulary,
+) -> Result<(), ToolError> {
+    for value in value.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+        match name {
+            "area" => {
+                let corpus = Corpus::named(value)
+                    .ok_or_else(|| one_of(field, "area", value, &Corpus::ALL.map(Corpus::name)))?;
+                push_new(&mut filters.areas, corpus);
+            }
+            "kind" => {
+                if corpus_of_kind(value).is_none() {
+                    let mut kinds = SYMBOL_KINDS.to_vec();
+                    kinds.extend([KIND_OF_LINE, KIND_OF_SECTION, KIND_OF_TASK]);
+                    return Err(one_of(field, "kind", value, &kinds));
+                }
+                push_new(&mut filters.kinds, value.to_string());
+            }
+            "path" => {
+                check_glob(field, value)?;
+                push_new(&mut filters.paths, value.to_string());
+            }
+            "lang" => {
+                if !vocabulary.languages.contains(&value) {
+                    return Err(one_of(field, "lang", value, vocabulary.languages));
+                }
+                push_new(&mut filters.langs, value.to_string());
+            }
+            "status" => {
+                if !vocabulary.statuses.contains(&value) {
+                    return Err(one_of(field, "status", value, vocabulary.statuses));
+                }
+                push_new(&mut filters.statuses, value.to_string());
+            }
+            _ => {
+                return Err(ToolError::invalid(
+                    field,
+                    format!(
+                        "a known filter, not `{name}:` (filters are {}; put a word with a colon in quotes to look for it)",
+                        FILTER_NAMES.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn push_new<T: PartialEq>(list: &mut Vec<T>, value: T) {
+    if !list.contains(&value) {
+        list.push(value);
+    }
+}
+
+fn one_of(field: &str, filter: &str, value: &str, allowed: &[&str]) -> ToolError {
+    let shown: String = value.chars().take(40).collect();
+    ToolError::invalid(
+        field,
+        format!("{filter}: one of {}, not `{shown}`", allowed.join(", ")),
+    )
+    .with_details(serde_json::json!({
+        "field": field,
+        "filter": filter,
+        "allowed": allowed,
+    }))
+}
+
+/// Refuses a regex given where a glob belongs: it would match no path, and
+/// a silent zero is the worst answer a search can give.
+fn check_glob(field: &str, glob: &str) -> Result<(), ToolError> {
+    let regex_only = ['^', '$', '(', ')', '|', '+', '\\'];
+    let dot_star = glob
+        .match_indices(".*")
+        .any(|(at, _)| at == 0 || !glob[..at].ends_with('*'));
+    if glob.contains(regex_only) || dot_star {
+        return Err(ToolError::invalid(
+            field,
+            format!(
+                "path: a glob such as src/**/*.rs or *test*, not a regular expression (`{}` looks like one); put a regex in the query as /.../ to match code text",
+                glob.chars().take(60).collect::<String>()
+            ),
+        ));
+    }
+    globset::Glob::new(glob)
+        .map(|_| ())
+        .map_err(|error| ToolError::invalid(field, format!("path: a valid glob ({error})")))
+}
+
+/// The regex starting at `body` (which begins with `/`): up to the next `/`
+/// not escaped by a backslash, followed by a space or the end.
+fn regex_at<'a>(field: &str, body: &'a str, at: usize) -> Result<(String, &'a str), ToolError> {
+    let inner = &body[1..];
+    let mut escaped = false;
+    for (offset, c) in inner.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '/' if !escaped => {
+                let after = &inner[offset + 1..];
+                if after.is_empty() || after.starts_with(char::is_whitespace) {
+                    let source = inner[..offset].replace("\\/", "/");
+                    if source.is_empty() {
+                        return Err(ToolError::invalid(field, "a /regex/ that is not empty"));
+                    }
+                    return Ok((source, after));
+                }
+                escaped = false;
+            }
+            _ => escaped = false,
+        }
+    }
+    Err(ToolError::invalid(
+        field,
+        format!(
+            "a closing / for the regex opened at character {} (write \\/ for a slash inside it)",
+            at + 1
+        ),
+    ))
+}
+
+/// Patterns bigger than this compile to too much.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// The regex compiled, or a refusal with its position.
+pub fn compile(field: &str, source: &str) -> Result<regex::Regex, ToolError> {
+    regex::RegexBuilder::new(source)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|error| {
+            let wording = match error {
+                regex::Error::Syntax(detail) => detail
+                    .lines()
+                    .last()
+                    .unwrap_or("invalid syntax")
+                    .trim_start_matches("error: ")
+                    .to_string(),
+                regex::Error::CompiledTooBig(_) => "a smaller pattern".to_string(),
+                _ => "a valid pattern".to_string(),
+            };
+            let position = regex_syntax::Parser::new()
+                .parse(source)
+                .err()
+                .and_then(|e| match e {
+                    regex_syntax::Error::Parse(p) => Some(p.span().start.offset),
+                    regex_syntax::Error::Translate(t) => Some(t.span().start.offset),
+                    _ => None,
+                });
+            let at = position.map_or(String::new(), |p| format!(" at character {}", p + 1));
+            ToolError::invalid(field, format!("a valid regular expression{at}: {wording}"))
+        })
+}
+
+fn check_regex(field: &str, source: &str) -> Result<(), ToolError> {
+    compile(field, source).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const VOCABULARY: Vocabulary = Vocabulary {
+        languages: &["python", "rust"],
+        statuses: &["icebox", "complete"],
+    };
+
+    fn parsed(text: &str) -> Result<Query, String> {
+        parse("q", text, &[], &VOCABULARY).map_err(|e| e.to_body("t").message)
+    }
+
+    fn term(text: &str) -> Term {
+        Term {
+            text: text.into(),
+            phrase: false,
+            prefix: false,
+        }
+    }
+
+    #[test]
+    fn words_phrases_prefixes_exclusions_and_filters() {
+        let query = parsed(r#"parse "select related" auth* -test area:code lang:python"#).unwrap();
+        assert_eq!(query.terms.len(), 3);
+        assert_eq!(query.terms[0], term("parse"));
+        assert!(query.terms[1].phrase);
+        assert_eq!(query.terms[1].text, "select related");
+        assert!(query.terms[2].prefix);
+        assert_eq!(query.excluded, vec![term("test")]);
+        assert_eq!(query.filters.areas, vec![Corpus::Code]);
+        assert_eq!(query.filters.langs, vec!["python"]);
+    }
+
+    #[test]
+    fn colons_of_code_stay_words() {
+        let query = parsed("std::vec http://x a-b").unwrap();
+        let texts: Vec<_> = query.terms.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(texts, vec!["std::vec", "http://x", "a-b"]);
+    }
+
+    #[test]
+    fn regexes_are_read_to_their_closing_slash() {
+        let query = parsed(r"/fn \w+\(/ area:code").unwrap();
+        assert_eq!(query.regex.as_deref(), Some(r"fn \w+\("));
+        let query = parsed(r"/a\/b/").unwrap();
+        assert_eq!(query.regex.as_deref(), Some("a/b"));
+        assert!(parsed("/abc").unwrap_err().contains("closing /"));
+        let bad = parsed("/a(b/").unwrap_err();
+        assert!(bad.contains("at character"), "{bad}");
+    }
+
+    #[test]
+    fn bad_queries_are_refused_naming_what_was_expected() {
+        for (text, expected) in [
+            ("", "at least one word"),
+            ("   ", "at least one word"),
+            ("-test", "besides the exclusions"),
+            ("!!", "at least one letter or digit"),
+            ("area:code", "filters alone"),
+            ("\"open", "closing quote"),
+            ("area:nowhere x", "one of symbols, code, docs, tasks"),
+            ("kind:banana x", "one of class"),
+            ("lang:cobol x", "one of python, rust"),
+            ("foo:bar", "a known filter"),
+            ("path:^src/.*$ x", "not a regular expression"),
+            ("path:src/(a|b) x", "not a regular expression"),
+        ] {
+            let refusal = parsed(text).unwrap_err();
+            assert!(refusal.contains(expected), "{text:?}: {refusal}");
+            assert!(refusal.starts_with("q: "), "{refusal}");
+        }
+        let long = "a".repeat(MAX_QUERY_CHARS + 1);
+        assert!(parsed(&long).unwrap_err().contains("at most 1000"));
+    }
+
+    #[test]
+    fn globs_stay_globs() {
+        assert!(parsed("x path:src/**/*.rs").is_ok());
+        assert!(parsed("x path:*.*").is_ok());
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_parses_or_is_refused_without_panic(text in "\\PC{0,80}") {
+            if let Ok(query) = parse("q", &text, &[], &VOCABULARY) {
+                prop_assert!(query.regex.is_some() || !query.terms.is_empty());
+            }
+        }
+
+        #[test]
+        fn fts_syntax_in_words_is_plain_text(word in "[a-z]{1,6}[()\\-:*^\"]{0,3}[a-z]{0,6}") {
+            let _ = parse("q", &word, &[], &VOCABULARY);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! The one ordering every hit of every area goes through, deterministic:
+//! an exact definition of the queried name first, then name and file-name
+//! matches, whole words before parts of words, then BM25 (names weigh more
+//! than paths, paths more than bodies), symbol kinds weighted (a class above
+//! a variable), ties broken by path, line and target.
+
+use std::cmp::Ordering;
+
+use super::query::Query;
+use super::records::FoundItem;
+use super::words;
+
+/// A line of code text that matched, with where (byte ranges in `text`).
+#[derive(Debug, Clone)]
+pub struct CodeLine {
+    pub path: String,
+    pub line: u32,
+    pub text: String,
+    pub ranges: Vec<(usize, usize)>,
+    pub whole_word: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Found {
+    Item(FoundItem),
+    Line(CodeLine),
+}
+
+/// The ranking rules, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rule {
+    ExactDefinition,
+    Name,
+    WholeWordInName,
+    PartialName,
+    TextWholeWord,
+    TextPartial,
+}
+
+impl Rule {
+    pub fn wording(self) -> &'static str {
+        match self {
+            Rule::ExactDefinition => "exact definition",
+            Rule::Name => "name",
+            Rule::WholeWordInName => "whole word in name",
+            Rule::PartialName => "partial name",
+            Rule::TextWholeWord => "text (whole word)",
+            Rule::TextPartial => "text (partial)",
+        }
+    }
+}
+
+/// A hit before it is shown: its rule and what orders it.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub rule: Rule,
+    weight: i32,
+    bm25: f64,
+    path: String,
+    line: u32,
+    key: String,
+    pub found: Found,
+}
+
+/// How much a kind weighs among hits of one rule.
+fn kind_weight(kind: &str) -> i32 {
+    match kind {
+        "class" | "interface" => 8,
+        "function" | "method" => 7,
+        "module" => 6,
+        "heading" | "task" => 5,
+        "file" => 4,
+        "variable" => 2,
+        _ => 1,
+    }
+}
+
+/// What the query's words are compared with names as.
+pub struct Wanted {
+    /// The only word, as written, when the query is one identifier.
+    exact: Option<String>,
+    /// Every positive term's words run together.
+    folded: String,
+    /// Each positive term's parts.
+    parts: Vec<Vec<String>>,
+    /// Each positive term run together.
+    folded_terms: Vec<String>,
+}
+
+impl Wanted {
+    pub fn of(query: &Query) -> Wanted {
+        let exact = match query.terms.as_slice() {
+            [only] if !only.phrase && !only.prefix => Some(only.text.clone()),
+            _ => None,
+        };
+        Wanted {
+            exact,
+            folded: query.terms.iter().map(|t| words::folded(&t.text)).collect(),
+            parts: query.terms.iter().map(|t| t.parts()).collect(),
+            folded_terms: query.terms.iter().map(|t| words::folded(&t.text)).collect(),
+        }
+    }
+
+    /// The rule a name (with its kind and target) meets.
+    fn rule_for(&self, corpus: &str, kind: &str, name: &str, target: &str) -> Rule {
+        let definition = corpus == "symbols" && kind != "file";
+        if definition && self.exact.as_deref() == Some(name) {
+            return Rule::ExactDefinition;
+        }
+        let folded_name = words::folded(name);
+        let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+        let is_name = !self.folded.is_empty()
+            && (folded_name == self.folded
+                || (kind == "file" && words::folded(stem) == self.folded)
+                || (corpus == "tasks"
+                    && self
+                        .exact
+                        .as_deref()
+                        .is_some_and(|e| e.eq_ignore_ascii_case(target))));
+        if is_name {
+            return Rule::Name;
+        }
+        let name_parts = words::all_parts(name);
+        let whole = self
+            .parts
+            .iter()
+            .all(|parts| !parts.is_empty() && contains_run(&name_parts, parts));
+        if whole {
+            return Rule::WholeWordInName;
+        }
+        let partial = self
+            .folded_terms
+            .iter()
+            .all(|term| !term.is_empty() && folded_name.contains(term.as_str()));
+        if partial {
+            return Rule::PartialName;
+        }
+        Rule::TextWholeWord
+    }
+}
+
+fn contains_run(haystack: &[String], run: &[String]) -> bool {
+    haystack.windows(run.len()).any(|window| window == run)
+}
+
+/// Ranks every hit.
+pub fn rank(query: &Query, found: Vec<Found>) -> Vec<Ranked> {
+    let wanted = Wanted::of(query);
+    let mut ranked: Vec<Ranked> = found
+        .into_iter()
+        .map(|found| match &found {
+            Found::Item(hit) => {
+                let item = &hit.item;
+                Ranked {
+                    rule: wanted.rule_for(&item.corpus, &item.kind, &item.name, &item.target),
+                    weight: kind_weight(&item.kind),
+                    bm25: hit.bm25,
+                    path: item.path.clone().unwrap_or_default(),
+                    line: item.line.unwrap_or(0),
+                    key: item.target.clone(),
+                    found,
+                }
+            }
+            Found::Line(line) => Ranked {
+                rule: if line.whole_word {
+                    Rule::TextWholeWord
+                } else {
+                    Rule::TextPartial
+                },
+                weight: kind_weight("line"),
+                bm25: 0.0,
+                path: line.path.clone(),
+                line: line.line,
+                key: String::new(),
+                found,
+            },
+        })
+        .collect();
+    ranked.sort_by(order);
+    ranked
+}
+
+fn order(a: &Ranked, b: &Ranked) -> Ordering {
+    let by_kind_then_bm25 = || b.weight.cmp(&a.weight).then(a.bm25.total_cmp(&b.bm25));
+    let by_bm25_then_kind = || a.bm25.total_cmp(&b.bm25).then(b.weight.cmp(&a.weight));
+    a.rule
+        .cmp(&b.rule)
+        .then_with(|| {
+            if a.rule < Rule::TextWholeWord {
+                by_kind_then_bm25()
+            } else {
+                by_bm25_then_kind()
+            }
+        })
+        .then_with(|| a.path.cmp(&b.path))
+        .then(a.line.cmp(&b.line))
+        .then_with(|| a.key.cmp(&b.key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::query::{Vocabulary, parse};
+    use crate::search::records::Item;
+
+    fn query(text: &str) -> Query {
+        let vocabulary = Vocabulary {
+            languages: &[],
+            statuses: &[],
+        };
+        parse("q", text, &[], &vocabulary).unwrap()
+    }
+
+    fn item(corpus: &str, kind: &str, name: &str, path: &str, bm25: f64) -> Found {
+        Found::Item(FoundItem {
+            item: Item {
+                corpus: corpus.into(),
+                kind: kind.into(),
+                name: name.into(),
+                target: format!("{path}::{name}"),
+                path: Some(path.into()),
+                line: Some(1),
+                lang: None,
+                status: None,
+                body: String::new(),
+            },
+            bm25,
+        })
+    }
+
+    fn names(ranked: &[Ranked]) -> Vec<String> {
+        ranked
+            .iter()
+            .map(|r| match &r.found {
+                Found::Item(hit) => format!("{}:{}", hit.item.kind, hit.item.name),
+                Found::Line(line) => format!("line:{}", line.path),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_exact_definition_comes_first_then_names_then_text() {
+        let found = vec![
+            item("docs", "heading", "Using QuerySet filters", "b.md", -9.0),
+            item("symbols", "variable", "queryset", "a.py", -5.0),
+            item("symbols", "method", "get_queryset", "a.py", -6.0),
+            item("symbols", "class", "QuerySet", "z.py", -1.0),
+            item("symbols", "function", "other", "a.py", -20.0),
+            Found::Line(CodeLine {
+                path: "a.py".into(),
+                line: 3,
+                text: "x = QuerySet()".into(),
+                ranges: vec![(4, 12)],
+                whole_word: true,
+            }),
+        ];
+        let ranked = rank(&query("QuerySet"), found);
+        assert_eq!(
+            names(&ranked),
+            vec![
+                "class:QuerySet",
+                "variable:queryset",
+                "heading:Using QuerySet filters",
+                "method:get_queryset",
+                "function:other",
+                "line:a.py",
+            ]
+        );
+        assert_eq!(ranked[0].rule, Rule::ExactDefinition);
+        assert_eq!(ranked[1].rule, Rule::Name);
+        assert_eq!(ranked[2].rule, Rule::WholeWordInName);
+        assert_eq!(ranked[3].rule, Rule::PartialName);
+    }
+
+    #[test]
+    fn a_class_outranks_a_variable_of_the_same_rule_and_ties_go_by_path() {
+        let found = vec![
+            item("symbols", "variable", "Parser", "b.py", -9.0),
+            item("symbols", "class", "Parser", "c.py", -1.0),
+            item("symbols", "class", "Parser", "a.py", -1.0),
+        ];
+        let ranked = rank(&query("parser"), found);
+        let paths: Vec<_> = ranked.iter().map(|r| (r.weight, r.path.clone())).collect();
+        assert_eq!(
+            paths,
+            vec![(8, "a.py".into()), (8, "c.py".into()), (2, "b.py".into())]
+        );
+    }
+}

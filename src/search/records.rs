@@ -1,0 +1,295 @@
+//! Every statement the search index runs: units and their fingerprints,
+//! items and their words, file texts and their trigrams, the sources'
+//! revisions, and the two lookups a query makes.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::HashMap;
+
+use crate::store::StoreError;
+
+fn sql<T>(
+    connection: &Connection,
+    run: impl FnOnce() -> rusqlite::Result<T>,
+) -> Result<T, StoreError> {
+    run().map_err(|error| StoreError::on(connection, error))
+}
+
+/// A symbol, section or task as indexed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub corpus: String,
+    pub kind: String,
+    pub name: String,
+    /// What opens it: a graph uid, `mount/path#anchor`, a task id.
+    pub target: String,
+    pub path: Option<String>,
+    pub line: Option<u32>,
+    pub lang: Option<String>,
+    pub status: Option<String>,
+    /// Text snippets come from: a section's or task's text, a symbol's qualified name.
+    pub body: String,
+}
+
+/// An item a word query found, with its BM25 (lower is better).
+#[derive(Debug, Clone)]
+pub struct FoundItem {
+    pub item: Item,
+    pub bm25: f64,
+}
+
+/// The revision of `source` the index last caught up with.
+pub fn source_revision(c: &Connection, source: &str) -> Result<Option<i64>, StoreError> {
+    sql(c, || {
+        c.prepare_cached("SELECT revision FROM search_sources WHERE source = ?1")?
+            .query_row([source], |row| row.get(0))
+            .optional()
+    })
+}
+
+pub fn set_source_revision(
+    c: &Connection,
+    source: &str,
+    revision: i64,
+    at: &str,
+) -> Result<(), StoreError> {
+    sql(c, || {
+        c.prepare_cached(
+            "INSERT INTO search_sources(source, revision, updated_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT(source) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at",
+        )?
+        .execute(params![source, revision, at])
+        .map(|_| ())
+    })
+}
+
+/// When the index last took in a change, if ever.
+pub fn updated_at(c: &Connection) -> Result<Option<String>, StoreError> {
+    sql(c, || {
+        c.query_row("SELECT max(updated_at) FROM search_sources", [], |row| {
+            row.get(0)
+        })
+    })
+}
+
+/// The fingerprints of the units whose names start with `prefix`.
+pub fn units(c: &Connection, prefix: &str) -> Result<HashMap<String, String>, StoreError> {
+    sql(c, || {
+        let mut statement = c.prepare_cached(
+            "SELECT unit, fingerprint FROM search_units WHERE substr(unit, 1, length(?1)) = ?1",
+        )?;
+        let rows = statement.query_map([prefix], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect()
+    })
+}
+
+/// Forgets a unit: its items, their words, its file text and trigrams.
+pub fn remove_unit(c: &Connection, unit: &str, file: Option<&str>) -> Result<(), StoreError> {
+    sql(c, || {
+        c.prepare_cached(
+            "DELETE FROM search_words WHERE rowid IN (SELECT id FROM search_items WHERE unit = ?1)",
+        )?
+        .execute([unit])?;
+        c.prepare_cached("DELETE FROM search_items WHERE unit = ?1")?
+            .execute([unit])?;
+        if let Some(path) = file {
+            c.prepare_cached(
+                "INSERT INTO search_trigrams(search_trigrams, rowid, content)
+                 SELECT 'delete', id, content FROM search_files WHERE path = ?1",
+            )?
+            .execute([path])?;
+            c.prepare_cached("DELETE FROM search_files WHERE path = ?1")?
+                .execute([path])?;
+        }
+        c.prepare_cached("DELETE FROM search_units WHERE unit = ?1")?
+            .execute([unit])?;
+        Ok(())
+    })
+}
+
+pub fn set_unit(c: &Connection, unit: &str, fingerprint: &str) -> Result<(), StoreError> {
+    sql(c, || {
+        c.prepare_cached("INSERT OR REPLACE INTO search_units(unit, fingerprint) VALUES (?1, ?2)")?
+            .execute([unit, fingerprint])
+            .map(|_| ())
+    })
+}
+
+/// Adds an item of `unit` with its words (name, path, body).
+pub fn add_item(
+    c: &Connection,
+    unit: &str,
+    item: &Item,
+    words: [&str; 3],
+) -> Result<(), StoreError> {
+    sql(c, || {
+        c.prepare_cached(
+            "INSERT INTO search_items(unit, corpus, kind, name, target, path, line, lang, status, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?
+        .execute(params![
+            unit,
+            item.corpus,
+            item.kind,
+            item.name,
+            item.target,
+            item.path,
+            item.line,
+            item.lang,
+            item.status,
+            item.body
+        ])?;
+        let id = c.last_insert_rowid();
+        c.prepare_cached(
+            "INSERT INTO search_words(rowid, name, path, body) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![id, words[0], words[1], words[2]])
+        .map(|_| ())
+    })
+}
+
+/// Keeps a file's text and its trigrams.
+pub fn add_file(c: &Connection, path: &str, lang: &str, content: &str) -> Result<(), StoreError> {
+    sql(c, || {
+        c.prepare_cached("INSERT INTO search_files(path, lang, content) VALUES (?1, ?2, ?3)")?
+            .execute(params![path, lang, content])?;
+        let id = c.last_insert_rowid();
+        c.prepare_cached("INSERT INTO search_trigrams(rowid, content) VALUES (?1, ?2)")?
+            .execute(params![id, content])
+            .map(|_| ())
+    })
+}
+
+/// Items found by expression, best BM25 first (name weighs most, then path,
+/// then body), at most `limit`.
+pub fn items_matching(
+    c: &Connection,
+    expression: &str,
+    limit: usize,
+) -> Result<Vec<FoundItem>, StoreError> {
+    sql(c, || {
+        let mut statement = c.prepare_cached(
+            "SELECT i.corpus, i.kind, i.name, i.target, i.path, i.line, i.lang, i.status, i.body,
+                    bm25(search_words, 10.0, 3.0, 1.0) AS rank
+             FROM search_words w JOIN search_items i ON i.id = w.rowid
+             WHERE search_words MATCH ?1 ORDER BY rank LIMIT ?2",
+        )?;
+        let rows = statement.query_map(
+            params![expression, i64::try_from(limit).unwrap_or(i64::MAX)],
+            |row| {
+                Ok(FoundItem {
+                    item: Item {
+                        corpus: row.get(0)?,
+                        kind: row.get(1)?,
+                        name: row.get(2)?,
+                        target: row.get(3)?,
+                        path: row.get(4)?,
+                        line: row.get(5)?,
+                        lang: row.get(6)?,
+                        status: row.get(7)?,
+                        body: row.get(8)?,
+                    },
+                    bm25: row.get(9)?,
+                })
+            },
+        )?;
+        rows.collect()
+    })
+}
+
+/// A file's path, language and text.
+#[derive(Debug, Clone)]
+pub struct FileText {
+    pub path: String,
+    pub lang: String,
+    pub content: String,
+}
+
+/// Calls `visit` with every file whose trigrams match `expression` (every
+/// file when None), by path, until it answers false.
+pub fn visit_files(
+    c: &Connection,
+    expression: Option<&str>,
+    mut visit: impl FnMut(FileText) -> bool,
+) -> Result<(), StoreError> {
+    sql(c, || {
+        let mut statement = match expression {
+            Some(_) => c.prepare_cached(
+                "SELECT f.path, f.lang, f.content FROM search_files f
+                 WHERE f.id IN (SELECT rowid FROM search_trigrams WHERE search_trigrams MATCH ?1)
+                 ORDER BY f.path",
+            )?,
+            None => c.prepare_cached(
+                "SELECT path, lang, content FROM search_files WHERE ?1 IS NULL ORDER BY path",
+            )?,
+        };
+        let mut rows = statement.query([expression])?;
+        while let Some(row) = rows.next()? {
+            let file = FileText {
+                path: row.get(0)?,
+                lang: row.get(1)?,
+                content: row.get(2)?,
+            };
+            if !visit(file) {
+                break;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Line `line` (1-based) of an indexed file.
+pub fn file_line(c: &Connection, path: &str, line: u32) -> Result<Option<String>, StoreError> {
+    let content: Option<String> = sql(c, || {
+        c.prepare_cached("SELECT content FROM search_files WHERE path = ?1")?
+            .query_row([path], |row| row.get(0))
+            .optional()
+    })?;
+    Ok(content.and_then(|text| {
+        text.lines()
+            .nth(line.saturating_sub(1) as usize)
+            .map(str::to_string)
+    }))
+}
+
+/// Every distinct symbol, heading and task name, for "did you mean" when
+/// a query finds nothing (a cold path: a scan is fine there).
+pub fn distinct_names(c: &Connection) -> Result<Vec<String>, StoreError> {
+    sql(c, || {
+        let mut statement = c.prepare_cached("SELECT DISTINCT name FROM search_items")?;
+        let rows = statement.query_map([], |row| row.get(0))?;
+        rows.collect()
+    })
+}
+
+/// Counts of what the index holds: items per corpus and files.
+pub fn sizes(c: &Connection) -> Result<(i64, i64), StoreError> {
+    sql(c, || {
+        let items = c.query_row("SELECT count(*) FROM search_items", [], |r| r.get(0))?;
+        let files = c.query_row("SELECT count(*) FROM search_files", [], |r| r.get(0))?;
+        Ok((items, files))
+    })
+}
+
+/// Every path the index knows (files and the items' paths), for telling
+/// whether a path filter could match anything.
+pub fn all_paths(c: &Connection) -> Result<Vec<String>, StoreError> {
+    sql(c, || {
+        let mut statement = c.prepare_cached(
+            "SELECT path FROM search_files UNION SELECT path FROM search_items WHERE path IS NOT NULL",
+        )?;
+        let rows = statement.query_map([], |row| row.get(0))?;
+        rows.collect()
+    })
+}
+
+/// The sum of the sources' revisions the index caught up with: it moves
+/// whenever the index takes in a change, so cursors and caches follow it.
+pub fn indexed_revision(c: &Connection) -> Result<i64, StoreError> {
+    sql(c, || {
+        c.query_row(
+            "SELECT coalesce(sum(revision), 0) FROM search_sources",
+            [],
+            |row| row.get(0),
+        )
+    })
+}

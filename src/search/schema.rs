@@ -1,0 +1,63 @@
+//! The search index's tables, as the migrations that build them. The index
+//! is derived: every row can be rebuilt from the graph, the board and the
+//! documents, so a migration may drop it and let the next query refill it.
+
+use crate::store::Migration;
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "search",
+    sql: SEARCH,
+    legacy_version: None,
+}];
+
+/// - `search_units`: what each indexed unit (a file, a task, a document)
+///   was built from, so a refresh re-indexes only what changed.
+/// - `search_items` and `search_words`: symbols, document sections and
+///   tasks, with their identifier-aware words (parts and joined forms) in
+///   FTS5, one column per field so BM25 weighs names above bodies.
+/// - `search_files` and `search_trigrams`: the text of every indexed file
+///   and its trigrams (rowids only, `detail=none`: a prefilter whose
+///   candidates are verified line by line), the substring and regex index.
+/// - `search_sources`: the revision of each source area the index last
+///   caught up with, and when.
+const SEARCH: &str = "
+CREATE TABLE search_units (
+    unit        TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE search_items (
+    id      INTEGER PRIMARY KEY,
+    unit    TEXT NOT NULL,
+    corpus  TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    name    TEXT NOT NULL,
+    target  TEXT NOT NULL,
+    path    TEXT,
+    line    INTEGER,
+    lang    TEXT,
+    status  TEXT,
+    body    TEXT NOT NULL
+) STRICT;
+CREATE INDEX search_items_by_unit ON search_items(unit);
+CREATE VIRTUAL TABLE search_words USING fts5(
+    name, path, body, tokenize='unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE search_files (
+    id      INTEGER PRIMARY KEY,
+    path    TEXT NOT NULL UNIQUE,
+    lang    TEXT NOT NULL,
+    content TEXT NOT NULL
+) STRICT;
+CREATE VIRTUAL TABLE search_trigrams USING fts5(
+    content, content='search_files', content_rowid='id', tokenize='trigram', detail='none'
+);
+
+CREATE TABLE search_sources (
+    source     TEXT PRIMARY KEY,
+    revision   INTEGER NOT NULL,
+    updated_at TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+";

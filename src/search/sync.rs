@@ -1,0 +1,350 @@
+//! Keeping the index level with what it indexes. Each source (the graph's
+//! files and symbols, the board's tasks, the documents' sections) has a
+//! revision; a query first catches up with every source whose revision moved,
+//! re-indexing only the units (a file, a task, a document) whose fingerprint
+//! changed. The sources never call search: it follows them.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use super::query::{Corpus, KIND_OF_SECTION, KIND_OF_TASK, SYMBOL_KINDS};
+use super::records::{self, Item};
+use super::words::index_words;
+use crate::tools::{ToolContext, ToolError};
+
+/// A file's text is kept for substring and regex search up to this size.
+pub const MAX_TEXT_BYTES: u64 = 2 << 20;
+/// Units written per transaction, so a cold index never holds the writer long.
+const BATCH: usize = 400;
+
+/// One unit's new content: its items (with their words) and, for a file, its text.
+struct Unit {
+    name: String,
+    fingerprint: String,
+    items: Vec<(Item, [String; 3])>,
+    file: Option<(String, String, Option<String>)>,
+}
+
+/// Catches the index up with every source. One caller of the process at a
+/// time does the work; the others wait and find it done.
+pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolError> {
+    static WORKING: Mutex<()> = Mutex::new(());
+    let _working = WORKING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut wrote = false;
+    if corpora
+        .iter()
+        .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
+    {
+        wrote |= catch_up_files(context)?;
+    }
+    if corpora.contains(&Corpus::Tasks) {
+        wrote |= catch_up_tasks(context)?;
+    }
+    if corpora.contains(&Corpus::Docs) {
+        wrote |= catch_up_documents(context)?;
+    }
+    if wrote {
+        // a cold index writes much of the database: let the log restart small
+        context.hub.store.checkpoint()?;
+    }
+    Ok(())
+}
+
+/// Whether the index is behind `source` at `revision`.
+fn behind(context: &ToolContext, source: &str, revision: i64) -> Result<bool, ToolError> {
+    let indexed = context
+        .hub
+        .store
+        .view(|c| records::source_revision(c, source))?;
+    Ok(indexed != Some(revision))
+}
+
+fn catch_up_files(context: &ToolContext) -> Result<bool, ToolError> {
+    let store = &context.hub.store;
+    let revision = crate::graph::revision(store)?;
+    if !behind(context, "graph", revision)? {
+        return Ok(false);
+    }
+    let files = store.view(crate::graph::files_with_hashes)?;
+    let known = store.view(|c| records::units(c, "file:"))?;
+    let mut changed = Vec::new();
+    let mut present = HashSet::new();
+    for (path, hash, lang) in files {
+        let unit = format!("file:{path}");
+        if known.get(&unit) != Some(&hash) {
+            changed.push((unit.clone(), path, hash, lang));
+        }
+        present.insert(unit);
+    }
+    let removed = gone(&known, &present, |unit| unit.strip_prefix("file:"));
+    let mut batches = changed.chunks(BATCH).peekable();
+    if batches.peek().is_none() {
+        apply(context, "graph", revision, &removed, Vec::new(), true)?;
+    }
+    let mut first = true;
+    while let Some(batch) = batches.next() {
+        let mut units = Vec::with_capacity(batch.len());
+        for (unit, path, hash, lang) in batch {
+            units.push(file_unit(context, unit, path, hash, lang)?);
+        }
+        let last = batches.peek().is_none();
+        let removing = if first { removed.clone() } else { Vec::new() };
+        apply(context, "graph", revision, &removing, units, last)?;
+        first = false;
+    }
+    Ok(true)
+}
+
+/// Units of `known` no longer present, with the file each stands for.
+fn gone(
+    known: &HashMap<String, String>,
+    present: &HashSet<String>,
+    file_of: impl Fn(&str) -> Option<&str>,
+) -> Vec<(String, Option<String>)> {
+    let mut removed: Vec<(String, Option<String>)> = known
+        .keys()
+        .filter(|unit| !present.contains(*unit))
+        .map(|unit| (unit.clone(), file_of(unit).map(str::to_string)))
+        .collect();
+    removed.sort();
+    removed
+}
+
+fn file_unit(
+    context: &ToolContext,
+    unit: &str,
+    path: &str,
+    hash: &str,
+    lang: &str,
+) -> Result<Unit, ToolError> {
+    let nodes = context
+        .hub
+        .store
+        .view(|c| crate::graph::nodes_in_file(c, path))?;
+    let items = nodes
+        .into_iter()
+        .filter(|node| SYMBOL_KINDS.contains(&node.kind.as_str()))
+        .map(|node| {
+            let qualified = node
+                .uid
+                .rsplit_once("::")
+                .map_or(node.label.as_str(), |(_, q)| q)
+                .to_string();
+            let words = [
+                index_words(&node.label),
+                index_words(path),
+                index_words(&qualified),
+            ];
+            let item = Item {
+                corpus: Corpus::Symbols.name().into(),
+                kind: node.kind,
+                name: node.label,
+                target: node.uid,
+                path: Some(path.to_string()),
+                line: node.line,
+                lang: Some(lang.to_string()),
+                status: None,
+                body: qualified,
+            };
+            (item, words)
+        })
+        .collect();
+    // Markdown is searched as documents, by section, not line by line
+    let text = if lang == "markdown" {
+        None
+    } else {
+        read_text(&context.hub.config.repo_root.join(path))
+    };
+    Ok(Unit {
+        name: unit.to_string(),
+        fingerprint: hash.to_string(),
+        items,
+        file: Some((path.to_string(), lang.to_string(), text)),
+    })
+}
+
+/// A file's text when it is UTF-8 and small enough to keep.
+fn read_text(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_TEXT_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_TEXT_BYTES || bytes.contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
+fn catch_up_tasks(context: &ToolContext) -> Result<bool, ToolError> {
+    let store = &context.hub.store;
+    let revision = crate::board::revision(store)?;
+    if !behind(context, "board", revision)? {
+        return Ok(false);
+    }
+    let versions = store.view(crate::board::task_versions)?;
+    let known = store.view(|c| records::units(c, "task:"))?;
+    let mut present = HashSet::new();
+    let mut units = Vec::new();
+    for (seq, version) in versions {
+        let unit = format!("task:{seq}");
+        let fingerprint = version.to_string();
+        if known.get(&unit) != Some(&fingerprint)
+            && let Some(task) = store.view(|c| crate::board::load_task(c, seq))?
+        {
+            let body = format!("{}\n{}", task.description, task.labels.join(" "));
+            let words = [
+                format!("{} {}", index_words(&task.title), index_words(&task.id)),
+                String::new(),
+                index_words(&body),
+            ];
+            let item = Item {
+                corpus: Corpus::Tasks.name().into(),
+                kind: KIND_OF_TASK.into(),
+                name: task.title,
+                target: task.id,
+                path: None,
+                line: None,
+                lang: None,
+                status: Some(task.status.as_str().to_string()),
+                body,
+            };
+            units.push(Unit {
+                name: unit.clone(),
+                fingerprint,
+                items: vec![(item, words)],
+                file: None,
+            });
+        }
+        present.insert(unit);
+    }
+    let removed = gone(&known, &present, |_| None);
+    apply(context, "board", revision, &removed, units, true)?;
+    Ok(true)
+}
+
+fn catch_up_documents(context: &ToolContext) -> Result<bool, ToolError> {
+    let store = &context.hub.store;
+    let revision = crate::docs::revision(store)?;
+    let documents = crate::docs::feed::live_documents(context)?;
+    // the first scan of a process may have recorded documents: read again
+    let revision = revision.max(crate::docs::revision(store)?);
+    if !behind(context, "docs", revision)? {
+        return Ok(false);
+    }
+    let known = store.view(|c| records::units(c, "doc:"))?;
+    let mut present = HashSet::new();
+    let mut units = Vec::new();
+    for document in documents {
+        let unit = format!("doc:{}:{}", document.mount, document.path);
+        if known.get(&unit) != Some(&document.hash) {
+            let text = crate::docs::feed::text_of(context, &document.hash)?.unwrap_or_default();
+            units.push(Unit {
+                name: unit.clone(),
+                fingerprint: document.hash.clone(),
+                items: section_items(&document, &text),
+                file: None,
+            });
+        }
+        present.insert(unit);
+    }
+    let removed = gone(&known, &present, |_| None);
+    apply(context, "docs", revision, &removed, units, true)?;
+    Ok(true)
+}
+
+/// A document's sections as items: each heading with its text up to the next
+/// heading; a document without headings is one item under its title.
+fn section_items(
+    document: &crate::docs::feed::LiveDocument,
+    text: &str,
+) -> Vec<(Item, [String; 3])> {
+    let outline = crate::docs::feed::outline(text);
+    let mut items = Vec::new();
+    let first_start = outline.first().map_or(text.len(), |s| s.start);
+    // bodies keep their first lines (a section's starts with its heading), so
+    // line i of a body is line `line + i` of the document
+    let preamble = text[..first_start].trim_end();
+    if outline.is_empty() || !preamble.trim_start().is_empty() {
+        items.push(section_item(document, &document.title, "", 1, preamble));
+    }
+    for (at, section) in outline.iter().enumerate() {
+        let end = outline.get(at + 1).map_or(text.len(), |next| next.start);
+        let body = text
+            .get(section.start.min(end)..end)
+            .unwrap_or_default()
+            .trim_end();
+        items.push(section_item(
+            document,
+            &section.path,
+            &section.anchor,
+            section.line,
+            body,
+        ));
+    }
+    items
+}
+
+fn section_item(
+    document: &crate::docs::feed::LiveDocument,
+    heading_path: &str,
+    anchor: &str,
+    line: usize,
+    body: &str,
+) -> (Item, [String; 3]) {
+    let name = heading_path
+        .rsplit_once('/')
+        .map_or(heading_path, |(_, last)| last)
+        .to_string();
+    let words = [
+        index_words(heading_path),
+        index_words(&document.path),
+        index_words(body),
+    ];
+    let item = Item {
+        corpus: Corpus::Docs.name().into(),
+        kind: KIND_OF_SECTION.into(),
+        name,
+        target: format!("{}/{}#{}", document.mount, document.path, anchor),
+        path: Some(document.path.clone()),
+        line: u32::try_from(line).ok(),
+        lang: Some("markdown".into()),
+        status: None,
+        body: body.to_string(),
+    };
+    (item, words)
+}
+
+/// Writes one batch: removals, then each unit replaced whole; the source's
+/// revision is recorded with the last batch.
+fn apply(
+    context: &ToolContext,
+    source: &str,
+    revision: i64,
+    removed: &[(String, Option<String>)],
+    units: Vec<Unit>,
+    last: bool,
+) -> Result<(), ToolError> {
+    let at = crate::tools::now();
+    context.hub.store.write(|c| {
+        for (unit, file) in removed {
+            records::remove_unit(c, unit, file.as_deref())?;
+        }
+        for unit in &units {
+            let file = unit.file.as_ref().map(|(path, _, _)| path.as_str());
+            records::remove_unit(c, &unit.name, file)?;
+            for (item, words) in &unit.items {
+                records::add_item(c, &unit.name, item, [&words[0], &words[1], &words[2]])?;
+            }
+            if let Some((path, lang, Some(text))) = &unit.file {
+                records::add_file(c, path, lang, text)?;
+            }
+            records::set_unit(c, &unit.name, &unit.fingerprint)?;
+        }
+        if last {
+            records::set_source_revision(c, source, revision, &at)?;
+        }
+        Ok::<(), ToolError>(())
+    })
+}

@@ -1,0 +1,427 @@
+//! `cos_search`: one ranked query over code symbols, code text, documents
+//! and tasks.
+
+use rusqlite::Connection;
+use serde::Deserialize;
+use serde_json::{Map, json};
+use utoipa::{IntoParams, ToSchema};
+
+use super::collect::{self, Sieve};
+use super::model::{DocumentPlace, Facets, Opens, SearchAnswer, SearchHit};
+use super::query::{self, Corpus, Query, Vocabulary};
+use super::rank::{self, Found, Ranked};
+use super::records;
+use super::snippets::{self, Highlighter};
+use crate::envelope::{Category, Code};
+use crate::tools::cursor::Offsets;
+use crate::tools::input::in_range;
+use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
+
+#[derive(Debug, Deserialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SearchRequest {
+    /// The query: words (identifier-aware: `parseHttpRequest` finds
+    /// `parse_http_request`), `"exact phrase"`, `prefix*`, `-excluded`, one
+    /// `/regex/` over code text, and filters `area:`, `kind:`, `path:` (a
+    /// glob), `lang:`, `status:`. 1 to 1,000 characters.
+    #[schema(min_length = 1, max_length = 1000)]
+    #[param(min_length = 1, max_length = 1000)]
+    pub q: String,
+    /// Only these areas (comma-separated): symbols, code, docs, tasks.
+    pub area: Option<String>,
+    /// Only hits of these kinds (comma-separated): class, interface,
+    /// function, method, module, variable, file, line, heading, task.
+    pub kind: Option<String>,
+    /// Only hits under these globs (comma-separated), such as `src/**/*.rs`.
+    pub path: Option<String>,
+    /// Only hits in these languages (comma-separated), such as `python`.
+    pub lang: Option<String>,
+    /// Only tasks in these statuses (comma-separated).
+    pub status: Option<String>,
+    /// `auto` (the default: lexical, since no embedding model ships with
+    /// the hub), `lexical`, or `semantic` (unavailable).
+    #[param(inline)]
+    pub mode: Option<SearchMode>,
+    /// 1 to 200, default 20.
+    #[schema(minimum = 1, maximum = 200)]
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<u32>,
+    /// A previous answer's `next_cursor`: the hits after it.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    Auto,
+    Lexical,
+    Semantic,
+}
+
+pub struct Search;
+
+impl Tool for Search {
+    type Input = SearchRequest;
+    type Output = SearchAnswer;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_search",
+        module: super::MODULE,
+        layer: "search",
+        description: "One ranked search over code symbols, code text, documents and tasks: identifier-aware words, \"phrases\", prefix*, -exclusions, /regex/ over code, and area:/kind:/path:/lang:/status: filters. Each hit says why it matched and what opens it.",
+        effect: crate::tools::Effect::READ,
+        list_hints: &["hits"],
+        agent_budget: None,
+    };
+
+    fn run(context: &ToolContext, input: SearchRequest) -> Result<Answer<SearchAnswer>, ToolError> {
+        let mode = input.mode.unwrap_or(SearchMode::Auto);
+        if mode == SearchMode::Semantic {
+            return Err(semantic_unavailable());
+        }
+        let limit = in_range("limit", input.limit, 20, 1, 200)? as usize;
+        let languages = crate::graph::language_names();
+        let statuses: Vec<&str> = crate::board::model::Status::ALL
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        let vocabulary = Vocabulary {
+            languages: &languages,
+            statuses: &statuses,
+        };
+        let separate: Vec<(&str, &str)> = [
+            ("area", &input.area),
+            ("kind", &input.kind),
+            ("path", &input.path),
+            ("lang", &input.lang),
+            ("status", &input.status),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| value.as_deref().map(|v| (name, v)))
+        .collect();
+        let query = query::parse("q", &input.q, &separate, &vocabulary)?;
+        let regex = match &query.regex {
+            Some(source) => Some(query::compile("q", source)?),
+            None => None,
+        };
+        let (corpora, mut notes) = corpora_of(context, &query)?;
+        super::sync::catch_up(context, &corpora)?;
+        let sieve = Sieve::new(&query, &corpora)?;
+        context.hub.store.view(|c| {
+            let revision = super::indexed_revision(c)?;
+            let offsets = Offsets::new(
+                &context.hub.cursors,
+                Self::SPEC.name,
+                (&query, &corpora),
+                revision,
+            );
+            let start = offsets.start("cursor", input.cursor.as_deref())?;
+            let mut collected = collect::collect(c, &query, regex.as_ref(), &sieve)?;
+            notes.extend(collected.notes.iter().cloned());
+            let ranked = rank::rank(&query, std::mem::take(&mut collected.found));
+            let facets = facets_of(&ranked);
+            let total = ranked.len();
+            let highlighter = Highlighter::new(&query, regex.clone());
+            let mut hits = Vec::with_capacity(limit.min(total));
+            for found in ranked.iter().skip(start).take(limit) {
+                hits.push(hit_of(c, found, &highlighter)?);
+            }
+            let did_you_mean = if total == 0 {
+                notes.extend(empty_reasons(c, &query, &sieve, &collected)?);
+                close_names(c, &query)?
+            } else {
+                Vec::new()
+            };
+            let more = start + hits.len() < total;
+            let mut meta = Map::new();
+            meta.insert("mode".into(), json!("lexical"));
+            meta.insert("mode_reason".into(), json!(mode_reason(mode)));
+            meta.insert("index_updated_at".into(), json!(records::updated_at(c)?));
+            meta.insert("pending".into(), json!(pending(context)));
+            Ok(Answer::new(SearchAnswer {
+                next_cursor: offsets.next(start, hits.len(), more),
+                hits,
+                total: total as u64,
+                facets,
+                capped: collected.capped,
+                notes,
+                did_you_mean,
+            })
+            .with_meta(meta)
+            .with_page(offsets.page("/hits", "/next_cursor", start)))
+        })
+    }
+}
+
+fn semantic_unavailable() -> ToolError {
+    ToolError::fail(
+        Category::Unavailable,
+        Code::E_UNAVAILABLE,
+        "mode: semantic search needs an embedding model, and none ships with this hub; use mode auto or lexical (auto answers lexically and says so in meta.mode)",
+    )
+    .with_details(json!({"field": "mode", "available": ["auto", "lexical"]}))
+}
+
+fn mode_reason(mode: SearchMode) -> &'static str {
+    match mode {
+        SearchMode::Lexical => "lexical was asked for",
+        _ => "auto: no embedding model ships with the hub, so the lexical index answered",
+    }
+}
+
+fn pending(context: &ToolContext) -> bool {
+    [crate::graph::AREA.id, crate::docs::AREA.id]
+        .iter()
+        .any(|area| context.hub.pending.is(area))
+}
+
+/// The areas a query reaches: those its filters allow, of the modules switched on.
+fn corpora_of(
+    context: &ToolContext,
+    query: &Query,
+) -> Result<(Vec<Corpus>, Vec<String>), ToolError> {
+    let filters = &query.filters;
+    let mut corpora: Vec<Corpus> = if filters.areas.is_empty() {
+        Corpus::ALL.to_vec()
+    } else {
+        filters.areas.clone()
+    };
+    if !filters.kinds.is_empty() {
+        corpora.retain(|c| {
+            filters
+                .kinds
+                .iter()
+                .any(|k| query::corpus_of_kind(k) == Some(*c))
+        });
+    }
+    if !filters.statuses.is_empty() {
+        corpora.retain(|c| *c == Corpus::Tasks);
+    }
+    if query.regex.is_some() {
+        corpora.retain(|c| *c == Corpus::Code);
+    }
+    if !filters.paths.is_empty() || !filters.langs.is_empty() {
+        corpora.retain(|c| *c != Corpus::Tasks);
+    }
+    if corpora.is_empty() {
+        return Err(ToolError::invalid(
+            "q",
+            "filters that leave at least one area to search (a /regex/ searches code text only; status: selects tasks, which have no path or language)",
+        ));
+    }
+    let mut notes = Vec::new();
+    let gates = [
+        (Corpus::Symbols, crate::graph::MODULE),
+        (Corpus::Code, crate::graph::MODULE),
+        (Corpus::Docs, crate::docs::MODULE),
+        (Corpus::Tasks, crate::board::MODULE),
+    ];
+    for (corpus, module) in gates {
+        let on = context
+            .hub
+            .modules
+            .is_enabled(module)
+            .map_err(|e| ToolError::internal("reading the module switches", e))?;
+        if !on && corpora.contains(&corpus) {
+            corpora.retain(|c| *c != corpus);
+            notes.push(format!(
+                "{} were not searched: the {} module is switched off",
+                corpus.name(),
+                module.id()
+            ));
+        }
+    }
+    Ok((corpora, notes))
+}
+
+fn facets_of(ranked: &[Ranked]) -> Facets {
+    let mut facets = Facets::default();
+    for found in ranked {
+        let counter = match &found.found {
+            Found::Line(_) => &mut facets.code,
+            Found::Item(hit) => match hit.item.corpus.as_str() {
+                "symbols" => &mut facets.symbols,
+                "docs" => &mut facets.docs,
+                _ => &mut facets.tasks,
+            },
+        };
+        *counter += 1;
+    }
+    facets
+}
+
+fn hit_of(
+    c: &Connection,
+    ranked: &Ranked,
+    highlighter: &Highlighter,
+) -> Result<SearchHit, ToolError> {
+    let why = ranked.rule.wording().to_string();
+    match &ranked.found {
+        Found::Line(line) => {
+            let (snippet, highlights) = snippets::snippet(&line.text, &line.ranges);
+            Ok(SearchHit {
+                area: Corpus::Code.name().into(),
+                kind: query::KIND_OF_LINE.into(),
+                title: line.path.clone(),
+                path: Some(line.path.clone()),
+                line: Some(line.line),
+                snippet,
+                highlights,
+                matched: vec!["text".into()],
+                why,
+                opens: Opens {
+                    location: Some(format!("{}:{}", line.path, line.line)),
+                    ..Opens::default()
+                },
+            })
+        }
+        Found::Item(found) => {
+            let item = &found.item;
+            let mut matched = Vec::new();
+            if highlighter.matches(&item.name) {
+                matched.push("name".to_string());
+            }
+            if item.path.as_deref().is_some_and(|p| highlighter.matches(p)) {
+                matched.push("path".into());
+            }
+            let (line, text) = match item.corpus.as_str() {
+                "symbols" => {
+                    let text = match (&item.path, item.line) {
+                        (Some(path), Some(line)) => records::file_line(c, path, line)?,
+                        _ => None,
+                    };
+                    (item.line, text.unwrap_or_else(|| item.body.clone()))
+                }
+                _ => match highlighter.first_line(&item.body) {
+                    Some((index, text)) => {
+                        matched.push("body".into());
+                        let line = item.line.map(|l| l + index as u32);
+                        (line, text.to_string())
+                    }
+                    None => (item.line, item.name.clone()),
+                },
+            };
+            if item.corpus == "tasks" && highlighter.matches(&item.target) {
+                matched.push("id".into());
+            }
+            if matched.is_empty() {
+                matched.push("body".into());
+            }
+            let ranges = highlighter.ranges(&text);
+            let (snippet, highlights) = snippets::snippet(&text, &ranges);
+            Ok(SearchHit {
+                area: item.corpus.clone(),
+                kind: item.kind.clone(),
+                title: item.name.clone(),
+                path: item.path.clone(),
+                line,
+                snippet,
+                highlights,
+                matched,
+                why,
+                opens: opens_of(item, line),
+            })
+        }
+    }
+}
+
+fn opens_of(item: &records::Item, line: Option<u32>) -> Opens {
+    let location = match (&item.path, line) {
+        (Some(path), Some(line)) if item.corpus != "docs" => Some(format!("{path}:{line}")),
+        _ => None,
+    };
+    match item.corpus.as_str() {
+        "symbols" => Opens {
+            uid: Some(item.target.clone()),
+            location,
+            ..Opens::default()
+        },
+        "tasks" => Opens {
+            task_id: Some(item.target.clone()),
+            ..Opens::default()
+        },
+        _ => {
+            let (mount, rest) = item.target.split_once('/').unwrap_or(("", &item.target));
+            let (path, section) = rest.rsplit_once('#').unwrap_or((rest, ""));
+            Opens {
+                document: Some(DocumentPlace {
+                    mount: mount.into(),
+                    path: path.into(),
+                    section: section.into(),
+                }),
+                ..Opens::default()
+            }
+        }
+    }
+}
+
+/// Why a query found nothing, where that can be told.
+fn empty_reasons(
+    c: &Connection,
+    query: &Query,
+    sieve: &Sieve,
+    collected: &collect::Collected,
+) -> Result<Vec<String>, ToolError> {
+    let mut reasons = Vec::new();
+    let (items, files) = records::sizes(c)?;
+    if items == 0 && files == 0 {
+        reasons.push(
+            "the index is empty: index the repository (`cos index`, or `cos serve`, which follows saves)"
+                .to_string(),
+        );
+    }
+    if !query.filters.paths.is_empty() {
+        let any_path = records::all_paths(c)?
+            .iter()
+            .any(|path| sieve.path_passes(Some(path)));
+        if !any_path {
+            reasons.push(format!(
+                "path:{} matches no indexed file",
+                query.filters.paths.join(",")
+            ));
+        }
+    } else if collected.files_seen > 0 && collected.files_passed == 0 {
+        reasons.push("no file in the chosen languages holds the text".to_string());
+    }
+    let short: Vec<&str> = query
+        .terms
+        .iter()
+        .filter(|t| t.text.chars().count() < 3)
+        .map(|t| t.text.as_str())
+        .collect();
+    if !short.is_empty() && sieve.corpora.contains(&Corpus::Code) {
+        reasons.push(format!(
+            "{} under 3 characters: code text needs 3 or more to match a part of a word",
+            short
+                .iter()
+                .map(|s| format!("`{s}` is"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(reasons)
+}
+
+/// Names close to the query's one word (by edit distance), when it found nothing.
+fn close_names(c: &Connection, query: &Query) -> Result<Vec<String>, ToolError> {
+    let [only] = query.terms.as_slice() else {
+        return Ok(Vec::new());
+    };
+    let word = only.text.to_lowercase();
+    let length = word.chars().count();
+    if length < 3 {
+        return Ok(Vec::new());
+    }
+    let most = if length < 6 { 1 } else { 2 };
+    let mut close: Vec<(usize, String)> = records::distinct_names(c)?
+        .into_iter()
+        .filter(|name| name.chars().count().abs_diff(length) <= most)
+        .filter_map(|name| {
+            let distance = strsim::levenshtein(&name.to_lowercase(), &word);
+            (distance > 0 && distance <= most).then_some((distance, name))
+        })
+        .collect();
+    close.sort();
+    close.dedup_by(|a, b| a.1 == b.1);
+    Ok(close.into_iter().take(5).map(|(_, name)| name).collect())
+}

@@ -1,0 +1,32 @@
+//! `/api/search`: the search tool over REST, with the budget off.
+
+use super::RouterSpec;
+use crate::search::model::SearchAnswer;
+use crate::search::tools::{Search, SearchRequest};
+use crate::tools::Hub;
+use crate::web::extract::AppQuery;
+use crate::web::unwrap::{ApiError, Success, run};
+use axum::extract::State;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+pub const SPEC: RouterSpec = RouterSpec {
+    tag: "search",
+    extra_errors: &[409],
+    request_ids_under: None,
+    router,
+};
+
+fn router() -> OpenApiRouter<Hub> {
+    OpenApiRouter::new().routes(routes!(search))
+}
+
+/// One ranked search over code symbols, code text, documents and tasks.
+#[utoipa::path(get, path = "/api/search", operation_id = "search", tag = "search",
+    params(SearchRequest),
+    responses((status = 200, description = "A page of ranked hits", body = crate::web::unwrap::ApiOk<SearchAnswer>)))]
+async fn search(
+    State(hub): State<Hub>,
+    AppQuery(input): AppQuery<SearchRequest>,
+) -> Result<Success<SearchAnswer>, ApiError> {
+    run::<Search>(&hub, input).await
+}

@@ -1,0 +1,483 @@
+//! Search over a fixture repository through REST (and the tool runtime):
+//! identifier-aware matching, text operators, filters, ranking, cursors,
+//! explanations of empty answers, freshness, modes and bad input.
+
+use crate::common::{TestServer, error_of};
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn write(root: &Path, path: &str, text: &str) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, text).unwrap();
+}
+
+fn fixture(root: &Path) {
+    write(
+        root,
+        "app/http.py",
+        "def parse_http_request(raw):\n    return raw\n\nclass Parser:\n    pass\n\nparser = Parser()\n\ndef select_related(qs):\n    # select related rows\n    return qs\n",
+    );
+    write(
+        root,
+        "src/lib.rs",
+        "pub fn parseHttpRequest() -> u32 {\n    auth_token() + 1\n}\nfn auth_token() -> u32 { 2 }\nfn authenticate() {}\n",
+    );
+    write(
+        root,
+        "web/request.ts",
+        "export class ParseHTTPRequest {\n  run(): number { return 1; }\n}\nexport const parser = 3;\n",
+    );
+    write(
+        root,
+        "tests/test_http.py",
+        "from app.http import parse_http_request\n\ndef test_parse():\n    assert parse_http_request(1) == 1\n",
+    );
+}
+
+async fn indexed_server() -> TestServer {
+    let server = TestServer::start().await;
+    fixture(server.repo());
+    let envelope = server
+        .hub
+        .call_json(
+            "cos_graph_index",
+            Value::Null,
+            cos_hub::envelope::Budget::None,
+            cos_hub::tools::Source::Cli,
+        )
+        .await;
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    server
+}
+
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+async fn search(server: &TestServer, query: &str, extra: &str) -> (u16, Value) {
+    server
+        .get(&format!("/api/search?q={}{extra}", encode(query)))
+        .await
+}
+
+async fn hits(server: &TestServer, query: &str) -> Vec<Value> {
+    let (status, body) = search(server, query, "&limit=200").await;
+    assert_eq!(status, 200, "{query}: {body}");
+    body["data"]["hits"].as_array().cloned().unwrap_or_default()
+}
+
+/// `area kind title path:line` of each hit.
+fn described(hits: &[Value]) -> Vec<String> {
+    hits.iter()
+        .map(|h| {
+            format!(
+                "{} {} {} {}:{}",
+                h["area"].as_str().unwrap(),
+                h["kind"].as_str().unwrap(),
+                h["title"].as_str().unwrap(),
+                h["path"].as_str().unwrap_or("-"),
+                h["line"]
+            )
+        })
+        .collect()
+}
+
+fn symbol_titles(hits: &[Value]) -> Vec<String> {
+    hits.iter()
+        .filter(|h| h["area"] == "symbols")
+        .map(|h| h["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spellings_of_an_identifier_find_each_other_and_the_exact_one_ranks_first() {
+    let server = indexed_server().await;
+    for query in [
+        "parseHttpRequest",
+        "parse_http_request",
+        "ParseHTTPRequest",
+        "parse http request",
+    ] {
+        let found = hits(&server, query).await;
+        let symbols = symbol_titles(&found);
+        for name in ["parse_http_request", "parseHttpRequest", "ParseHTTPRequest"] {
+            assert!(
+                symbols.contains(&name.to_string()),
+                "{query} misses {name}: {symbols:?}"
+            );
+        }
+        if !query.contains(' ') {
+            assert_eq!(found[0]["title"], query, "{query}: {:?}", described(&found));
+            assert_eq!(found[0]["why"], "exact definition");
+            assert!(
+                found[0]["opens"]["uid"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("code:")
+            );
+        }
+        // code text finds the call sites of every spelling too
+        let lines: Vec<&Value> = found.iter().filter(|h| h["area"] == "code").collect();
+        assert!(
+            lines.iter().any(|h| h["path"] == "tests/test_http.py"),
+            "{query}: {:?}",
+            described(&found)
+        );
+    }
+    // the class definition's snippet is its line, highlighted where it matched
+    let found = hits(&server, "ParseHTTPRequest").await;
+    let first = &found[0];
+    assert_eq!(first["snippet"], "export class ParseHTTPRequest {");
+    let highlight = &first["highlights"][0];
+    assert_eq!(
+        (highlight["start"].as_u64(), highlight["end"].as_u64()),
+        (Some(13), Some(29))
+    );
+    assert_eq!(first["opens"]["location"], "web/request.ts:1");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn phrases_prefixes_exclusions_substrings_and_regexes() {
+    let server = indexed_server().await;
+    // prefix: auth* finds auth_token and authenticate, not parse
+    let names = symbol_titles(&hits(&server, "auth*").await);
+    assert!(
+        names.contains(&"auth_token".into()) && names.contains(&"authenticate".into()),
+        "{names:?}"
+    );
+    // a phrase matches adjacent words, in an identifier or in a comment
+    let found = hits(&server, "\"select related\"").await;
+    assert!(symbol_titles(&found).contains(&"select_related".into()));
+    assert!(found.iter().any(|h| {
+        h["area"] == "code"
+            && h["snippet"]
+                .as_str()
+                .unwrap()
+                .contains("# select related rows")
+    }));
+    // exclusion drops every hit with the word
+    let found = hits(&server, "parse_http_request -test").await;
+    assert!(!found.is_empty());
+    assert!(
+        found.iter().all(|h| !h["snippet"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("test")),
+        "{:?}",
+        described(&found)
+    );
+    // substring in code text: part of a word
+    let found = hits(&server, "thentic area:code").await;
+    assert_eq!(described(&found), vec!["code line src/lib.rs src/lib.rs:5"]);
+    assert_eq!(found[0]["why"], "text (partial)");
+    // regex over code text, verified line by line
+    let found = hits(&server, r"/fn \w+_token\(\)/").await;
+    assert_eq!(described(&found), vec!["code line src/lib.rs src/lib.rs:4"]);
+    // FTS syntax in user text is plain text
+    for query in [
+        "foo(bar",
+        "a-b",
+        "std::vec",
+        "x AND",
+        "\"unbalanced",
+        "NEAR(a b)",
+        "*",
+        "parse OR",
+    ] {
+        let (status, body) = search(&server, query, "").await;
+        assert!(status == 200 || status == 400, "{query}: {status} {body}");
+        if status == 400 {
+            assert_eq!(error_of(&body)["code"], "E_ARGUMENT", "{query}: {body}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn filters_narrow_and_bad_filters_are_refused_naming_the_allowed_ones() {
+    let server = indexed_server().await;
+    let only_python = hits(&server, "parser lang:python").await;
+    assert!(!only_python.is_empty());
+    assert!(
+        only_python
+            .iter()
+            .all(|h| h["path"].as_str().unwrap().ends_with(".py"))
+    );
+    let classes = hits(&server, "parser kind:class").await;
+    assert_eq!(symbol_titles(&classes), vec!["Parser"]);
+    assert!(classes.iter().all(|h| h["kind"] == "class"));
+    let under_web = hits(&server, "parser path:web/**").await;
+    assert!(!under_web.is_empty());
+    assert!(
+        under_web
+            .iter()
+            .all(|h| h["path"].as_str().unwrap().starts_with("web/"))
+    );
+    // the same filters as separate parameters
+    let (status, body) = search(&server, "parser", "&area=symbols&lang=typescript").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        symbol_titles(body["data"]["hits"].as_array().unwrap()),
+        vec!["parser"]
+    );
+    for (query, expected) in [
+        ("parser path:^web/.*$", "not a regular expression"),
+        ("parser area:nowhere", "one of symbols, code, docs, tasks"),
+        ("parser lang:cobol", "one of python"),
+        ("parser status:someday", "one of emergency"),
+        (
+            "parser color:red",
+            "filters are area, kind, path, lang, status",
+        ),
+        ("/x(/", "a valid regular expression at character"),
+        ("/parse/ area:tasks", "at least one area"),
+    ] {
+        let (status, body) = search(&server, query, "").await;
+        assert_eq!(status, 400, "{query}: {body}");
+        let error = error_of(&body);
+        assert_eq!(error["code"], "E_ARGUMENT");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("q: ") && message.contains(expected),
+            "{query}: {message}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ranking_puts_classes_above_variables_and_breaks_ties_by_path() {
+    let server = indexed_server().await;
+    let found = hits(&server, "Parser").await;
+    let symbols: Vec<String> = described(&found)
+        .into_iter()
+        .filter(|d| d.starts_with("symbols"))
+        .collect();
+    assert_eq!(
+        symbols,
+        vec![
+            "symbols class Parser app/http.py:4",
+            "symbols variable parser app/http.py:7",
+            "symbols variable parser web/request.ts:4",
+        ],
+        "{:?}",
+        described(&found)
+    );
+    assert_eq!(found[0]["why"], "exact definition");
+    assert_eq!(found[1]["why"], "name");
+    // the same query twice ranks the same
+    assert_eq!(described(&hits(&server, "Parser").await), described(&found));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cursors_continue_exactly_and_go_stale_when_the_index_moves() {
+    let server = indexed_server().await;
+    let whole = hits(&server, "parse").await;
+    assert!(whole.len() >= 6, "{:?}", described(&whole));
+    let mut paged = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let extra = match &cursor {
+            Some(c) => format!("&limit=2&cursor={c}"),
+            None => "&limit=2".to_string(),
+        };
+        let (status, body) = search(&server, "parse", &extra).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["data"]["total"].as_u64(), Some(whole.len() as u64));
+        paged.extend(body["data"]["hits"].as_array().unwrap().iter().cloned());
+        match body["data"]["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(described(&paged), described(&whole));
+    // a cursor for another query is refused
+    let (_, first) = search(&server, "parse", "&limit=2").await;
+    let cursor = first["data"]["next_cursor"].as_str().unwrap().to_string();
+    let (status, body) = search(&server, "parser", &format!("&cursor={cursor}")).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(error_of(&body)["code"], "STALE_CURSOR");
+    // a change the index takes in makes the old cursor stale
+    let (status, _) = server
+        .post_json("/api/board/tasks", json!({"title": "Parse the config"}))
+        .await;
+    assert_eq!(status, 201);
+    let (status, body) = search(&server, "parse", &format!("&limit=2&cursor={cursor}")).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(error_of(&body)["code"], "STALE_CURSOR");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_answer_says_why() {
+    let server = indexed_server().await;
+    let (status, body) = search(&server, "parser path:nowhere/**", "").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["total"], 0);
+    let notes = body["data"]["notes"].to_string();
+    assert!(
+        notes.contains("path:nowhere/** matches no indexed file"),
+        "{notes}"
+    );
+
+    let (_, body) = search(&server, "ab area:code", "").await;
+    let notes = body["data"]["notes"].to_string();
+    assert!(notes.contains("3 or more characters"), "{notes}");
+
+    let (_, body) = search(&server, "authetnicate", "").await;
+    assert_eq!(body["data"]["total"], 0, "{body}");
+    assert_eq!(body["data"]["did_you_mean"], json!(["authenticate"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tasks_documents_and_saved_files_are_searchable_at_once() {
+    let server = indexed_server().await;
+    // a new task
+    let (status, task) = server
+        .post_json(
+            "/api/board/tasks",
+            json!({"title": "Rotate the webhookSecret", "description": "The signing key expires in March.", "labels": ["security"]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{task}");
+    let id = task["data"]["id"].as_str().unwrap().to_string();
+    let found = hits(&server, "webhook secret").await;
+    assert_eq!(found[0]["area"], "tasks", "{:?}", described(&found));
+    assert_eq!(found[0]["opens"]["task_id"], id.as_str());
+    let found = hits(&server, "signing key status:icebox").await;
+    assert_eq!(found[0]["opens"]["task_id"], id.as_str());
+    assert!(
+        found[0]["matched"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("body"))
+    );
+    let (status, body) = search(&server, "signing key status:complete", "").await;
+    assert_eq!((status, &body["data"]["total"]), (200, &json!(0)));
+
+    // a new document, then a patch to it
+    let (status, created) = server
+        .post_json(
+            "/api/docs/documents",
+            json!({"mount": "docs", "path": "runbook.md", "request_id": "search-1",
+                   "content": "# Runbook\n\nIntro.\n\n## Failover\n\nPromote the replica first.\n"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let found = hits(&server, "promote replica").await;
+    assert_eq!(found[0]["area"], "docs", "{:?}", described(&found));
+    assert_eq!(
+        found[0]["opens"]["document"],
+        json!({"mount": "docs", "path": "runbook.md", "section": "failover"})
+    );
+    assert_eq!(found[0]["line"], 7);
+    let document = &created["data"]["document"];
+    let (status, patched) = server
+        .patch_json(
+            "/api/docs/document?mount=docs&path=runbook.md",
+            json!({"request_id": "search-2",
+                   "base": {"rev": document["rev"], "hash": document["hash"]},
+                   "operations": [{"op": "append_to_section", "section": "Runbook/Failover", "content": "Then drain the queue."}]}),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{patched}");
+    let found = hits(&server, "drain queue").await;
+    assert_eq!(
+        found[0]["opens"]["document"]["section"],
+        "failover",
+        "{:?}",
+        described(&found)
+    );
+
+    // a saved file, once the graph has indexed it (here by the index tool; `cos serve` runs it on save)
+    write(
+        server.repo(),
+        "app/fresh.py",
+        "def freshly_saved_helper():\n    return 1\n",
+    );
+    let envelope = server
+        .hub
+        .call_json(
+            "cos_graph_index",
+            Value::Null,
+            cos_hub::envelope::Budget::None,
+            cos_hub::tools::Source::Cli,
+        )
+        .await;
+    assert_eq!(envelope["ok"], true);
+    let (status, body) = search(&server, "freshlySavedHelper", "").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        body["data"]["hits"][0]["title"], "freshly_saved_helper",
+        "{body}"
+    );
+    assert!(body["meta"]["index_updated_at"].is_string(), "{body}");
+    assert_eq!(body["meta"]["pending"], false);
+    // and a removed one is gone
+    std::fs::remove_file(server.repo().join("app/fresh.py")).unwrap();
+    server
+        .hub
+        .call_json(
+            "cos_graph_index",
+            Value::Null,
+            cos_hub::envelope::Budget::None,
+            cos_hub::tools::Source::Cli,
+        )
+        .await;
+    let (_, body) = search(&server, "freshly_saved_helper", "").await;
+    assert_eq!(body["data"]["total"], 0, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn modes_say_which_ran_and_semantic_is_unavailable() {
+    let server = indexed_server().await;
+    for extra in ["", "&mode=auto", "&mode=lexical"] {
+        let (status, body) = search(&server, "parser", extra).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["meta"]["mode"], "lexical");
+        assert!(body["meta"]["mode_reason"].is_string());
+    }
+    let (status, body) = search(&server, "parser", "&mode=semantic").await;
+    assert_eq!(status, 503, "{body}");
+    let error = error_of(&body);
+    assert_eq!(error["code"], "E_UNAVAILABLE");
+    assert_eq!(error["category"], "unavailable");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("embedding model")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_input_is_a_validation_error_naming_the_field() {
+    let server = indexed_server().await;
+    let long = "a".repeat(1001);
+    for (query, extra, field) in [
+        ("", "", "q"),
+        ("   ", "", "q"),
+        ("!!", "", "q"),
+        (long.as_str(), "", "q"),
+        ("/a[/", "", "q"),
+        ("parser", "&limit=0", "limit"),
+        ("parser", "&limit=201", "limit"),
+        ("parser", "&mode=fuzzy", "mode"),
+    ] {
+        let (status, body) = search(&server, query, extra).await;
+        assert_eq!(status, 400, "{query:?}{extra}: {body}");
+        let error = error_of(&body);
+        assert_eq!(error["category"], "validation", "{body}");
+        assert!(
+            error["message"].as_str().unwrap().contains(field),
+            "{query:?}{extra}: {body}"
+        );
+    }
+}
