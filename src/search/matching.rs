@@ -4,6 +4,7 @@
 //! substring or a regex's required literals as trigrams), and the matcher
 //! that verifies a candidate line and says where it matched.
 
+use super::grams;
 use super::query::{Query, Term};
 use super::words;
 use regex::Regex;
@@ -63,7 +64,7 @@ fn spellings(term: &Term) -> Vec<String> {
 }
 
 /// The shortest substring code text search can prefilter.
-pub const MIN_SUBSTRING: usize = 3;
+pub const MIN_SUBSTRING: usize = grams::MIN_CHARS;
 
 /// Verifies code lines against the query.
 #[derive(Debug)]
@@ -136,7 +137,7 @@ pub fn trigram_expression(query: &Query) -> Option<String> {
     for term in &query.terms {
         let options: Vec<String> = spellings(term)
             .iter()
-            .filter_map(|s| trigrams_of(&s.to_lowercase()))
+            .filter_map(|s| trigrams_of(s))
             .collect();
         // a term with one spelling too short to prefilter: the others still narrow
         if options.len() == spellings(term).len() && !options.is_empty() {
@@ -153,20 +154,14 @@ pub fn trigram_expression(query: &Query) -> Option<String> {
     (!groups.is_empty()).then(|| groups.join(" AND "))
 }
 
-/// `text`'s trigrams, each quoted, joined by AND; None under 3 characters.
+/// `text`'s trigram tokens joined by AND; None under 3 characters.
+/// Words apart (a phrase's, matched across any run of spaces) count alone.
 fn trigrams_of(text: &str) -> Option<String> {
-    let chars: Vec<char> = text.chars().collect();
-    if chars.len() < MIN_SUBSTRING {
-        return None;
-    }
-    let mut seen = std::collections::HashSet::new();
-    let tokens: Vec<String> = chars
-        .windows(3)
-        .map(|w| w.iter().collect::<String>())
-        .filter(|t| seen.insert(t.clone()))
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+    let tokens: Vec<String> = text
+        .split_whitespace()
+        .flat_map(grams::token_list)
         .collect();
-    Some(format!("({})", tokens.join(" AND ")))
+    (!tokens.is_empty()).then(|| format!("({})", tokens.join(" AND ")))
 }
 
 /// Literal strings every match of the regex contains, found in its syntax
@@ -263,7 +258,12 @@ mod tests {
         assert_eq!(required_literals(r"(?i)select"), Vec::<String>::new());
         assert_eq!(required_literals(r"foo|bar"), Vec::<String>::new());
         let prefilter = trigram_expression(&query(r"/class \w+Admin/")).unwrap();
-        assert!(prefilter.contains(r#""cla""#) && prefilter.contains(r#""dmi""#));
+        for literal in ["cla", "dmi"] {
+            assert!(
+                prefilter.contains(&grams::token_list(literal)[0]),
+                "{prefilter}"
+            );
+        }
         assert_eq!(trigram_expression(&query("ab")), None);
         assert!(trigram_expression(&query(r#"say "hi""#)).is_some());
     }

@@ -11,6 +11,7 @@
 //! nothing of HTTP or MCP.
 
 mod collect;
+mod grams;
 mod matching;
 pub mod model;
 pub mod query;

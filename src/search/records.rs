@@ -93,8 +93,7 @@ pub fn remove_unit(c: &Connection, unit: &str, file: Option<&str>) -> Result<(),
             .execute([unit])?;
         if let Some(path) = file {
             c.prepare_cached(
-                "INSERT INTO search_trigrams(search_trigrams, rowid, content)
-                 SELECT 'delete', id, content FROM search_files WHERE path = ?1",
+                "DELETE FROM search_trigrams WHERE rowid IN (SELECT id FROM search_files WHERE path = ?1)",
             )?
             .execute([path])?;
             c.prepare_cached("DELETE FROM search_files WHERE path = ?1")?
@@ -114,13 +113,8 @@ pub fn set_unit(c: &Connection, unit: &str, fingerprint: &str) -> Result<(), Sto
     })
 }
 
-/// Adds an item of `unit` with its words (name, path, body).
-pub fn add_item(
-    c: &Connection,
-    unit: &str,
-    item: &Item,
-    words: [&str; 3],
-) -> Result<(), StoreError> {
+/// Adds an item of `unit`; answers its row id, for its words.
+pub fn add_item(c: &Connection, unit: &str, item: &Item) -> Result<i64, StoreError> {
     sql(c, || {
         c.prepare_cached(
             "INSERT INTO search_items(unit, corpus, kind, name, target, path, line, lang, status, body)
@@ -138,7 +132,13 @@ pub fn add_item(
             item.status,
             item.body
         ])?;
-        let id = c.last_insert_rowid();
+        Ok(c.last_insert_rowid())
+    })
+}
+
+/// An item's words (name, path, body), under its row id.
+pub fn add_words(c: &Connection, id: i64, words: [&str; 3]) -> Result<(), StoreError> {
+    sql(c, || {
         c.prepare_cached(
             "INSERT INTO search_words(rowid, name, path, body) VALUES (?1, ?2, ?3, ?4)",
         )?
@@ -147,14 +147,20 @@ pub fn add_item(
     })
 }
 
-/// Keeps a file's text and its trigrams.
-pub fn add_file(c: &Connection, path: &str, lang: &str, content: &str) -> Result<(), StoreError> {
+/// Keeps a file's text; answers its row id, for its trigrams.
+pub fn add_file(c: &Connection, path: &str, lang: &str, content: &str) -> Result<i64, StoreError> {
     sql(c, || {
         c.prepare_cached("INSERT INTO search_files(path, lang, content) VALUES (?1, ?2, ?3)")?
             .execute(params![path, lang, content])?;
-        let id = c.last_insert_rowid();
-        c.prepare_cached("INSERT INTO search_trigrams(rowid, content) VALUES (?1, ?2)")?
-            .execute(params![id, content])
+        Ok(c.last_insert_rowid())
+    })
+}
+
+/// A file's trigram tokens (`grams::tokens`), under its row id.
+pub fn add_grams(c: &Connection, id: i64, grams: &str) -> Result<(), StoreError> {
+    sql(c, || {
+        c.prepare_cached("INSERT INTO search_trigrams(rowid, grams) VALUES (?1, ?2)")?
+            .execute(params![id, grams])
             .map(|_| ())
     })
 }

@@ -14,11 +14,16 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
 /// - `search_units`: what each indexed unit (a file, a task, a document)
 ///   was built from, so a refresh re-indexes only what changed.
 /// - `search_items` and `search_words`: symbols, document sections and
-///   tasks, with their identifier-aware words (parts and joined forms) in
-///   FTS5, one column per field so BM25 weighs names above bodies.
+///   tasks, with their identifier-aware words (parts and joined forms) in a
+///   contentless FTS5 table, one column per field so BM25 weighs names above
+///   bodies.
 /// - `search_files` and `search_trigrams`: the text of every indexed file
-///   and its trigrams (rowids only, `detail=none`: a prefilter whose
-///   candidates are verified line by line), the substring and regex index.
+///   and the set of its lower-cased trigrams, each as a 32-bit hash token
+///   (rowids only, `detail=none`). A prefilter: a hash shared by two
+///   trigrams only adds candidates, and every candidate is verified line by
+///   line. Each file's distinct trigrams are found before SQLite sees them,
+///   which makes a cold index about three times faster than FTS5's own
+///   trigram tokenizer (that one tokenizes every position).
 /// - `search_sources`: the revision of each source area the index last
 ///   caught up with, and when.
 const SEARCH: &str = "
@@ -42,7 +47,8 @@ CREATE TABLE search_items (
 ) STRICT;
 CREATE INDEX search_items_by_unit ON search_items(unit);
 CREATE VIRTUAL TABLE search_words USING fts5(
-    name, path, body, tokenize='unicode61 remove_diacritics 2'
+    name, path, body, content='', contentless_delete=1,
+    tokenize='unicode61 remove_diacritics 2'
 );
 
 CREATE TABLE search_files (
@@ -52,7 +58,7 @@ CREATE TABLE search_files (
     content TEXT NOT NULL
 ) STRICT;
 CREATE VIRTUAL TABLE search_trigrams USING fts5(
-    content, content='search_files', content_rowid='id', tokenize='trigram', detail='none'
+    grams, content='', contentless_delete=1, tokenize='ascii', detail='none'
 );
 
 CREATE TABLE search_sources (

@@ -22,7 +22,14 @@ struct Unit {
     name: String,
     fingerprint: String,
     items: Vec<(Item, [String; 3])>,
-    file: Option<(String, String, Option<String>)>,
+    file: Option<FileUnit>,
+}
+
+/// A file's path, language, and its text with its trigram tokens when kept.
+struct FileUnit {
+    path: String,
+    lang: String,
+    text: Option<(String, String)>,
 }
 
 /// Catches the index up with every source. One caller of the process at a
@@ -33,17 +40,29 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let mut wrote = false;
+    let timed = |source: &str, run: &dyn Fn() -> Result<bool, ToolError>| {
+        let started = std::time::Instant::now();
+        let wrote = run()?;
+        if wrote {
+            tracing::info!(
+                source,
+                ms = started.elapsed().as_millis() as u64,
+                "the search index caught up"
+            );
+        }
+        Ok::<bool, ToolError>(wrote)
+    };
     if corpora
         .iter()
         .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
     {
-        wrote |= catch_up_files(context)?;
+        wrote |= timed("graph", &|| catch_up_files(context))?;
     }
     if corpora.contains(&Corpus::Tasks) {
-        wrote |= catch_up_tasks(context)?;
+        wrote |= timed("board", &|| catch_up_tasks(context))?;
     }
     if corpora.contains(&Corpus::Docs) {
-        wrote |= catch_up_documents(context)?;
+        wrote |= timed("docs", &|| catch_up_documents(context))?;
     }
     if wrote {
         // a cold index writes much of the database: let the log restart small
@@ -85,10 +104,13 @@ fn catch_up_files(context: &ToolContext) -> Result<bool, ToolError> {
     }
     let mut first = true;
     while let Some(batch) = batches.next() {
-        let mut units = Vec::with_capacity(batch.len());
-        for (unit, path, hash, lang) in batch {
-            units.push(file_unit(context, unit, path, hash, lang)?);
-        }
+        // reading, splitting words and finding trigrams run on every core;
+        // only the writing is one transaction at a time
+        use rayon::prelude::*;
+        let units = batch
+            .par_iter()
+            .map(|(unit, path, hash, lang)| file_unit(context.hub, unit, path, hash, lang))
+            .collect::<Result<Vec<Unit>, ToolError>>()?;
         let last = batches.peek().is_none();
         let removing = if first { removed.clone() } else { Vec::new() };
         apply(context, "graph", revision, &removing, units, last)?;
@@ -113,16 +135,13 @@ fn gone(
 }
 
 fn file_unit(
-    context: &ToolContext,
+    hub: &crate::tools::HubState,
     unit: &str,
     path: &str,
     hash: &str,
     lang: &str,
 ) -> Result<Unit, ToolError> {
-    let nodes = context
-        .hub
-        .store
-        .view(|c| crate::graph::nodes_in_file(c, path))?;
+    let nodes = hub.store.view(|c| crate::graph::nodes_in_file(c, path))?;
     let items = nodes
         .into_iter()
         .filter(|node| SYMBOL_KINDS.contains(&node.kind.as_str()))
@@ -155,13 +174,20 @@ fn file_unit(
     let text = if lang == "markdown" {
         None
     } else {
-        read_text(&context.hub.config.repo_root.join(path))
+        read_text(&hub.config.repo_root.join(path))
     };
     Ok(Unit {
         name: unit.to_string(),
         fingerprint: hash.to_string(),
         items,
-        file: Some((path.to_string(), lang.to_string(), text)),
+        file: Some(FileUnit {
+            path: path.to_string(),
+            lang: lang.to_string(),
+            text: text.map(|text| {
+                let grams = super::grams::tokens(&text);
+                (text, grams)
+            }),
+        }),
     })
 }
 
@@ -328,19 +354,35 @@ fn apply(
 ) -> Result<(), ToolError> {
     let at = crate::tools::now();
     context.hub.store.write(|c| {
+        // Rows first, full-text rows last and in rowid order: FTS5 writes its
+        // pending terms out at every statement savepoint and at every rowid
+        // that goes backwards, and a run of its own inserts needs neither.
         for (unit, file) in removed {
             records::remove_unit(c, unit, file.as_deref())?;
         }
+        let mut words = Vec::new();
+        let mut grams = Vec::new();
         for unit in &units {
-            let file = unit.file.as_ref().map(|(path, _, _)| path.as_str());
+            let file = unit.file.as_ref().map(|file| file.path.as_str());
             records::remove_unit(c, &unit.name, file)?;
-            for (item, words) in &unit.items {
-                records::add_item(c, &unit.name, item, [&words[0], &words[1], &words[2]])?;
+            for (item, item_words) in &unit.items {
+                words.push((records::add_item(c, &unit.name, item)?, item_words));
             }
-            if let Some((path, lang, Some(text))) = &unit.file {
-                records::add_file(c, path, lang, text)?;
+            if let Some(FileUnit {
+                path,
+                lang,
+                text: Some((text, file_grams)),
+            }) = &unit.file
+            {
+                grams.push((records::add_file(c, path, lang, text)?, file_grams));
             }
             records::set_unit(c, &unit.name, &unit.fingerprint)?;
+        }
+        for (id, item_words) in words {
+            records::add_words(c, id, [&item_words[0], &item_words[1], &item_words[2]])?;
+        }
+        for (id, file_grams) in grams {
+            records::add_grams(c, id, file_grams)?;
         }
         if last {
             records::set_source_revision(c, source, revision, &at)?;
