@@ -22,15 +22,8 @@ pub struct LiveDocument {
 /// a process scans the mounts, so files the hub was never asked about are
 /// known; later changes arrive through the documents' own tools and watcher.
 pub fn live_documents(context: &ToolContext) -> Result<Vec<LiveDocument>, ToolError> {
-    let mounts = tools::ready(context)?;
+    let mounts = scanned_once(context)?;
     let store = &context.hub.store;
-    crate::tools::area::once_per_database(store, "documents first scan", || {
-        for mount in &mounts.mounts {
-            let dir = super::disk::open(mount, false)?;
-            sync::scan(store, mount, dir.as_ref())?;
-        }
-        Ok::<(), ToolError>(())
-    })?;
     let mut found = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for mount in &mounts.mounts {
@@ -47,6 +40,21 @@ pub fn live_documents(context: &ToolContext) -> Result<Vec<LiveDocument>, ToolEr
         }
     }
     Ok(found)
+}
+
+/// The mounts, after this process scanned them once (later changes arrive
+/// through the documents' tools and watcher, each bumping their revision).
+pub fn scanned_once(context: &ToolContext) -> Result<super::mounts::Mounts, ToolError> {
+    let mounts = tools::ready(context)?;
+    let store = &context.hub.store;
+    crate::tools::area::once_per_database(store, "documents first scan", || {
+        for mount in &mounts.mounts {
+            let dir = super::disk::open(mount, false)?;
+            sync::scan(store, mount, dir.as_ref())?;
+        }
+        Ok::<(), ToolError>(())
+    })?;
+    Ok(mounts)
 }
 
 /// The text of the revision with this content hash, when it is kept and is UTF-8.

@@ -10,22 +10,32 @@ use super::query::{Corpus, Query};
 use super::rank::{CodeLine, Found};
 use super::records;
 use super::snippets;
+use super::texts;
 use crate::tools::ToolError;
 
 /// Items a word query collects at most (best BM25 first).
-pub const MAX_ITEMS: usize = 5_000;
-/// Lines of code text a query collects at most.
-pub const MAX_LINES: usize = 5_000;
+pub const MAX_ITEMS: usize = 2_000;
+/// Lines of code text a query collects at most: past that, an answer says it
+/// was capped and how to narrow it, instead of scanning every file.
+pub const MAX_LINES: usize = 1_000;
 
 /// The filters a hit must pass.
 pub struct Sieve<'a> {
     pub corpora: &'a [Corpus],
     query: &'a Query,
     paths: Option<GlobSet>,
+    /// The index read: its database and revision (what kept texts belong to).
+    database: &'a std::path::Path,
+    revision: i64,
 }
 
 impl<'a> Sieve<'a> {
-    pub fn new(query: &'a Query, corpora: &'a [Corpus]) -> Result<Sieve<'a>, ToolError> {
+    pub fn new(
+        query: &'a Query,
+        corpora: &'a [Corpus],
+        database: &'a std::path::Path,
+        revision: i64,
+    ) -> Result<Sieve<'a>, ToolError> {
         let paths = if query.filters.paths.is_empty() {
             None
         } else {
@@ -46,6 +56,8 @@ impl<'a> Sieve<'a> {
             corpora,
             query,
             paths,
+            database,
+            revision,
         })
     }
 
@@ -100,7 +112,12 @@ pub fn collect(
     let wants_items = sieve.corpora.iter().any(|c| *c != Corpus::Code);
     if wants_items && let Some(expression) = matching::word_expression(query) {
         let items = records::items_matching(c, &expression, MAX_ITEMS)?;
-        collected.capped |= items.len() >= MAX_ITEMS;
+        if items.len() >= MAX_ITEMS {
+            collected.capped = true;
+            collected.notes.push(format!(
+                "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
+            ));
+        }
         collected.found.extend(
             items
                 .into_iter()
@@ -140,30 +157,38 @@ fn code_lines(
         return Ok(());
     };
     let mut lines = 0usize;
-    records::visit_files(c, prefilter.as_deref(), |file| {
+    for file in records::candidate_files(c, prefilter.as_deref())? {
         collected.files_seen += 1;
         if !sieve.path_passes(Some(&file.path)) || !sieve.lang_passes(Some(&file.lang)) {
-            return true;
+            continue;
         }
         collected.files_passed += 1;
-        for line in matching_lines(&file.content, &scanner, &matcher) {
-            if lines >= MAX_LINES {
-                collected.capped = true;
-                return false;
-            }
-            lines += 1;
-            let (number, text, ranges) = line;
-            collected.found.push(Found::Line(CodeLine {
+        let Some(content) = texts::text(c, sieve.database, sieve.revision, file.id)? else {
+            continue;
+        };
+        let found: Vec<CodeLine> = matching_lines(&content, &scanner, &matcher)
+            .into_iter()
+            .map(|(number, text, ranges)| CodeLine {
                 // a regex says itself where its match begins and ends
                 whole_word: regex.is_some() || snippets::any_whole_word(text, &ranges),
                 path: file.path.clone(),
                 line: number,
                 text: text.to_string(),
                 ranges,
-            }));
+            })
+            .collect();
+        for line in found {
+            if lines >= MAX_LINES {
+                collected.capped = true;
+                collected.notes.push(format!(
+                    "more than {MAX_LINES} lines of code text matched: the first {MAX_LINES} by path are ranked; narrow with path:, lang: or another word"
+                ));
+                return Ok(());
+            }
+            lines += 1;
+            collected.found.push(Found::Line(line));
         }
-        true
-    })?;
+    }
     Ok(())
 }
 

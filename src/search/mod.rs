@@ -20,6 +20,7 @@ mod records;
 mod schema;
 mod snippets;
 mod sync;
+mod texts;
 pub mod tools;
 mod words;
 

@@ -72,8 +72,9 @@ pub struct SearchAnswer {
     /// Hits in every area (a lower bound when `capped`).
     pub total: u64,
     pub facets: Facets,
-    /// True when an area had more hits than a query collects (5,000 code
-    /// lines, 5,000 items): narrow the query to see the rest.
+    /// True when an area had more hits than a query collects (1,000 code
+    /// lines, 2,000 items): the counts are then lower bounds; narrow the
+    /// query (a `path:`, `lang:` or `area:` filter, another word) to see the rest.
     pub capped: bool,
     /// Pass back as `cursor` for the hits after these; null when none remain.
     pub next_cursor: Option<String>,

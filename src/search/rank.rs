@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 
 use super::query::Query;
-use super::records::FoundItem;
+use super::records::{FoundItem, Item};
 use super::words;
 
 /// A line of code text that matched, with where (byte ranges in `text`).
@@ -102,25 +102,31 @@ impl Wanted {
     }
 
     /// The rule a name (with its kind and target) meets.
-    fn rule_for(&self, corpus: &str, kind: &str, name: &str, target: &str) -> Rule {
+    /// The rule an item meets, from its name's parts as the index keeps them.
+    fn rule_for(&self, item: &Item) -> Rule {
+        let (corpus, kind, name) = (item.corpus.as_str(), item.kind.as_str(), item.name.as_str());
         let definition = corpus == "symbols" && kind != "file";
         if definition && self.exact.as_deref() == Some(name) {
             return Rule::ExactDefinition;
         }
-        let folded_name = words::folded(name);
-        let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+        let name_parts: Vec<&str> = item
+            .name_parts
+            .split(' ')
+            .filter(|p| !p.is_empty())
+            .collect();
+        let folded_name = name_parts.concat();
+        let stem = || name.rsplit_once('.').map_or(name, |(stem, _)| stem);
         let is_name = !self.folded.is_empty()
             && (folded_name == self.folded
-                || (kind == "file" && words::folded(stem) == self.folded)
+                || (kind == "file" && words::folded(stem()) == self.folded)
                 || (corpus == "tasks"
                     && self
                         .exact
                         .as_deref()
-                        .is_some_and(|e| e.eq_ignore_ascii_case(target))));
+                        .is_some_and(|e| e.eq_ignore_ascii_case(&item.target))));
         if is_name {
             return Rule::Name;
         }
-        let name_parts = words::all_parts(name);
         let whole = self
             .parts
             .iter()
@@ -139,8 +145,10 @@ impl Wanted {
     }
 }
 
-fn contains_run(haystack: &[String], run: &[String]) -> bool {
-    haystack.windows(run.len()).any(|window| window == run)
+fn contains_run(haystack: &[&str], run: &[String]) -> bool {
+    haystack
+        .windows(run.len())
+        .any(|window| window.iter().zip(run).all(|(a, b)| *a == b))
 }
 
 /// Ranks every hit.
@@ -152,7 +160,7 @@ pub fn rank(query: &Query, found: Vec<Found>) -> Vec<Ranked> {
             Found::Item(hit) => {
                 let item = &hit.item;
                 Ranked {
-                    rule: wanted.rule_for(&item.corpus, &item.kind, &item.name, &item.target),
+                    rule: wanted.rule_for(item),
                     weight: kind_weight(&item.kind),
                     bm25: hit.bm25,
                     path: item.path.clone().unwrap_or_default(),
@@ -201,7 +209,6 @@ fn order(a: &Ranked, b: &Ranked) -> Ordering {
 mod tests {
     use super::*;
     use crate::search::query::{Vocabulary, parse};
-    use crate::search::records::Item;
 
     fn query(text: &str) -> Query {
         let vocabulary = Vocabulary {
@@ -217,6 +224,7 @@ mod tests {
                 corpus: corpus.into(),
                 kind: kind.into(),
                 name: name.into(),
+                name_parts: words::all_parts(name).join(" "),
                 target: format!("{path}::{name}"),
                 path: Some(path.into()),
                 line: Some(1),

@@ -20,6 +20,8 @@ pub struct Item {
     pub corpus: String,
     pub kind: String,
     pub name: String,
+    /// The name's identifier parts (`words::all_parts`), space-separated.
+    pub name_parts: String,
     /// What opens it: a graph uid, `mount/path#anchor`, a task id.
     pub target: String,
     pub path: Option<String>,
@@ -117,14 +119,15 @@ pub fn set_unit(c: &Connection, unit: &str, fingerprint: &str) -> Result<(), Sto
 pub fn add_item(c: &Connection, unit: &str, item: &Item) -> Result<i64, StoreError> {
     sql(c, || {
         c.prepare_cached(
-            "INSERT INTO search_items(unit, corpus, kind, name, target, path, line, lang, status, body)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO search_items(unit, corpus, kind, name, name_parts, target, path, line, lang, status, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?
         .execute(params![
             unit,
             item.corpus,
             item.kind,
             item.name,
+            item.name_parts,
             item.target,
             item.path,
             item.line,
@@ -174,7 +177,7 @@ pub fn items_matching(
 ) -> Result<Vec<FoundItem>, StoreError> {
     sql(c, || {
         let mut statement = c.prepare_cached(
-            "SELECT i.corpus, i.kind, i.name, i.target, i.path, i.line, i.lang, i.status, i.body,
+            "SELECT i.corpus, i.kind, i.name, i.name_parts, i.target, i.path, i.line, i.lang, i.status, i.body,
                     bm25(search_words, 10.0, 3.0, 1.0) AS rank
              FROM search_words w JOIN search_items i ON i.id = w.rowid
              WHERE search_words MATCH ?1 ORDER BY rank LIMIT ?2",
@@ -187,14 +190,15 @@ pub fn items_matching(
                         corpus: row.get(0)?,
                         kind: row.get(1)?,
                         name: row.get(2)?,
-                        target: row.get(3)?,
-                        path: row.get(4)?,
-                        line: row.get(5)?,
-                        lang: row.get(6)?,
-                        status: row.get(7)?,
-                        body: row.get(8)?,
+                        name_parts: row.get(3)?,
+                        target: row.get(4)?,
+                        path: row.get(5)?,
+                        line: row.get(6)?,
+                        lang: row.get(7)?,
+                        status: row.get(8)?,
+                        body: row.get(9)?,
                     },
-                    bm25: row.get(9)?,
+                    bm25: row.get(10)?,
                 })
             },
         )?;
@@ -202,67 +206,68 @@ pub fn items_matching(
     })
 }
 
-/// A file's path, language and text.
+/// A file the index keeps the text of: its row id, path and language.
 #[derive(Debug, Clone)]
-pub struct FileText {
+pub struct KeptFile {
+    pub id: i64,
     pub path: String,
     pub lang: String,
-    pub content: String,
 }
 
-/// Calls `visit` with every file whose trigrams match `expression` (every
-/// file when None), by path, until it answers false.
-pub fn visit_files(
+/// The files whose trigrams match `expression` (every file when None), by
+/// path; their texts are read one at a time, as a scan reaches them.
+pub fn candidate_files(
     c: &Connection,
     expression: Option<&str>,
-    mut visit: impl FnMut(FileText) -> bool,
-) -> Result<(), StoreError> {
+) -> Result<Vec<KeptFile>, StoreError> {
     sql(c, || {
         let mut statement = match expression {
             Some(_) => c.prepare_cached(
-                "SELECT f.path, f.lang, f.content FROM search_files f
+                "SELECT f.id, f.path, f.lang FROM search_files f
                  WHERE f.id IN (SELECT rowid FROM search_trigrams WHERE search_trigrams MATCH ?1)
                  ORDER BY f.path",
             )?,
             None => c.prepare_cached(
-                "SELECT path, lang, content FROM search_files WHERE ?1 IS NULL ORDER BY path",
+                "SELECT id, path, lang FROM search_files WHERE ?1 IS NULL ORDER BY path",
             )?,
         };
-        let mut rows = statement.query([expression])?;
-        while let Some(row) = rows.next()? {
-            let file = FileText {
-                path: row.get(0)?,
-                lang: row.get(1)?,
-                content: row.get(2)?,
-            };
-            if !visit(file) {
-                break;
-            }
-        }
-        Ok(())
+        let rows = statement.query_map([expression], |row| {
+            Ok(KeptFile {
+                id: row.get(0)?,
+                path: row.get(1)?,
+                lang: row.get(2)?,
+            })
+        })?;
+        rows.collect()
     })
 }
 
-/// Line `line` (1-based) of an indexed file.
-pub fn file_line(c: &Connection, path: &str, line: u32) -> Result<Option<String>, StoreError> {
-    let content: Option<String> = sql(c, || {
-        c.prepare_cached("SELECT content FROM search_files WHERE path = ?1")?
-            .query_row([path], |row| row.get(0))
+/// Runs `read` on a kept file's text, borrowed from SQLite's row.
+pub fn with_text<T>(
+    c: &Connection,
+    id: i64,
+    read: impl FnOnce(&str) -> T,
+) -> Result<Option<T>, StoreError> {
+    sql(c, || {
+        c.prepare_cached("SELECT content FROM search_files WHERE id = ?1")?
+            .query_row([id], |row| Ok(read(row.get_ref(0)?.as_str()?)))
             .optional()
-    })?;
-    Ok(content.and_then(|text| {
-        text.lines()
-            .nth(line.saturating_sub(1) as usize)
-            .map(str::to_string)
-    }))
+    })
 }
 
-/// Every distinct symbol, heading and task name, for "did you mean" when
-/// a query finds nothing (a cold path: a scan is fine there).
-pub fn distinct_names(c: &Connection) -> Result<Vec<String>, StoreError> {
+/// The distinct symbol, heading and task names of `shortest` to `longest`
+/// characters, for "did you mean" when a query finds nothing.
+pub fn names_of_length(
+    c: &Connection,
+    shortest: usize,
+    longest: usize,
+) -> Result<Vec<String>, StoreError> {
     sql(c, || {
-        let mut statement = c.prepare_cached("SELECT DISTINCT name FROM search_items")?;
-        let rows = statement.query_map([], |row| row.get(0))?;
+        let mut statement = c.prepare_cached(
+            "SELECT DISTINCT name FROM search_items WHERE length(name) BETWEEN ?1 AND ?2",
+        )?;
+        let rows =
+            statement.query_map(params![shortest as i64, longest as i64], |row| row.get(0))?;
         rows.collect()
     })
 }

@@ -38,6 +38,8 @@ CREATE TABLE search_items (
     corpus  TEXT NOT NULL,
     kind    TEXT NOT NULL,
     name    TEXT NOT NULL,
+    -- the name's identifier parts, space-separated: ranking compares them
+    name_parts TEXT NOT NULL,
     target  TEXT NOT NULL,
     path    TEXT,
     line    INTEGER,

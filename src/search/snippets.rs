@@ -38,12 +38,7 @@ impl Highlighter {
         alternatives.sort_by_key(|a| std::cmp::Reverse(a.len()));
         alternatives.dedup();
         let words = (!alternatives.is_empty())
-            .then(|| {
-                regex::RegexBuilder::new(&alternatives.join("|"))
-                    .case_insensitive(true)
-                    .build()
-                    .ok()
-            })
+            .then(|| super::matching::words_regex(&alternatives.join("|")))
             .flatten();
         Highlighter { words, regex }
     }

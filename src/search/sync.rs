@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use super::query::{Corpus, KIND_OF_SECTION, KIND_OF_TASK, SYMBOL_KINDS};
 use super::records::{self, Item};
-use super::words::index_words;
+use super::words::{all_parts, index_words};
 use crate::tools::{ToolContext, ToolError};
 
 /// A file's text is kept for substring and regex search up to this size.
@@ -142,6 +142,15 @@ fn file_unit(
     lang: &str,
 ) -> Result<Unit, ToolError> {
     let nodes = hub.store.view(|c| crate::graph::nodes_in_file(c, path))?;
+    // Markdown is searched as documents, by section, not line by line
+    let text = if lang == "markdown" {
+        None
+    } else {
+        read_text(&hub.config.repo_root.join(path))
+    };
+    let lines: Vec<&str> = text
+        .as_deref()
+        .map_or_else(Vec::new, |t| t.lines().collect());
     let items = nodes
         .into_iter()
         .filter(|node| SYMBOL_KINDS.contains(&node.kind.as_str()))
@@ -149,33 +158,34 @@ fn file_unit(
             let qualified = node
                 .uid
                 .rsplit_once("::")
-                .map_or(node.label.as_str(), |(_, q)| q)
-                .to_string();
+                .map_or(node.label.as_str(), |(_, q)| q);
             let words = [
                 index_words(&node.label),
                 index_words(path),
-                index_words(&qualified),
+                index_words(qualified),
             ];
+            // the definition's line is the hit's snippet: kept here, a query
+            // never reads the file's text to show it
+            let line_text = node
+                .line
+                .and_then(|line| lines.get(line.saturating_sub(1) as usize))
+                .map(|line| clipped(line))
+                .unwrap_or_else(|| qualified.to_string());
             let item = Item {
                 corpus: Corpus::Symbols.name().into(),
                 kind: node.kind,
+                name_parts: all_parts(&node.label).join(" "),
                 name: node.label,
                 target: node.uid,
                 path: Some(path.to_string()),
                 line: node.line,
                 lang: Some(lang.to_string()),
                 status: None,
-                body: qualified,
+                body: line_text,
             };
             (item, words)
         })
         .collect();
-    // Markdown is searched as documents, by section, not line by line
-    let text = if lang == "markdown" {
-        None
-    } else {
-        read_text(&hub.config.repo_root.join(path))
-    };
     Ok(Unit {
         name: unit.to_string(),
         fingerprint: hash.to_string(),
@@ -189,6 +199,15 @@ fn file_unit(
             }),
         }),
     })
+}
+
+/// A line as a snippet may show it: at most a few snippets wide.
+fn clipped(line: &str) -> String {
+    let end = line
+        .char_indices()
+        .nth(4 * super::snippets::SNIPPET_CHARS)
+        .map_or(line.len(), |(at, _)| at);
+    line[..end].trim_end().to_string()
 }
 
 /// A file's text when it is UTF-8 and small enough to keep.
@@ -228,6 +247,7 @@ fn catch_up_tasks(context: &ToolContext) -> Result<bool, ToolError> {
             let item = Item {
                 corpus: Corpus::Tasks.name().into(),
                 kind: KIND_OF_TASK.into(),
+                name_parts: all_parts(&task.title).join(" "),
                 name: task.title,
                 target: task.id,
                 path: None,
@@ -252,13 +272,14 @@ fn catch_up_tasks(context: &ToolContext) -> Result<bool, ToolError> {
 
 fn catch_up_documents(context: &ToolContext) -> Result<bool, ToolError> {
     let store = &context.hub.store;
+    crate::docs::feed::scanned_once(context)?;
+    // read before the documents: a change after it moves the revision on,
+    // and the next query catches up with it
     let revision = crate::docs::revision(store)?;
-    let documents = crate::docs::feed::live_documents(context)?;
-    // the first scan of a process may have recorded documents: read again
-    let revision = revision.max(crate::docs::revision(store)?);
     if !behind(context, "docs", revision)? {
         return Ok(false);
     }
+    let documents = crate::docs::feed::live_documents(context)?;
     let known = store.view(|c| records::units(c, "doc:"))?;
     let mut present = HashSet::new();
     let mut units = Vec::new();
@@ -331,6 +352,7 @@ fn section_item(
     let item = Item {
         corpus: Corpus::Docs.name().into(),
         kind: KIND_OF_SECTION.into(),
+        name_parts: all_parts(&name).join(" "),
         name,
         target: format!("{}/{}#{}", document.mount, document.path, anchor),
         path: Some(document.path.clone()),

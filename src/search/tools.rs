@@ -106,9 +106,9 @@ impl Tool for Search {
         };
         let (corpora, mut notes) = corpora_of(context, &query)?;
         super::sync::catch_up(context, &corpora)?;
-        let sieve = Sieve::new(&query, &corpora)?;
         context.hub.store.view(|c| {
             let revision = super::indexed_revision(c)?;
+            let sieve = Sieve::new(&query, &corpora, context.hub.store.path(), revision)?;
             let offsets = Offsets::new(
                 &context.hub.cursors,
                 Self::SPEC.name,
@@ -124,7 +124,7 @@ impl Tool for Search {
             let highlighter = Highlighter::new(&query, regex.clone());
             let mut hits = Vec::with_capacity(limit.min(total));
             for found in ranked.iter().skip(start).take(limit) {
-                hits.push(hit_of(c, found, &highlighter)?);
+                hits.push(hit_of(found, &highlighter)?);
             }
             let did_you_mean = if total == 0 {
                 notes.extend(empty_reasons(c, &query, &sieve, &collected)?);
@@ -250,11 +250,7 @@ fn facets_of(ranked: &[Ranked]) -> Facets {
     facets
 }
 
-fn hit_of(
-    c: &Connection,
-    ranked: &Ranked,
-    highlighter: &Highlighter,
-) -> Result<SearchHit, ToolError> {
+fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> Result<SearchHit, ToolError> {
     let why = ranked.rule.wording().to_string();
     match &ranked.found {
         Found::Line(line) => {
@@ -285,13 +281,7 @@ fn hit_of(
                 matched.push("path".into());
             }
             let (line, text) = match item.corpus.as_str() {
-                "symbols" => {
-                    let text = match (&item.path, item.line) {
-                        (Some(path), Some(line)) => records::file_line(c, path, line)?,
-                        _ => None,
-                    };
-                    (item.line, text.unwrap_or_else(|| item.body.clone()))
-                }
+                "symbols" => (item.line, item.body.clone()),
                 _ => match highlighter.first_line(&item.body) {
                     Some((index, text)) => {
                         matched.push("body".into());
@@ -413,14 +403,14 @@ fn close_names(c: &Connection, query: &Query) -> Result<Vec<String>, ToolError> 
         return Ok(Vec::new());
     }
     let most = if length < 6 { 1 } else { 2 };
-    let mut close: Vec<(usize, String)> = records::distinct_names(c)?
-        .into_iter()
-        .filter(|name| name.chars().count().abs_diff(length) <= most)
-        .filter_map(|name| {
-            let distance = strsim::levenshtein(&name.to_lowercase(), &word);
-            (distance > 0 && distance <= most).then_some((distance, name))
-        })
-        .collect();
+    let mut close: Vec<(usize, String)> =
+        records::names_of_length(c, length.saturating_sub(most), length + most)?
+            .into_iter()
+            .filter_map(|name| {
+                let distance = strsim::levenshtein(&name.to_lowercase(), &word);
+                (distance > 0 && distance <= most).then_some((distance, name))
+            })
+            .collect();
     close.sort();
     close.dedup_by(|a, b| a.1 == b.1);
     Ok(close.into_iter().take(5).map(|(_, name)| name).collect())
