@@ -1,6 +1,7 @@
 import { Suspense, lazy } from "react";
 import { BoardPage } from "./pages/BoardPage";
 import { NotFound, Placeholder } from "./pages/Placeholder";
+import { SearchPage } from "./pages/SearchPage";
 import { SettingsPage } from "./pages/SettingsPage";
 import { navigate, usePath } from "./router";
 
@@ -24,13 +25,7 @@ function page(path: string) {
         <GraphPage path={path} />
       </Suspense>
     );
-  if (path.startsWith("/search"))
-    return (
-      <Placeholder
-        area="Search"
-        willHold="one ranked query over code symbols, code text, documents and tasks, with each hit linking to where it lives"
-      />
-    );
+  if (path.startsWith("/search")) return <SearchPage />;
   if (path.startsWith("/documents"))
     return (
       <Placeholder

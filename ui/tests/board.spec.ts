@@ -117,8 +117,8 @@ test("deep links load the app; unknown API paths stay JSON", async ({ page, requ
   await expect(page.getByRole("heading", { name: "Settings" })).toBeVisible();
   await page.goto("/graph/doctor");
   await expect(page.getByRole("heading", { name: "Graph doctor" })).toBeVisible();
-  await page.goto("/search");
-  await expect(page.getByText("This page is not built yet. It will hold one ranked query")).toBeVisible();
+  await page.goto("/documents");
+  await expect(page.getByText("This page is not built yet. It will hold the Markdown documents")).toBeVisible();
   await page.getByRole("main").getByRole("link", { name: "Graph" }).click();
   await expect(page.getByRole("heading", { name: "Graph", exact: true })).toBeVisible();
   await page.goto("/no/such/page");

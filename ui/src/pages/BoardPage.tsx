@@ -77,7 +77,8 @@ export function BoardPage() {
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const [extra, setExtra] = useState<ExtraPages>({});
   const [creating, setCreating] = useState(false);
-  const [openTask, setOpenTask] = useState<string | null>(null);
+  // a deep link (`/board?task=TASK-7`, as search opens a task) opens its details
+  const [openTask, setOpenTask] = useState<string | null>(() => new URLSearchParams(window.location.search).get("task"));
   const live = useLive();
   const liveBoard = revisionOf(live, "board");
   const firstRender = useRef(true);

@@ -52,7 +52,8 @@ function GraphExplorer({ revision }: { revision: number | null }) {
   /** What the person opened beyond the first rings, reopened after a refresh. */
   const openedByHand = useRef<string[]>([]);
   const [version, setVersion] = useState(0);
-  const [selected, setSelected] = useState<string | null>(null);
+  // a deep link (`/graph?node=<uid>`, as search opens a symbol) selects its node
+  const [selected, setSelected] = useState<string | null>(() => new URLSearchParams(window.location.search).get("node"));
   const [failure, setFailure] = useState<Failure | null>(null);
   const [repoRoot, setRepoRoot] = useState<string | null>(null);
   const [empty, setEmpty] = useState(false);

@@ -4,6 +4,7 @@ import { navigate } from "../router";
 const BUILT = [
   { path: "/board", label: "Board" },
   { path: "/graph", label: "Graph" },
+  { path: "/search", label: "Search" },
   { path: "/settings", label: "Settings" },
 ];
 
