@@ -54,6 +54,7 @@ impl Rule {
 #[derive(Debug, Clone)]
 pub struct Ranked {
     pub rule: Rule,
+    test: bool,
     weight: i32,
     bm25: f64,
     path: String,
@@ -127,11 +128,20 @@ impl Wanted {
         if is_name {
             return Rule::Name;
         }
-        let whole = self
-            .parts
-            .iter()
-            .all(|parts| !parts.is_empty() && contains_run(&name_parts, parts));
-        if whole {
+        let in_name = |parts: &Vec<String>| !parts.is_empty() && contains_run(&name_parts, parts);
+        if self.parts.iter().all(in_name) {
+            return Rule::WholeWordInName;
+        }
+        // `transaction atomic`: the name holds some words, its file's name the rest
+        let file_parts = file_stem_parts(item.path.as_deref());
+        let in_file = |parts: &Vec<String>| {
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            !parts.is_empty()
+                && file_parts
+                    .windows(parts.len())
+                    .any(|w| w == parts.as_slice())
+        };
+        if self.parts.iter().any(in_name) && self.parts.iter().all(|p| in_name(p) || in_file(p)) {
             return Rule::WholeWordInName;
         }
         let partial = self
@@ -143,6 +153,29 @@ impl Wanted {
         }
         Rule::TextWholeWord
     }
+}
+
+/// The identifier parts of a path's file name without its extension.
+fn file_stem_parts(path: Option<&str>) -> Vec<String> {
+    let file = path.and_then(|p| p.rsplit('/').next()).unwrap_or("");
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    words::all_parts(stem)
+}
+
+/// Whether a path is a test's: under a `test`/`tests`/`__tests__` folder, or
+/// named `test_*`, `*_test.*`, `*_tests.*`, `*.test.*` or `*.spec.*`. Within
+/// one rule a test ranks after the code it tests.
+fn is_test_path(path: &str) -> bool {
+    let mut segments = path.split('/');
+    let file = segments.next_back().unwrap_or("");
+    let in_test_folder = segments.any(|s| matches!(s, "test" | "tests" | "__tests__"));
+    let stem = file.split('.').next().unwrap_or(file);
+    in_test_folder
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
 }
 
 fn contains_run(haystack: &[&str], run: &[String]) -> bool {
@@ -161,6 +194,7 @@ pub fn rank(query: &Query, found: Vec<Found>) -> Vec<Ranked> {
                 let item = &hit.item;
                 Ranked {
                     rule: wanted.rule_for(item),
+                    test: item.path.as_deref().is_some_and(is_test_path),
                     weight: kind_weight(&item.kind),
                     bm25: hit.bm25,
                     path: item.path.clone().unwrap_or_default(),
@@ -175,6 +209,7 @@ pub fn rank(query: &Query, found: Vec<Found>) -> Vec<Ranked> {
                 } else {
                     Rule::TextPartial
                 },
+                test: is_test_path(&line.path),
                 weight: kind_weight("line"),
                 bm25: 0.0,
                 path: line.path.clone(),
@@ -193,6 +228,7 @@ fn order(a: &Ranked, b: &Ranked) -> Ordering {
     let by_bm25_then_kind = || a.bm25.total_cmp(&b.bm25).then(b.weight.cmp(&a.weight));
     a.rule
         .cmp(&b.rule)
+        .then(a.test.cmp(&b.test))
         .then_with(|| {
             if a.rule < Rule::TextWholeWord {
                 by_kind_then_bm25()
@@ -278,6 +314,43 @@ mod tests {
         assert_eq!(ranked[1].rule, Rule::Name);
         assert_eq!(ranked[2].rule, Rule::WholeWordInName);
         assert_eq!(ranked[3].rule, Rule::PartialName);
+    }
+
+    #[test]
+    fn tests_rank_after_the_code_they_test_within_a_rule() {
+        for (path, test) in [
+            ("tests/transactions/tests.py", true),
+            ("app/test_models.py", true),
+            ("pkg/server_test.go", true),
+            ("ui/tests/board.spec.ts", true),
+            ("src/parser.test.ts", true),
+            ("django/db/transaction.py", false),
+            ("src/testing.rs", false),
+        ] {
+            assert_eq!(is_test_path(path), test, "{path}");
+        }
+        let found = vec![
+            item(
+                "symbols",
+                "class",
+                "AtomicTransactionTests",
+                "tests/transactions/tests.py",
+                -9.0,
+            ),
+            item(
+                "symbols",
+                "function",
+                "atomic",
+                "django/db/transaction.py",
+                -1.0,
+            ),
+        ];
+        let ranked = rank(&query("transaction atomic"), found);
+        assert_eq!(
+            names(&ranked),
+            vec!["function:atomic", "class:AtomicTransactionTests"]
+        );
+        assert!(ranked.iter().all(|r| r.rule == Rule::WholeWordInName));
     }
 
     #[test]
