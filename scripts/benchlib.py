@@ -1,5 +1,5 @@
-"""What the load benchmarks share: ports, waiting for a server, wrk runs and peak memory."""
-import os, re, socket, subprocess, sys, tempfile, time, urllib.request
+"""What the load benchmarks share: ports, waiting for a server, wrk runs, peak memory, corpora."""
+import os, re, socket, subprocess, sys, tarfile, tempfile, time, urllib.request
 
 REFERENCE_VENV = os.path.join(tempfile.gettempdir(), "cos-reference-venv")
 
@@ -86,4 +86,28 @@ def post_script(folder, body):
     with open(path, "w") as f:
         f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n')
         f.write("wrk.body = [[" + body + "]]\n")
+    return path
+
+
+CACHE = os.path.join(os.path.expanduser("~"), ".cache", "cos-hub")
+
+
+def django_tree(work):
+    """The Django 5.1.4 sdist unpacked under `work`, downloaded once (from the package registry) into the cache."""
+    archive = os.path.join(CACHE, "Django-5.1.4.tar.gz")
+    if not os.path.exists(archive):
+        os.makedirs(CACHE, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                        "django==5.1.4", "-d", CACHE, "-q"], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(work, filter="data")
+    return os.path.join(work, "Django-5.1.4")
+
+
+def rotating_script(folder, paths):
+    """A wrk Lua script that GETs `paths` in turn."""
+    path = os.path.join(folder, "rotate.lua")
+    with open(path, "w") as f:
+        f.write("local paths = {\n" + ",\n".join('"' + p.replace("\\", "\\\\").replace('"', '\\"') + '"' for p in paths) + "\n}\n")
+        f.write("local at = 0\nrequest = function()\n  at = at % #paths + 1\n  return wrk.format(\"GET\", paths[at])\nend\n")
     return path

@@ -10,24 +10,12 @@ imported into the board), indexes it, asks every query through `cos search
 10), then MRR (reciprocal rank, 0 when outside the top 10) and top-1. Fails
 (exit 1) when a query's hit is not in the top 3 or MRR is under --min-mrr.
 """
-import argparse, json, os, shutil, subprocess, sys, tarfile, tempfile
+import argparse, json, os, shutil, subprocess, sys, tempfile
+from benchlib import django_tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SET = os.path.join(ROOT, "tests", "search_relevance", "queries.json")
 TASKS = os.path.join(ROOT, "tests", "fixtures", "coding-os-tasks")
-CACHE = os.path.join(os.path.expanduser("~"), ".cache", "cos-hub")
-
-
-def django_tree(work):
-    """The Django 5.1.4 sdist unpacked under `work`, downloaded once into the cache."""
-    archive = os.path.join(CACHE, "Django-5.1.4.tar.gz")
-    if not os.path.exists(archive):
-        os.makedirs(CACHE, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                        "django==5.1.4", "-d", CACHE, "-q"], check=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(work, filter="data")
-    return os.path.join(work, "Django-5.1.4")
 
 
 def place(hit):
