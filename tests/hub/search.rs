@@ -481,3 +481,63 @@ async fn bad_input_is_a_validation_error_naming_the_field() {
         );
     }
 }
+
+/// Polls a search until `found` holds, for at most 10 s (the watchers'
+/// debounce and scan period are well under that); answers how long it took.
+async fn until_found(
+    server: &TestServer,
+    query: &str,
+    found: impl Fn(&Value) -> bool,
+) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    loop {
+        let (status, body) = search(server, query, "").await;
+        assert_eq!(status, 200, "{body}");
+        if found(&body) {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{query} never found: {body}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_saved_and_documents_edited_on_disk_while_serving_are_found() {
+    let server = indexed_server().await;
+    let _graph =
+        cos_hub::graph::watch::start(server.hub.clone()).expect("the graph watcher starts");
+    let _docs =
+        cos_hub::docs::watch::start(server.hub.clone()).expect("the documents watcher starts");
+    // the watchers' own first runs settle before anything is saved
+    until_found(&server, "parse_http_request", |b| {
+        b["data"]["total"].as_u64() > Some(0)
+    })
+    .await;
+
+    write(
+        server.repo(),
+        "app/saved.py",
+        "def watcher_saved_function():\n    return 1\n",
+    );
+    let took = until_found(&server, "watcherSavedFunction", |b| {
+        b["data"]["hits"][0]["title"] == "watcher_saved_function"
+    })
+    .await;
+    eprintln!(
+        "a saved file was found {} ms after the save",
+        took.as_millis()
+    );
+
+    write(
+        server.repo(),
+        "docs/ops.md",
+        "# Ops\n\n## Paging\n\nEscalate to the storage rota.\n",
+    );
+    until_found(&server, "storage rota", |b| {
+        b["data"]["hits"][0]["opens"]["document"]["section"] == "paging"
+    })
+    .await;
+}
