@@ -11,10 +11,13 @@ use super::rank::{CodeLine, Found};
 use super::records;
 use super::snippets;
 use super::texts;
+use crate::store::Store;
 use crate::tools::ToolError;
 
 /// Items a word query collects at most (best BM25 first).
 pub const MAX_ITEMS: usize = 2_000;
+/// Matches read to choose them from: past this many, the rest are not seen.
+const MAX_ITEMS_READ: usize = 20_000;
 /// Lines of code text a query collects at most: past that, an answer says it
 /// was capped and how to narrow it, instead of scanning every file.
 pub const MAX_LINES: usize = 1_000;
@@ -24,9 +27,8 @@ pub struct Sieve<'a> {
     pub corpora: &'a [Corpus],
     query: &'a Query,
     paths: Option<GlobSet>,
-    /// The index read: its database and revision (what kept texts belong to).
+    /// The index's database (what kept texts belong to, with a revision).
     database: &'a std::path::Path,
-    revision: i64,
 }
 
 impl<'a> Sieve<'a> {
@@ -34,7 +36,6 @@ impl<'a> Sieve<'a> {
         query: &'a Query,
         corpora: &'a [Corpus],
         database: &'a std::path::Path,
-        revision: i64,
     ) -> Result<Sieve<'a>, ToolError> {
         let paths = if query.filters.paths.is_empty() {
             None
@@ -57,7 +58,6 @@ impl<'a> Sieve<'a> {
             query,
             paths,
             database,
-            revision,
         })
     }
 
@@ -102,17 +102,44 @@ pub struct Collected {
     pub files_passed: usize,
 }
 
+/// What one read of the index found, and the revision and time it read at.
+pub struct Read {
+    pub revision: i64,
+    pub updated_at: Option<String>,
+    pub collected: Collected,
+}
+
+/// Collects the items and the code lines of a query in one read transaction,
+/// so the revision a cursor is bound to is the one the hits came from.
 pub fn collect(
-    c: &Connection,
+    store: &Store,
     query: &Query,
     regex: Option<&regex::Regex>,
     sieve: &Sieve,
-) -> Result<Collected, ToolError> {
+) -> Result<Read, ToolError> {
+    store.view(|c| {
+        let revision = records::indexed_revision(c)?;
+        let updated_at = records::updated_at(c)?;
+        let mut collected = items_of(c, query, sieve)?;
+        if sieve.corpora.contains(&Corpus::Code) {
+            code_lines(c, query, regex, sieve, revision, &mut collected)?;
+        }
+        Ok(Read {
+            revision,
+            updated_at,
+            collected,
+        })
+    })
+}
+
+fn items_of(c: &Connection, query: &Query, sieve: &Sieve) -> Result<Collected, ToolError> {
     let mut collected = Collected::default();
     let wants_items = sieve.corpora.iter().any(|c| *c != Corpus::Code);
     if wants_items && let Some(expression) = matching::word_expression(query) {
-        let items = records::items_matching(c, &expression, MAX_ITEMS)?;
-        if items.len() >= MAX_ITEMS {
+        let mut items = records::items_matching(c, &expression, MAX_ITEMS_READ)?;
+        if items.len() > MAX_ITEMS {
+            items.sort_by(|a, b| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id)));
+            items.truncate(MAX_ITEMS);
             collected.capped = true;
             collected.notes.push(format!(
                 "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
@@ -125,9 +152,6 @@ pub fn collect(
                 .map(Found::Item),
         );
     }
-    if sieve.corpora.contains(&Corpus::Code) {
-        code_lines(c, query, regex, sieve, &mut collected)?;
-    }
     Ok(collected)
 }
 
@@ -136,6 +160,7 @@ fn code_lines(
     query: &Query,
     regex: Option<&regex::Regex>,
     sieve: &Sieve,
+    revision: i64,
     collected: &mut Collected,
 ) -> Result<(), ToolError> {
     let prefilter = matching::trigram_expression(query);
@@ -163,7 +188,7 @@ fn code_lines(
             continue;
         }
         collected.files_passed += 1;
-        let Some(content) = texts::text(c, sieve.database, sieve.revision, file.id)? else {
+        let Some(content) = texts::text(c, sieve.database, revision, file.id)? else {
             continue;
         };
         let found: Vec<CodeLine> = matching_lines(&content, &scanner, &matcher)

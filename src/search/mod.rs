@@ -46,10 +46,6 @@ pub fn revision(store: &Store) -> Result<i64, StoreError> {
     store.view(records::indexed_revision)
 }
 
-fn indexed_revision(c: &rusqlite::Connection) -> Result<i64, StoreError> {
-    records::indexed_revision(c)
-}
-
 pub fn register(registry: &mut Registry) {
     registry.register::<tools::Search>();
 }

@@ -57,10 +57,21 @@ pub struct Ranked {
     test: bool,
     weight: i32,
     bm25: f64,
-    path: String,
-    line: u32,
-    key: String,
     pub found: Found,
+}
+
+impl Ranked {
+    /// Where the hit is, for the last ties: path, line, target.
+    fn place(&self) -> (&str, u32, &str) {
+        match &self.found {
+            Found::Item(hit) => (
+                hit.item.path.as_deref().unwrap_or(""),
+                hit.item.line.unwrap_or(0),
+                &hit.item.target,
+            ),
+            Found::Line(line) => (&line.path, line.line, ""),
+        }
+    }
 }
 
 /// How much a kind weighs among hits of one rule.
@@ -197,9 +208,6 @@ pub fn rank(query: &Query, found: Vec<Found>) -> Vec<Ranked> {
                     test: item.path.as_deref().is_some_and(is_test_path),
                     weight: kind_weight(&item.kind),
                     bm25: hit.bm25,
-                    path: item.path.clone().unwrap_or_default(),
-                    line: item.line.unwrap_or(0),
-                    key: item.target.clone(),
                     found,
                 }
             }
@@ -212,9 +220,6 @@ pub fn rank(query: &Query, found: Vec<Found>) -> Vec<Ranked> {
                 test: is_test_path(&line.path),
                 weight: kind_weight("line"),
                 bm25: 0.0,
-                path: line.path.clone(),
-                line: line.line,
-                key: String::new(),
                 found,
             },
         })
@@ -236,9 +241,7 @@ fn order(a: &Ranked, b: &Ranked) -> Ordering {
                 by_bm25_then_kind()
             }
         })
-        .then_with(|| a.path.cmp(&b.path))
-        .then(a.line.cmp(&b.line))
-        .then_with(|| a.key.cmp(&b.key))
+        .then_with(|| a.place().cmp(&b.place()))
 }
 
 #[cfg(test)]
@@ -256,6 +259,7 @@ mod tests {
 
     fn item(corpus: &str, kind: &str, name: &str, path: &str, bm25: f64) -> Found {
         Found::Item(FoundItem {
+            id: 0,
             item: Item {
                 corpus: corpus.into(),
                 kind: kind.into(),
@@ -361,7 +365,10 @@ mod tests {
             item("symbols", "class", "Parser", "a.py", -1.0),
         ];
         let ranked = rank(&query("parser"), found);
-        let paths: Vec<_> = ranked.iter().map(|r| (r.weight, r.path.clone())).collect();
+        let paths: Vec<_> = ranked
+            .iter()
+            .map(|r| (r.weight, r.place().0.to_string()))
+            .collect();
         assert_eq!(
             paths,
             vec![(8, "a.py".into()), (8, "c.py".into()), (2, "b.py".into())]

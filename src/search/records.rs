@@ -35,6 +35,9 @@ pub struct Item {
 /// An item a word query found, with its BM25 (lower is better).
 #[derive(Debug, Clone)]
 pub struct FoundItem {
+    /// Its row, for its body (read only for the hits an answer shows).
+    pub id: i64,
+    /// The item, its body left empty.
     pub item: Item,
     pub bm25: f64,
 }
@@ -168,8 +171,9 @@ pub fn add_grams(c: &Connection, id: i64, grams: &str) -> Result<(), StoreError>
     })
 }
 
-/// Items found by expression, best BM25 first (name weighs most, then path,
-/// then body), at most `limit`.
+/// Items found by expression with their BM25 (name weighs most, then path,
+/// then body), at most `limit`, in no set order: FTS5's own `ORDER BY rank`
+/// sorts through a temporary table, slower than the caller's sort.
 pub fn items_matching(
     c: &Connection,
     expression: &str,
@@ -177,15 +181,16 @@ pub fn items_matching(
 ) -> Result<Vec<FoundItem>, StoreError> {
     sql(c, || {
         let mut statement = c.prepare_cached(
-            "SELECT i.corpus, i.kind, i.name, i.name_parts, i.target, i.path, i.line, i.lang, i.status, i.body,
+            "SELECT i.corpus, i.kind, i.name, i.name_parts, i.target, i.path, i.line, i.lang, i.status, i.id,
                     bm25(search_words, 10.0, 3.0, 1.0) AS rank
              FROM search_words w JOIN search_items i ON i.id = w.rowid
-             WHERE search_words MATCH ?1 ORDER BY rank LIMIT ?2",
+             WHERE search_words MATCH ?1 LIMIT ?2",
         )?;
         let rows = statement.query_map(
             params![expression, i64::try_from(limit).unwrap_or(i64::MAX)],
             |row| {
                 Ok(FoundItem {
+                    id: row.get(9)?,
                     item: Item {
                         corpus: row.get(0)?,
                         kind: row.get(1)?,
@@ -196,13 +201,23 @@ pub fn items_matching(
                         line: row.get(6)?,
                         lang: row.get(7)?,
                         status: row.get(8)?,
-                        body: row.get(9)?,
+                        body: String::new(),
                     },
                     bm25: row.get(10)?,
                 })
             },
         )?;
         rows.collect()
+    })
+}
+
+/// An item's body: a section's or task's text, a symbol's definition line.
+pub fn item_body(c: &Connection, id: i64) -> Result<String, StoreError> {
+    sql(c, || {
+        c.prepare_cached("SELECT body FROM search_items WHERE id = ?1")?
+            .query_row([id], |row| row.get(0))
+            .optional()
+            .map(Option::unwrap_or_default)
     })
 }
 

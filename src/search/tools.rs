@@ -106,50 +106,58 @@ impl Tool for Search {
         };
         let (corpora, mut notes) = corpora_of(context, &query)?;
         super::sync::catch_up(context, &corpora)?;
-        context.hub.store.view(|c| {
-            let revision = super::indexed_revision(c)?;
-            let sieve = Sieve::new(&query, &corpora, context.hub.store.path(), revision)?;
-            let offsets = Offsets::new(
-                &context.hub.cursors,
-                Self::SPEC.name,
-                (&query, &corpora),
-                revision,
-            );
-            let start = offsets.start("cursor", input.cursor.as_deref())?;
-            let mut collected = collect::collect(c, &query, regex.as_ref(), &sieve)?;
-            notes.extend(collected.notes.iter().cloned());
-            let ranked = rank::rank(&query, std::mem::take(&mut collected.found));
-            let facets = facets_of(&ranked);
-            let total = ranked.len();
-            let highlighter = Highlighter::new(&query, regex.clone());
-            let mut hits = Vec::with_capacity(limit.min(total));
-            for found in ranked.iter().skip(start).take(limit) {
-                hits.push(hit_of(found, &highlighter)?);
-            }
-            let did_you_mean = if total == 0 {
+        let store = &context.hub.store;
+        let sieve = Sieve::new(&query, &corpora, store.path())?;
+        let collect::Read {
+            revision,
+            updated_at,
+            mut collected,
+        } = collect::collect(store, &query, regex.as_ref(), &sieve)?;
+        let offsets = Offsets::new(
+            &context.hub.cursors,
+            Self::SPEC.name,
+            (&query, &corpora),
+            revision,
+        );
+        let start = offsets.start("cursor", input.cursor.as_deref())?;
+        notes.extend(collected.notes.iter().cloned());
+        let ranked = rank::rank(&query, std::mem::take(&mut collected.found));
+        let facets = facets_of(&ranked);
+        let total = ranked.len();
+        let highlighter = Highlighter::new(&query, regex.clone());
+        let hits = store.view(|c| {
+            ranked
+                .iter()
+                .skip(start)
+                .take(limit)
+                .map(|found| hit_of(c, found, &highlighter))
+                .collect::<Result<Vec<SearchHit>, ToolError>>()
+        })?;
+        let did_you_mean = if total == 0 {
+            store.view(|c| {
                 notes.extend(empty_reasons(c, &query, &sieve, &collected)?);
-                close_names(c, &query)?
-            } else {
-                Vec::new()
-            };
-            let more = start + hits.len() < total;
-            let mut meta = Map::new();
-            meta.insert("mode".into(), json!("lexical"));
-            meta.insert("mode_reason".into(), json!(mode_reason(mode)));
-            meta.insert("index_updated_at".into(), json!(records::updated_at(c)?));
-            meta.insert("pending".into(), json!(pending(context)));
-            Ok(Answer::new(SearchAnswer {
-                next_cursor: offsets.next(start, hits.len(), more),
-                hits,
-                total: total as u64,
-                facets,
-                capped: collected.capped,
-                notes,
-                did_you_mean,
-            })
-            .with_meta(meta)
-            .with_page(offsets.page("/hits", "/next_cursor", start)))
+                close_names(c, &query)
+            })?
+        } else {
+            Vec::new()
+        };
+        let more = start + hits.len() < total;
+        let mut meta = Map::new();
+        meta.insert("mode".into(), json!("lexical"));
+        meta.insert("mode_reason".into(), json!(mode_reason(mode)));
+        meta.insert("index_updated_at".into(), json!(updated_at));
+        meta.insert("pending".into(), json!(pending(context)));
+        Ok(Answer::new(SearchAnswer {
+            next_cursor: offsets.next(start, hits.len(), more),
+            hits,
+            total: total as u64,
+            facets,
+            capped: collected.capped,
+            notes,
+            did_you_mean,
         })
+        .with_meta(meta)
+        .with_page(offsets.page("/hits", "/next_cursor", start)))
     }
 }
 
@@ -250,7 +258,11 @@ fn facets_of(ranked: &[Ranked]) -> Facets {
     facets
 }
 
-fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> Result<SearchHit, ToolError> {
+fn hit_of(
+    c: &Connection,
+    ranked: &Ranked,
+    highlighter: &Highlighter,
+) -> Result<SearchHit, ToolError> {
     let why = ranked.rule.wording().to_string();
     match &ranked.found {
         Found::Line(line) => {
@@ -272,7 +284,11 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> Result<SearchHit, ToolE
             })
         }
         Found::Item(found) => {
-            let item = &found.item;
+            let body = records::item_body(c, found.id)?;
+            let item = &records::Item {
+                body,
+                ..found.item.clone()
+            };
             let mut matched = Vec::new();
             if highlighter.matches(&item.name) {
                 matched.push("name".to_string());
