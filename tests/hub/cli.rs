@@ -280,6 +280,60 @@ fn index_ends_with_a_summary_of_files_kinds_and_parse_errors() {
     );
 }
 
+#[test]
+fn search_prints_a_readable_list_or_the_envelope() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("db.py"),
+        "def open_connection():\n    pass\n\ndef reconnect():\n    open_connection()\n",
+    )
+    .unwrap();
+    assert!(
+        cos(repo.path())
+            .arg("index")
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let output = cos(repo.path())
+        .args(["search", "openConnection"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let list = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = list.lines().collect();
+    assert!(
+        lines[0].starts_with("3 hits (symbols 1, code 2, docs 0, tasks 0)"),
+        "{list}"
+    );
+    // another spelling of the name: a name match, not the exact definition
+    assert!(
+        lines[1].contains("symbols") && lines[1].contains("db.py:1") && lines[1].contains("[name]"),
+        "{list}"
+    );
+    assert_eq!(lines[2].trim(), "def open_connection():");
+    // --json: the envelope, for scripts
+    let output = cos(repo.path())
+        .args(["search", "reconnect", "--json", "--limit", "1"])
+        .output()
+        .unwrap();
+    let envelope: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(envelope["ok"], true);
+    assert_eq!(
+        envelope["data"]["hits"][0]["opens"]["uid"],
+        "code:function:db.py::reconnect"
+    );
+    assert!(envelope["data"]["next_cursor"].is_string());
+    // a refusal goes to stderr with its message, exit 1
+    let output = cos(repo.path())
+        .args(["search", "kind:banana x"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("kind: one of class"));
+}
+
 /// Runs `cos` from a folder that is not the repository, with `args`.
 fn cos_elsewhere(args: &[&str]) -> std::process::Output {
     let elsewhere = tempfile::tempdir().unwrap();

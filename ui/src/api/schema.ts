@@ -1260,8 +1260,9 @@ export interface components {
             /** @description A page of hits for one query. */
             data: {
                 /**
-                 * @description True when an area had more hits than a query collects (5,000 code
-                 *     lines, 5,000 items): narrow the query to see the rest.
+                 * @description True when an area had more hits than a query collects (1,000 code
+                 *     lines, 2,000 items): the counts are then lower bounds; narrow the
+                 *     query (a `path:`, `lang:` or `area:` filter, another word) to see the rest.
                  */
                 capped: boolean;
                 /** @description Names in the index close to a query word that found nothing. */
@@ -2396,8 +2397,9 @@ export interface components {
         /** @description A page of hits for one query. */
         SearchAnswer: {
             /**
-             * @description True when an area had more hits than a query collects (5,000 code
-             *     lines, 5,000 items): narrow the query to see the rest.
+             * @description True when an area had more hits than a query collects (1,000 code
+             *     lines, 2,000 items): the counts are then lower bounds; narrow the
+             *     query (a `path:`, `lang:` or `area:` filter, another word) to see the rest.
              */
             capped: boolean;
             /** @description Names in the index close to a query word that found nothing. */
