@@ -13,7 +13,7 @@ Each is loaded with wrk at 1, 8 and 64 connections for --seconds (bounded); the
 server's peak memory is its VmHWM afterwards. Needs wrk (apt-get install wrk).
 """
 import argparse, os, shutil, signal, subprocess, sys, tempfile, urllib.request
-from benchlib import REFERENCE_VENV, free_port, peak_mb, reference_cos, wait_for, wrk
+from benchlib import free_port, peak_mb, reference_cos, reference_project, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "coding-os-tasks")
@@ -77,32 +77,15 @@ def generated_board(count):
 
 def reference(seconds, results):
     cos = reference_cos()
-    python = os.path.join(REFERENCE_VENV, "bin", "python")
-    repo = tempfile.mkdtemp(prefix="cos-bench-reference-")
-    home = tempfile.mkdtemp(prefix="cos-bench-reference-home-")
+    parent = tempfile.mkdtemp(prefix="cos-bench-reference-")
     try:
-        os.makedirs(os.path.join(repo, "docs", "tasks"))
-        os.makedirs(os.path.join(repo, ".coding-os"))
-        for name in os.listdir(CORPUS):
-            if name.startswith("TASK-"):
-                shutil.copy(os.path.join(CORPUS, name), os.path.join(repo, "docs", "tasks", name))
-        subprocess.run(["git", "init", "-q", repo], check=True)
-        env = dict(os.environ, HOME=home, HF_HUB_OFFLINE="1", COS_GRAPH_BACKEND="sqlite",
-                   COS_GRAPH_RATE_CAPACITY="1000000", COS_GRAPH_RATE_REFILL="1000000")
-        site = subprocess.run([python, "-c", "import core,os;print(os.path.dirname(os.path.dirname(core.__file__)))"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        sync_env = dict(env, PYTHONPATH=os.path.join(site, "core", "thinking_os"))
-        subprocess.run([python, os.path.join(site, "core", "thinking_os", "task_sync.py"), "--project-root", repo,
-                        "--db", os.path.join(repo, ".coding-os", "coding-os.db")], cwd=repo, env=sync_env, check=True,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run([cos, "registry", "add", repo], env=env, check=True, stdout=subprocess.DEVNULL)
+        repo, env = reference_project(parent, CORPUS)
         port = free_port()
         url = f"http://127.0.0.1:{port}/api/board/list?limit=400&include_archive=true"
         measure("reference (coding-os 0.3.25), 1,007", [cos, "hub", "start", "--foreground", "--port", str(port)], url, env, repo,
                 seconds, results)
     finally:
-        shutil.rmtree(repo, ignore_errors=True)
-        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 def main():

@@ -17,7 +17,7 @@ Measures, loopback only, each bounded in time:
 Needs wrk and ripgrep (apt-get install -y wrk ripgrep).
 """
 import argparse, json, os, shutil, signal, sqlite3, statistics, subprocess, sys, tempfile, time, urllib.parse
-from benchlib import REFERENCE_VENV, django_tree, free_port, reference_cos, rotating_script, wait_for, wrk
+from benchlib import django_tree, free_port, reference_cos, reference_project, rotating_script, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = os.path.join(ROOT, "tests", "fixtures", "coding-os-tasks")
@@ -121,24 +121,7 @@ def rest_throughput(cos, state, seconds, work):
 
 def reference_task_search(seconds, work):
     cos = reference_cos()
-    python = os.path.join(REFERENCE_VENV, "bin", "python")
-    repo = os.path.join(work, "refproject")
-    home = os.path.join(work, "refhome")
-    os.makedirs(os.path.join(repo, "docs", "tasks"))
-    os.makedirs(os.path.join(repo, ".coding-os"))
-    os.makedirs(home)
-    for name in os.listdir(TASKS):
-        if name.startswith("TASK-"):
-            shutil.copy(os.path.join(TASKS, name), os.path.join(repo, "docs", "tasks", name))
-    subprocess.run(["git", "init", "-q", repo], check=True)
-    env = dict(os.environ, HOME=home, HF_HUB_OFFLINE="1", COS_GRAPH_BACKEND="sqlite",
-               COS_GRAPH_RATE_CAPACITY="1000000", COS_GRAPH_RATE_REFILL="1000000")
-    site = subprocess.run([python, "-c", "import core,os;print(os.path.dirname(os.path.dirname(core.__file__)))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    subprocess.run([python, os.path.join(site, "core", "thinking_os", "task_sync.py"), "--project-root", repo,
-                    "--db", os.path.join(repo, ".coding-os", "coding-os.db")], cwd=repo,
-                   env=dict(env, PYTHONPATH=os.path.join(site, "core", "thinking_os")), check=True, stdout=subprocess.DEVNULL)
-    subprocess.run([cos, "registry", "add", repo], env=env, check=True, stdout=subprocess.DEVNULL)
+    repo, env = reference_project(work, TASKS)
     port = free_port()
     proc = serve([cos, "hub", "start", "--foreground", "--port", str(port)], f"http://127.0.0.1:{port}/api/board/list", env, repo)
     try:

@@ -1,5 +1,5 @@
 """What the load benchmarks share: ports, waiting for a server, wrk runs, peak memory, corpora."""
-import os, re, socket, subprocess, sys, tarfile, tempfile, time, urllib.request
+import os, re, shutil, socket, subprocess, sys, tarfile, tempfile, time, urllib.request
 
 REFERENCE_VENV = os.path.join(tempfile.gettempdir(), "cos-reference-venv")
 
@@ -111,3 +111,29 @@ def rotating_script(folder, paths):
         f.write("local paths = {\n" + ",\n".join('"' + p.replace("\\", "\\\\").replace('"', '\\"') + '"' for p in paths) + "\n}\n")
         f.write("local at = 0\nrequest = function()\n  at = at % #paths + 1\n  return wrk.format(\"GET\", paths[at])\nend\n")
     return path
+
+
+def reference_project(parent, tasks):
+    """A project of the reference system under `parent` (`refproject`, its slug), its
+    board synced from the task files in `tasks`, registered under a HOME of its own,
+    as ../shared/reference/run-reference-system.md describes. Answers (repo, env)."""
+    cos = reference_cos()
+    python = os.path.join(REFERENCE_VENV, "bin", "python")
+    repo = os.path.join(parent, "refproject")
+    home = os.path.join(parent, "refhome")
+    os.makedirs(os.path.join(repo, "docs", "tasks"))
+    os.makedirs(os.path.join(repo, ".coding-os"))
+    os.makedirs(home)
+    for name in os.listdir(tasks):
+        if name.startswith("TASK-"):
+            shutil.copy(os.path.join(tasks, name), os.path.join(repo, "docs", "tasks", name))
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    env = dict(os.environ, HOME=home, HF_HUB_OFFLINE="1", COS_GRAPH_BACKEND="sqlite",
+               COS_GRAPH_RATE_CAPACITY="1000000", COS_GRAPH_RATE_REFILL="1000000")
+    site = subprocess.run([python, "-c", "import core,os;print(os.path.dirname(os.path.dirname(core.__file__)))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run([python, os.path.join(site, "core", "thinking_os", "task_sync.py"), "--project-root", repo,
+                    "--db", os.path.join(repo, ".coding-os", "coding-os.db")], cwd=repo,
+                   env=dict(env, PYTHONPATH=os.path.join(site, "core", "thinking_os")), check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([cos, "registry", "add", repo], env=env, check=True, stdout=subprocess.DEVNULL)
+    return repo, env

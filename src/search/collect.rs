@@ -254,15 +254,10 @@ fn matching_lines<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::query::{Vocabulary, parse};
 
     #[test]
     fn lines_are_numbered_and_each_found_once() {
-        let vocabulary = Vocabulary {
-            languages: &[],
-            statuses: &[],
-        };
-        let query = parse("q", "foo bar", &[], &vocabulary).unwrap();
+        let query = crate::search::query::parsed_for_tests("foo bar");
         let matcher = LineMatcher::new(&query, None);
         let scanner = matcher.first().unwrap().clone();
         let content = "foo\nfoo bar foo\r\nnothing\nbar then foo";

@@ -217,14 +217,9 @@ fn collect_required(hir: &Hir, found: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::query::{Vocabulary, parse};
 
     fn query(text: &str) -> Query {
-        let vocabulary = Vocabulary {
-            languages: &[],
-            statuses: &[],
-        };
-        parse("q", text, &[], &vocabulary).unwrap()
+        crate::search::query::parsed_for_tests(text)
     }
 
     #[test]

@@ -414,6 +414,16 @@ fn check_regex(field: &str, source: &str) -> Result<(), ToolError> {
     compile(field, source).map(|_| ())
 }
 
+/// A query parsed with no languages or statuses known, for the area's tests.
+#[cfg(test)]
+pub fn parsed_for_tests(text: &str) -> Query {
+    let vocabulary = Vocabulary {
+        languages: &[],
+        statuses: &[],
+    };
+    parse("q", text, &[], &vocabulary).expect("a valid test query")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

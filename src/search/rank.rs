@@ -247,14 +247,9 @@ fn order(a: &Ranked, b: &Ranked) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::query::{Vocabulary, parse};
 
     fn query(text: &str) -> Query {
-        let vocabulary = Vocabulary {
-            languages: &[],
-            statuses: &[],
-        };
-        parse("q", text, &[], &vocabulary).unwrap()
+        crate::search::query::parsed_for_tests(text)
     }
 
     fn item(corpus: &str, kind: &str, name: &str, path: &str, bm25: f64) -> Found {

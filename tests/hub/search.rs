@@ -38,6 +38,12 @@ fn fixture(root: &Path) {
 async fn indexed_server() -> TestServer {
     let server = TestServer::start().await;
     fixture(server.repo());
+    index_graph(&server).await;
+    server
+}
+
+/// Runs the graph's index tool, as `cos index` (or the watcher of `cos serve`) does.
+async fn index_graph(server: &TestServer) {
     let envelope = server
         .hub
         .call_json(
@@ -48,7 +54,6 @@ async fn indexed_server() -> TestServer {
         )
         .await;
     assert_eq!(envelope["ok"], true, "{envelope}");
-    server
 }
 
 fn encode(text: &str) -> String {
@@ -402,16 +407,7 @@ async fn tasks_documents_and_saved_files_are_searchable_at_once() {
         "app/fresh.py",
         "def freshly_saved_helper():\n    return 1\n",
     );
-    let envelope = server
-        .hub
-        .call_json(
-            "cos_graph_index",
-            Value::Null,
-            cos_hub::envelope::Budget::None,
-            cos_hub::tools::Source::Cli,
-        )
-        .await;
-    assert_eq!(envelope["ok"], true);
+    index_graph(&server).await;
     let (status, body) = search(&server, "freshlySavedHelper", "").await;
     assert_eq!(status, 200);
     assert_eq!(
@@ -422,15 +418,7 @@ async fn tasks_documents_and_saved_files_are_searchable_at_once() {
     assert_eq!(body["meta"]["pending"], false);
     // and a removed one is gone
     std::fs::remove_file(server.repo().join("app/fresh.py")).unwrap();
-    server
-        .hub
-        .call_json(
-            "cos_graph_index",
-            Value::Null,
-            cos_hub::envelope::Budget::None,
-            cos_hub::tools::Source::Cli,
-        )
-        .await;
+    index_graph(&server).await;
     let (_, body) = search(&server, "freshly_saved_helper", "").await;
     assert_eq!(body["data"]["total"], 0, "{body}");
 }
