@@ -16,13 +16,13 @@ pub struct LiveDocument {
     pub title: String,
 }
 
-/// Every live document of every mount, by mount and path; a file two mounts
-/// reach (`docs/` inside the repository's own mount) is listed once, under
-/// the first mount declared. The first call of
-/// a process scans the mounts, so files the hub was never asked about are
-/// known; later changes arrive through the documents' own tools and watcher.
-pub fn live_documents(context: &ToolContext) -> Result<Vec<LiveDocument>, ToolError> {
-    let mounts = scanned_once(context)?;
+/// Every live document of `mounts` (from [`scanned_once`]), by mount and
+/// path; a file two mounts reach (`docs/` inside the repository's own mount)
+/// is listed once, under the first mount declared.
+pub fn live_documents(
+    context: &ToolContext,
+    mounts: &super::mounts::Mounts,
+) -> Result<Vec<LiveDocument>, ToolError> {
     let store = &context.hub.store;
     let mut found = Vec::new();
     let mut seen = std::collections::HashSet::new();

@@ -146,12 +146,10 @@ pub fn words_regex(pattern: &str) -> Option<Regex> {
 pub fn trigram_expression(query: &Query) -> Option<String> {
     let mut groups: Vec<String> = Vec::new();
     for term in &query.terms {
-        let options: Vec<String> = spellings(term)
-            .iter()
-            .filter_map(|s| trigrams_of(s))
-            .collect();
-        // a term with one spelling too short to prefilter: the others still narrow
-        if options.len() == spellings(term).len() && !options.is_empty() {
+        let spelled = spellings(term);
+        let options: Vec<String> = spelled.iter().filter_map(|s| trigrams_of(s)).collect();
+        // a spelling too short to prefilter could match anywhere: the term then narrows nothing
+        if options.len() == spelled.len() && !options.is_empty() {
             groups.push(format!("({})", options.join(" OR ")));
         }
     }

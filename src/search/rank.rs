@@ -105,15 +105,16 @@ impl Wanted {
             [only] if !only.phrase && !only.prefix => Some(only.text.clone()),
             _ => None,
         };
+        let folded_terms: Vec<String> =
+            query.terms.iter().map(|t| words::folded(&t.text)).collect();
         Wanted {
             exact,
-            folded: query.terms.iter().map(|t| words::folded(&t.text)).collect(),
+            folded: folded_terms.concat(),
             parts: query.terms.iter().map(|t| t.parts()).collect(),
-            folded_terms: query.terms.iter().map(|t| words::folded(&t.text)).collect(),
+            folded_terms,
         }
     }
 
-    /// The rule a name (with its kind and target) meets.
     /// The rule an item meets, from its name's parts as the index keeps them.
     fn rule_for(&self, item: &Item) -> Rule {
         let (corpus, kind, name) = (item.corpus.as_str(), item.kind.as_str(), item.name.as_str());

@@ -272,14 +272,14 @@ fn catch_up_tasks(context: &ToolContext) -> Result<bool, ToolError> {
 
 fn catch_up_documents(context: &ToolContext) -> Result<bool, ToolError> {
     let store = &context.hub.store;
-    crate::docs::feed::scanned_once(context)?;
+    let mounts = crate::docs::feed::scanned_once(context)?;
     // read before the documents: a change after it moves the revision on,
     // and the next query catches up with it
     let revision = crate::docs::revision(store)?;
     if !behind(context, "docs", revision)? {
         return Ok(false);
     }
-    let documents = crate::docs::feed::live_documents(context)?;
+    let documents = crate::docs::feed::live_documents(context, &mounts)?;
     let known = store.view(|c| records::units(c, "doc:"))?;
     let mut present = HashSet::new();
     let mut units = Vec::new();

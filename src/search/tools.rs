@@ -224,12 +224,12 @@ fn corpora_of(
         (Corpus::Docs, crate::docs::MODULE),
         (Corpus::Tasks, crate::board::MODULE),
     ];
-    for (corpus, module) in gates {
-        let on = context
-            .hub
-            .modules
-            .is_enabled(module)
-            .map_err(|e| ToolError::internal("reading the module switches", e))?;
+    let switches = context
+        .hub
+        .modules
+        .all(&gates.map(|(_, module)| module))
+        .map_err(|e| ToolError::internal("reading the module switches", e))?;
+    for ((corpus, _), (module, on)) in gates.into_iter().zip(switches) {
         if !on && corpora.contains(&corpus) {
             corpora.retain(|c| *c != corpus);
             notes.push(format!(
@@ -284,11 +284,9 @@ fn hit_of(
             })
         }
         Found::Item(found) => {
+            // bodies are read only for the hits shown
             let body = records::item_body(c, found.id)?;
-            let item = &records::Item {
-                body,
-                ..found.item.clone()
-            };
+            let item = &found.item;
             let mut matched = Vec::new();
             if highlighter.matches(&item.name) {
                 matched.push("name".to_string());
@@ -297,8 +295,8 @@ fn hit_of(
                 matched.push("path".into());
             }
             let (line, text) = match item.corpus.as_str() {
-                "symbols" => (item.line, item.body.clone()),
-                _ => match highlighter.first_line(&item.body) {
+                "symbols" => (item.line, body),
+                _ => match highlighter.first_line(&body) {
                     Some((index, text)) => {
                         matched.push("body".into());
                         let line = item.line.map(|l| l + index as u32);

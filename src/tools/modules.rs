@@ -102,6 +102,12 @@ struct Cached {
     state: StateFile,
 }
 
+/// A module's switch in a read of the switchboard: on unless switched off
+/// (the core module cannot be).
+fn switched_on(state: &StateFile, module: Module) -> bool {
+    !module.switchable() || state.modules.get(module.id()).copied().unwrap_or(true)
+}
+
 impl ModuleState {
     pub fn new(state_dir: &Path) -> ModuleState {
         ModuleState {
@@ -118,16 +124,16 @@ impl ModuleState {
         if !module.switchable() {
             return Ok(true);
         }
-        let state = self.load()?;
-        Ok(state.modules.get(module.id()).copied().unwrap_or(true))
+        Ok(switched_on(&self.load()?, module))
     }
 
-    /// Each of `modules` with its switch.
+    /// Each of `modules` with its switch, from one read of the switchboard.
     pub fn all(&self, modules: &[Module]) -> Result<Vec<(Module, bool)>, ModuleStateError> {
-        modules
+        let state = self.load()?;
+        Ok(modules
             .iter()
-            .map(|module| Ok((*module, self.is_enabled(*module)?)))
-            .collect()
+            .map(|module| (*module, switched_on(&state, *module)))
+            .collect())
     }
 
     /// Switches a module; written atomically (temporary file, then rename).

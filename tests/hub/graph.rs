@@ -111,15 +111,7 @@ async fn cold_index_of(root: &Path, entries: &[&str]) -> (Nodes, Edges) {
         cos_hub::hub::default_registry(),
     )
     .unwrap();
-    let envelope = fresh
-        .call_json(
-            "cos_graph_index",
-            Value::Null,
-            cos_hub::envelope::Budget::None,
-            cos_hub::tools::Source::Cli,
-        )
-        .await;
-    assert_eq!(envelope["ok"], true, "{envelope}");
+    crate::common::index_graph(&fresh).await;
     dump(&cold.path().join(".cos"))
 }
 

@@ -2,7 +2,7 @@
 //! identifier-aware matching, text operators, filters, ranking, cursors,
 //! explanations of empty answers, freshness, modes and bad input.
 
-use crate::common::{TestServer, error_of};
+use crate::common::{TestServer, error_of, index_graph};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -38,22 +38,8 @@ fn fixture(root: &Path) {
 async fn indexed_server() -> TestServer {
     let server = TestServer::start().await;
     fixture(server.repo());
-    index_graph(&server).await;
+    index_graph(&server.hub).await;
     server
-}
-
-/// Runs the graph's index tool, as `cos index` (or the watcher of `cos serve`) does.
-async fn index_graph(server: &TestServer) {
-    let envelope = server
-        .hub
-        .call_json(
-            "cos_graph_index",
-            Value::Null,
-            cos_hub::envelope::Budget::None,
-            cos_hub::tools::Source::Cli,
-        )
-        .await;
-    assert_eq!(envelope["ok"], true, "{envelope}");
 }
 
 fn encode(text: &str) -> String {
@@ -407,7 +393,7 @@ async fn tasks_documents_and_saved_files_are_searchable_at_once() {
         "app/fresh.py",
         "def freshly_saved_helper():\n    return 1\n",
     );
-    index_graph(&server).await;
+    index_graph(&server.hub).await;
     let (status, body) = search(&server, "freshlySavedHelper", "").await;
     assert_eq!(status, 200);
     assert_eq!(
@@ -418,7 +404,7 @@ async fn tasks_documents_and_saved_files_are_searchable_at_once() {
     assert_eq!(body["meta"]["pending"], false);
     // and a removed one is gone
     std::fs::remove_file(server.repo().join("app/fresh.py")).unwrap();
-    index_graph(&server).await;
+    index_graph(&server.hub).await;
     let (_, body) = search(&server, "freshly_saved_helper", "").await;
     assert_eq!(body["data"]["total"], 0, "{body}");
 }
@@ -528,4 +514,40 @@ async fn files_saved_and_documents_edited_on_disk_while_serving_are_found() {
         b["data"]["hits"][0]["opens"]["document"]["section"] == "paging"
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn areas_of_modules_switched_off_are_left_out_and_said_so() {
+    let server = indexed_server().await;
+    let (status, _) = server
+        .post_json(
+            "/api/board/tasks",
+            json!({"title": "Parse the release notes"}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let (_, body) = search(&server, "parse", "").await;
+    assert!(body["data"]["facets"]["tasks"].as_u64() > Some(0), "{body}");
+
+    let (status, _) = server
+        .put_json("/api/settings/modules/board", json!({"enabled": false}))
+        .await;
+    assert_eq!(status, 200);
+    let (status, body) = search(&server, "parse", "").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["facets"]["tasks"], 0);
+    assert!(body["data"]["facets"]["symbols"].as_u64() > Some(0));
+    let notes = body["data"]["notes"].to_string();
+    assert!(
+        notes.contains("tasks were not searched: the board module is switched off"),
+        "{notes}"
+    );
+
+    // and search itself switched off answers module_disabled
+    server
+        .put_json("/api/settings/modules/search", json!({"enabled": false}))
+        .await;
+    let (status, body) = search(&server, "parse", "").await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(error_of(&body)["code"], "E_MODULE_DISABLED");
 }

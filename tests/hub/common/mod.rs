@@ -495,3 +495,17 @@ async fn next_change(response: &mut reqwest::Response, buffer: &mut String, area
         buffer.push_str(&String::from_utf8_lossy(&chunk));
     }
 }
+
+/// Runs the graph's index tool on `hub`, as `cos index` (or the watcher of
+/// `cos serve`) does, and checks that it succeeded.
+pub async fn index_graph(hub: &Hub) {
+    let envelope = hub
+        .call_json(
+            "cos_graph_index",
+            Value::Null,
+            cos_hub::envelope::Budget::None,
+            cos_hub::tools::Source::Cli,
+        )
+        .await;
+    assert_eq!(envelope["ok"], true, "{envelope}");
+}
