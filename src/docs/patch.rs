@@ -41,6 +41,9 @@ pub enum Operation {
     Append { content: String },
     /// Adds to the start of the document (after front matter, if any).
     Prepend { content: String },
+    /// Replaces the whole document: an edit made in an editor, or a past
+    /// revision restored. The base still guards it like any other patch.
+    ReplaceAll { content: String },
 }
 
 fn one() -> usize {
@@ -175,6 +178,7 @@ fn apply_one(text: &str, operation: &Operation) -> Result<String, ToolError> {
             let at = front_matter_end(text);
             splice(text, at, at, &as_lines(content))
         }
+        Operation::ReplaceAll { content } => content.clone(),
     })
 }
 
@@ -304,5 +308,18 @@ mod tests {
             .as_deref(),
             Some("---\nx: 1\n---\ntop\nbody\n")
         );
+    }
+
+    #[test]
+    fn replace_all_takes_the_content_as_it_is() {
+        let text = "# Title\n\nold\n";
+        let next = apply(
+            text,
+            &[Operation::ReplaceAll {
+                content: "# Other\n\nnew, no final line break".into(),
+            }],
+        )
+        .map_err(|error| format!("{error:?}"));
+        assert_eq!(next.as_deref(), Ok("# Other\n\nnew, no final line break"));
     }
 }

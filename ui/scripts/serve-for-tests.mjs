@@ -1,9 +1,9 @@
 // Starts `cos serve` on a fresh temporary repository for the browser tests and
 // removes it when Playwright stops the server. The repository holds a small
-// code-and-docs fixture for the graph page, at a path the tests derive from the
-// port so they can edit files while the hub watches.
+// code-and-docs fixture for the graph page and two document mounts, at a path
+// the tests derive from the port so they can edit files while the hub watches.
 import { spawn } from "node:child_process";
-import { cpSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -13,6 +13,27 @@ const binary = resolve(process.env.COS_BINARY ?? "../target/debug/cos");
 const repo = join(tmpdir(), `cos-ui-test-${port}`);
 rmSync(repo, { recursive: true, force: true });
 cpSync(resolve("tests/fixtures/graph-repo"), repo, { recursive: true });
+// the documents page's mounts: the project's docs, and policies that people only read
+mkdirSync(join(repo, ".cos"), { recursive: true });
+writeFileSync(
+  join(repo, ".cos", "docs.toml"),
+  [
+    "[[mounts]]",
+    'key = "docs"',
+    'path = "docs"',
+    'name = "Project docs"',
+    "",
+    "[[mounts]]",
+    'key = "policies"',
+    'path = "policies"',
+    'name = "Policies"',
+    'agents = "read_only"',
+    'people = "read_only"',
+    "",
+  ].join("\n"),
+);
+mkdirSync(join(repo, "policies"), { recursive: true });
+writeFileSync(join(repo, "policies", "security.md"), "# Security policy\n\n## Reporting\n\nMail security@example.org.\n");
 const hub = spawn(binary, ["serve", repo, "--port", port], {
   stdio: "inherit",
   env: { ...process.env, RUST_LOG: "warn", COS_STATE_DIR: join(repo, ".cos") },

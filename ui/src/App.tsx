@@ -1,6 +1,7 @@
 import { Suspense, lazy } from "react";
 import { BoardPage } from "./pages/BoardPage";
-import { NotFound, Placeholder } from "./pages/Placeholder";
+import { DocumentsPage } from "./pages/documents/DocumentsPage";
+import { NotFound } from "./pages/NotFound";
 import { SearchPage } from "./pages/SearchPage";
 import { SettingsPage } from "./pages/SettingsPage";
 import { navigate, usePath } from "./router";
@@ -26,13 +27,7 @@ function page(path: string) {
       </Suspense>
     );
   if (path.startsWith("/search")) return <SearchPage />;
-  if (path.startsWith("/documents"))
-    return (
-      <Placeholder
-        area="Documents"
-        willHold="the Markdown documents in this repository's mounts: reading them, editing them with saves that never overwrite someone else's change, and each document's history"
-      />
-    );
+  if (path.startsWith("/documents")) return <DocumentsPage pathname={path} />;
   return <NotFound path={path} />;
 }
 

@@ -108,7 +108,7 @@ impl Tool for DocsPatch {
     type Output = Receipt;
     const SPEC: ToolSpec = spec(
         "cos_docs_patch",
-        "Edits a document by operations (replace_section, insert_before_section, insert_after_section, append_to_section, delete_section, replace_text, append, prepend), all or nothing, if it is still at base {rev, hash}. On STALE_REVISION re-read, rebase and send with a new request_id; if the outcome is uncertain, check cos_docs_receipt or resend the identical patch with the same request_id.",
+        "Edits a document by operations (replace_section, insert_before_section, insert_after_section, append_to_section, delete_section, replace_text, append, prepend, replace_all), all or nothing, if it is still at base {rev, hash}. On STALE_REVISION re-read, rebase and send with a new request_id; if the outcome is uncertain, check cos_docs_receipt or resend the identical patch with the same request_id.",
     )
     .writing(true, true);
 

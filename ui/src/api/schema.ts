@@ -2185,6 +2185,10 @@ export interface components {
             content: string;
             /** @enum {string} */
             op: "prepend";
+        } | {
+            content: string;
+            /** @enum {string} */
+            op: "replace_all";
         };
         /** @description Where a page lies in what is read. */
         PageRange: {

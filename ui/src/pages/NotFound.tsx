@@ -1,17 +1,18 @@
-// Pages of areas still to come say what they will hold and where to go today.
+// A path the hub has no page for says so and where to go instead.
 import { navigate } from "../router";
 
 const BUILT = [
   { path: "/board", label: "Board" },
   { path: "/graph", label: "Graph" },
   { path: "/search", label: "Search" },
+  { path: "/documents", label: "Documents" },
   { path: "/settings", label: "Settings" },
 ];
 
 function Elsewhere() {
   return (
     <p>
-      Built today:{" "}
+      The pages:{" "}
       {BUILT.map((page, index) => (
         <span key={page.path}>
           {index > 0 ? ", " : ""}
@@ -28,17 +29,6 @@ function Elsewhere() {
       ))}
       ; every tool is also in the API, documented at <a href="/docs/">/docs</a>.
     </p>
-  );
-}
-
-/** An area that is not built yet, and what it will be. */
-export function Placeholder({ area, willHold }: { area: string; willHold: string }) {
-  return (
-    <section className="placeholder" aria-labelledby="placeholder-title">
-      <h1 id="placeholder-title">{area}</h1>
-      <p>This page is not built yet. It will hold {willHold}.</p>
-      <Elsewhere />
-    </section>
   );
 }
 

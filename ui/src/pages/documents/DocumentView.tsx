@@ -1,0 +1,391 @@
+// One document: rendered with its outline, edited by section or whole, its
+// conflicts, history, move and delete. Follows the live feed: a change made
+// elsewhere refreshes it, or, while the person edits, is shown beside the edit.
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { Failure } from "../../api/client";
+import { FailureNotice } from "../../components/FailureNotice";
+import { useOnNewRevision } from "../../live";
+import { navigate } from "../../router";
+import { DeleteConfirm, MoveForm } from "./DocActions";
+import { ConflictPanel, type Conflict } from "./ConflictPanel";
+import { DiffView } from "./DiffView";
+import { DocEditor } from "./DocEditor";
+import { DocFailure } from "./DocFailure";
+import { AccessBadges, sizeOf, when } from "./DocSidebar";
+import { type DocEntry, type Loaded, type MountInfo, type Operation, type Receipt, loadDocument, newRequestId } from "./docsApi";
+import { clearDraft, loadDraft, saveDraft } from "./drafts";
+import { HistoryPanel } from "./HistoryPanel";
+import { type RenderPlace, documentHref, renderMarkdown } from "./markdown";
+import { sectionText } from "./merge";
+import { editedDocument, operationsFor, save } from "./saving";
+
+interface Editing {
+  /** A section's anchor, or null for the whole document. */
+  scope: string | null;
+  /** The document as it was when the edit started: the write's base. */
+  base: Loaded;
+  initialText: string;
+  requestId: string;
+  restoredAt: string | null;
+}
+
+type Panel = "read" | "history" | "move" | "delete";
+
+interface Props {
+  mount: MountInfo;
+  path: string;
+  entry: DocEntry | null;
+  repoRoot: string | null;
+  docsRevision: number | null;
+}
+
+function scrollToSection(anchor: string) {
+  const target = document.querySelector(`[data-section="${CSS.escape(anchor)}"]`);
+  target?.scrollIntoView({ block: "start" });
+}
+
+export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Props) {
+  const [doc, setDoc] = useState<Loaded | null>(null);
+  const [failure, setFailure] = useState<Failure | null>(null);
+  const [panel, setPanel] = useState<Panel>("read");
+  const [editing, setEditing] = useState<Editing | null>(null);
+  const [conflict, setConflict] = useState<Conflict | null>(null);
+  const [saveFailure, setSaveFailure] = useState<Failure | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [draftKept, setDraftKept] = useState<boolean | null>(null);
+  const [showTheirs, setShowTheirs] = useState(false);
+  const textRef = useRef("");
+  const draftTimer = useRef<number | undefined>(undefined);
+  /** The last request ID sent and what it carried: a changed edit is a new intent. */
+  const attempted = useRef<{ requestId: string; body: string } | null>(null);
+  const canWrite = mount.people !== "read_only";
+  const place = useMemo<RenderPlace>(() => ({ mount: mount.key, path, repoRoot }), [mount.key, path, repoRoot]);
+
+  /** The hash last shown or saved: a reload that finds another one says so. */
+  const knownHash = useRef<string | null>(null);
+  const reload = useCallback(async () => {
+    const answer = await loadDocument(mount.key, path);
+    if (answer.ok) {
+      setFailure(null);
+      const hash = answer.data.identity.hash;
+      if (knownHash.current !== null && knownHash.current !== hash) {
+        setNotice(`Updated to rev ${answer.data.identity.rev}: changed elsewhere while you were here.`);
+      }
+      knownHash.current = hash;
+      setDoc(answer.data);
+    } else setFailure(answer.failure);
+    return answer;
+  }, [mount.key, path]);
+
+  const keepDraft = useCallback(
+    (state: Editing, text: string) => {
+      window.clearTimeout(draftTimer.current);
+      draftTimer.current = window.setTimeout(() => {
+        const draft = { scope: state.scope, text, base: state.base.identity, requestId: state.requestId, savedAt: new Date().toISOString() };
+        setDraftKept(saveDraft(mount.key, path, draft));
+      }, 300);
+    },
+    [mount.key, path],
+  );
+
+  const beginEditing = useCallback(
+    (state: Editing, keepNow: boolean) => {
+      textRef.current = state.initialText;
+      setEditing(state);
+      setConflict(null);
+      setSaveFailure(null);
+      setPanel("read");
+      if (keepNow) keepDraft(state, state.initialText);
+    },
+    [keepDraft],
+  );
+
+  // first load, then a draft left by an earlier visit reopens its editor
+  useEffect(() => {
+    let live = true;
+    void (async () => {
+      const answer = await reload();
+      const draft = loadDraft(mount.key, path);
+      if (!live || !answer.ok || !draft) return;
+      let base = answer.data;
+      if (draft.base.hash !== base.identity.hash) {
+        const past = await loadDocument(mount.key, path, draft.base.rev);
+        if (past.ok && past.data.identity.hash === draft.base.hash) base = past.data;
+      }
+      if (!live) return;
+      beginEditing({ scope: draft.scope, base, initialText: draft.text, requestId: draft.requestId, restoredAt: draft.savedAt }, false);
+      setDraftKept(true);
+    })();
+    return () => {
+      live = false;
+      window.clearTimeout(draftTimer.current);
+    };
+  }, [mount.key, path, reload, beginEditing]);
+
+  useOnNewRevision(docsRevision, () => void reload());
+
+  useEffect(() => {
+    const anchor = decodeURIComponent(window.location.hash.slice(1));
+    if (doc && anchor && !editing) scrollToSection(anchor);
+    // once per document load
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [doc?.identity.hash]);
+
+  const finishSaved = useCallback(
+    (receipt: Receipt, what: string) => {
+      clearDraft(mount.key, path);
+      setEditing(null);
+      setConflict(null);
+      setSaveFailure(null);
+      setDraftKept(null);
+      attempted.current = null;
+      knownHash.current = receipt.document?.hash ?? null;
+      setNotice(`${what} as rev ${receipt.document?.rev ?? "?"}.`);
+      void reload();
+    },
+    [mount.key, path, reload],
+  );
+
+  const send = useCallback(
+    async (state: Editing, operations: Operation[], mine: string, what: string) => {
+      setSaving(true);
+      setSaveFailure(null);
+      const outcome = await save(mount.key, path, state.base.identity, state.requestId, operations);
+      setSaving(false);
+      if (outcome.kind === "saved") return finishSaved(outcome.receipt, what);
+      if (outcome.kind === "conflict") {
+        setDoc(outcome.theirs);
+        setConflict({ base: state.base, theirs: outcome.theirs, mine });
+        return;
+      }
+      setSaveFailure(outcome.failure);
+    },
+    [finishSaved, mount.key, path],
+  );
+
+  const saveEdit = useCallback(() => {
+    if (!editing) return;
+    const text = textRef.current;
+    const operations = operationsFor(editing.base, editing.scope, text);
+    const body = JSON.stringify(operations);
+    let state = editing;
+    if (attempted.current && attempted.current.requestId === editing.requestId && attempted.current.body !== body) {
+      state = { ...editing, requestId: newRequestId() };
+      setEditing(state);
+      keepDraft(state, text);
+    }
+    attempted.current = { requestId: state.requestId, body };
+    void send(state, operations, editedDocument(state.base, state.scope, text), "Saved");
+  }, [editing, keepDraft, send]);
+
+  const startEditing = (scope: string | null) => {
+    if (!doc) return;
+    const section = scope === null ? undefined : doc.outline.find((s) => s.anchor === scope);
+    const initialText = section ? sectionText(doc.content, section) : doc.content;
+    beginEditing({ scope: section ? section.anchor : null, base: doc, initialText, requestId: newRequestId(), restoredAt: null }, false);
+  };
+
+  const html = useMemo(
+    () => (doc ? renderMarkdown(doc.content, place, doc.outline, canWrite && editing === null) : ""),
+    [doc, place, canWrite, editing],
+  );
+
+  if (failure && !doc) return <FailureNotice failure={failure} onRetry={() => void reload()} />;
+  if (!doc) return <p className="muted">Loading {path}…</p>;
+
+  const title = doc.outline[0]?.title ?? path;
+  // a document that opens with its own title shows it once, in the text
+  const startsWithTitle = doc.outline[0]?.level === 1 && doc.outline[0].line <= 3;
+  const changedMeanwhile = editing !== null && doc.identity.hash !== editing.base.identity.hash && conflict === null;
+  const scopeTitle = editing?.scope ? doc.outline.find((s) => s.anchor === editing.scope)?.title ?? editing.scope : null;
+
+  return (
+    <article className="doc-view" data-testid="document" data-rev={doc.identity.rev}>
+      <header className="doc-header">
+        {startsWithTitle ? null : <h1>{title}</h1>}
+        <p className="doc-identity">
+          <code>
+            {mount.key}/{path}
+          </code>{" "}
+          · rev <span data-testid="doc-rev">{doc.identity.rev}</span> · <code title={doc.identity.hash}>{doc.identity.hash.slice(0, 12)}</code>
+          {entry ? ` · ${sizeOf(entry.size)} · last change by ${entry.updated_by} (${entry.source}), ${when(entry.updated_at)}` : null}{" "}
+          <AccessBadges mount={mount} />
+        </p>
+        <div className="doc-toolbar">
+          <button type="button" onClick={() => startEditing(null)} disabled={!canWrite || editing !== null}>
+            Edit document
+          </button>
+          <button type="button" aria-pressed={panel === "history"} onClick={() => setPanel(panel === "history" ? "read" : "history")}>
+            History
+          </button>
+          <button type="button" onClick={() => setPanel("move")} disabled={!canWrite || editing !== null}>
+            Rename or move
+          </button>
+          <button type="button" onClick={() => setPanel("delete")} disabled={!canWrite || editing !== null}>
+            Delete
+          </button>
+        </div>
+        {!canWrite ? (
+          <p className="notice notice-permission" data-testid="read-only">
+            <strong>This mount is read-only for people.</strong> {mount.name} (<code>{mount.key}</code>) is marked{" "}
+            <code>people = "read_only"</code> in docs.toml: you can read it and its history, not edit it here.
+          </p>
+        ) : null}
+        {notice ? (
+          <p className="notice notice-ok" role="status" data-testid="doc-notice">
+            {notice}{" "}
+            <button type="button" className="quiet" aria-label="Dismiss" onClick={() => setNotice(null)}>
+              ×
+            </button>
+          </p>
+        ) : null}
+      </header>
+
+      {panel === "move" ? (
+        <MoveForm
+          identity={doc.identity}
+          onCancel={() => setPanel("read")}
+          onMoved={(to) => {
+            clearDraft(mount.key, path);
+            navigate(documentHref(mount.key, to));
+          }}
+        />
+      ) : null}
+      {panel === "delete" ? (
+        <DeleteConfirm identity={doc.identity} onCancel={() => setPanel("read")} onDeleted={() => navigate(`/documents/${encodeURIComponent(mount.key)}`)} />
+      ) : null}
+      {panel === "history" ? (
+        <HistoryPanel
+          mount={mount.key}
+          path={path}
+          current={doc}
+          canWrite={canWrite}
+          onRestore={(content, rev) => {
+            const state: Editing = { scope: null, base: doc, initialText: content, requestId: newRequestId(), restoredAt: null };
+            void send(state, [{ op: "replace_all", content }], content, `Restored rev ${rev}`);
+          }}
+        />
+      ) : null}
+      {saveFailure && !editing ? <DocFailure failure={saveFailure} requestId="" /> : null}
+
+      {conflict && editing ? (
+        <ConflictPanel
+          conflict={conflict}
+          busy={saving}
+          onApply={(text) => {
+            const state: Editing = { scope: null, base: conflict.theirs, initialText: text, requestId: newRequestId(), restoredAt: null };
+            setEditing(state);
+            keepDraft(state, text);
+            void send(state, [{ op: "replace_all", content: text }], text, "Re-applied your edit");
+          }}
+          onEditByHand={(text) =>
+            beginEditing({ scope: null, base: conflict.theirs, initialText: text, requestId: newRequestId(), restoredAt: null }, true)
+          }
+          onDiscard={() => {
+            clearDraft(mount.key, path);
+            setConflict(null);
+            setEditing(null);
+            setDraftKept(null);
+          }}
+        />
+      ) : null}
+
+      {editing && !conflict ? (
+        <>
+          {editing.restoredAt ? (
+            <p className="notice" data-testid="draft-restored">
+              Your unsaved edit from {when(editing.restoredAt)} is back, based on rev {editing.base.identity.rev}.
+            </p>
+          ) : null}
+          {changedMeanwhile ? (
+            <div className="notice notice-conflict" role="status" data-testid="changed-meanwhile">
+              <p className="notice-message">
+                Changed since you started: the document is now at rev {doc.identity.rev}. Saving will show both changes.
+              </p>
+              <button type="button" onClick={() => setShowTheirs(!showTheirs)}>
+                {showTheirs ? "Hide" : "Show"} what changed
+              </button>
+              {showTheirs ? <DiffView before={editing.base.content} after={doc.content} label="Changed since you started" /> : null}
+            </div>
+          ) : null}
+          {saveFailure ? (
+            <DocFailure
+              failure={saveFailure}
+              requestId={editing.requestId}
+              onRetry={saveEdit}
+              onNewIntent={() => {
+                const state = { ...editing, requestId: newRequestId() };
+                setEditing(state);
+                keepDraft(state, textRef.current);
+                setSaveFailure(null);
+              }}
+              onCommitted={(receipt) => finishSaved(receipt, "Saved")}
+            />
+          ) : null}
+          <DocEditor
+            key={`${editing.requestId}:${editing.base.identity.rev}`}
+            initialText={editing.initialText}
+            textRef={textRef}
+            place={place}
+            label={scopeTitle ? `Editing the section “${scopeTitle}”` : "Editing the whole document"}
+            saving={saving}
+            onChange={(text) => keepDraft(editing, text)}
+            onSave={saveEdit}
+            onCancel={() => {
+              clearDraft(mount.key, path);
+              setEditing(null);
+              setSaveFailure(null);
+              setDraftKept(null);
+            }}
+          />
+          <p className="muted" data-testid="draft-state">
+            {draftKept === null ? "" : draftKept ? "Your draft is kept in this browser until it is saved." : "This browser would not keep a copy of your draft: save soon."}
+          </p>
+        </>
+      ) : null}
+
+      <div className={doc.outline.length > 1 ? "doc-body with-outline" : "doc-body"}>
+        {doc.outline.length > 1 ? (
+          <nav className="doc-outline" aria-label="Outline">
+            <ol>
+              {doc.outline.map((section) => (
+                <li key={section.anchor} style={{ paddingLeft: `${(section.level - 1) * 0.8}rem` }}>
+                  <a
+                    href={`#${section.anchor}`}
+                    onClick={(event) => {
+                      event.preventDefault();
+                      window.history.replaceState(null, "", `#${section.anchor}`);
+                      scrollToSection(section.anchor);
+                    }}
+                  >
+                    {section.title}
+                  </a>
+                </li>
+              ))}
+            </ol>
+          </nav>
+        ) : null}
+        <div
+          className="markdown"
+          data-testid="rendered"
+          dangerouslySetInnerHTML={{ __html: html }}
+          onClick={(event) => {
+            const target = event.target as HTMLElement;
+            const edit = target.closest<HTMLElement>("button.section-edit");
+            if (edit?.dataset.section) return startEditing(edit.dataset.section);
+            const href = target.closest("a")?.getAttribute("href");
+            if (!href) return;
+            if (href.startsWith("#")) {
+              event.preventDefault();
+              scrollToSection(decodeURIComponent(href.slice(1)));
+            } else if (/^\/(documents|graph|board|search)(\/|\?|$)/.test(href)) {
+              event.preventDefault();
+              navigate(href);
+            }
+          }}
+        />
+      </div>
+    </article>
+  );
+}

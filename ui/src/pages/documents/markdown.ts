@@ -1,0 +1,224 @@
+// Markdown to safe HTML. marked renders CommonMark + GFM (tables, task lists),
+// highlight.js colours fenced code, and DOMPurify sanitises the result. Raw
+// HTML in a document is never passed through: the renderer escapes it to
+// text first, so DOMPurify is a second wall, not the only one.
+import DOMPurify from "dompurify";
+import hljs from "highlight.js/lib/core";
+import bash from "highlight.js/lib/languages/bash";
+import cpp from "highlight.js/lib/languages/cpp";
+import css from "highlight.js/lib/languages/css";
+import diff from "highlight.js/lib/languages/diff";
+import go from "highlight.js/lib/languages/go";
+import java from "highlight.js/lib/languages/java";
+import javascript from "highlight.js/lib/languages/javascript";
+import json from "highlight.js/lib/languages/json";
+import markdownLanguage from "highlight.js/lib/languages/markdown";
+import python from "highlight.js/lib/languages/python";
+import rust from "highlight.js/lib/languages/rust";
+import sql from "highlight.js/lib/languages/sql";
+import typescript from "highlight.js/lib/languages/typescript";
+import xml from "highlight.js/lib/languages/xml";
+import yaml from "highlight.js/lib/languages/yaml";
+import "highlight.js/styles/github.css";
+import { Marked, type Token, type Tokens } from "marked";
+import { markedHighlight } from "marked-highlight";
+import type { Section } from "./docsApi";
+
+const LANGUAGES = {
+  bash, cpp, css, diff, go, java, javascript, json, markdown: markdownLanguage, python, rust, sql, typescript, xml, yaml,
+};
+for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
+hljs.registerAliases(["sh", "shell", "console"], { languageName: "bash" });
+hljs.registerAliases(["js", "jsx"], { languageName: "javascript" });
+hljs.registerAliases(["ts", "tsx"], { languageName: "typescript" });
+hljs.registerAliases(["py"], { languageName: "python" });
+hljs.registerAliases(["rs"], { languageName: "rust" });
+hljs.registerAliases(["html", "svg"], { languageName: "xml" });
+hljs.registerAliases(["yml", "toml", "ini"], { languageName: "yaml" });
+hljs.registerAliases(["c", "h", "hpp"], { languageName: "cpp" });
+
+/** Where a rendered document lives, so its links resolve. */
+export interface RenderPlace {
+  mount: string;
+  path: string;
+  /** The repository's folder, for editor links; null when unknown. */
+  repoRoot: string | null;
+}
+
+/** `file.ext:12` in a heading: a place in the code. */
+const CODE_PLACE = /([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)/g;
+
+/** DOMPurify's default URL rule, plus `vscode:` for "open in the editor". */
+const ALLOWED_URI =
+  /^(?:(?:(?:f|ht)tps?|mailto|tel|vscode):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i;
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function plainText(tokens: Token[] | undefined): string {
+  if (!tokens) return "";
+  return tokens
+    .map((token) => {
+      if ("tokens" in token && token.tokens) return plainText(token.tokens);
+      if (token.type === "text" || token.type === "codespan" || token.type === "escape") return token.text;
+      return "";
+    })
+    .join("");
+}
+
+/** The server's slug rule (GitHub's): lower case, spaces to dashes, letters, digits, - and _ kept. */
+export function slugOf(title: string, seen: Map<string, number>): string {
+  const base = Array.from(title.toLowerCase())
+    .map((c) => (c === " " ? "-" : /[\p{L}\p{N}_-]/u.test(c) ? c : ""))
+    .join("");
+  const count = seen.get(base) ?? 0;
+  seen.set(base, count + 1);
+  return count === 0 ? base : `${base}-${count}`;
+}
+
+/** `docs/a/b.md` + `../c.md#x` → `docs/c.md#x`; null when it leaves the mount. */
+function resolveRelative(from: string, href: string): string | null {
+  const [target, hash] = href.split("#", 2);
+  const parts = from.split("/").slice(0, -1);
+  for (const part of decodeURI(target ?? "").split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (parts.length === 0) return null;
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.join("/") + (hash ? `#${hash}` : "");
+}
+
+export function documentHref(mount: string, path: string): string {
+  return `/documents/${encodeURIComponent(mount)}/${path.split("/").map(encodeURIComponent).join("/")}`;
+}
+
+function codeLinks(title: string, place: RenderPlace): string {
+  const links: string[] = [];
+  for (const match of title.matchAll(CODE_PLACE)) {
+    const [, file, line] = match;
+    if (!file || !line) continue;
+    const graph = `/graph?node=${encodeURIComponent(`code:file:${file}`)}`;
+    links.push(`<a class="code-link" href="${escapeHtml(graph)}" title="${escapeHtml(file)} in the graph">graph</a>`);
+    if (place.repoRoot) {
+      const editor = `vscode://file/${encodeURI(`${place.repoRoot}/${file}`)}:${line}`;
+      links.push(`<a class="code-link" href="${escapeHtml(editor)}" title="${escapeHtml(`${file}:${line}`)} in the editor">editor</a>`);
+    }
+  }
+  return links.length ? ` <span class="code-links">${links.join(" ")}</span>` : "";
+}
+
+function renderer(place: RenderPlace, anchors: WeakMap<Token, string>, editable: boolean) {
+  const marked = new Marked(
+    markedHighlight({
+      emptyLangClass: "hljs",
+      langPrefix: "hljs language-",
+      highlight(code, lang) {
+        const language = hljs.getLanguage(lang) ? lang : null;
+        return language ? hljs.highlight(code, { language }).value : escapeHtml(code);
+      },
+    }),
+  );
+  marked.use({
+    gfm: true,
+    renderer: {
+      // raw HTML from a document is shown as text, never as markup
+      html: ({ text }) => escapeHtml(text),
+      heading(token: Tokens.Heading) {
+        const inner = this.parser.parseInline(token.tokens);
+        const anchor = anchors.get(token);
+        if (anchor === undefined) return `<h${token.depth}>${inner}</h${token.depth}>\n`;
+        const edit = editable
+          ? ` <button type="button" class="section-edit" data-section="${escapeHtml(anchor)}" aria-label="Edit the section ${escapeHtml(plainText(token.tokens))}">Edit</button>`
+          : "";
+        return `<h${token.depth} id="${escapeHtml(anchor)}" data-section="${escapeHtml(anchor)}">${inner}${codeLinks(plainText(token.tokens), place)}${edit}</h${token.depth}>\n`;
+      },
+      link(token: Tokens.Link) {
+        const inner = this.parser.parseInline(token.tokens);
+        let href = token.href;
+        const relative = !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith("/") && !href.startsWith("#");
+        if (relative) {
+          const resolved = resolveRelative(place.path, href);
+          if (resolved !== null) {
+            const [target, hash] = resolved.split("#", 2);
+            href = documentHref(place.mount, target ?? "") + (hash ? `#${hash}` : "");
+          }
+        }
+        const title = token.title ? ` title="${escapeHtml(token.title)}"` : "";
+        return `<a href="${escapeHtml(href)}"${title}>${inner}</a>`;
+      },
+    },
+  });
+  return marked;
+}
+
+/** Top-level headings get the server outline's anchors, matched by title in order. */
+function assignAnchors(tokens: Token[], outline: Section[] | null): WeakMap<Token, string> {
+  const anchors = new WeakMap<Token, string>();
+  const seen = new Map<string, number>();
+  let next = 0;
+  for (const token of tokens) {
+    if (token.type !== "heading") continue;
+    const title = plainText((token as Tokens.Heading).tokens).trim();
+    if (outline) {
+      const at = outline.findIndex((section, index) => index >= next && section.title === title);
+      if (at >= 0) {
+        anchors.set(token, outline[at]?.anchor ?? "");
+        next = at + 1;
+        continue;
+      }
+    }
+    anchors.set(token, slugOf(title, seen));
+  }
+  return anchors;
+}
+
+let hooked = false;
+function purifier() {
+  if (!hooked) {
+    DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+      if (node.tagName === "A" && /^https?:/i.test(node.getAttribute("href") ?? "")) {
+        node.setAttribute("target", "_blank");
+        node.setAttribute("rel", "noopener noreferrer");
+      }
+    });
+    hooked = true;
+  }
+  return DOMPurify;
+}
+
+/**
+ * Safe HTML for `markdown`. With an outline (the server's), headings carry its
+ * anchors and, when `editable`, an Edit button naming their section.
+ */
+export function renderMarkdown(
+  markdown: string,
+  place: RenderPlace,
+  outline: Section[] | null,
+  editable: boolean,
+): string {
+  const anchors = new WeakMap<Token, string>();
+  const marked = renderer(place, anchors, editable);
+  // after lexing, before the highlighter's token walk: only top-level headings take anchors
+  marked.use({
+    hooks: {
+      processAllTokens(tokens) {
+        const assigned = assignAnchors(tokens, outline);
+        for (const token of tokens) {
+          const anchor = assigned.get(token);
+          if (anchor !== undefined) anchors.set(token, anchor);
+        }
+        return tokens;
+      },
+    },
+  });
+  const html = marked.parse(markdown, { async: false });
+  return purifier().sanitize(html, {
+    USE_PROFILES: { html: true },
+    ALLOWED_URI_REGEXP: ALLOWED_URI,
+    FORBID_TAGS: ["style", "form"],
+    FORBID_ATTR: ["style"],
+  });
+}
