@@ -33,11 +33,32 @@ fi
 step "format (cargo fmt --check)"
 cargo fmt --check
 
-step "lint (cargo clippy --all-targets -- -D warnings)"
-cargo clippy --all-targets --locked -- -D warnings
-
 step "features: the binary's build reuses the test build"
 scripts/check-features.sh
+
+step "lint (cargo clippy --all-targets -- -D warnings) beside the test build (cargo test --no-run)"
+# Clippy checks in its own target folder, so it runs while the tests compile:
+# on two cores each fills the stretches where the other has one crate or a
+# link to wait for. Its output is shown when it is done (all of it if it fails).
+clippy_log=$(mktemp)
+cargo clippy --all-targets --locked --target-dir target/clippy -- -D warnings >"$clippy_log" 2>&1 &
+clippy_pid=$!
+build_log=$(mktemp)
+build_ok=true
+cargo test --locked --no-run >"$build_log" 2>&1 || build_ok=false
+if ! wait "$clippy_pid"; then
+  cat "$clippy_log"
+  echo "cargo clippy --all-targets -- -D warnings failed" >&2
+  exit 1
+fi
+tail -n 1 "$clippy_log"
+if [ "$build_ok" != true ]; then
+  cat "$build_log"
+  echo "the test build (cargo test --no-run) failed" >&2
+  exit 1
+fi
+tail -n 1 "$build_log"
+rm -f "$clippy_log" "$build_log"
 
 step "browser test prerequisites (Debian chromium, npm packages)"
 if ! command -v chromium >/dev/null 2>&1; then

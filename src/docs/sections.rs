@@ -84,7 +84,11 @@ pub fn outline(text: &str) -> Vec<Section> {
     let mut sections = Vec::with_capacity(found.len());
     let mut stack: Vec<(u8, String)> = Vec::new();
     let mut slugs: HashMap<String, usize> = HashMap::new();
+    // lines counted from one heading to the next, not from the top each time
+    let (mut line, mut counted_to) = (1, 0);
     for (index, (level, title, start, heading_end)) in found.iter().enumerate() {
+        line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted_to..*start]).count();
+        counted_to = *start;
         let title = title.trim().to_string();
         while stack.last().is_some_and(|(above, _)| *above >= *level) {
             stack.pop();
@@ -104,7 +108,7 @@ pub fn outline(text: &str) -> Vec<Section> {
             anchor: unique_slug(&title, &mut slugs),
             title,
             level: *level,
-            line: text[..*start].matches('\n').count() + 1,
+            line,
             start: *start,
             end,
             heading_bytes: heading_end - start,

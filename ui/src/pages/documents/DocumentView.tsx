@@ -1,7 +1,7 @@
 // One document: rendered with its outline, edited by section or whole, its
 // conflicts, history, move and delete. Follows the live feed: a change made
 // elsewhere refreshes it, or, while the person edits, is shown beside the edit.
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Failure } from "../../api/client";
 import { FailureNotice } from "../../components/FailureNotice";
 import { useOnNewRevision } from "../../live";
@@ -9,15 +9,19 @@ import { navigate } from "../../router";
 import { DeleteConfirm, MoveForm } from "./DocActions";
 import { ConflictPanel, type Conflict } from "./ConflictPanel";
 import { DiffView } from "./DiffView";
-import { DocEditor } from "./DocEditor";
+
 import { DocFailure } from "./DocFailure";
 import { AccessBadges, sizeOf, when } from "./DocSidebar";
 import { type DocEntry, type Loaded, type MountInfo, type Operation, type Receipt, loadDocument, newRequestId } from "./docsApi";
 import { clearDraft, loadDraft, saveDraft } from "./drafts";
 import { HistoryPanel } from "./HistoryPanel";
-import { type RenderPlace, documentHref, renderMarkdown } from "./markdown";
+import { type RenderPlace, documentHref } from "./markdown";
+import { MarkdownView } from "./MarkdownView";
 import { sectionText } from "./merge";
 import { editedDocument, operationsFor, save } from "./saving";
+
+// CodeMirror comes with the first edit, not with every reader
+const DocEditor = lazy(() => import("./DocEditor").then((module) => ({ default: module.DocEditor })));
 
 interface Editing {
   /** A section's anchor, or null for the whole document. */
@@ -31,6 +35,15 @@ interface Editing {
 
 type Panel = "read" | "history" | "move" | "delete";
 
+/** Headings the outline lists at most, before it drops its deepest level. */
+const OUTLINE_ENTRIES = 300;
+
+function outlineDepthFor(outline: { level: number }[]): number {
+  let depth = 6;
+  while (depth > 1 && outline.filter((section) => section.level <= depth).length > OUTLINE_ENTRIES) depth -= 1;
+  return depth;
+}
+
 interface Props {
   mount: MountInfo;
   path: string;
@@ -41,7 +54,16 @@ interface Props {
 
 function scrollToSection(anchor: string) {
   const target = document.querySelector(`[data-section="${CSS.escape(anchor)}"]`);
-  target?.scrollIntoView({ block: "start" });
+  if (!target) return;
+  target.scrollIntoView({ block: "start" });
+  // chunks off screen are laid out with a guessed height: once the browser
+  // has laid out the ones around the target, it may have moved; follow it
+  let frames = 0;
+  const settle = () => {
+    if (Math.abs(target.getBoundingClientRect().top) > 4) target.scrollIntoView({ block: "start" });
+    if (++frames < 4) requestAnimationFrame(settle);
+  };
+  requestAnimationFrame(settle);
 }
 
 export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Props) {
@@ -55,7 +77,7 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
   const [notice, setNotice] = useState<string | null>(null);
   const [draftKept, setDraftKept] = useState<boolean | null>(null);
   const [showTheirs, setShowTheirs] = useState(false);
-  const textRef = useRef("");
+  const textRef = useRef<() => string>(() => "");
   const draftTimer = useRef<number | undefined>(undefined);
   /** The last request ID sent and what it carried: a changed edit is a new intent. */
   const attempted = useRef<{ requestId: string; body: string } | null>(null);
@@ -78,10 +100,12 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
     return answer;
   }, [mount.key, path]);
 
+  /** Keeps the edit in local storage a moment after the last change. */
   const keepDraft = useCallback(
-    (state: Editing, text: string) => {
+    (state: Editing) => {
       window.clearTimeout(draftTimer.current);
       draftTimer.current = window.setTimeout(() => {
+        const text = textRef.current();
         const draft = { scope: state.scope, text, base: state.base.identity, requestId: state.requestId, savedAt: new Date().toISOString() };
         setDraftKept(saveDraft(mount.key, path, draft));
       }, 300);
@@ -91,12 +115,12 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
 
   const beginEditing = useCallback(
     (state: Editing, keepNow: boolean) => {
-      textRef.current = state.initialText;
+      textRef.current = () => state.initialText;
       setEditing(state);
       setConflict(null);
       setSaveFailure(null);
       setPanel("read");
-      if (keepNow) keepDraft(state, state.initialText);
+      if (keepNow) keepDraft(state);
     },
     [keepDraft],
   );
@@ -125,12 +149,15 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
 
   useOnNewRevision(docsRevision, () => void reload());
 
-  useEffect(() => {
-    const anchor = decodeURIComponent(window.location.hash.slice(1));
-    if (doc && anchor && !editing) scrollToSection(anchor);
-    // once per document load
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [doc?.identity.hash]);
+  /** The deep link's anchor, until the chunk holding it is in the page. */
+  const pendingAnchor = useRef(decodeURIComponent(window.location.hash.slice(1)));
+  const jumpWhenThere = useCallback(() => {
+    const anchor = pendingAnchor.current;
+    if (anchor && document.querySelector(`[data-section="${CSS.escape(anchor)}"]`)) {
+      pendingAnchor.current = "";
+      scrollToSection(anchor);
+    }
+  }, []);
 
   const finishSaved = useCallback(
     (receipt: Receipt, what: string) => {
@@ -166,14 +193,14 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
 
   const saveEdit = useCallback(() => {
     if (!editing) return;
-    const text = textRef.current;
+    const text = textRef.current();
     const operations = operationsFor(editing.base, editing.scope, text);
     const body = JSON.stringify(operations);
     let state = editing;
     if (attempted.current && attempted.current.requestId === editing.requestId && attempted.current.body !== body) {
       state = { ...editing, requestId: newRequestId() };
       setEditing(state);
-      keepDraft(state, text);
+      keepDraft(state);
     }
     attempted.current = { requestId: state.requestId, body };
     void send(state, operations, editedDocument(state.base, state.scope, text), "Saved");
@@ -186,14 +213,12 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
     beginEditing({ scope: section ? section.anchor : null, base: doc, initialText, requestId: newRequestId(), restoredAt: null }, false);
   };
 
-  const html = useMemo(
-    () => (doc ? renderMarkdown(doc.content, place, doc.outline, canWrite && editing === null) : ""),
-    [doc, place, canWrite, editing],
-  );
-
   if (failure && !doc) return <FailureNotice failure={failure} onRetry={() => void reload()} />;
   if (!doc) return <p className="muted">Loading {path}…</p>;
 
+  // a long outline keeps its upper levels: thousands of entries help no one find their way
+  const outlineDepth = outlineDepthFor(doc.outline);
+  const outlineShown = doc.outline.filter((section) => section.level <= outlineDepth);
   const title = doc.outline[0]?.title ?? path;
   // a document that opens with its own title shows it once, in the text
   const startsWithTitle = doc.outline[0]?.level === 1 && doc.outline[0].line <= 3;
@@ -201,7 +226,7 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
   const scopeTitle = editing?.scope ? doc.outline.find((s) => s.anchor === editing.scope)?.title ?? editing.scope : null;
 
   return (
-    <article className="doc-view" data-testid="document" data-rev={doc.identity.rev}>
+    <article className={editing ? "doc-view editing" : "doc-view"} data-testid="document" data-rev={doc.identity.rev}>
       <header className="doc-header">
         {startsWithTitle ? null : <h1>{title}</h1>}
         <p className="doc-identity">
@@ -275,8 +300,8 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
           busy={saving}
           onApply={(text) => {
             const state: Editing = { scope: null, base: conflict.theirs, initialText: text, requestId: newRequestId(), restoredAt: null };
-            setEditing(state);
-            keepDraft(state, text);
+            beginEditing(state, true);
+            setConflict(null);
             void send(state, [{ op: "replace_all", content: text }], text, "Re-applied your edit");
           }}
           onEditByHand={(text) =>
@@ -317,12 +342,13 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
               onNewIntent={() => {
                 const state = { ...editing, requestId: newRequestId() };
                 setEditing(state);
-                keepDraft(state, textRef.current);
+                keepDraft(state);
                 setSaveFailure(null);
               }}
               onCommitted={(receipt) => finishSaved(receipt, "Saved")}
             />
           ) : null}
+          <Suspense fallback={<p className="muted">Opening the editor…</p>}>
           <DocEditor
             key={`${editing.requestId}:${editing.base.identity.rev}`}
             initialText={editing.initialText}
@@ -330,7 +356,7 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
             place={place}
             label={scopeTitle ? `Editing the section “${scopeTitle}”` : "Editing the whole document"}
             saving={saving}
-            onChange={(text) => keepDraft(editing, text)}
+            onChange={() => keepDraft(editing)}
             onSave={saveEdit}
             onCancel={() => {
               clearDraft(mount.key, path);
@@ -339,17 +365,24 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
               setDraftKept(null);
             }}
           />
+          </Suspense>
           <p className="muted" data-testid="draft-state">
             {draftKept === null ? "" : draftKept ? "Your draft is kept in this browser until it is saved." : "This browser would not keep a copy of your draft: save soon."}
           </p>
         </>
       ) : null}
 
-      <div className={doc.outline.length > 1 ? "doc-body with-outline" : "doc-body"}>
+      {/* the whole document in the editor has its preview: the page below would show it twice */}
+      <div className={doc.outline.length > 1 ? "doc-body with-outline" : "doc-body"} hidden={editing !== null && editing.scope === null}>
         {doc.outline.length > 1 ? (
           <nav className="doc-outline" aria-label="Outline">
+            {outlineShown.length < doc.outline.length ? (
+              <p className="muted">
+                Levels 1–{outlineDepth} of {doc.outline.length} headings
+              </p>
+            ) : null}
             <ol>
-              {doc.outline.map((section) => (
+              {outlineShown.map((section) => (
                 <li key={section.anchor} style={{ paddingLeft: `${(section.level - 1) * 0.8}rem` }}>
                   <a
                     href={`#${section.anchor}`}
@@ -366,10 +399,13 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
             </ol>
           </nav>
         ) : null}
-        <div
-          className="markdown"
-          data-testid="rendered"
-          dangerouslySetInnerHTML={{ __html: html }}
+        <MarkdownView
+          markdown={doc.content}
+          place={place}
+          outline={doc.outline}
+          editable={canWrite}
+          testId="rendered"
+          onProgress={jumpWhenThere}
           onClick={(event) => {
             const target = event.target as HTMLElement;
             const edit = target.closest<HTMLElement>("button.section-edit");

@@ -1,7 +1,9 @@
 // Markdown to safe HTML. marked renders CommonMark + GFM (tables, task lists),
 // highlight.js colours fenced code, and DOMPurify sanitises the result. Raw
 // HTML in a document is never passed through: the renderer escapes it to
-// text first, so DOMPurify is a second wall, not the only one.
+// text first, so DOMPurify is a second wall, not the only one. A document is
+// lexed once and rendered in chunks of top-level blocks, so a long one shows
+// its first screen before the rest is done.
 import DOMPurify from "dompurify";
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";
@@ -20,8 +22,7 @@ import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
 import "highlight.js/styles/github.css";
-import { Marked, type Token, type Tokens } from "marked";
-import { markedHighlight } from "marked-highlight";
+import { type Links, Marked, type Token, type Tokens } from "marked";
 import type { Section } from "./docsApi";
 
 const LANGUAGES = {
@@ -96,6 +97,7 @@ export function documentHref(mount: string, path: string): string {
 }
 
 function codeLinks(title: string, place: RenderPlace): string {
+  if (!/:\d/.test(title)) return "";
   const links: string[] = [];
   for (const match of title.matchAll(CODE_PLACE)) {
     const [, file, line] = match;
@@ -110,30 +112,31 @@ function codeLinks(title: string, place: RenderPlace): string {
   return links.length ? ` <span class="code-links">${links.join(" ")}</span>` : "";
 }
 
+/** Roughly this much source per chunk. */
+const CHUNK_BYTES = 32 * 1024;
+
 function renderer(place: RenderPlace, anchors: WeakMap<Token, string>, editable: boolean) {
-  const marked = new Marked(
-    markedHighlight({
-      emptyLangClass: "hljs",
-      langPrefix: "hljs language-",
-      highlight(code, lang) {
-        const language = hljs.getLanguage(lang) ? lang : null;
-        return language ? hljs.highlight(code, { language }).value : escapeHtml(code);
-      },
-    }),
-  );
+  const marked = new Marked({ gfm: true });
   marked.use({
-    gfm: true,
     renderer: {
       // raw HTML from a document is shown as text, never as markup
       html: ({ text }) => escapeHtml(text),
+      code({ text, lang }: Tokens.Code) {
+        const language = lang?.trim().split(/\s+/)[0] ?? "";
+        const known = language !== "" && hljs.getLanguage(language) !== undefined;
+        const body = known ? hljs.highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
+        const name = known ? ` language-${escapeHtml(language)}` : "";
+        return `<pre><code class="hljs${name}">${body}\n</code></pre>\n`;
+      },
       heading(token: Tokens.Heading) {
         const inner = this.parser.parseInline(token.tokens);
         const anchor = anchors.get(token);
         if (anchor === undefined) return `<h${token.depth}>${inner}</h${token.depth}>\n`;
+        const title = plainText(token.tokens);
         const edit = editable
-          ? ` <button type="button" class="section-edit" data-section="${escapeHtml(anchor)}" aria-label="Edit the section ${escapeHtml(plainText(token.tokens))}">Edit</button>`
+          ? ` <button type="button" class="section-edit" data-section="${escapeHtml(anchor)}" aria-label="Edit the section ${escapeHtml(title)}">Edit</button>`
           : "";
-        return `<h${token.depth} id="${escapeHtml(anchor)}" data-section="${escapeHtml(anchor)}">${inner}${codeLinks(plainText(token.tokens), place)}${edit}</h${token.depth}>\n`;
+        return `<h${token.depth} id="${escapeHtml(anchor)}" data-section="${escapeHtml(anchor)}">${inner}${codeLinks(title, place)}${edit}</h${token.depth}>\n`;
       },
       link(token: Tokens.Link) {
         const inner = this.parser.parseInline(token.tokens);
@@ -154,25 +157,26 @@ function renderer(place: RenderPlace, anchors: WeakMap<Token, string>, editable:
   return marked;
 }
 
+/** How far ahead of the last match a heading's title is looked for in the outline. */
+const OUTLINE_WINDOW = 16;
+
 /** Top-level headings get the server outline's anchors, matched by title in order. */
-function assignAnchors(tokens: Token[], outline: Section[] | null): WeakMap<Token, string> {
-  const anchors = new WeakMap<Token, string>();
+function assignAnchors(tokens: Token[], outline: Section[] | null, anchors: WeakMap<Token, string>) {
   const seen = new Map<string, number>();
   let next = 0;
   for (const token of tokens) {
     if (token.type !== "heading") continue;
     const title = plainText((token as Tokens.Heading).tokens).trim();
-    if (outline) {
-      const at = outline.findIndex((section, index) => index >= next && section.title === title);
-      if (at >= 0) {
-        anchors.set(token, outline[at]?.anchor ?? "");
-        next = at + 1;
-        continue;
-      }
+    const window = outline?.slice(next, next + OUTLINE_WINDOW) ?? [];
+    const at = window.findIndex((section) => section.title === title);
+    const found = window[at];
+    if (found) {
+      anchors.set(token, found.anchor);
+      next += at + 1;
+    } else {
+      anchors.set(token, slugOf(title, seen));
     }
-    anchors.set(token, slugOf(title, seen));
   }
-  return anchors;
 }
 
 let hooked = false;
@@ -189,36 +193,89 @@ function purifier() {
   return DOMPurify;
 }
 
+const PURIFY = {
+  USE_PROFILES: { html: true },
+  ALLOWED_URI_REGEXP: ALLOWED_URI,
+  FORBID_TAGS: ["style", "form"],
+  FORBID_ATTR: ["style"],
+};
+
+/** Where the first chunk of a long document may end: a heading line past CHUNK_BYTES, outside code fences. */
+function firstCut(markdown: string): number | null {
+  if (markdown.length < CHUNK_BYTES * 2) return null;
+  let offset = 0;
+  let fence: string | null = null;
+  for (const line of markdown.split(/(?<=\n)/)) {
+    const opener = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence) {
+      if (opener && opener[0] === fence[0] && opener.length >= fence.length) fence = null;
+    } else if (opener) {
+      fence = opener;
+    } else if (offset >= CHUNK_BYTES && /^#{1,6} /.test(line)) {
+      return offset;
+    }
+    offset += line.length;
+    if (offset > CHUNK_BYTES * 4) return null;
+  }
+  return null;
+}
+
+export interface Chunk {
+  /** Its place among the chunks; a chunk may come again, rendered from the whole document. */
+  index: number;
+  html: string;
+  bytes: number;
+}
+
 /**
- * Safe HTML for `markdown`. With an outline (the server's), headings carry its
- * anchors and, when `editable`, an Edit button naming their section.
+ * Safe HTML for `markdown`, chunk by chunk (each a run of top-level blocks).
+ * A long document's first chunk is lexed on its own, so it shows before the
+ * whole is lexed; it comes again from the whole (a link defined further down
+ * may change it). With an outline (the server's), headings carry its anchors
+ * and, when `editable`, an Edit button naming their section.
  */
-export function renderMarkdown(
-  markdown: string,
+export function* renderChunks(
+  source: string,
   place: RenderPlace,
   outline: Section[] | null,
   editable: boolean,
-): string {
+): Generator<Chunk, void, void> {
+  const markdown = source.replace(/\r\n?/g, "\n");
+  const sanitizer = purifier();
+  const render = (tokens: Token[], links: Links, marked: Marked) =>
+    sanitizer.sanitize(marked.parser(Object.assign(tokens, { links })), PURIFY);
+  const cut = firstCut(markdown);
+  if (cut !== null) {
+    const anchors = new WeakMap<Token, string>();
+    const marked = renderer(place, anchors, editable);
+    const tokens = marked.lexer(markdown.slice(0, cut));
+    assignAnchors(tokens, outline, anchors);
+    yield { index: 0, html: render(tokens, tokens.links, marked), bytes: cut };
+  }
   const anchors = new WeakMap<Token, string>();
   const marked = renderer(place, anchors, editable);
-  // after lexing, before the highlighter's token walk: only top-level headings take anchors
-  marked.use({
-    hooks: {
-      processAllTokens(tokens) {
-        const assigned = assignAnchors(tokens, outline);
-        for (const token of tokens) {
-          const anchor = assigned.get(token);
-          if (anchor !== undefined) anchors.set(token, anchor);
-        }
-        return tokens;
-      },
-    },
-  });
-  const html = marked.parse(markdown, { async: false });
-  return purifier().sanitize(html, {
-    USE_PROFILES: { html: true },
-    ALLOWED_URI_REGEXP: ALLOWED_URI,
-    FORBID_TAGS: ["style", "form"],
-    FORBID_ATTR: ["style"],
-  });
+  const tokens = marked.lexer(markdown);
+  assignAnchors(tokens, outline, anchors);
+  let start = 0;
+  let offset = 0;
+  for (let index = 0; start < tokens.length; index += 1) {
+    let end = start;
+    let bytes = 0;
+    // the first chunk ends where the one lexed alone did, so they line up
+    const enough = () => (index === 0 && cut !== null ? offset + bytes >= cut : bytes >= CHUNK_BYTES);
+    while (end < tokens.length && (end === start || !enough())) {
+      bytes += tokens[end]?.raw.length ?? 0;
+      end += 1;
+    }
+    offset += bytes;
+    yield { index, html: render(tokens.slice(start, end), tokens.links, marked), bytes };
+    start = end;
+  }
+}
+
+/** The whole of `markdown` as safe HTML. */
+export function renderMarkdown(markdown: string, place: RenderPlace, outline: Section[] | null, editable: boolean): string {
+  const chunks: string[] = [];
+  for (const chunk of renderChunks(markdown, place, outline, editable)) chunks[chunk.index] = chunk.html;
+  return chunks.join("");
 }
