@@ -4,6 +4,7 @@ import type { Failure } from "../../api/client";
 import { FailureNotice } from "../../components/FailureNotice";
 import { navigate } from "../../router";
 import { type AuditReport, type DocEntry, type MountInfo } from "./docsApi";
+import { sizeOf, when } from "./format";
 import { documentHref } from "./markdown";
 
 interface Folder {
@@ -28,17 +29,6 @@ function treeOf(documents: DocEntry[]): Folder {
     folder.documents.push(document);
   }
   return root;
-}
-
-export function when(at: string): string {
-  const date = new Date(at);
-  return Number.isNaN(date.getTime()) ? at : date.toLocaleString();
-}
-
-export function sizeOf(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 export function AccessBadges({ mount }: { mount: MountInfo }) {

@@ -11,7 +11,9 @@ import { ConflictPanel, type Conflict } from "./ConflictPanel";
 import { DiffView } from "./DiffView";
 
 import { DocFailure } from "./DocFailure";
-import { AccessBadges, sizeOf, when } from "./DocSidebar";
+import { DocHeader, type Panel } from "./DocHeader";
+import { DocOutline, scrollToSection } from "./DocOutline";
+import { when } from "./format";
 import { type DocEntry, type Loaded, type MountInfo, type Operation, type Receipt, loadDocument, newRequestId } from "./docsApi";
 import { clearDraft, loadDraft, saveDraft } from "./drafts";
 import { HistoryPanel } from "./HistoryPanel";
@@ -31,18 +33,10 @@ interface Editing {
   initialText: string;
   requestId: string;
   restoredAt: string | null;
+  /** A restored draft whose base revision could not be read back: it now rests on the current one. */
+  baseLost?: boolean;
 }
 
-type Panel = "read" | "history" | "move" | "delete";
-
-/** Headings the outline lists at most, before it drops its deepest level. */
-const OUTLINE_ENTRIES = 300;
-
-function outlineDepthFor(outline: { level: number }[]): number {
-  let depth = 6;
-  while (depth > 1 && outline.filter((section) => section.level <= depth).length > OUTLINE_ENTRIES) depth -= 1;
-  return depth;
-}
 
 interface Props {
   mount: MountInfo;
@@ -50,20 +44,6 @@ interface Props {
   entry: DocEntry | null;
   repoRoot: string | null;
   docsRevision: number | null;
-}
-
-function scrollToSection(anchor: string) {
-  const target = document.querySelector(`[data-section="${CSS.escape(anchor)}"]`);
-  if (!target) return;
-  target.scrollIntoView({ block: "start" });
-  // chunks off screen are laid out with a guessed height: once the browser
-  // has laid out the ones around the target, it may have moved; follow it
-  let frames = 0;
-  const settle = () => {
-    if (Math.abs(target.getBoundingClientRect().top) > 4) target.scrollIntoView({ block: "start" });
-    if (++frames < 4) requestAnimationFrame(settle);
-  };
-  requestAnimationFrame(settle);
 }
 
 export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Props) {
@@ -81,6 +61,8 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
   const draftTimer = useRef<number | undefined>(undefined);
   /** The last request ID sent and what it carried: a changed edit is a new intent. */
   const attempted = useRef<{ requestId: string; body: string } | null>(null);
+  /** The request ID of the last write sent, for its receipt. */
+  const lastRequestId = useRef("");
   const canWrite = mount.people !== "read_only";
   const place = useMemo<RenderPlace>(() => ({ mount: mount.key, path, repoRoot }), [mount.key, path, repoRoot]);
 
@@ -95,7 +77,8 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
         setNotice(`Updated to rev ${answer.data.identity.rev}: changed elsewhere while you were here.`);
       }
       knownHash.current = hash;
-      setDoc(answer.data);
+      // the same revision again (another document changed) keeps what is on screen
+      setDoc((shown) => (shown?.identity.hash === hash && shown.identity.rev === answer.data.identity.rev ? shown : answer.data));
     } else setFailure(answer.failure);
     return answer;
   }, [mount.key, path]);
@@ -133,12 +116,17 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
       const draft = loadDraft(mount.key, path);
       if (!live || !answer.ok || !draft) return;
       let base = answer.data;
+      let baseLost = false;
       if (draft.base.hash !== base.identity.hash) {
         const past = await loadDocument(mount.key, path, draft.base.rev);
         if (past.ok && past.data.identity.hash === draft.base.hash) base = past.data;
+        else baseLost = true;
       }
       if (!live) return;
-      beginEditing({ scope: draft.scope, base, initialText: draft.text, requestId: draft.requestId, restoredAt: draft.savedAt }, false);
+      beginEditing(
+        { scope: draft.scope, base, initialText: draft.text, requestId: draft.requestId, restoredAt: draft.savedAt, baseLost },
+        false,
+      );
       setDraftKept(true);
     })();
     return () => {
@@ -178,6 +166,7 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
     async (state: Editing, operations: Operation[], mine: string, what: string) => {
       setSaving(true);
       setSaveFailure(null);
+      lastRequestId.current = state.requestId;
       const outcome = await save(mount.key, path, state.base.identity, state.requestId, operations);
       setSaving(false);
       if (outcome.kind === "saved") return finishSaved(outcome.receipt, what);
@@ -216,56 +205,23 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
   if (failure && !doc) return <FailureNotice failure={failure} onRetry={() => void reload()} />;
   if (!doc) return <p className="muted">Loading {path}…</p>;
 
-  // a long outline keeps its upper levels: thousands of entries help no one find their way
-  const outlineDepth = outlineDepthFor(doc.outline);
-  const outlineShown = doc.outline.filter((section) => section.level <= outlineDepth);
-  const title = doc.outline[0]?.title ?? path;
-  // a document that opens with its own title shows it once, in the text
-  const startsWithTitle = doc.outline[0]?.level === 1 && doc.outline[0].line <= 3;
   const changedMeanwhile = editing !== null && doc.identity.hash !== editing.base.identity.hash && conflict === null;
   const scopeTitle = editing?.scope ? doc.outline.find((s) => s.anchor === editing.scope)?.title ?? editing.scope : null;
 
   return (
     <article className={editing ? "doc-view editing" : "doc-view"} data-testid="document" data-rev={doc.identity.rev}>
-      <header className="doc-header">
-        {startsWithTitle ? null : <h1>{title}</h1>}
-        <p className="doc-identity">
-          <code>
-            {mount.key}/{path}
-          </code>{" "}
-          · rev <span data-testid="doc-rev">{doc.identity.rev}</span> · <code title={doc.identity.hash}>{doc.identity.hash.slice(0, 12)}</code>
-          {entry ? ` · ${sizeOf(entry.size)} · last change by ${entry.updated_by} (${entry.source}), ${when(entry.updated_at)}` : null}{" "}
-          <AccessBadges mount={mount} />
-        </p>
-        <div className="doc-toolbar">
-          <button type="button" onClick={() => startEditing(null)} disabled={!canWrite || editing !== null}>
-            Edit document
-          </button>
-          <button type="button" aria-pressed={panel === "history"} onClick={() => setPanel(panel === "history" ? "read" : "history")}>
-            History
-          </button>
-          <button type="button" onClick={() => setPanel("move")} disabled={!canWrite || editing !== null}>
-            Rename or move
-          </button>
-          <button type="button" onClick={() => setPanel("delete")} disabled={!canWrite || editing !== null}>
-            Delete
-          </button>
-        </div>
-        {!canWrite ? (
-          <p className="notice notice-permission" data-testid="read-only">
-            <strong>This mount is read-only for people.</strong> {mount.name} (<code>{mount.key}</code>) is marked{" "}
-            <code>people = "read_only"</code> in docs.toml: you can read it and its history, not edit it here.
-          </p>
-        ) : null}
-        {notice ? (
-          <p className="notice notice-ok" role="status" data-testid="doc-notice">
-            {notice}{" "}
-            <button type="button" className="quiet" aria-label="Dismiss" onClick={() => setNotice(null)}>
-              ×
-            </button>
-          </p>
-        ) : null}
-      </header>
+      <DocHeader
+        mount={mount}
+        path={path}
+        doc={doc}
+        entry={entry}
+        panel={panel}
+        editing={editing !== null}
+        notice={notice}
+        onDismissNotice={() => setNotice(null)}
+        onEdit={() => startEditing(null)}
+        onPanel={setPanel}
+      />
 
       {panel === "move" ? (
         <MoveForm
@@ -292,7 +248,7 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
           }}
         />
       ) : null}
-      {saveFailure && !editing ? <DocFailure failure={saveFailure} requestId="" /> : null}
+      {saveFailure && !editing ? <DocFailure failure={saveFailure} requestId={lastRequestId.current} /> : null}
 
       {conflict && editing ? (
         <ConflictPanel
@@ -321,6 +277,9 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
           {editing.restoredAt ? (
             <p className="notice" data-testid="draft-restored">
               Your unsaved edit from {when(editing.restoredAt)} is back, based on rev {editing.base.identity.rev}.
+              {editing.baseLost
+                ? " The revision it started from could not be read back: compare it with the text below before saving, or saving replaces what changed since."
+                : null}
             </p>
           ) : null}
           {changedMeanwhile ? (
@@ -374,31 +333,7 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
 
       {/* the whole document in the editor has its preview: the page below would show it twice */}
       <div className={doc.outline.length > 1 ? "doc-body with-outline" : "doc-body"} hidden={editing !== null && editing.scope === null}>
-        {doc.outline.length > 1 ? (
-          <nav className="doc-outline" aria-label="Outline">
-            {outlineShown.length < doc.outline.length ? (
-              <p className="muted">
-                Levels 1–{outlineDepth} of {doc.outline.length} headings
-              </p>
-            ) : null}
-            <ol>
-              {outlineShown.map((section) => (
-                <li key={section.anchor} style={{ paddingLeft: `${(section.level - 1) * 0.8}rem` }}>
-                  <a
-                    href={`#${section.anchor}`}
-                    onClick={(event) => {
-                      event.preventDefault();
-                      window.history.replaceState(null, "", `#${section.anchor}`);
-                      scrollToSection(section.anchor);
-                    }}
-                  >
-                    {section.title}
-                  </a>
-                </li>
-              ))}
-            </ol>
-          </nav>
-        ) : null}
+        {doc.outline.length > 1 ? <DocOutline outline={doc.outline} /> : null}
         <MarkdownView
           markdown={doc.content}
           place={place}

@@ -5,7 +5,7 @@ import type { Failure } from "../../api/client";
 import { FailureNotice } from "../../components/FailureNotice";
 import { DiffView } from "./DiffView";
 import { type DocHistoryEntry, type Loaded, loadDocument, loadHistory } from "./docsApi";
-import { when } from "./DocSidebar";
+import { when } from "./format";
 
 interface Props {
   mount: string;

@@ -24,6 +24,7 @@ import yaml from "highlight.js/lib/languages/yaml";
 import "highlight.js/styles/github.css";
 import { type Links, Marked, type Token, type Tokens } from "marked";
 import type { Section } from "./docsApi";
+import { markdownLines } from "./lines";
 
 const LANGUAGES = {
   bash, cpp, css, diff, go, java, javascript, json, markdown: markdownLanguage, python, rust, sql, typescript, xml, yaml,
@@ -203,18 +204,8 @@ const PURIFY = {
 /** Where the first chunk of a long document may end: a heading line past CHUNK_BYTES, outside code fences. */
 function firstCut(markdown: string): number | null {
   if (markdown.length < CHUNK_BYTES * 2) return null;
-  let offset = 0;
-  let fence: string | null = null;
-  for (const line of markdown.split(/(?<=\n)/)) {
-    const opener = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence) {
-      if (opener && opener[0] === fence[0] && opener.length >= fence.length) fence = null;
-    } else if (opener) {
-      fence = opener;
-    } else if (offset >= CHUNK_BYTES && /^#{1,6} /.test(line)) {
-      return offset;
-    }
-    offset += line.length;
+  for (const { offset, heading } of markdownLines(markdown)) {
+    if (heading && offset >= CHUNK_BYTES) return offset;
     if (offset > CHUNK_BYTES * 4) return null;
   }
   return null;

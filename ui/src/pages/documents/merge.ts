@@ -3,6 +3,7 @@
 // by ATX heading lines outside code fences; chunks are line ranges, so they
 // always join back to the exact text, whatever the split missed.
 import type { Section } from "./docsApi";
+import { ATX_HEADING, markdownLines } from "./lines";
 
 interface Chunk {
   /** The heading line with its repeat count; "" for the text before the first heading. */
@@ -10,24 +11,15 @@ interface Chunk {
   text: string;
 }
 
-const HEADING = /^ {0,3}#{1,6}(?:[ \t]|$)/;
-const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-
 export function chunksOf(text: string): Chunk[] {
   const chunks: Chunk[] = [{ key: "", text: "" }];
   const seen = new Map<string, number>();
-  let fence: string | null = null;
-  for (const line of text.split(/(?<=\n)/)) {
-    const opener = FENCE.exec(line)?.[1];
-    if (fence) {
-      if (opener && opener[0] === fence[0] && opener.length >= fence.length) fence = null;
-    } else if (opener) {
-      fence = opener;
-    } else if (HEADING.test(line)) {
-      const heading = line.trim();
-      const count = seen.get(heading) ?? 0;
-      seen.set(heading, count + 1);
-      chunks.push({ key: `${heading}\u0000${count}`, text: line });
+  for (const { line, heading } of markdownLines(text)) {
+    if (heading) {
+      const title = line.trim();
+      const count = seen.get(title) ?? 0;
+      seen.set(title, count + 1);
+      chunks.push({ key: `${title}\u0000${count}`, text: line });
       continue;
     }
     const last = chunks[chunks.length - 1];
@@ -100,6 +92,6 @@ export function headingOf(text: string): string {
   const lines = text.split(/(?<=\n)/);
   const first = lines[0] ?? "";
   const second = lines[1] ?? "";
-  if (!HEADING.test(first) && /^ {0,3}(=+|-+)[ \t]*\n?$/.test(second)) return first + second;
+  if (!ATX_HEADING.test(first) && /^ {0,3}(=+|-+)[ \t]*\n?$/.test(second)) return first + second;
   return first;
 }

@@ -1,0 +1,27 @@
+// A Markdown text's lines as block structure sees them, without parsing it:
+// which lines are ATX headings, leaving fenced code alone.
+
+export const ATX_HEADING = /^ {0,3}#{1,6}(?:[ \t]|$)/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+/** Each line of `text` (its break kept), where it starts, and whether it is an ATX heading outside a code fence. */
+export function* markdownLines(text: string): Generator<{ line: string; offset: number; heading: boolean }> {
+  let fence: string | null = null;
+  let offset = 0;
+  while (offset < text.length) {
+    const breakAt = text.indexOf("\n", offset);
+    const end = breakAt < 0 ? text.length : breakAt + 1;
+    const line = text.slice(offset, end);
+    const opener = FENCE.exec(line)?.[1];
+    let heading = false;
+    if (fence) {
+      if (opener && opener[0] === fence[0] && opener.length >= fence.length) fence = null;
+    } else if (opener) {
+      fence = opener;
+    } else {
+      heading = ATX_HEADING.test(line);
+    }
+    yield { line, offset, heading };
+    offset = end;
+  }
+}
