@@ -4,18 +4,10 @@ import { DocumentsPage } from "./pages/documents/DocumentsPage";
 import { NotFound } from "./pages/NotFound";
 import { SearchPage } from "./pages/SearchPage";
 import { SettingsPage } from "./pages/SettingsPage";
-import { navigate, usePath } from "./router";
+import { PAGES, navigate, usePath } from "./router";
 
 // The graph view brings a WebGL renderer: loaded when first opened, not with the board.
 const GraphPage = lazy(() => import("./pages/GraphPage").then((module) => ({ default: module.GraphPage })));
-
-const PAGES = [
-  { path: "/board", label: "Board" },
-  { path: "/graph", label: "Graph" },
-  { path: "/search", label: "Search" },
-  { path: "/documents", label: "Documents" },
-  { path: "/settings", label: "Settings" },
-] as const;
 
 function page(path: string) {
   if (path === "/" || path.startsWith("/board")) return <BoardPage />;

@@ -1,6 +1,15 @@
 // A minimal history router: the hub has a handful of top-level pages.
 import { useEffect, useState } from "react";
 
+/** The app's top-level pages, in the order the navigation shows them. */
+export const PAGES = [
+  { path: "/board", label: "Board" },
+  { path: "/graph", label: "Graph" },
+  { path: "/search", label: "Search" },
+  { path: "/documents", label: "Documents" },
+  { path: "/settings", label: "Settings" },
+] as const;
+
 const listeners = new Set<() => void>();
 
 export function navigate(path: string): void {

@@ -1,19 +1,11 @@
 // A path the hub has no page for says so and where to go instead.
-import { navigate } from "../router";
-
-const BUILT = [
-  { path: "/board", label: "Board" },
-  { path: "/graph", label: "Graph" },
-  { path: "/search", label: "Search" },
-  { path: "/documents", label: "Documents" },
-  { path: "/settings", label: "Settings" },
-];
+import { PAGES, navigate } from "../router";
 
 function Elsewhere() {
   return (
     <p>
       The pages:{" "}
-      {BUILT.map((page, index) => (
+      {PAGES.map((page, index) => (
         <span key={page.path}>
           {index > 0 ? ", " : ""}
           <a

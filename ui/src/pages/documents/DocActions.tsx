@@ -6,10 +6,22 @@ import { type Identity, type Receipt, createDocument, deleteDocument, moveDocume
 
 type Answer = { ok: true; data: Receipt } | { ok: false; failure: Failure };
 
-/** One intent keeps one request ID across retries; a new intent gets a new one. */
-function useIntent() {
+/**
+ * One write: its intent keeps one request ID across retries (a new intent,
+ * `renew`, gets a new one), and `send` runs it, keeping what went wrong.
+ */
+function useWrite(write: (requestId: string) => Promise<Answer>, onDone: (receipt: Receipt) => void) {
   const [requestId, setRequestId] = useState(newRequestId);
-  return { requestId, renew: () => setRequestId(newRequestId()) };
+  const [failure, setFailure] = useState<Failure | null>(null);
+  const [busy, setBusy] = useState(false);
+  const send = async () => {
+    setBusy(true);
+    const answer = await write(requestId);
+    setBusy(false);
+    if (answer.ok) onDone(answer.data);
+    else setFailure(answer.failure);
+  };
+  return { requestId, renew: () => setRequestId(newRequestId()), failure, busy, send };
 }
 
 interface MoveProps {
@@ -20,35 +32,29 @@ interface MoveProps {
 
 export function MoveForm({ identity, onMoved, onCancel }: MoveProps) {
   const [to, setTo] = useState(identity.path);
-  const [failure, setFailure] = useState<Failure | null>(null);
-  const [busy, setBusy] = useState(false);
-  const intent = useIntent();
-  const send = async () => {
-    setBusy(true);
-    const answer: Answer = await moveDocument(identity.mount, identity.path, to.trim(), identity, intent.requestId);
-    setBusy(false);
-    if (answer.ok) onMoved(answer.data.document?.path ?? to.trim());
-    else setFailure(answer.failure);
-  };
+  const intent = useWrite(
+    (requestId) => moveDocument(identity.mount, identity.path, to.trim(), identity, requestId),
+    (receipt) => onMoved(receipt.document?.path ?? to.trim()),
+  );
   return (
     <form
       className="doc-inline-form"
       aria-label="Rename or move"
       onSubmit={(event) => {
         event.preventDefault();
-        void send();
+        void intent.send();
       }}
     >
       <label>
         New path in the mount <input value={to} onChange={(e) => [setTo(e.target.value), intent.renew()]} autoFocus required />
       </label>
-      <button type="submit" className="primary" disabled={busy || to.trim() === identity.path}>
+      <button type="submit" className="primary" disabled={intent.busy || to.trim() === identity.path}>
         Move to {to.trim() || "…"}
       </button>
       <button type="button" onClick={onCancel}>
         Cancel
       </button>
-      {failure ? <DocFailure failure={failure} requestId={intent.requestId} onRetry={() => void send()} /> : null}
+      {intent.failure ? <DocFailure failure={intent.failure} requestId={intent.requestId} onRetry={() => void intent.send()} /> : null}
     </form>
   );
 }
@@ -60,28 +66,19 @@ interface DeleteProps {
 }
 
 export function DeleteConfirm({ identity, onDeleted, onCancel }: DeleteProps) {
-  const [failure, setFailure] = useState<Failure | null>(null);
-  const [busy, setBusy] = useState(false);
-  const intent = useIntent();
-  const send = async () => {
-    setBusy(true);
-    const answer: Answer = await deleteDocument(identity.mount, identity.path, identity, intent.requestId);
-    setBusy(false);
-    if (answer.ok) onDeleted();
-    else setFailure(answer.failure);
-  };
+  const intent = useWrite((requestId) => deleteDocument(identity.mount, identity.path, identity, requestId), onDeleted);
   return (
     <div className="doc-inline-form" role="alertdialog" aria-label="Delete the document">
       <p>
         Delete <code>{identity.path}</code>? Its history stays, and any revision can be read back.
       </p>
-      <button type="button" className="danger" disabled={busy} onClick={() => void send()}>
+      <button type="button" className="danger" disabled={intent.busy} onClick={() => void intent.send()}>
         Delete
       </button>
       <button type="button" onClick={onCancel}>
         Cancel
       </button>
-      {failure ? <DocFailure failure={failure} requestId={intent.requestId} onRetry={() => void send()} /> : null}
+      {intent.failure ? <DocFailure failure={intent.failure} requestId={intent.requestId} onRetry={() => void intent.send()} /> : null}
     </div>
   );
 }
@@ -96,23 +93,17 @@ interface CreateProps {
 export function CreateForm({ mount, folder, onCreated, onCancel }: CreateProps) {
   const [path, setPath] = useState(folder ? `${folder}/new-document.md` : "new-document.md");
   const [content, setContent] = useState("# New document\n\n");
-  const [failure, setFailure] = useState<Failure | null>(null);
-  const [busy, setBusy] = useState(false);
-  const intent = useIntent();
-  const send = async () => {
-    setBusy(true);
-    const answer: Answer = await createDocument(mount, path.trim(), content, intent.requestId);
-    setBusy(false);
-    if (answer.ok) onCreated(answer.data.document?.path ?? path.trim());
-    else setFailure(answer.failure);
-  };
+  const intent = useWrite(
+    (requestId) => createDocument(mount, path.trim(), content, requestId),
+    (receipt) => onCreated(receipt.document?.path ?? path.trim()),
+  );
   return (
     <form
       className="doc-create"
       aria-label="New document"
       onSubmit={(event) => {
         event.preventDefault();
-        void send();
+        void intent.send();
       }}
     >
       <h2>New document in {mount}</h2>
@@ -124,14 +115,14 @@ export function CreateForm({ mount, folder, onCreated, onCancel }: CreateProps) 
         <textarea value={content} onChange={(e) => [setContent(e.target.value), intent.renew()]} rows={10} />
       </label>
       <div className="dialog-actions">
-        <button type="submit" className="primary" disabled={busy}>
+        <button type="submit" className="primary" disabled={intent.busy}>
           Create
         </button>
         <button type="button" onClick={onCancel}>
           Cancel
         </button>
       </div>
-      {failure ? <DocFailure failure={failure} requestId={intent.requestId} onRetry={() => void send()} /> : null}
+      {intent.failure ? <DocFailure failure={intent.failure} requestId={intent.requestId} onRetry={() => void intent.send()} /> : null}
     </form>
   );
 }

@@ -7,6 +7,30 @@ import { DiffView } from "./DiffView";
 import { type DocHistoryEntry, type Loaded, loadDocument, loadHistory } from "./docsApi";
 import { when } from "./format";
 
+interface PickerProps {
+  label: string;
+  /** What a screen reader hears: "From revision". */
+  name: string;
+  revs: number[];
+  value: number | null;
+  onChange: (rev: number) => void;
+}
+
+function RevisionPicker(props: PickerProps) {
+  return (
+    <label>
+      {props.label}{" "}
+      <select aria-label={props.name} value={props.value ?? ""} onChange={(e) => props.onChange(Number(e.target.value))}>
+        {props.revs.map((rev) => (
+          <option key={rev} value={rev}>
+            rev {rev}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 interface Props {
   mount: string;
   path: string;
@@ -115,26 +139,8 @@ export function HistoryPanel({ mount, path, current, canWrite, onRestore }: Prop
       </ol>
       {revs.length > 1 ? (
         <div className="diff-pick">
-          <label>
-            From{" "}
-            <select aria-label="From revision" value={from ?? ""} onChange={(e) => setFrom(Number(e.target.value))}>
-              {revs.map((rev) => (
-                <option key={rev} value={rev}>
-                  rev {rev}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            to{" "}
-            <select aria-label="To revision" value={to} onChange={(e) => setTo(Number(e.target.value))}>
-              {revs.map((rev) => (
-                <option key={rev} value={rev}>
-                  rev {rev}
-                </option>
-              ))}
-            </select>
-          </label>
+          <RevisionPicker label="From" name="From revision" revs={revs} value={from} onChange={setFrom} />
+          <RevisionPicker label="to" name="To revision" revs={revs} value={to} onChange={setTo} />
         </div>
       ) : null}
       {pair && from !== null ? <DiffView before={pair.before} after={pair.after} label={`rev ${from} → rev ${to}`} /> : null}
