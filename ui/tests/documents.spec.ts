@@ -1,4 +1,5 @@
 import { type APIRequestContext, expect, type Page, test } from "@playwright/test";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -38,7 +39,8 @@ async function patchAsOther(request: APIRequestContext, path: string, operations
 
 async function historyOf(request: APIRequestContext, path: string) {
   const response = await request.get(`/api/docs/history?mount=docs&path=${encodeURIComponent(path)}`);
-  return ((await response.json()) as { data: { entries: { rev: number; op: string; source: string; actor: string }[] } }).data.entries;
+  return ((await response.json()) as { data: { entries: { seq: number; rev: number; op: string; source: string; actor: string }[] } }).data
+    .entries;
 }
 
 async function screenshot(page: Page, name: string) {
@@ -199,6 +201,10 @@ test("a save whose answer was lost is retried with the same key and writes once"
 test("someone else's change to another section: the edit is re-applied in one click", async ({ page, request }) => {
   await createDoc(request, "runbook-merge.md", TWO_SECTIONS);
   await open(page, "runbook-merge.md");
+  const keys: string[] = [];
+  page.on("request", (req) => {
+    if (req.method() === "PATCH") keys.push(req.headers()["idempotency-key"] ?? "");
+  });
   await page.getByRole("button", { name: "Edit the section Deploy" }).click();
   await page.getByTestId("doc-textarea").fill("## Deploy\n\nRun the deploy script with --canary.\n\n");
   await patchAsOther(request, "runbook-merge.md", [{ op: "replace_section", section: "Rollback", content: "Revert the tag; page the on-call.\n" }]);
@@ -211,6 +217,9 @@ test("someone else's change to another section: the edit is re-applied in one cl
   await screenshot(page, "documents-conflict-other-section");
   await conflict.getByRole("button", { name: "Re-apply my edit on rev 2" }).click();
   await expect(page.getByTestId("doc-notice")).toContainText("Re-applied your edit as rev 3");
+  // the re-applied edit is a new intent: a new request ID
+  expect(keys).toHaveLength(2);
+  expect(keys[1]).not.toBe(keys[0]);
   const { content } = await readDoc(request, "runbook-merge.md");
   expect(content).toContain("Run the deploy script with --canary.");
   expect(content).toContain("Revert the tag; page the on-call.");
@@ -326,4 +335,36 @@ test("create, move and delete a document, each confirmed", async ({ page }) => {
   await page.getByRole("alertdialog", { name: "Delete the document" }).getByRole("button", { name: "Delete" }).click();
   await expect(page).toHaveURL(/\/documents\/docs$/);
   await expect(page.getByTestId("doc-entry").filter({ hasText: "Created here" })).toHaveCount(0);
+});
+
+/** Runs SQL on the test hub's database, as someone tampering with it would. */
+function tamper(sql: string, ...parameters: (string | number)[]): void {
+  const script = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2], sys.argv[3:]); c.commit()";
+  execFileSync("python3", ["-c", script, join(repo, ".cos", "cos.db"), sql, ...parameters.map(String)]);
+}
+
+test("a tampered history raises the alarm and refuses saves until it is repaired", async ({ page, request }) => {
+  await createDoc(request, "integrity.md", TWO_SECTIONS);
+  const [entry] = await historyOf(request, "integrity.md");
+  const seq = entry?.seq ?? 0;
+  tamper("UPDATE docs_history SET actor = ? WHERE seq = ?", "mallory", seq);
+  try {
+    await open(page, "integrity.md");
+    await page.getByTestId("audit").getByRole("button", { name: "Audit again" }).click();
+    await expect(page.getByTestId("audit")).toContainText(`The first bad entry is #${seq}`);
+    await expect(page.getByTestId("integrity-alarm")).toContainText("Writes are refused until the history is repaired");
+    await page.getByRole("button", { name: "Edit the section Deploy" }).click();
+    await page.getByTestId("doc-textarea").fill("## Deploy\n\nNot while the history is broken.\n\n");
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect(page.getByTestId("doc-failure")).toHaveAttribute("data-code", "E_INTEGRITY");
+    await expect(page.getByTestId("doc-failure")).toContainText("Writes are refused until the history is repaired");
+    await expect(page.getByTestId("draft-state")).toContainText("kept in this browser");
+    await screenshot(page, "documents-integrity");
+  } finally {
+    tamper("UPDATE docs_history SET actor = ? WHERE seq = ?", entry?.actor ?? "web", seq);
+  }
+  await page.getByTestId("audit").getByRole("button", { name: "Audit again" }).click();
+  await expect(page.getByTestId("audit")).toContainText("Chain verified");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("doc-notice")).toContainText("Saved as rev 2");
 });
