@@ -265,6 +265,8 @@ mod tests {
                 proptest::prop_assert!(section.end <= text.len());
                 proptest::prop_assert!(text.is_char_boundary(section.start) && text.is_char_boundary(section.end));
                 proptest::prop_assert!(find(&sections, "section", &section.anchor).is_ok());
+                // counted once along the text, as counting from the top would
+                proptest::prop_assert_eq!(section.line, text[..section.start].matches('\n').count() + 1);
             }
         }
     }

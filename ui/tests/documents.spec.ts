@@ -198,6 +198,31 @@ test("a save whose answer was lost is retried with the same key and writes once"
   expect(history.map((entry) => entry.rev)).toEqual([2, 1]);
 });
 
+test("an edit changed after a failed save is a new intent, and the editor keeps the text", async ({ page, request }) => {
+  await createDoc(request, "intent.md", TWO_SECTIONS);
+  await open(page, "intent.md");
+  const keys: string[] = [];
+  let refused = false;
+  await page.route("**/api/docs/document?*", async (route) => {
+    if (route.request().method() !== "PATCH") return route.fallback();
+    keys.push(route.request().headers()["idempotency-key"] ?? "");
+    if (refused) return route.fallback();
+    refused = true;
+    await route.abort("connectionrefused"); // never reached the hub
+  });
+  await page.getByRole("button", { name: "Edit the section Deploy" }).click();
+  const editor = page.getByTestId("doc-textarea");
+  await editor.fill("## Deploy\n\nFirst try.\n\n");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("doc-failure")).toContainText("The hub could not be reached");
+  await editor.fill("## Deploy\n\nSecond thought, typed after the failure.\n\n");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("doc-notice")).toContainText("Saved as rev 2");
+  expect(keys).toHaveLength(2);
+  expect(keys[1]).not.toBe(keys[0]);
+  expect((await readDoc(request, "intent.md")).content).toContain("Second thought, typed after the failure.");
+});
+
 test("someone else's change to another section: the edit is re-applied in one click", async ({ page, request }) => {
   await createDoc(request, "runbook-merge.md", TWO_SECTIONS);
   await open(page, "runbook-merge.md");

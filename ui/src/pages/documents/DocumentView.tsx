@@ -9,7 +9,6 @@ import { navigate } from "../../router";
 import { DeleteConfirm, MoveForm } from "./DocActions";
 import { ConflictPanel, type Conflict } from "./ConflictPanel";
 import { DiffView } from "./DiffView";
-
 import { DocFailure } from "./DocFailure";
 import { DocHeader, type Panel } from "./DocHeader";
 import { DocOutline, scrollToSection } from "./DocOutline";
@@ -37,7 +36,6 @@ interface Editing {
   baseLost?: boolean;
 }
 
-
 interface Props {
   mount: MountInfo;
   path: string;
@@ -58,6 +56,9 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
   const [draftKept, setDraftKept] = useState<boolean | null>(null);
   const [showTheirs, setShowTheirs] = useState(false);
   const textRef = useRef<() => string>(() => "");
+  /** Counts editor sessions: a new one (new text to edit) remounts the editor; a new request ID does not. */
+  const sessions = useRef(0);
+  const [session, setSession] = useState(0);
   const draftTimer = useRef<number | undefined>(undefined);
   /** The last request ID sent and what it carried: a changed edit is a new intent. */
   const attempted = useRef<{ requestId: string; body: string } | null>(null);
@@ -99,6 +100,8 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
   const beginEditing = useCallback(
     (state: Editing, keepNow: boolean) => {
       textRef.current = () => state.initialText;
+      sessions.current += 1;
+      setSession(sessions.current);
       setEditing(state);
       setConflict(null);
       setSaveFailure(null);
@@ -308,22 +311,22 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
             />
           ) : null}
           <Suspense fallback={<p className="muted">Opening the editor…</p>}>
-          <DocEditor
-            key={`${editing.requestId}:${editing.base.identity.rev}`}
-            initialText={editing.initialText}
-            textRef={textRef}
-            place={place}
-            label={scopeTitle ? `Editing the section “${scopeTitle}”` : "Editing the whole document"}
-            saving={saving}
-            onChange={() => keepDraft(editing)}
-            onSave={saveEdit}
-            onCancel={() => {
-              clearDraft(mount.key, path);
-              setEditing(null);
-              setSaveFailure(null);
-              setDraftKept(null);
-            }}
-          />
+            <DocEditor
+              key={session}
+              initialText={editing.initialText}
+              textRef={textRef}
+              place={place}
+              label={scopeTitle ? `Editing the section “${scopeTitle}”` : "Editing the whole document"}
+              saving={saving}
+              onChange={() => keepDraft(editing)}
+              onSave={saveEdit}
+              onCancel={() => {
+                clearDraft(mount.key, path);
+                setEditing(null);
+                setSaveFailure(null);
+                setDraftKept(null);
+              }}
+            />
           </Suspense>
           <p className="muted" data-testid="draft-state">
             {draftKept === null ? "" : draftKept ? "Your draft is kept in this browser until it is saved." : "This browser would not keep a copy of your draft: save soon."}
