@@ -76,7 +76,7 @@ test("browse the mounts and a folder tree; a deep link opens a section", async (
   await expect(entry).toContainText("deep-links.md");
   await expect(entry).toContainText("rev 1");
   await expect(entry).toContainText("person");
-  await expect(page.getByRole("tree", { name: "Documents" })).toContainText("guides/");
+  await expect(page.getByRole("navigation", { name: "Documents" })).toContainText("guides/");
   await page.getByLabel("Filter").fill("guide");
   await expect(page.getByTestId("doc-entry").filter({ hasText: "Guide" })).toBeVisible();
   await page.getByLabel("Filter").fill("deep links");
@@ -123,6 +123,8 @@ test("a hostile document renders inert", async ({ page, request }) => {
     "",
     "- [x] a done task",
     "",
+    "[a malformed escape](100%zz.md) stays a link",
+    "",
     "```python",
     "def safe(): return '<script>'",
     "```",
@@ -141,6 +143,7 @@ test("a hostile document renders inert", async ({ page, request }) => {
   await expect(rendered.locator("table td").first()).toHaveText("- [ ] not a task");
   await expect(rendered.locator('li input[type="checkbox"][checked]')).toHaveCount(1);
   await expect(rendered.locator("pre code.hljs .hljs-keyword").first()).toHaveText("def");
+  await expect(rendered.getByRole("link", { name: "a malformed escape" })).toBeVisible();
   expect(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned)).toBeUndefined();
   await screenshot(page, "documents-hostile");
 });

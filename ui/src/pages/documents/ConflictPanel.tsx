@@ -1,5 +1,6 @@
 // Someone saved first: what they changed, what the person changed, and the
 // ways on from here. Nothing here drops the person's text until they choose.
+import { useMemo } from "react";
 import { DiffView } from "./DiffView";
 import type { Loaded } from "./docsApi";
 import { mergeThreeWay } from "./merge";
@@ -22,9 +23,10 @@ interface Props {
 
 export function ConflictPanel({ conflict, busy, onApply, onEditByHand, onDiscard }: Props) {
   const { base, theirs, mine } = conflict;
-  const merge = mergeThreeWay(base.content, mine, theirs.content);
-  const keepMine = mergeThreeWay(base.content, mine, theirs.content, "mine");
-  const mineText = keepMine.clean ? keepMine.text : mine;
+  const { merge, mineText } = useMemo(() => {
+    const kept = mergeThreeWay(base.content, mine, theirs.content, "mine");
+    return { merge: mergeThreeWay(base.content, mine, theirs.content), mineText: kept.clean ? kept.text : mine };
+  }, [base.content, mine, theirs.content]);
   return (
     <section className="conflict" role="alert" aria-label="Conflict" data-testid="conflict">
       <h2>Someone else saved first</h2>

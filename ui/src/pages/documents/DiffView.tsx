@@ -9,9 +9,13 @@ interface Line {
   text: string;
 }
 
-function linesOf(before: string, after: string): Line[] {
+/** Past this, two very different long texts are not worth the wait of a line diff. */
+const DIFF_TIMEOUT_MS = 1500;
+
+function linesOf(before: string, after: string): Line[] | null {
   const out: Line[] = [];
-  const parts = diffLines(before, after);
+  const parts = diffLines(before, after, { timeout: DIFF_TIMEOUT_MS });
+  if (parts === undefined) return null;
   parts.forEach((part, index) => {
     const lines = part.value.replace(/\n$/, "").split("\n");
     if (part.added || part.removed) {
@@ -34,6 +38,13 @@ function linesOf(before: string, after: string): Line[] {
 
 export function DiffView({ before, after, label }: { before: string; after: string; label: string }) {
   const lines = useMemo(() => linesOf(before, after), [before, after]);
+  if (lines === null) {
+    return (
+      <figure className="diff" aria-label={label} data-testid="diff">
+        <figcaption>{label}: too different to show line by line (more than {DIFF_TIMEOUT_MS / 1000} s to compute)</figcaption>
+      </figure>
+    );
+  }
   const changed = lines.filter((line) => line.kind === "added" || line.kind === "removed").length;
   return (
     <figure className="diff" aria-label={label} data-testid="diff">

@@ -40,21 +40,22 @@ export function AccessBadges({ mount }: { mount: MountInfo }) {
   );
 }
 
-function FolderView({ folder, mount, selected, depth }: { folder: Folder; mount: string; selected: string | null; depth: number }) {
+function FolderView({ folder, mount, selected }: { folder: Folder; mount: string; selected: string | null }) {
   const folders = [...folder.folders.values()].sort((a, b) => a.name.localeCompare(b.name));
   return (
-    <ul className="doc-tree" role={depth === 0 ? "tree" : "group"} aria-label={depth === 0 ? "Documents" : undefined}>
+    <ul className="doc-tree">
       {folders.map((child) => (
-        <li key={`folder:${child.name}`} role="treeitem" aria-expanded="true">
+        <li key={`folder:${child.name}`}>
           <span className="doc-folder">{child.name}/</span>
-          <FolderView folder={child} mount={mount} selected={selected} depth={depth + 1} />
+          <FolderView folder={child} mount={mount} selected={selected} />
         </li>
       ))}
       {folder.documents.map((document) => (
-        <li key={document.path} role="treeitem" aria-selected={document.path === selected}>
+        <li key={document.path}>
           <a
             href={documentHref(mount, document.path)}
             className="doc-link"
+            aria-current={document.path === selected ? "page" : undefined}
             data-testid="doc-entry"
             onClick={(event) => {
               event.preventDefault();
@@ -137,7 +138,9 @@ export function DocSidebar(props: Props) {
           <p className="muted" data-testid="doc-count">
             {shown.length === documents.length ? `${props.total} documents` : `${shown.length} of ${props.total} documents`}
           </p>
-          <FolderView folder={tree} mount={mount} selected={selected} depth={0} />
+          <nav aria-label="Documents">
+            <FolderView folder={tree} mount={mount} selected={selected} />
+          </nav>
         </>
       )}
       <section className={`audit ${audit && (!audit.verified || audit.writes_refused) ? "audit-alarm" : ""}`} data-testid="audit" aria-label="History audit">

@@ -83,7 +83,13 @@ export function slugOf(title: string, seen: Map<string, number>): string {
 function resolveRelative(from: string, href: string): string | null {
   const [target, hash] = href.split("#", 2);
   const parts = from.split("/").slice(0, -1);
-  for (const part of decodeURI(target ?? "").split("/")) {
+  let decoded: string;
+  try {
+    decoded = decodeURI(target ?? "");
+  } catch {
+    return null; // a malformed %-escape: the link stays as written
+  }
+  for (const part of decoded.split("/")) {
     if (part === "" || part === ".") continue;
     if (part === "..") {
       if (parts.length === 0) return null;
