@@ -273,6 +273,25 @@ test("someone else's change to the same section: the person chooses", async ({ p
   expect(content).toContain("Revert the release tag.");
 });
 
+test("someone else's change to the same section: merged by hand in the editor", async ({ page, request }) => {
+  await createDoc(request, "runbook-by-hand.md", TWO_SECTIONS);
+  await open(page, "runbook-by-hand.md");
+  await page.getByRole("button", { name: "Edit the section Deploy" }).click();
+  await page.getByTestId("doc-textarea").fill("## Deploy\n\nMine: deploy on Tuesdays.\n\n");
+  await patchAsOther(request, "runbook-by-hand.md", [{ op: "replace_section", section: "Deploy", content: "Theirs: deploy on Fridays.\n\n" }]);
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByTestId("conflict").getByRole("button", { name: "Merge by hand" }).click();
+  // the whole document, with the person's side where both wrote, rests on their revision
+  const editor = page.getByTestId("doc-textarea");
+  await expect(editor).toContainText("Mine: deploy on Tuesdays.");
+  await expect(editor).toContainText("Revert the release tag.");
+  const merged = TWO_SECTIONS.replace("Run the deploy script.", "Deploy on Tuesdays, or on Fridays when Tuesday is a holiday.");
+  await editor.fill(merged);
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("doc-notice")).toContainText("Saved as rev 3");
+  expect((await readDoc(request, "runbook-by-hand.md")).content).toBe(merged);
+});
+
 test("an unsaved edit survives a reload", async ({ page, request }) => {
   await createDoc(request, "draft.md", TWO_SECTIONS);
   await open(page, "draft.md");
