@@ -60,13 +60,13 @@ test("a task hit opens its card, and a new task shows up without a reload", asyn
   await expect(page.getByRole("dialog").getByText("Rotate the webhookSecret")).toBeVisible();
 });
 
-test("a document hit shows its section", async ({ page }) => {
+test("a document hit opens its section in the Documents page", async ({ page }) => {
   await searchFor(page, "database module");
   const hit = page.getByTestId("search-hit").filter({ hasText: "Guide" }).first();
   await expect(hit).toContainText("docs/guide.md");
   await hit.click();
-  const preview = page.getByTestId("document-preview");
-  await expect(preview).toContainText("opens connections");
+  await expect(page).toHaveURL(/\/documents\/docs\/guide\.md#guide$/);
+  await expect(page.getByTestId("rendered")).toContainText("opens connections");
 });
 
 test("area tabs narrow the hits and load more follows the cursor", async ({ page, request }) => {

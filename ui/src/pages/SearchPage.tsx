@@ -5,6 +5,7 @@
 import { type FormEvent, type KeyboardEvent, useCallback, useEffect, useRef, useState } from "react";
 import { api, call, type Failure, type Schemas } from "../api/client";
 import { FailureNotice } from "../components/FailureNotice";
+import { documentHref, editorHref } from "../links";
 import { revisionOf, useLive, useOnNewRevision } from "../live";
 import { navigate } from "../router";
 
@@ -112,8 +113,7 @@ export function SearchPage() {
 
   const ordered = shown ? grouped(shown.hits) : [];
   const flat = ordered.flatMap((group) => group.hits);
-  const [preview, setPreview] = useState<Schemas["DocumentPlace"] | null>(null);
-  const open = (hit: Hit) => openHit(hit, repoRoot, setPreview);
+  const open = (hit: Hit) => openHit(hit, repoRoot);
 
   const onKey = (event: KeyboardEvent) => {
     if (flat.length === 0) return;
@@ -230,7 +230,6 @@ export function SearchPage() {
           ) : null}
         </>
       ) : null}
-      {preview ? <DocumentPreview key={JSON.stringify(preview)} place={preview} onClose={() => setPreview(null)} /> : null}
     </section>
   );
 }
@@ -266,15 +265,14 @@ function grouped(hits: Hit[]): { area: string; hits: Hit[] }[] {
 }
 
 function editorLink(repoRoot: string | null, hit: Hit): string | null {
-  if (!repoRoot || !hit.path) return null;
-  return `vscode://file/${encodeURI(`${repoRoot.replace(/\/$/, "")}/${hit.path}`)}:${hit.line ?? 1}`;
+  return hit.path ? editorHref(repoRoot, hit.path, hit.line ?? 1) : null;
 }
 
-function openHit(hit: Hit, repoRoot: string | null, showDocument: (place: Schemas["DocumentPlace"]) => void) {
+function openHit(hit: Hit, repoRoot: string | null) {
   const { opens } = hit;
   if (opens.uid) return navigate(`/graph?node=${encodeURIComponent(opens.uid)}`);
   if (opens.task_id) return navigate(`/board?task=${encodeURIComponent(opens.task_id)}`);
-  if (opens.document) return showDocument(opens.document);
+  if (opens.document) return navigate(documentHref(opens.document.mount, opens.document.path, opens.document.section));
   const link = editorLink(repoRoot, hit);
   if (link) window.location.assign(link);
 }
@@ -348,37 +346,5 @@ function Highlighted({ text, highlights }: { text: string; highlights: Schemas["
     <>
       {parts.map((part, index) => (part.marked ? <mark key={index}>{part.text}</mark> : <span key={index}>{part.text}</span>))}
     </>
-  );
-}
-
-/** A document section a hit opened, read through the documents API and shown as plain text. */
-function DocumentPreview({ place, onClose }: { place: Schemas["DocumentPlace"]; onClose: () => void }) {
-  const [text, setText] = useState<string | null>(null);
-  const [failure, setFailure] = useState<Failure | null>(null);
-  useEffect(() => {
-    void (async () => {
-      const result = await call(() =>
-        api.GET("/api/docs/document", {
-          params: {
-            query: { mount: place.mount, path: place.path, ...(place.section ? { section: place.section } : {}) },
-          },
-        }),
-      );
-      if (result.ok) setText(result.data.content);
-      else setFailure(result.failure);
-    })();
-  }, [place]);
-  return (
-    <aside className="search-preview" aria-label="Document section" data-testid="document-preview">
-      <h2>
-        {place.mount}/{place.path}
-        {place.section ? `#${place.section}` : ""}
-      </h2>
-      {failure ? <FailureNotice failure={failure} /> : null}
-      {text === null && !failure ? <p className="loading">Reading…</p> : <pre className="search-preview-text">{text}</pre>}
-      <button type="button" className="quiet" onClick={onClose}>
-        Close
-      </button>
-    </aside>
   );
 }

@@ -5,7 +5,7 @@ import { FailureNotice } from "../../components/FailureNotice";
 import { navigate } from "../../router";
 import { type AuditReport, type DocEntry, type MountInfo } from "./docsApi";
 import { sizeOf, when } from "./format";
-import { documentHref } from "./markdown";
+import { documentHref } from "../../links";
 
 interface Folder {
   name: string;
@@ -107,12 +107,12 @@ export function DocSidebar(props: Props) {
         {mounts.map((m) => (
           <a
             key={m.key}
-            href={documentHref(m.key, "").replace(/\/$/, "")}
+            href={documentHref(m.key)}
             aria-current={m.key === mount ? "page" : undefined}
             data-testid="mount"
             onClick={(event) => {
               event.preventDefault();
-              navigate(`/documents/${encodeURIComponent(m.key)}`);
+              navigate(documentHref(m.key));
             }}
           >
             <strong>{m.name}</strong> <code>{m.key}</code>

@@ -16,7 +16,8 @@ import { when } from "./format";
 import { type DocEntry, type Loaded, type MountInfo, type Operation, type Receipt, loadDocument, newRequestId } from "./docsApi";
 import { clearDraft, loadDraft, saveDraft } from "./drafts";
 import { HistoryPanel } from "./HistoryPanel";
-import { type RenderPlace, documentHref } from "./markdown";
+import { documentHref } from "../../links";
+import type { RenderPlace } from "./markdown";
 import { MarkdownView } from "./MarkdownView";
 import { sectionText } from "./merge";
 import { editedDocument, operationsFor, save } from "./saving";
@@ -237,7 +238,7 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
         />
       ) : null}
       {panel === "delete" ? (
-        <DeleteConfirm identity={doc.identity} onCancel={() => setPanel("read")} onDeleted={() => navigate(`/documents/${encodeURIComponent(mount.key)}`)} />
+        <DeleteConfirm identity={doc.identity} onCancel={() => setPanel("read")} onDeleted={() => navigate(documentHref(mount.key))} />
       ) : null}
       {panel === "history" ? (
         <HistoryPanel

@@ -9,7 +9,7 @@ import { CreateForm } from "./DocActions";
 import { DocSidebar } from "./DocSidebar";
 import { DocumentView } from "./DocumentView";
 import { type AuditReport, type DocEntry, type MountInfo, loadAudit, loadListing, loadMounts, loadRepoRoot } from "./docsApi";
-import { documentHref } from "./markdown";
+import { documentHref } from "../../links";
 
 /** `/documents/handbook/guides/setup.md` → {mount: "handbook", path: "guides/setup.md"}. */
 function placeOf(pathname: string): { mount: string | null; path: string | null } {

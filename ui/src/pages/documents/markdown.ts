@@ -24,6 +24,7 @@ import yaml from "highlight.js/lib/languages/yaml";
 import "highlight.js/styles/github.css";
 import { type Links, Marked, type Token, type Tokens } from "marked";
 import type { Section } from "./docsApi";
+import { documentHref, editorHref } from "../../links";
 import { markdownLines } from "./lines";
 
 const LANGUAGES = {
@@ -99,10 +100,6 @@ function resolveRelative(from: string, href: string): string | null {
   return parts.join("/") + (hash ? `#${hash}` : "");
 }
 
-export function documentHref(mount: string, path: string): string {
-  return `/documents/${encodeURIComponent(mount)}/${path.split("/").map(encodeURIComponent).join("/")}`;
-}
-
 function codeLinks(title: string, place: RenderPlace): string {
   if (!/:\d/.test(title)) return "";
   const links: string[] = [];
@@ -111,8 +108,8 @@ function codeLinks(title: string, place: RenderPlace): string {
     if (!file || !line) continue;
     const graph = `/graph?node=${encodeURIComponent(`code:file:${file}`)}`;
     links.push(`<a class="code-link" href="${escapeHtml(graph)}" title="${escapeHtml(file)} in the graph">graph</a>`);
-    if (place.repoRoot) {
-      const editor = `vscode://file/${encodeURI(`${place.repoRoot}/${file}`)}:${line}`;
+    const editor = editorHref(place.repoRoot, file, Number(line));
+    if (editor) {
       links.push(`<a class="code-link" href="${escapeHtml(editor)}" title="${escapeHtml(`${file}:${line}`)} in the editor">editor</a>`);
     }
   }
@@ -268,11 +265,4 @@ export function* renderChunks(
     yield { index, html: render(tokens.slice(start, end), tokens.links, marked), bytes };
     start = end;
   }
-}
-
-/** The whole of `markdown` as safe HTML. */
-export function renderMarkdown(markdown: string, place: RenderPlace, outline: Section[] | null, editable: boolean): string {
-  const chunks: string[] = [];
-  for (const chunk of renderChunks(markdown, place, outline, editable)) chunks[chunk.index] = chunk.html;
-  return chunks.join("");
 }
