@@ -24,6 +24,22 @@ pub const AREAS: &[Area] = &[
     crate::search::AREA,
 ];
 
+/// A module id where a schema states it: one of the areas' modules.
+pub struct ModuleId;
+
+impl utoipa::PartialSchema for ModuleId {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        module_ids().into()
+    }
+}
+
+fn module_ids() -> utoipa::openapi::schema::Object {
+    let ids: Vec<&str> = AREAS.iter().map(|area| area.module.id()).collect();
+    crate::tools::schema::one_of(&ids, "A module id, as GET /api/settings/modules lists them")
+}
+
+impl ToSchema for ModuleId {}
+
 /// The hub's own module: health and settings, always on.
 pub const MODULE: Module = Module::always_on(
     "core",
@@ -108,7 +124,7 @@ pub struct Health {
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ModuleInfo {
-    /// The module's id (`core`, `board`, `graph`, ...).
+    #[schema(schema_with = module_ids)]
     pub id: String,
     pub enabled: bool,
     pub description: String,
@@ -249,8 +265,9 @@ impl Tool for ModuleSet {
             )
         })?;
         if !module.switchable() && !input.enabled {
-            return Err(ToolError::invalid(
+            return Err(ToolError::invalid_pair(
                 "enabled",
+                "module",
                 "true: the core module cannot be switched off",
             ));
         }

@@ -50,28 +50,38 @@ impl TaskFilter {
             push("t.epic = ?", Box::new(epic.clone()));
         }
         if let Some(text) = &self.text {
-            let query = fts_query(text)?;
-            push(
-                "t.seq IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)",
-                Box::new(query),
-            );
+            match fts_query(text)? {
+                Some(query) => push(
+                    "t.seq IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)",
+                    Box::new(query),
+                ),
+                // no words to index (`->`, `€`): found as written instead
+                None => push(
+                    "(instr(t.title, ?) > 0 OR instr(t.description, ?) > 0)",
+                    Box::new(text.trim().to_string()),
+                ),
+            }
         }
         Ok((clauses.join(" AND "), parameters))
     }
 }
 
-/// Turns free text into a safe FTS5 query: every word must appear (as a prefix).
-pub(super) fn fts_query(text: &str) -> Result<String, ToolError> {
+/// Turns free text into a safe FTS5 query: every word must appear (as a
+/// prefix). None when the text holds no word, only punctuation or symbols.
+pub(super) fn fts_query(text: &str) -> Result<Option<String>, ToolError> {
+    if text.trim().is_empty() {
+        return Err(ToolError::invalid(
+            "text",
+            "text with at least one visible character",
+        ));
+    }
     let words: Vec<String> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
         .take(16)
         .map(|word| format!("\"{word}\"*"))
         .collect();
-    if words.is_empty() {
-        return Err(ToolError::invalid("text", "at least one letter or digit"));
-    }
-    Ok(words.join(" "))
+    Ok((!words.is_empty()).then(|| words.join(" ")))
 }
 
 pub(super) fn load_filtered(

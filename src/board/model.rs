@@ -172,6 +172,7 @@ impl ActorKind {
 pub struct Actor {
     pub kind: ActorKind,
     /// A person's name, an agent session id, or a system job name.
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub id: String,
 }
 

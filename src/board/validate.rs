@@ -81,11 +81,14 @@ pub(super) fn check_text_list(field: &str, items: &[String]) -> Result<(), ToolE
     }
     if let Some(bad) = items
         .iter()
-        .find(|item| item.trim().is_empty() || item.chars().count() > 500)
+        .find(|item| item.trim().is_empty() || item.chars().count() > text::MAX_LIST_ITEM_CHARS)
     {
         return Err(ToolError::invalid(
             field,
-            format!("entries of 1 to 500 characters, got {bad:?}"),
+            format!(
+                "entries of 1 to {} characters, got {bad:?}",
+                text::MAX_LIST_ITEM_CHARS
+            ),
         ));
     }
     items

@@ -33,8 +33,10 @@ pub enum Operation {
     ReplaceText {
         find: String,
         replace: String,
+        // no document holds 100 million copies of a text: the ceiling
+        // only keeps numbers a client sends within what JSON carries exactly
         #[serde(default = "one")]
-        #[schema(minimum = 1)]
+        #[schema(minimum = 1, maximum = 100_000_000)]
         expected_count: usize,
     },
     /// Adds to the end of the document.
@@ -213,6 +215,15 @@ mod tests {
 
     fn patch(operations: Vec<Operation>) -> Result<String, ToolError> {
         apply(DOC, &operations)
+    }
+
+    #[test]
+    fn an_operation_with_an_unknown_field_is_refused() {
+        // what tools::schema's closing of tagged variants states in the spec
+        let parsed = serde_json::from_value::<Operation>(
+            json!({"op": "append", "content": "x", "section": "Setup"}),
+        );
+        assert!(parsed.is_err(), "{parsed:?}");
     }
 
     #[test]

@@ -43,7 +43,7 @@ macro_rules! codes {
 }
 
 codes! {
-    E_ARGUMENT => "An argument is missing, of the wrong type, out of range or not one of the allowed values; details.field names it. Correct the request; do not retry it unchanged.",
+    E_ARGUMENT => "An argument is missing, of the wrong type, out of range or not one of the allowed values; details.field names it (and details.with the other one, when two arguments do not go together). Correct the request; do not retry it unchanged.",
     E_AMBIGUOUS => "A name matches several things; details lists the candidates. Pass one of their exact ids.",
     E_NOT_FOUND => "The named thing does not exist; details may list the closest candidates.",
     E_UNKNOWN_TOOL => "No tool has this name; the tool list shows them.",

@@ -38,6 +38,20 @@ const DEPENDENCY_KINDS: &[&str] = &[
     "cites_heading",
 ];
 
+fn edge_kinds() -> utoipa::openapi::schema::Array {
+    crate::tools::schema::list_of(
+        EDGE_KINDS,
+        "Edge kinds to follow into the node; empty or absent picks the node kind's defaults.",
+    )
+}
+
+fn export_edge_kinds() -> utoipa::openapi::schema::Array {
+    crate::tools::schema::list_of(
+        EDGE_KINDS,
+        "Edge kinds to follow outwards (default: contains).",
+    )
+}
+
 fn check_kinds<'a>(field: &str, kinds: &'a [String]) -> Result<Vec<&'a str>, ToolError> {
     kinds
         .iter()
@@ -74,6 +88,7 @@ pub(super) fn meta(entries: &[(&str, Value)]) -> Map<String, Value> {
 #[serde(deny_unknown_fields)]
 pub struct ImpactInput {
     /// A node uid, a repository path, or a symbol name.
+    #[schema(pattern = r"\S")]
     pub uid: String,
     /// Hops of dependents to follow, 1 to 6 (default 3).
     #[schema(minimum = 1, maximum = 6)]
@@ -177,9 +192,10 @@ impl Tool for GraphImpact {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReferencesInput {
+    #[schema(pattern = r"\S")]
     pub uid: String,
-    /// Edge kinds to follow into the node; empty or absent picks the node kind's defaults.
     #[serde(default)]
+    #[schema(schema_with = edge_kinds)]
     pub kinds: Vec<String>,
     /// 1 to 1,000 (default 100).
     #[schema(minimum = 1, maximum = 1000)]
@@ -265,7 +281,9 @@ impl Tool for GraphReferences {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PathInput {
+    #[schema(pattern = r"\S")]
     pub source: String,
+    #[schema(pattern = r"\S")]
     pub target: String,
     /// 1 to 10 (default 5).
     #[schema(minimum = 1, maximum = 10)]
@@ -387,9 +405,10 @@ fn shortest_path(
 #[serde(deny_unknown_fields)]
 pub struct ExportInput {
     /// Where to start (default: the repository's root folder).
+    #[schema(pattern = r"\S")]
     pub root: Option<String>,
-    /// Edge kinds to follow outwards (default: contains).
     #[serde(default)]
+    #[schema(schema_with = export_edge_kinds)]
     pub edge_types: Vec<String>,
     /// 1 to 10 (default 3).
     #[schema(minimum = 1, maximum = 10)]

@@ -20,7 +20,7 @@ pub struct DoctorInput {
     /// Delete what the fixable categories found.
     #[serde(default)]
     pub fix: bool,
-    /// With fix: only these fixable categories (default: every fixable one).
+    #[schema(schema_with = fixable_categories)]
     pub categories: Option<Vec<String>>,
     /// An issue's `next_cursor`: that issue's samples after the ones already seen.
     pub cursor: Option<String>,
@@ -57,6 +57,13 @@ pub struct Doctor {
     pub healthy: bool,
     pub issues: Vec<DoctorIssue>,
     pub stats: DoctorStats,
+}
+
+fn fixable_categories() -> utoipa::openapi::schema::Array {
+    crate::tools::schema::list_of(
+        FIXABLE,
+        "With fix: only these fixable categories (default: every fixable one).",
+    )
 }
 
 /// The seed's fixable categories, in its order: what `fix=true` deletes.

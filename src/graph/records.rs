@@ -296,22 +296,44 @@ pub(super) const CHECKS: &[(&str, &str, Option<&str>)] = &[
 
 /// Nodes whose names match the full-text query `fts` (of `kind`, when given),
 /// the exact name first, then by rank.
+/// How a search names the nodes it wants.
+pub(super) enum NameMatch<'a> {
+    /// An FTS5 query over the words of names.
+    Words(String),
+    /// Names holding this text as written.
+    Holding(&'a str),
+}
+
 pub(super) fn search_nodes(
     c: &Connection,
-    fts: &str,
+    wanted: &NameMatch,
     kind: Option<&str>,
     exact: &str,
     limit: u32,
     offset: usize,
 ) -> Result<Vec<GraphNode>, StoreError> {
     let run = || -> rusqlite::Result<Vec<GraphNode>> {
-        let mut statement = c.prepare_cached(&format!(
-            "SELECT {NODE_COLUMNS} FROM graph_nodes_fts f JOIN graph_nodes n ON n.id = f.rowid
-             WHERE graph_nodes_fts MATCH ?1 AND (?2 IS NULL OR n.kind = ?2)
-             ORDER BY (n.label = ?3) DESC, bm25(graph_nodes_fts), length(n.uid), n.uid LIMIT ?4 OFFSET ?5"
-        ))?;
+        let (sql, text) = match wanted {
+            NameMatch::Words(fts) => (
+                format!(
+                    "SELECT {NODE_COLUMNS} FROM graph_nodes_fts f JOIN graph_nodes n ON n.id = f.rowid
+                     WHERE graph_nodes_fts MATCH ?1 AND (?2 IS NULL OR n.kind = ?2)
+                     ORDER BY (n.label = ?3) DESC, bm25(graph_nodes_fts), length(n.uid), n.uid LIMIT ?4 OFFSET ?5"
+                ),
+                fts.as_str(),
+            ),
+            NameMatch::Holding(text) => (
+                format!(
+                    "SELECT {NODE_COLUMNS} FROM graph_nodes n
+                     WHERE instr(n.label, ?1) > 0 AND (?2 IS NULL OR n.kind = ?2)
+                     ORDER BY (n.label = ?3) DESC, length(n.uid), n.uid LIMIT ?4 OFFSET ?5"
+                ),
+                *text,
+            ),
+        };
+        let mut statement = c.prepare_cached(&sql)?;
         let rows = statement.query_map(
-            params![fts, kind, exact, limit, offset as i64],
+            params![text, kind, exact, limit, offset as i64],
             node_from_row,
         )?;
         rows.collect()

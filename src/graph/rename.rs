@@ -50,8 +50,11 @@ fn is_test_path(path: &str) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct RenamePlanInput {
     /// The symbol to rename: a uid, a path or a name.
+    #[schema(pattern = r"\S")]
     pub uid: String,
     /// The new name: an identifier (letters, digits, underscores; not starting with a digit).
+    /// The spec states the ASCII form; letters and digits of other scripts are taken too.
+    #[schema(pattern = "^[A-Za-z_][A-Za-z0-9_]*$")]
     pub new_name: String,
     /// A list's cursor from `next_cursors`: that list alone, after the sites already seen.
     pub cursor: Option<String>,
@@ -254,13 +257,12 @@ fn check_renamable(node: &GraphNode) -> Result<(), ToolError> {
     ) {
         return Ok(());
     }
+    let expected = "a function, method, class, interface, variable or module";
     Err(ToolError::invalid(
         "uid",
-        format!(
-            "a function, method, class, interface, variable or module; {} is a {}",
-            node.uid, node.kind
-        ),
-    ))
+        format!("{expected}; {} is a {}", node.uid, node.kind),
+    )
+    .with_details(serde_json::json!({"field": "uid", "expected": expected, "kind": node.kind})))
 }
 
 /// Every place a rename touches, each line once: what the graph knows first,

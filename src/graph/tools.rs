@@ -135,8 +135,11 @@ impl Tool for GraphIndex {
 #[into_params(parameter_in = Query)]
 pub struct GraphSearchInput {
     /// Words of a symbol, file or heading name (prefix match).
+    #[schema(pattern = r"\S")]
+    #[param(pattern = r"\S")]
     pub query: String,
-    /// Only nodes of this kind (function, method, class, file, doc_heading, ...).
+    #[schema(schema_with = node_kind)]
+    #[param(schema_with = node_kind)]
     pub kind: Option<String>,
     /// 1 to 200, default 20.
     #[schema(minimum = 1, maximum = 200)]
@@ -172,19 +175,22 @@ impl Tool for GraphSearch {
         if let Some(kind) = input.kind.as_deref() {
             check_node_kind("kind", kind)?;
         }
-        let query = fts_query(&input.query)
-            .ok_or_else(|| ToolError::invalid("query", "at least one letter or digit"))?;
+        let wanted = input.query.trim();
+        if wanted.is_empty() {
+            return Err(ToolError::invalid(
+                "query",
+                "text with at least one visible character",
+            ));
+        }
+        // no words to index (`->`, `==`): names holding it as written instead
+        let words = fts_query(wanted).map_or(records::NameMatch::Holding(wanted), |query| {
+            records::NameMatch::Words(query)
+        });
         context.hub.store.view(|c| {
             let offsets = graph_offsets(context, c, Self::SPEC.name, (&input.query, &input.kind))?;
             let start = offsets.start("cursor", input.cursor.as_deref())?;
-            let mut results = records::search_nodes(
-                c,
-                &query,
-                input.kind.as_deref(),
-                input.query.trim(),
-                limit + 1,
-                start,
-            )?;
+            let mut results =
+                records::search_nodes(c, &words, input.kind.as_deref(), wanted, limit + 1, start)?;
             let more = results.len() > limit as usize;
             results.truncate(limit as usize);
             let mut meta = Map::new();
@@ -214,6 +220,10 @@ pub const NODE_KINDS: &[&str] = &[
     "doc_heading",
     "external",
 ];
+
+fn node_kind() -> utoipa::openapi::schema::Object {
+    crate::tools::schema::one_of(NODE_KINDS, "Only nodes of this kind.")
+}
 
 /// Refuses a kind the graph never records, naming the ones it does.
 pub fn check_node_kind(field: &str, kind: &str) -> Result<(), ToolError> {
@@ -313,6 +323,8 @@ pub fn resolve_node(
 #[into_params(parameter_in = Query)]
 pub struct ResolveInput {
     /// A node uid, a repository path, or a symbol name.
+    #[schema(pattern = r"\S")]
+    #[param(pattern = r"\S")]
     pub query: String,
 }
 
@@ -361,6 +373,8 @@ pub enum Direction {
 #[into_params(parameter_in = Query)]
 pub struct ContextInput {
     /// A node uid, a repository path, or a symbol name.
+    #[schema(pattern = r"\S")]
+    #[param(pattern = r"\S")]
     pub uid: String,
     #[param(inline)]
     pub direction: Option<Direction>,

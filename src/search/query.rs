@@ -271,9 +271,7 @@ fn add_filter(
             }
             "kind" => {
                 if corpus_of_kind(value).is_none() {
-                    let mut kinds = SYMBOL_KINDS.to_vec();
-                    kinds.extend([KIND_OF_LINE, KIND_OF_SECTION, KIND_OF_TASK]);
-                    return Err(one_of(field, "kind", value, &kinds));
+                    return Err(one_of(field, "kind", value, &kind_names()));
                 }
                 push_new(&mut filters.kinds, value.to_string());
             }
@@ -305,6 +303,13 @@ fn add_filter(
         }
     }
     Ok(())
+}
+
+/// Every kind a hit can have.
+pub fn kind_names() -> Vec<&'static str> {
+    let mut kinds = SYMBOL_KINDS.to_vec();
+    kinds.extend([KIND_OF_LINE, KIND_OF_SECTION, KIND_OF_TASK]);
+    kinds
 }
 
 fn push_new<T: PartialEq>(list: &mut Vec<T>, value: T) {

@@ -15,6 +15,7 @@ use super::snippets::{self, Highlighter};
 use crate::envelope::{Category, Code};
 use crate::tools::cursor::Offsets;
 use crate::tools::input::in_range;
+use crate::tools::schema::comma_list_of;
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 #[derive(Debug, Deserialize, ToSchema, IntoParams)]
@@ -28,16 +29,22 @@ pub struct SearchRequest {
     #[schema(min_length = 1, max_length = 1000)]
     #[param(min_length = 1, max_length = 1000)]
     pub q: String,
-    /// Only these areas (comma-separated): symbols, code, docs, tasks.
+    #[schema(schema_with = areas)]
+    #[param(schema_with = areas)]
     pub area: Option<String>,
-    /// Only hits of these kinds (comma-separated): class, interface,
-    /// function, method, module, variable, file, line, heading, task.
+    #[schema(schema_with = kinds)]
+    #[param(schema_with = kinds)]
     pub kind: Option<String>,
-    /// Only hits under these globs (comma-separated), such as `src/**/*.rs`.
+    /// Only hits under these globs (comma-separated), such as `src/**/*.rs`;
+    /// a regular expression is refused (put it in the query as `/.../`).
+    #[schema(pattern = r"^[^\^$()|+\\]*$")]
+    #[param(pattern = r"^[^\^$()|+\\]*$")]
     pub path: Option<String>,
-    /// Only hits in these languages (comma-separated), such as `python`.
+    #[schema(schema_with = languages)]
+    #[param(schema_with = languages)]
     pub lang: Option<String>,
-    /// Only tasks in these statuses (comma-separated).
+    #[schema(schema_with = statuses)]
+    #[param(schema_with = statuses)]
     pub status: Option<String>,
     /// `auto` (the default: lexical, since no embedding model ships with
     /// the hub), `lexical`, or `semantic` (unavailable).
@@ -57,6 +64,39 @@ pub enum SearchMode {
     Auto,
     Lexical,
     Semantic,
+}
+
+fn areas() -> utoipa::openapi::schema::Object {
+    let names = Corpus::ALL.map(Corpus::name);
+    comma_list_of(&names, "Only these areas (comma-separated).")
+}
+
+fn kinds() -> utoipa::openapi::schema::Object {
+    comma_list_of(
+        &query::kind_names(),
+        "Only hits of these kinds (comma-separated).",
+    )
+}
+
+fn languages() -> utoipa::openapi::schema::Object {
+    comma_list_of(
+        &crate::graph::language_names(),
+        "Only hits in these languages (comma-separated).",
+    )
+}
+
+fn statuses() -> utoipa::openapi::schema::Object {
+    comma_list_of(
+        &status_names(),
+        "Only tasks in these statuses (comma-separated).",
+    )
+}
+
+fn status_names() -> Vec<&'static str> {
+    crate::board::model::Status::ALL
+        .iter()
+        .map(|s| s.as_str())
+        .collect()
 }
 
 pub struct Search;
@@ -81,10 +121,7 @@ impl Tool for Search {
         }
         let limit = in_range("limit", input.limit, 20, 1, 200)? as usize;
         let languages = crate::graph::language_names();
-        let statuses: Vec<&str> = crate::board::model::Status::ALL
-            .iter()
-            .map(|s| s.as_str())
-            .collect();
+        let statuses = status_names();
         let vocabulary = Vocabulary {
             languages: &languages,
             statuses: &statuses,

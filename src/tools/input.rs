@@ -19,11 +19,38 @@ pub fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
             format!("an object of named arguments, got {}", kind_of(&arguments)),
         ));
     }
-    serde_path_to_error::deserialize(arguments).map_err(|error| {
+    deserialize(arguments)
+}
+
+/// Deserialises any JSON value as `T`, naming the field at fault in plain words.
+pub fn deserialize<T: DeserializeOwned>(mut value: Value) -> Result<T, ToolError> {
+    integral_numbers(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|error| {
         let path = error.path().to_string();
         let wording = error.into_inner().to_string();
         refusal(&path, &wording)
     })
+}
+
+/// Rewrites numbers with a zero fraction (`2.0`) as integers: JSON Schema
+/// counts them as integers, so a client may send one where an integer is
+/// asked for. Beyond 2^53 a float no longer names one integer, and stays.
+fn integral_numbers(value: &mut Value) {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    match value {
+        Value::Number(number) if number.is_f64() => {
+            if let Some(float) = number.as_f64()
+                && float.fract() == 0.0
+                && float.abs() <= EXACT
+            {
+                // within 2^53 the conversion is exact
+                *value = Value::from(float as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        Value::Object(map) => map.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
 }
 
 /// The refusal for serde's `wording` about the value at `path` (`.` or empty
@@ -221,6 +248,17 @@ mod tests {
             .as_ref()
             .map(|d| d["field"].as_str().unwrap_or("").to_string());
         (field.unwrap_or_default(), body.message)
+    }
+
+    #[test]
+    fn a_number_with_a_zero_fraction_is_taken_as_an_integer() {
+        let sample: Sample = parse(json!({"id": 2.0})).expect("2.0 is the integer 2");
+        assert_eq!(sample.id, 2);
+        let (field, message) = refused(json!({"id": 2.5}));
+        assert_eq!(field, "id");
+        assert!(message.contains("2.5"), "{message}");
+        let (field, _) = refused(json!({"id": 1e300}));
+        assert_eq!(field, "id", "too large to be one integer");
     }
 
     #[test]

@@ -15,7 +15,7 @@ mod error;
 mod forensics;
 pub mod input;
 pub mod modules;
-mod schema;
+pub(crate) mod schema;
 pub mod text;
 
 use crate::envelope::{self, Budget, Category, Code, ErrorBody};

@@ -4,9 +4,73 @@
 //! descriptions) is kept as written: real task files quote control
 //! characters in their text. A refusal names the field and the character, so
 //! the caller can find it.
+//!
+//! Each rule is also spelled as a regular expression for the published
+//! schemas (`SCHEMA_RULES`), so a generated client refuses what the hub
+//! refuses; a property test keeps each pair in step.
 
 use super::ToolError;
 use serde_json::json;
+
+/// What no name may hold: control characters (Unicode Cc) and the invisible
+/// formatting characters of `is_invisible_format`, as a character-class body.
+const NOT_IN_NAMES: &str =
+    r"\x00-\x1f\x7f-\x9f\xad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff";
+/// What does not show: the above and white space (Unicode White_Space).
+const NOT_VISIBLE: &str =
+    r"\x00-\x20\x7f-\xa0\xad\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069\u3000\ufeff";
+
+/// A rule as a published schema states it: the `format` marker a field's
+/// schema carries in the code, replaced by `pattern` when published
+/// (tools::schema). A rule for lists applies to their items, with lengths.
+pub struct SchemaRule {
+    pub marker: &'static str,
+    pub pattern: fn() -> String,
+    pub item_lengths: Option<(usize, usize)>,
+}
+
+pub const SCHEMA_RULES: [SchemaRule; 4] = [
+    SchemaRule {
+        marker: "cos-name",
+        pattern: name_pattern,
+        item_lengths: None,
+    },
+    SchemaRule {
+        marker: "cos-visible-name",
+        pattern: visible_name_pattern,
+        item_lengths: None,
+    },
+    SchemaRule {
+        marker: "cos-prose",
+        pattern: prose_pattern,
+        item_lengths: None,
+    },
+    // labels and other short lists of names (board::validate::check_text_list)
+    SchemaRule {
+        marker: "cos-name-list",
+        pattern: visible_name_pattern,
+        item_lengths: Some((1, MAX_LIST_ITEM_CHARS)),
+    },
+];
+
+/// How long one entry of a list of names may be.
+pub const MAX_LIST_ITEM_CHARS: usize = 500;
+
+/// `check_name` as a pattern.
+fn name_pattern() -> String {
+    format!("^[^{NOT_IN_NAMES}]*$")
+}
+
+/// `check_visible_name` as a pattern.
+fn visible_name_pattern() -> String {
+    format!("^[^{NOT_IN_NAMES}]*[^{NOT_VISIBLE}][^{NOT_IN_NAMES}]*$")
+}
+
+/// `check_prose` as a pattern: names on lines broken by LF or CRLF.
+fn prose_pattern() -> String {
+    let line_char = format!("(?:[^{NOT_IN_NAMES}]|\\r?\\n)");
+    format!("^{line_char}*[^{NOT_VISIBLE}]{line_char}*$")
+}
 
 /// Characters that change how text is shown without showing themselves:
 /// zero-width spaces and joiners, the word joiner, the byte-order mark, the
@@ -81,9 +145,73 @@ pub fn check_visible_name(field: &str, text: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// A few paragraphs (a reason, a summary): names on lines, at most
+/// `max_chars`, showing something.
+pub fn check_prose(field: &str, text: &str, max_chars: usize) -> Result<(), ToolError> {
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        // a carriage return is part of a line break only before a line feed
+        let line = match lines.peek() {
+            Some(_) => line.strip_suffix('\r').unwrap_or(line),
+            None => line,
+        };
+        check_name(field, line)?;
+    }
+    if text.chars().count() > max_chars {
+        return Err(ToolError::invalid(
+            field,
+            format!("at most {max_chars} characters"),
+        ));
+    }
+    if text.trim().is_empty() {
+        return Err(ToolError::invalid(
+            field,
+            "text with at least one visible character",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn rule(marker: &str) -> regex::Regex {
+        let rule = SCHEMA_RULES
+            .iter()
+            .find(|rule| rule.marker == marker)
+            .expect("a rule of that name");
+        regex::Regex::new(&(rule.pattern)()).expect("the pattern compiles")
+    }
+
+    /// Text drawn from the characters the rules are about, among ordinary ones.
+    fn tricky_text() -> impl Strategy<Value = String> {
+        let tricky = prop::sample::select(vec![
+            '\0', '\t', '\n', '\r', '\u{1B}', ' ', '\u{7F}', '\u{85}', '\u{9F}', '\u{A0}',
+            '\u{AD}', '\u{1680}', '\u{2000}', '\u{200B}', '\u{200F}', '\u{2028}', '\u{202E}',
+            '\u{202F}', '\u{205F}', '\u{2060}', '\u{2066}', '\u{3000}', '\u{FEFF}', 'a', 'Z', '7',
+            '-', 'é', '中', '🚀',
+        ]);
+        prop::collection::vec(prop_oneof![tricky, any::<char>()], 0..12)
+            .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    proptest! {
+        #[test]
+        fn each_published_pattern_accepts_exactly_what_its_check_accepts(text in tricky_text()) {
+            prop_assert_eq!(rule("cos-name").is_match(&text), check_name("f", &text).is_ok());
+            prop_assert_eq!(
+                rule("cos-visible-name").is_match(&text),
+                check_visible_name("f", &text).is_ok()
+            );
+            prop_assert_eq!(
+                rule("cos-prose").is_match(&text),
+                check_prose("f", &text, usize::MAX).is_ok(),
+                "{:?}", text
+            );
+        }
+    }
 
     fn refusal(result: Result<(), ToolError>) -> String {
         result.unwrap_err().to_body("x").message

@@ -4,15 +4,29 @@
 
 use super::unwrap::ApiError;
 use crate::envelope::{Category, Code, ErrorBody};
-use axum::extract::FromRequest;
 use axum::extract::FromRequestParts;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use serde_json::json;
 
-#[derive(FromRequest)]
-#[from_request(via(axum::Json), rejection(ApiError))]
+/// A JSON body as `T`: read as JSON first (axum's rejections, enveloped),
+/// then deserialised the way tool arguments are (tools::input), so REST and
+/// MCP take the same values and word refusals alike.
 pub struct AppJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for AppJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let axum::Json(value) = axum::Json::<Value>::from_request(request, state).await?;
+        crate::tools::input::deserialize(value)
+            .map(AppJson)
+            .map_err(|error| ApiError::new(error.to_body("")))
+    }
+}
 
 #[derive(FromRequestParts)]
 #[from_request(via(axum::extract::Query), rejection(ApiError))]

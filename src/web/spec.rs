@@ -22,7 +22,48 @@ pub fn api_router() -> (Router<Hub>, OpenApi) {
     }
     let (router, mut openapi) = combined.split_for_parts();
     complete(&mut openapi);
-    (router, openapi)
+    (router, with_text_rules(openapi))
+}
+
+/// The spec with its text-rule markers spelled out as patterns
+/// (tools::schema::spell_out_rules), in components and parameters alike.
+fn with_text_rules(mut openapi: OpenApi) -> OpenApi {
+    use crate::tools::schema::spell_out_rules;
+    if let Some(components) = openapi.components.as_mut() {
+        components.schemas.values_mut().for_each(spell_out_rules);
+    }
+    for item in openapi.paths.paths.values_mut() {
+        for operation in operations(item) {
+            let parameters = operation.parameters.iter_mut().flatten();
+            for schema in parameters.filter_map(|parameter| match parameter {
+                RefOr::T(parameter) => parameter.schema.as_mut(),
+                RefOr::Ref(_) => None,
+            }) {
+                spell_out_rules(schema);
+                never_null(schema);
+            }
+        }
+    }
+    openapi
+}
+
+/// A parameter is present or absent, never null: an optional one's schema
+/// (`Option<String>` gives `["string", "null"]`) keeps only its real type.
+fn never_null(schema: &mut RefOr<utoipa::openapi::schema::Schema>) {
+    use utoipa::openapi::schema::{Schema, SchemaType, Type};
+    if let RefOr::T(Schema::Object(object)) = schema
+        && let SchemaType::Array(types) = &object.schema_type
+    {
+        let real: Vec<Type> = types
+            .iter()
+            .filter(|t| **t != Type::Null)
+            .cloned()
+            .collect();
+        object.schema_type = match real.as_slice() {
+            [one] => SchemaType::Type(one.clone()),
+            _ => SchemaType::Array(real),
+        };
+    }
 }
 
 /// The spec alone, as `cos openapi` prints it and openapi/openapi.json holds it.

@@ -439,7 +439,37 @@ async fn if_match_compares_strongly_and_star_matches_the_current_task() {
         .await;
     assert_eq!(status, 400);
     assert_eq!(error_of(&answer)["details"]["field"], "If-Match");
+    // the body's version outside If-Match's tags: no task can be both, 412
+    let (status, answer) = server
+        .patch_json(
+            &path,
+            json!({"version": 2, "changes": {"title": "torn"}}),
+            Some("\"3\""),
+        )
+        .await;
+    assert_eq!(status, 412, "{answer}");
+    assert_eq!(error_of(&answer)["code"], "STALE_VERSION");
+    assert_eq!(error_of(&answer)["details"]["current"]["version"], 3);
     assert_eq!(task(&server, &id).await["title"], "listed");
+    // JSON Schema counts 3.0 as the integer 3
+    let (status, answer) = server
+        .patch_json(
+            &path,
+            json!({"version": 3.0, "changes": {"title": "whole"}}),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) = server
+        .patch_json(
+            &path,
+            json!({"version": 4.5, "changes": {"title": "half"}}),
+            None,
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(error_of(&answer)["details"]["field"], "version");
+    assert_eq!(task(&server, &id).await["title"], "whole");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -629,11 +659,12 @@ async fn search_ready_claim_and_reposition() {
     );
     let (_, found) = server.get("/api/board/search?label=crash").await;
     assert_eq!(found["data"]["results"][0]["id"], "TASK-002");
-    let (status, _) = server.get("/api/board/search?text=%22%2A%28").await;
-    assert_eq!(
-        status, 400,
-        "text without words is a validation error, not an FTS syntax error"
-    );
+    let (status, found) = server.get("/api/board/search?text=%22%2A%28").await;
+    assert_eq!(status, 200, "FTS syntax never reaches SQLite: {found}");
+    assert_eq!(found["data"]["total_count"], 0, "{found}");
+    let (status, blank) = server.get("/api/board/search?text=%20%20").await;
+    assert_eq!(status, 400, "blank text names the field: {blank}");
+    assert_eq!(blank["error"]["details"]["field"], "text", "{blank}");
 
     let (_, ready) = server.get("/api/board/ready").await;
     let order: Vec<&str> = ready["data"]["results"]
@@ -719,6 +750,19 @@ async fn search_ready_claim_and_reposition() {
         .post_json("/api/board/tasks/TASK-004/reposition", json!({}))
         .await;
     assert_eq!(status, 400);
+
+    server
+        .post_json(
+            "/api/board/tasks",
+            json!({"title": "Parse a -> b arrows", "kind": "feature", "priority": "P2"}),
+        )
+        .await;
+    let (status, found) = server.get("/api/board/search?text=-%3E").await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(
+        found["data"]["results"][0]["title"], "Parse a -> b arrows",
+        "text without words is found as written: {found}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

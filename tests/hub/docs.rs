@@ -215,6 +215,16 @@ async fn rest_writes_are_compare_and_set_on_the_etag_and_idempotent_by_key() {
     let weak = format!("W/{}", etag);
     let (status, weak_answer) = patch(&server, "guide.md", Some(&weak), Some("edit-3"), edit).await;
     assert_eq!(status, 412, "{weak_answer}");
+    // a body base that If-Match does not name: no revision can be both, 412
+    let now = error_of(&stale)["details"]["current"].clone();
+    let now_tag = format!("\"{}-{}\"", now["rev"], now["hash"].as_str().unwrap());
+    let torn = json!({"base": {"rev": 1, "hash": document["hash"]},
+                      "operations": [{"op": "append", "content": "torn"}]});
+    let (status, answer) = patch(&server, "guide.md", Some(&now_tag), Some("edit-4"), torn).await;
+    assert_eq!(status, 412, "{answer}");
+    assert_eq!(error_of(&answer)["code"], "STALE_REVISION");
+    assert_eq!(error_of(&answer)["details"]["current"]["rev"], 2);
+    assert!(!on_disk(&server, "guide.md").contains("torn"));
 
     // receipts
     let (status, receipt) = server.get("/api/docs/receipts/edit-1").await;

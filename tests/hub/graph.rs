@@ -254,7 +254,19 @@ async fn indexes_code_and_docs_with_the_expected_nodes_and_edges() {
 async fn search_and_context_resolve_uids_paths_and_names() {
     let server = TestServer::start().await;
     fixture(server.repo());
+    write(server.repo(), "docs/flow.md", "# Request -> response\n");
     server.post_json("/api/graph/index", json!({})).await;
+
+    // a query without words is looked for as written in names
+    let (status, found) = server.get("/api/graph/search?query=-%3E").await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(
+        found["data"]["results"][0]["label"], "Request -> response",
+        "{found}"
+    );
+    let (status, blank) = server.get("/api/graph/search?query=%20").await;
+    assert_eq!(status, 400, "{blank}");
+    assert_eq!(error_of(&blank)["details"]["field"], "query");
 
     let (status, found) = server.get("/api/graph/search?query=reconn").await;
     assert_eq!(status, 200);

@@ -274,3 +274,133 @@ fn every_schema_type_has_a_name_of_its_own() {
         seen.len()
     );
 }
+
+/// What the hub refuses of names and prose is stated as patterns, so a
+/// generated client refuses it too; the patterns mean what the hub checks.
+#[test]
+fn the_spec_states_the_text_rules_the_server_enforces() {
+    let spec = generated();
+    assert!(
+        !spec.to_string().contains("\"format\":\"cos-"),
+        "every text-rule marker is spelled out as a pattern"
+    );
+    let schemas = &spec["components"]["schemas"];
+    let pattern = |schema: &str, property: &str| -> String {
+        schemas[schema]["properties"][property]["pattern"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{schema}.{property} states a pattern"))
+            .to_string()
+    };
+    let visible = pattern("CreateInput", "title");
+    for (schema, property) in [
+        ("TaskChanges", "title"),
+        ("Actor", "id"),
+        ("RecordOutputInput", "task_marker"),
+        ("DiscoveryBody", "kind"),
+    ] {
+        assert_eq!(pattern(schema, property), visible, "{schema}.{property}");
+    }
+    let label = &schemas["CreateInput"]["properties"]["labels"]["items"];
+    assert_eq!(label["pattern"], visible.as_str());
+    assert_eq!(
+        (label["minLength"].as_u64(), label["maxLength"].as_u64()),
+        (Some(1), Some(500))
+    );
+    let prose = pattern("BacktrackBody", "reason");
+    assert_eq!(pattern("DiscoveryBody", "summary"), prose);
+
+    let visible = regex::Regex::new(&visible).expect("an RE2-compatible pattern");
+    assert!(visible.is_match("Fix the board — ünïcödé 🚀"));
+    for refused in [
+        "",
+        "   ",
+        "\u{200B}",
+        "red\u{1B}[31m",
+        "two\nlines",
+        "evil\u{202E}txt",
+    ] {
+        assert!(!visible.is_match(refused), "{refused:?}");
+    }
+    let prose = regex::Regex::new(&prose).expect("an RE2-compatible pattern");
+    assert!(prose.is_match("first line\r\nsecond line"));
+    assert!(!prose.is_match("a\u{0}b") && !prose.is_match("\n\n"));
+}
+
+/// Closed lists are enums, optional headers are strings (never null), and the
+/// variants of a tagged union refuse unknown fields as serde does.
+#[test]
+fn closed_lists_headers_and_tagged_unions_are_stated() {
+    let spec = generated();
+    let parameter = |path: &str, method: &str, name: &str| -> Value {
+        spec["paths"][path][method]["parameters"]
+            .as_array()
+            .and_then(|all| all.iter().find(|p| p["name"] == name))
+            .unwrap_or_else(|| panic!("{method} {path} takes {name}"))["schema"]
+            .clone()
+    };
+    let modules: Vec<&str> = cos_hub::hub::AREAS
+        .iter()
+        .map(|area| area.module.id())
+        .collect();
+    assert_eq!(
+        parameter("/api/settings/modules/{module}", "put", "module")["enum"],
+        serde_json::json!(modules)
+    );
+    assert!(
+        parameter("/api/graph/search", "get", "kind")["enum"]
+            .as_array()
+            .is_some_and(|kinds| kinds.contains(&"function".into()))
+    );
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            for header in operation["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "header")
+            {
+                assert_eq!(
+                    header["schema"]["type"], "string",
+                    "{method} {path} {}",
+                    header["name"]
+                );
+                if header["name"] == "If-Match" {
+                    assert!(header["schema"]["pattern"].is_string(), "{method} {path}");
+                }
+            }
+        }
+    }
+    let variants = spec["components"]["schemas"]["Operation"]["oneOf"]
+        .as_array()
+        .expect("Operation is a tagged union");
+    assert!(variants.len() >= 9);
+    for variant in variants {
+        assert_eq!(variant["additionalProperties"], false, "{variant}");
+    }
+}
+
+/// Agents get the same rules: the tools' input schemas (MCP's, and
+/// GET /api/tools) carry the patterns the REST spec states.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_input_schemas_state_the_same_text_rules() {
+    let server = crate::common::TestServer::start().await;
+    let (status, tools) = server.get("/api/tools").await;
+    assert_eq!(status, 200, "{tools}");
+    let input = |name: &str| -> Value {
+        tools["data"]["tools"]
+            .as_array()
+            .and_then(|all| all.iter().find(|tool| tool["name"] == name))
+            .unwrap_or_else(|| panic!("{name} is listed"))["input_schema"]
+            .clone()
+    };
+    let spec = generated();
+    let schemas = &spec["components"]["schemas"];
+    assert_eq!(
+        input("cos_supervise_record_backtrack")["properties"]["reason"]["pattern"],
+        schemas["BacktrackBody"]["properties"]["reason"]["pattern"]
+    );
+    assert_eq!(
+        input("cos_task_create")["properties"]["title"]["pattern"],
+        schemas["CreateInput"]["properties"]["title"]["pattern"]
+    );
+}

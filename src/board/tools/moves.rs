@@ -22,6 +22,7 @@ use crate::board::filters::load_filtered;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveInput {
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub id: String,
     /// The status you expect the task to be in; refused with `conflict` if it moved meanwhile.
     pub from: Status,
@@ -113,10 +114,13 @@ pub(super) fn move_task(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RepositionInput {
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub id: String,
     /// Place the task just before this task (same column).
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub before: Option<String>,
     /// Place the task just after this task (same column).
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub after: Option<String>,
     pub actor: Option<Actor>,
 }
@@ -137,8 +141,9 @@ impl Tool for TaskReposition {
             (Some(before), None) => (before.clone(), true),
             (None, Some(after)) => (after.clone(), false),
             _ => {
-                return Err(ToolError::invalid(
+                return Err(ToolError::invalid_pair(
                     "before",
+                    "after",
                     "exactly one of before or after",
                 ));
             }

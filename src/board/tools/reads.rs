@@ -17,6 +17,7 @@ use crate::board::validate::check_limit;
 #[serde(deny_unknown_fields)]
 pub struct TaskRef {
     /// TASK-<n>
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub id: String,
 }
 
@@ -43,6 +44,7 @@ impl Tool for TaskShow {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryInput {
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub id: String,
     /// Entries to return, newest first (1 to 1000, default 200).
     #[schema(minimum = 1, maximum = 1000)]
@@ -103,7 +105,10 @@ impl Tool for TaskHistory {
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct SearchInput {
-    /// Words that must all appear in the title or description (prefix match).
+    /// Words that must all appear in the title or description (prefix match);
+    /// text without words (`->`) is found as written.
+    #[schema(pattern = r"\S")]
+    #[param(pattern = r"\S")]
     pub text: Option<String>,
     pub status: Option<Status>,
     pub kind: Option<Kind>,
@@ -145,8 +150,9 @@ impl Tool for TaskSearch {
     fn run(context: &ToolContext, input: SearchInput) -> Result<Answer<CardList>, ToolError> {
         let limit = check_limit("limit", input.limit, 50, 500)?;
         if input.cursor.is_some() && input.offset.is_some() {
-            return Err(ToolError::invalid(
+            return Err(ToolError::invalid_pair(
                 "cursor",
+                "offset",
                 "either cursor or offset, not both",
             ));
         }

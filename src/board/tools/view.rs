@@ -35,7 +35,10 @@ pub struct BoardInput {
     pub label: Option<String>,
     pub swimlane: Option<String>,
     pub epic: Option<String>,
-    /// Words that must all appear in the title or description.
+    /// Words that must all appear in the title or description; text
+    /// without words (`->`) is found as written.
+    #[schema(pattern = r"\S")]
+    #[param(pattern = r"\S")]
     pub text: Option<String>,
 }
 

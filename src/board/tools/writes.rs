@@ -102,7 +102,7 @@ pub(super) fn commit_change(
 pub struct CreateInput {
     /// 1 to 200 characters, at least one of them visible; no control or
     /// invisible formatting characters.
-    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub title: String,
     /// Markdown, kept as written.
     #[serde(default)]
@@ -114,21 +114,33 @@ pub struct CreateInput {
     /// One of the board's swimlanes (default: the first configured).
     pub swimlane: Option<String>,
     /// At most 200 characters, no control characters.
-    #[schema(max_length = 200)]
+    #[schema(max_length = 200, format = "cos-name")]
     pub epic: Option<String>,
     /// At most 100, each 1 to 500 visible characters.
     #[serde(default)]
-    #[schema(max_items = 100)]
+    #[schema(max_items = 100, format = "cos-name-list")]
     pub labels: Vec<String>,
     /// 30m, 2h, 1d, 3w, 1cy or another `<n><m|h|d|w|cy>`.
+    #[schema(pattern = "^[1-9][0-9]{0,3}(m|h|d|w|cy)$")]
     pub appetite: Option<String>,
+    /// Existing tasks this one waits for.
     #[serde(default)]
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub depends_on: Vec<String>,
+    /// At most 100, each 1 to 500 visible characters.
     #[serde(default)]
+    #[schema(max_items = 100, format = "cos-name-list")]
     pub references: Vec<String>,
-    /// icebox (default) or emergency.
+    #[schema(schema_with = new_task_status)]
     pub status: Option<Status>,
     pub actor: Option<Actor>,
+}
+
+fn new_task_status() -> utoipa::openapi::schema::Object {
+    crate::tools::schema::one_of(
+        &[Status::Icebox.as_str(), Status::Emergency.as_str()],
+        "icebox (default) or emergency.",
+    )
 }
 
 pub(super) fn default_kind() -> Kind {
@@ -234,26 +246,32 @@ fn checked_new_task(input: &CreateInput) -> Result<Status, ToolError> {
 #[serde(deny_unknown_fields)]
 pub struct TaskChanges {
     /// 1 to 200 characters, at least one of them visible.
-    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub title: Option<String>,
     pub description: Option<String>,
     pub kind: Option<Kind>,
     pub priority: Option<Priority>,
     pub swimlane: Option<String>,
     #[serde(default, deserialize_with = "clearable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 200, format = "cos-name")]
     pub epic: Option<Option<String>>,
+    /// At most 100, each 1 to 500 visible characters.
+    #[schema(max_items = 100, format = "cos-name-list")]
     pub labels: Option<Vec<String>>,
     #[serde(default, deserialize_with = "clearable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, pattern = "^[1-9][0-9]{0,3}(m|h|d|w|cy)$")]
     pub appetite: Option<Option<String>>,
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub depends_on: Option<Vec<String>>,
+    /// At most 100, each 1 to 500 visible characters.
+    #[schema(max_items = 100, format = "cos-name-list")]
     pub references: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditInput {
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub id: String,
     /// The version you read; the edit is refused with `conflict` if the task changed since.
     pub version: i64,

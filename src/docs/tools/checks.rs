@@ -37,6 +37,7 @@ impl Tool for DocsAudit {
 #[serde(deny_unknown_fields)]
 pub struct ScanInput {
     /// Only this mount (default: every mount).
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: Option<String>,
 }
 

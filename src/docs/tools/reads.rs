@@ -100,6 +100,8 @@ impl Tool for DocsMounts {
 #[into_params(parameter_in = Query)]
 pub struct ListInput {
     /// The mount's exact key (cos_docs_mounts).
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
     /// Only documents in this folder (relative to the mount).
     pub prefix: Option<String>,
@@ -223,8 +225,20 @@ impl Tool for DocsList {
 #[into_params(parameter_in = Query)]
 pub struct ReadInput {
     /// The mount's exact key (cos_docs_mounts).
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
     /// Relative to the mount, e.g. guides/setup.md.
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
+    #[param(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: String,
     /// Only this section: a heading path (Setup/Install) or an anchor.
     pub section: Option<String>,
@@ -526,9 +540,11 @@ fn fit_outline(outline: &[Section], limit: Option<usize>) -> (Vec<Section>, bool
 #[serde(deny_unknown_fields)]
 pub struct ReadManyInput {
     /// The mount's exact key (cos_docs_mounts).
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
     /// 1 to 20 paths in the mount.
     #[schema(min_items = 1, max_items = 20)]
+    #[schema(pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$")]
     pub paths: Vec<String>,
 }
 
@@ -620,8 +636,20 @@ impl Tool for DocsReadMany {
 #[into_params(parameter_in = Query)]
 pub struct DocHistoryInput {
     /// Only this mount's changes.
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: Option<String>,
     /// Only this document's changes (needs mount); a move counts for both paths.
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
+    #[param(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: Option<String>,
     /// A previous answer's `next_cursor`.
     pub cursor: Option<String>,
@@ -656,7 +684,13 @@ impl Tool for DocsHistory {
         let mounts = ready(context)?;
         let limit = check_limit("limit", input.limit, 50, 200)?;
         let (mount, path) = match (&input.mount, &input.path) {
-            (None, Some(_)) => return Err(ToolError::invalid("mount", "the mount of the path")),
+            (None, Some(_)) => {
+                return Err(ToolError::invalid_pair(
+                    "mount",
+                    "path",
+                    "the mount of the path",
+                ));
+            }
             (None, None) => (None, None),
             (Some(key), path) => {
                 let mount = mounts.get(key)?;

@@ -47,17 +47,23 @@ fn run_write(
 #[serde(deny_unknown_fields)]
 pub struct DocCreateInput {
     /// The mount's exact key (cos_docs_mounts).
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
     /// Relative to the mount, ending in .md or .markdown; folders are made as needed.
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: String,
     /// The document's Markdown.
     pub content: String,
     /// 1 to 128 visible ASCII characters, new for each intent; resend the
     /// same one only with the identical request.
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: String,
     /// Who to record (default: the front door's caller).
-    #[schema(max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub actor: Option<String>,
 }
 
@@ -88,16 +94,22 @@ impl Tool for DocsCreate {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchInput {
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: String,
     /// The {rev, hash} you read; a stale one is refused with STALE_REVISION.
     pub base: Base,
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: String,
     /// Applied in order, all or nothing; 1 to 100.
     #[schema(min_items = 1, max_items = 100)]
     pub operations: Vec<Operation>,
-    #[schema(max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub actor: Option<String>,
 }
 
@@ -133,14 +145,25 @@ impl Tool for DocsPatch {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocMoveInput {
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: String,
     /// The new path in the same mount; refused if a document is there.
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub to: String,
     pub base: Base,
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: String,
-    #[schema(max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub actor: Option<String>,
 }
 
@@ -176,12 +199,18 @@ impl Tool for DocsMove {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteInput {
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: String,
     pub base: Base,
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: String,
-    #[schema(max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub actor: Option<String>,
 }
 

@@ -113,8 +113,8 @@ impl Tool for SuperviseBundle {
 #[into_params(parameter_in = Query)]
 pub struct SessionsInput {
     /// Only the sessions of this task.
-    #[schema(min_length = 1, max_length = 200)]
-    #[param(min_length = 1, max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
+    #[param(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub task_marker: Option<String>,
     /// Most sessions per page (1 to 200, default 50).
     #[schema(minimum = 1, maximum = 200)]

@@ -12,6 +12,8 @@ use crate::supervise::roles::is_identifier;
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 /// Largest latency accepted: what a JSON number holds exactly.
+/// How long a summary, an impact assessment or a reason may be.
+const MAX_PROSE_CHARS: usize = 2000;
 const MAX_LATENCY_MS: u64 = (1 << 53) - 1;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -25,10 +27,10 @@ pub struct RecordOutputInput {
     )]
     pub session_id: String,
     /// The task the session works on (e.g. a board task id); fixed by the first output.
-    #[schema(min_length = 1, max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub task_marker: String,
     /// The persona the orchestrating agent plays.
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(min_length = 1, max_length = 128, format = "cos-visible-name")]
     pub persona_id: String,
     /// The role that produced the output, as the role registry names it.
     #[schema(min_length = 1, max_length = 64, pattern = "^[a-z0-9_]+$")]
@@ -121,11 +123,11 @@ pub struct RecordDiscoveryInput {
     )]
     pub session_id: String,
     /// What kind of thing was found (e.g. hidden_dependency, scope_change).
-    #[schema(min_length = 1, max_length = 64)]
+    #[schema(min_length = 1, max_length = 64, format = "cos-visible-name")]
     pub kind: String,
-    #[schema(min_length = 1, max_length = 2000)]
+    #[schema(min_length = 1, max_length = 2000, format = "cos-prose")]
     pub summary: String,
-    #[schema(min_length = 1, max_length = 2000)]
+    #[schema(min_length = 1, max_length = 2000, format = "cos-prose")]
     pub impact_assessment: String,
     pub decision: DiscoveryDecision,
 }
@@ -144,8 +146,12 @@ impl Tool for SuperviseRecordDiscovery {
     fn run(context: &ToolContext, input: RecordDiscoveryInput) -> Result<Answer<Noted>, ToolError> {
         check_session_id(&input.session_id)?;
         check_text("kind", &input.kind, 64)?;
-        check_long_text("summary", &input.summary)?;
-        check_long_text("impact_assessment", &input.impact_assessment)?;
+        crate::tools::text::check_prose("summary", &input.summary, MAX_PROSE_CHARS)?;
+        crate::tools::text::check_prose(
+            "impact_assessment",
+            &input.impact_assessment,
+            MAX_PROSE_CHARS,
+        )?;
         let roles = ready(context)?;
         let discovery = |at: &str| Discovery {
             kind: input.kind.clone(),
@@ -175,7 +181,7 @@ pub struct RecordBacktrackInput {
     /// The formula that runs again.
     #[schema(min_length = 1, max_length = 64, pattern = "^[a-z0-9_]+$")]
     pub to_formula: String,
-    #[schema(min_length = 1, max_length = 2000)]
+    #[schema(min_length = 1, max_length = 2000, format = "cos-prose")]
     pub reason: String,
 }
 
@@ -200,7 +206,7 @@ impl Tool for SuperviseRecordBacktrack {
                 return Err(ToolError::invalid(field, "1 to 64 of [a-z0-9_]"));
             }
         }
-        check_long_text("reason", &input.reason)?;
+        crate::tools::text::check_prose("reason", &input.reason, MAX_PROSE_CHARS)?;
         let roles = ready(context)?;
         let backtrack = |at: &str| Backtrack {
             from_formula: input.from_formula.clone(),
@@ -212,23 +218,6 @@ impl Tool for SuperviseRecordBacktrack {
             contents.backtracks.push(backtrack(at));
         })
     }
-}
-
-/// Free text of a few paragraphs: visible, without control characters but line breaks.
-fn check_long_text(field: &str, text: &str) -> Result<(), ToolError> {
-    for line in text.lines() {
-        crate::tools::text::check_name(field, line.trim_end_matches('\r'))?;
-    }
-    if text.chars().count() > 2000 {
-        return Err(ToolError::invalid(field, "at most 2000 characters"));
-    }
-    if text.trim().is_empty() {
-        return Err(ToolError::invalid(
-            field,
-            "text with at least one visible character",
-        ));
-    }
-    Ok(())
 }
 
 fn noted(

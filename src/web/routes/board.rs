@@ -82,7 +82,7 @@ pub struct EditBody {
 /// Edits a task. Send the version you read as `If-Match` (a stale one answers 412) or in the body (409).
 #[utoipa::path(patch, path = "/api/board/tasks/{id}", operation_id = "board_task_edit", tag = "board",
     params(("id" = String, Path, description = "TASK-<n>", pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$"),
-           ("If-Match" = Option<String>, Header, description = "The task's version as an entity tag, e.g. \"3\" (the ETag of a task answer), a list of them, or * for the current version; weak tags (W/\"3\") never match")),
+           ("If-Match" = Option<String>, Header, description = "The task's version as an entity tag, e.g. \"3\" (the ETag of a task answer), a list of them, or * for the current version; weak tags (W/\"3\") never match", pattern = r#"^(\*|(W/)?"[0-9]{1,18}"(, *(W/)?"[0-9]{1,18}")*)$"#)),
     request_body = EditBody,
     responses((status = 200, description = "The edited task", body = ApiOk<Task>)))]
 async fn board_task_edit(
@@ -101,15 +101,17 @@ async fn board_task_edit(
                 json!({"field": "version"}),
             ));
         }
+        (Some(IfMatch::Versions(tags)), Some(field)) if tags.contains(&field) => field,
         (Some(IfMatch::Versions(tags)), Some(field)) if !tags.is_empty() => {
-            if !tags.contains(&field) {
-                return Err(ApiError::validation(
-                    Code::E_ARGUMENT,
-                    format!("version: If-Match names {tags:?} but the body says {field}"),
-                    json!({"field": "version"}),
-                ));
-            }
-            field
+            // the task would have to be at the body's version and at one of
+            // the tags at once: If-Match cannot hold, whatever the task is now
+            let current = hub
+                .call::<TaskShow>(TaskRef { id: id.clone() }, Source::Rest)
+                .await
+                .map_err(ApiError::new)?
+                .data;
+            let why = format!("If-Match names {tags:?} but the body's version is {field}");
+            return Err(stale_version(&current, &why));
         }
         (Some(IfMatch::Any), Some(field)) => field,
         (Some(IfMatch::Versions(tags)), None) if tags.len() == 1 => tags[0],
@@ -173,7 +175,9 @@ async fn board_task_move(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RepositionBody {
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub before: Option<String>,
+    #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub after: Option<String>,
     pub actor: Option<Actor>,
 }
@@ -354,6 +358,11 @@ fn precondition_failed(current: &Task, precondition: &IfMatch) -> ApiError {
             current.version
         ),
     };
+    stale_version(current, &why)
+}
+
+/// 412 STALE_VERSION with the task as it is now.
+fn stale_version(current: &Task, why: &str) -> ApiError {
     ApiError::new(
         crate::envelope::ErrorBody::new(
             crate::envelope::Category::Conflict,

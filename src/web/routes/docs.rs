@@ -94,8 +94,14 @@ async fn docs_read(
 #[into_params(parameter_in = Query)]
 pub struct DocumentQuery {
     /// The mount's exact key.
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
     /// The document's path in the mount.
+    #[param(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: String,
 }
 
@@ -117,7 +123,7 @@ fn request_id(headers: &HeaderMap, in_body: Option<String>) -> Result<String, Ap
         (Some(header), Some(body)) if header != body => Err(ApiError::validation(
             Code::E_ARGUMENT,
             "request_id: the body's request_id differs from the Idempotency-Key header; send one",
-            json!({"field": "request_id"}),
+            json!({"field": "request_id", "with": "Idempotency-Key"}),
         )),
         (Some(id), _) | (None, Some(id)) => Ok(id),
         (None, None) => Ok(format!("rest-{}", uuid::Uuid::new_v4().simple())),
@@ -198,20 +204,13 @@ async fn base_of(
         (Precondition::None, None) => Err(ApiError::validation(
             Code::E_ARGUMENT,
             "base: required; send the document's ETag as If-Match or {rev, hash} as base",
-            json!({"field": "base"}),
+            json!({"field": "base", "with": "If-Match"}),
         )),
         (Precondition::Any, Some(base)) => Ok((base, true)),
-        (Precondition::Tags(tags), Some(base)) => {
-            if tags.contains(&base) {
-                Ok((base, true))
-            } else {
-                Err(ApiError::validation(
-                    Code::E_ARGUMENT,
-                    "base: the body's base is not among the If-Match tags",
-                    json!({"field": "base"}),
-                ))
-            }
-        }
+        (Precondition::Tags(tags), Some(base)) if tags.contains(&base) => Ok((base, true)),
+        // the document would have to be the body's base and one of the tags at
+        // once: If-Match cannot hold whatever the document is now
+        (Precondition::Tags(_), Some(_)) => Err(if_match_failed(current().await?)),
         (Precondition::Tags(mut tags), None) if tags.len() == 1 => Ok((tags.remove(0), true)),
         (precondition, None) => {
             let identity = current().await?;
@@ -220,19 +219,24 @@ async fn base_of(
                 hash: identity.hash.clone(),
             };
             match precondition {
-                Precondition::Tags(tags) if !tags.contains(&now) => Err(ApiError::new(
-                    crate::envelope::ErrorBody::new(
-                        crate::envelope::Category::Conflict,
-                        Code::STALE_REVISION,
-                        "If-Match: none of the entity tags is the document's current identity; re-read it",
-                    )
-                    .with_details(json!({"field": "If-Match", "current": identity})),
-                )
-                .conditional(true)),
+                Precondition::Tags(tags) if !tags.contains(&now) => Err(if_match_failed(identity)),
                 _ => Ok((now, true)),
             }
         }
     }
+}
+
+/// 412: If-Match does not hold for the document as it is now.
+fn if_match_failed(identity: Identity) -> ApiError {
+    ApiError::new(
+        crate::envelope::ErrorBody::new(
+            crate::envelope::Category::Conflict,
+            Code::STALE_REVISION,
+            "If-Match: none of the entity tags is both the write's base and the document's current identity; re-read it",
+        )
+        .with_details(json!({"field": "If-Match", "current": identity})),
+    )
+    .conditional(true)
 }
 
 /// A stale base answers 412 when it came as If-Match.
@@ -253,13 +257,19 @@ fn receipt_identity(receipt: &Receipt) -> Option<&Identity> {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBody {
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: String,
     pub content: String,
     /// The request ID, if not sent as Idempotency-Key.
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: Option<String>,
-    #[schema(max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub actor: Option<String>,
 }
 
@@ -287,18 +297,18 @@ async fn docs_create(
 pub struct PatchBody {
     /// The {rev, hash} you read, if not sent as If-Match.
     pub base: Option<Base>,
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: Option<String>,
     #[schema(min_items = 1, max_items = 100)]
     pub operations: Vec<Operation>,
-    #[schema(max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub actor: Option<String>,
 }
 
 /// Edits a document by operations if it is still at its base (If-Match: its ETag; a stale one answers 412).
 #[utoipa::path(patch, path = "/api/docs/document", operation_id = "docs_patch", tag = "docs",
     params(DocumentQuery,
-           ("If-Match" = Option<String>, Header, description = "The document's ETag (\"<rev>-<hash>\"), a list of them, or *; weak tags never match")),
+           ("If-Match" = Option<String>, Header, description = "The document's ETag (\"<rev>-<hash>\"), a list of them, or *; weak tags never match", pattern = r#"^(\*|(W/)?"[0-9]{1,18}-[0-9a-f]{64}"(, *(W/)?"[0-9]{1,18}-[0-9a-f]{64}")*)$"#)),
     request_body = PatchBody,
     responses((status = 200, description = "The receipt", body = crate::web::unwrap::ApiOk<Receipt>)))]
 async fn docs_patch(
@@ -327,20 +337,28 @@ async fn docs_patch(
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct DeleteQuery {
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
+    #[param(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: String,
     /// The rev you read, if not sent as If-Match (with `hash`).
     #[param(minimum = 1)]
     pub rev: Option<i64>,
+    /// The hash you read, with `rev`.
+    #[param(min_length = 64, max_length = 64, pattern = "^[0-9a-f]{64}$")]
     pub hash: Option<String>,
-    #[param(min_length = 1, max_length = 128)]
+    #[param(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: Option<String>,
 }
 
 /// Deletes a document if it is still at its base (If-Match: its ETag).
 #[utoipa::path(delete, path = "/api/docs/document", operation_id = "docs_delete", tag = "docs",
     params(DeleteQuery,
-           ("If-Match" = Option<String>, Header, description = "The document's ETag (\"<rev>-<hash>\"), a list of them, or *")),
+           ("If-Match" = Option<String>, Header, description = "The document's ETag (\"<rev>-<hash>\"), a list of them, or *", pattern = r#"^(\*|(W/)?"[0-9]{1,18}-[0-9a-f]{64}"(, *(W/)?"[0-9]{1,18}-[0-9a-f]{64}")*)$"#)),
     responses((status = 200, description = "The receipt", body = crate::web::unwrap::ApiOk<Receipt>)))]
 async fn docs_delete(
     State(hub): State<Hub>,
@@ -355,7 +373,7 @@ async fn docs_delete(
             return Err(ApiError::validation(
                 Code::E_ARGUMENT,
                 "rev: send rev and hash together, or If-Match",
-                json!({"field": "rev"}),
+                json!({"field": "rev", "with": "hash"}),
             ));
         }
     };
@@ -377,19 +395,30 @@ async fn docs_delete(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocMoveBody {
+    #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub path: String,
+    #[schema(
+        min_length = 1,
+        max_length = 1024,
+        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
+    )]
     pub to: String,
     pub base: Option<Base>,
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: Option<String>,
-    #[schema(max_length = 200)]
+    #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub actor: Option<String>,
 }
 
 /// Moves a document within its mount if it is still at its base.
 #[utoipa::path(post, path = "/api/docs/move", operation_id = "docs_move", tag = "docs",
-    params(("If-Match" = Option<String>, Header, description = "The document's ETag, a list of them, or *")),
+    params(("If-Match" = Option<String>, Header, description = "The document's ETag, a list of them, or *", pattern = r#"^(\*|(W/)?"[0-9]{1,18}-[0-9a-f]{64}"(, *(W/)?"[0-9]{1,18}-[0-9a-f]{64}")*)$"#)),
     request_body = DocMoveBody,
     responses((status = 200, description = "The receipt", body = crate::web::unwrap::ApiOk<Receipt>)))]
 async fn docs_move(
@@ -473,7 +502,7 @@ async fn docs_audit(
             return Err(ApiError::validation(
                 Code::E_ARGUMENT,
                 "seq: send seq and entry_hash together",
-                json!({"field": "seq"}),
+                json!({"field": "seq", "with": "entry_hash"}),
             ));
         }
     };

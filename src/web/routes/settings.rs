@@ -38,7 +38,7 @@ pub struct ModuleSwitch {
 
 /// Enables or disables one module.
 #[utoipa::path(put, path = "/api/settings/modules/{module}", operation_id = "settings_module_set", tag = "settings",
-    params(("module" = String, Path, description = "A module id, as GET /api/settings/modules lists them")),
+    params(("module" = inline(crate::hub::ModuleId), Path, description = "A module id, as GET /api/settings/modules lists them")),
     request_body = ModuleSwitch,
     responses((status = 200, description = "The module's new state", body = ApiOk<ModuleInfo>)))]
 async fn module_set(

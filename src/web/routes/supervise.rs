@@ -64,11 +64,11 @@ async fn supervise_bundle(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiscoveryBody {
-    #[schema(min_length = 1, max_length = 64)]
+    #[schema(min_length = 1, max_length = 64, format = "cos-visible-name")]
     pub kind: String,
-    #[schema(min_length = 1, max_length = 2000)]
+    #[schema(min_length = 1, max_length = 2000, format = "cos-prose")]
     pub summary: String,
-    #[schema(min_length = 1, max_length = 2000)]
+    #[schema(min_length = 1, max_length = 2000, format = "cos-prose")]
     pub impact_assessment: String,
     pub decision: DiscoveryDecision,
 }
@@ -99,7 +99,7 @@ pub struct BacktrackBody {
     pub from_formula: String,
     #[schema(min_length = 1, max_length = 64, pattern = "^[a-z0-9_]+$")]
     pub to_formula: String,
-    #[schema(min_length = 1, max_length = 2000)]
+    #[schema(min_length = 1, max_length = 2000, format = "cos-prose")]
     pub reason: String,
 }
 

@@ -1097,8 +1097,11 @@ export interface components {
             data: {
                 description: string;
                 enabled: boolean;
-                /** @description The module's id (`core`, `board`, `graph`, ...). */
-                id: string;
+                /**
+                 * @description A module id, as GET /api/settings/modules lists them
+                 * @enum {string}
+                 */
+                id: "core" | "board" | "graph" | "docs" | "supervise" | "search";
                 /** @description Tools this module contributes. */
                 tools: string[];
             };
@@ -1502,7 +1505,7 @@ export interface components {
         };
         /**
          * @description The closed list of error codes:
-         *     - `E_ARGUMENT`: An argument is missing, of the wrong type, out of range or not one of the allowed values; details.field names it. Correct the request; do not retry it unchanged.
+         *     - `E_ARGUMENT`: An argument is missing, of the wrong type, out of range or not one of the allowed values; details.field names it (and details.with the other one, when two arguments do not go together). Correct the request; do not retry it unchanged.
          *     - `E_AMBIGUOUS`: A name matches several things; details lists the candidates. Pass one of their exact ids.
          *     - `E_NOT_FOUND`: The named thing does not exist; details may list the closest candidates.
          *     - `E_UNKNOWN_TOOL`: No tool has this name; the tool list shows them.
@@ -1580,6 +1583,7 @@ export interface components {
             actor?: components["schemas"]["Actor"] | null;
             /** @description 30m, 2h, 1d, 3w, 1cy or another `<n><m|h|d|w|cy>`. */
             appetite?: string | null;
+            /** @description Existing tasks this one waits for. */
             depends_on?: string[];
             /** @description Markdown, kept as written. */
             description?: string;
@@ -1589,8 +1593,13 @@ export interface components {
             /** @description At most 100, each 1 to 500 visible characters. */
             labels?: string[];
             priority?: components["schemas"]["Priority"];
+            /** @description At most 100, each 1 to 500 visible characters. */
             references?: string[];
-            status?: components["schemas"]["Status"] | null;
+            /**
+             * @description icebox (default) or emergency.
+             * @enum {string}
+             */
+            status?: "icebox" | "emergency";
             /** @description One of the board's swimlanes (default: the first configured). */
             swimlane?: string | null;
             /**
@@ -1731,7 +1740,7 @@ export interface components {
         };
         DoctorInput: {
             /** @description With fix: only these fixable categories (default: every fixable one). */
-            categories?: string[] | null;
+            categories?: ("stale_paths" | "malformed_uid_path" | "dangling_source" | "dangling_target" | "duplicate_contains" | "orphaned_phantom" | "orphaned_external_unresolved")[];
             /** @description An issue's `next_cursor`: that issue's samples after the ones already seen. */
             cursor?: string | null;
             /** @description Delete what the fixable categories found. */
@@ -1860,7 +1869,7 @@ export interface components {
         };
         ExportInput: {
             /** @description Edge kinds to follow outwards (default: contains). */
-            edge_types?: string[];
+            edge_types?: ("contains" | "declares" | "imports" | "calls" | "inherits_from" | "implements" | "links_to" | "cites_heading")[];
             /**
              * Format: int32
              * @description 1 to 10 (default 3).
@@ -2075,8 +2084,11 @@ export interface components {
         ModuleInfo: {
             description: string;
             enabled: boolean;
-            /** @description The module's id (`core`, `board`, `graph`, ...). */
-            id: string;
+            /**
+             * @description A module id, as GET /api/settings/modules lists them
+             * @enum {string}
+             */
+            id: "core" | "board" | "graph" | "docs" | "supervise" | "search";
             /** @description Tools this module contributes. */
             tools: string[];
         };
@@ -2321,7 +2333,7 @@ export interface components {
             /** @description A previous answer's `next_cursor`: the references after it. */
             cursor?: string | null;
             /** @description Edge kinds to follow into the node; empty or absent picks the node kind's defaults. */
-            kinds?: string[];
+            kinds?: ("contains" | "declares" | "imports" | "calls" | "inherits_from" | "implements" | "links_to" | "cites_heading")[];
             /**
              * Format: int32
              * @description 1 to 1,000 (default 100).
@@ -2353,7 +2365,10 @@ export interface components {
         RenamePlanInput: {
             /** @description A list's cursor from `next_cursors`: that list alone, after the sites already seen. */
             cursor?: string | null;
-            /** @description The new name: an identifier (letters, digits, underscores; not starting with a digit). */
+            /**
+             * @description The new name: an identifier (letters, digits, underscores; not starting with a digit).
+             *     The spec states the ASCII form; letters and digits of other scripts are taken too.
+             */
             new_name: string;
             /** @description The symbol to rename: a uid, a path or a name. */
             uid: string;
@@ -2589,8 +2604,10 @@ export interface components {
             description?: string | null;
             epic?: string | null;
             kind?: components["schemas"]["Kind"] | null;
+            /** @description At most 100, each 1 to 500 visible characters. */
             labels?: string[] | null;
             priority?: components["schemas"]["Priority"] | null;
+            /** @description At most 100, each 1 to 500 visible characters. */
             references?: string[] | null;
             swimlane?: string | null;
             /** @description 1 to 200 characters, at least one of them visible. */
@@ -2810,7 +2827,10 @@ export interface operations {
                 label?: string;
                 swimlane?: string;
                 epic?: string;
-                /** @description Words that must all appear in the title or description. */
+                /**
+                 * @description Words that must all appear in the title or description; text
+                 *     without words (`->`) is found as written.
+                 */
                 text?: string;
             };
             header?: never;
@@ -3025,7 +3045,10 @@ export interface operations {
     board_search: {
         parameters: {
             query?: {
-                /** @description Words that must all appear in the title or description (prefix match). */
+                /**
+                 * @description Words that must all appear in the title or description (prefix match);
+                 *     text without words (`->`) is found as written.
+                 */
                 text?: string;
                 status?: components["schemas"]["Status"];
                 kind?: components["schemas"]["Kind"];
@@ -3364,7 +3387,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The task's version as an entity tag, e.g. "3" (the ETag of a task answer), a list of them, or * for the current version; weak tags (W/"3") never match */
-                "If-Match"?: string | null;
+                "If-Match"?: string;
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
             };
@@ -4267,12 +4290,13 @@ export interface operations {
                 path: string;
                 /** @description The rev you read, if not sent as If-Match (with `hash`). */
                 rev?: number;
+                /** @description The hash you read, with `rev`. */
                 hash?: string;
                 request_id?: string;
             };
             header?: {
                 /** @description The document's ETag ("<rev>-<hash>"), a list of them, or * */
-                "If-Match"?: string | null;
+                "If-Match"?: string;
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
             };
@@ -4383,7 +4407,7 @@ export interface operations {
             };
             header?: {
                 /** @description The document's ETag ("<rev>-<hash>"), a list of them, or *; weak tags never match */
-                "If-Match"?: string | null;
+                "If-Match"?: string;
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
             };
@@ -4940,7 +4964,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The document's ETag, a list of them, or * */
-                "If-Match"?: string | null;
+                "If-Match"?: string;
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
             };
@@ -6319,8 +6343,7 @@ export interface operations {
             query: {
                 /** @description Words of a symbol, file or heading name (prefix match). */
                 query: string;
-                /** @description Only nodes of this kind (function, method, class, file, doc_heading, ...). */
-                kind?: string;
+                kind?: "folder" | "file" | "module" | "class" | "interface" | "function" | "method" | "variable" | "doc_file" | "doc_heading" | "external";
                 /** @description 1 to 200, default 20. */
                 limit?: number;
                 /** @description A previous answer's `next_cursor`: the results after it. */
@@ -6715,18 +6738,14 @@ export interface operations {
                  *     glob), `lang:`, `status:`. 1 to 1,000 characters.
                  */
                 q: string;
-                /** @description Only these areas (comma-separated): symbols, code, docs, tasks. */
                 area?: string;
-                /**
-                 * @description Only hits of these kinds (comma-separated): class, interface,
-                 *     function, method, module, variable, file, line, heading, task.
-                 */
                 kind?: string;
-                /** @description Only hits under these globs (comma-separated), such as `src/**\/*.rs`. */
+                /**
+                 * @description Only hits under these globs (comma-separated), such as `src/**\/*.rs`;
+                 *     a regular expression is refused (put it in the query as `/.../`).
+                 */
                 path?: string;
-                /** @description Only hits in these languages (comma-separated), such as `python`. */
                 lang?: string;
-                /** @description Only tasks in these statuses (comma-separated). */
                 status?: string;
                 /**
                  * @description `auto` (the default: lexical, since no embedding model ships with
@@ -6919,7 +6938,7 @@ export interface operations {
             };
             path: {
                 /** @description A module id, as GET /api/settings/modules lists them */
-                module: string;
+                module: "core" | "board" | "graph" | "docs" | "supervise" | "search";
             };
             cookie?: never;
         };

@@ -1,6 +1,8 @@
 // The graph's health by category, with samples, and fixing the fixable ones.
 import { useState } from "react";
-import { api, call } from "../../api/client";
+import { api, call, type Schemas } from "../../api/client";
+
+type FixableCategory = NonNullable<Schemas["DoctorInput"]["categories"]>[number];
 import { useLoaded } from "../../api/useLoaded";
 import { FailureNotice } from "../../components/FailureNotice";
 import { useOnNewRevision } from "../../live";
@@ -12,7 +14,8 @@ export function DoctorPage({ revision }: { revision: number | null }) {
   useOnNewRevision(revision, () => void load());
   const [fixed, setFixed] = useState<string | null>(null);
 
-  const fix = async (category: string) => {
+  // offered only where the hub says the category is fixable
+  const fix = async (category: FixableCategory) => {
     const result = await call(() => api.POST("/api/graph/doctor", { body: { fix: true, categories: [category] } }));
     if (!result.ok) return setFailure(result.failure);
     setFixed(`${category}: removed ${result.data.stats.fixed}`);
@@ -55,7 +58,7 @@ export function DoctorPage({ revision }: { revision: number | null }) {
               </td>
               <td>
                 {issue.fixable ? (
-                  <button type="button" disabled={issue.count === 0} onClick={() => void fix(issue.category)}>
+                  <button type="button" disabled={issue.count === 0} onClick={() => void fix(issue.category as FixableCategory)}>
                     Fix
                   </button>
                 ) : null}
