@@ -22,6 +22,17 @@ pub struct Stat {
 /// Suffix of the hub's temporary files; listings skip them, a restart sweeps them.
 pub const TEMP_SUFFIX: &str = ".cos-tmp";
 
+/// A temporary file written but not yet synced.
+pub struct Unsynced {
+    file: cap_std::fs::File,
+}
+
+impl Unsynced {
+    pub fn sync(self) -> std::io::Result<()> {
+        self.file.sync_all()
+    }
+}
+
 /// A mount's folder, opened.
 pub struct MountDir {
     dir: Dir,
@@ -147,8 +158,14 @@ impl MountDir {
     }
 
     /// Writes `bytes` to a new temporary file beside `path` and syncs it;
-    /// returns the temporary file's name (relative to the mount) and stat.
-    pub fn write_temp(&self, path: &DocPath, bytes: &[u8]) -> Result<(String, Stat), ToolError> {
+    /// returns the temporary file's name (relative to the mount), its stat,
+    /// and the file, not yet synced: its writer syncs it beside the commit
+    /// (write.rs), anyone else before renaming it (sync::finish).
+    pub fn write_temp(
+        &self,
+        path: &DocPath,
+        bytes: &[u8],
+    ) -> Result<(String, Stat, Unsynced), ToolError> {
         let parent = path.parent();
         if !parent.is_empty() {
             self.dir
@@ -172,14 +189,51 @@ impl MountDir {
             .open_with(&temp, &options)
             .map_err(|error| failed(path, "writing", error))?;
         file.write_all(bytes)
-            .and_then(|()| file.sync_all())
             .map_err(|error| failed(path, "writing", error))?;
         let stat = stat_of(
             &file
                 .metadata()
                 .map_err(|error| failed(path, "writing", error))?,
         );
-        Ok((temp, stat))
+        Ok((temp, stat, Unsynced { file }))
+    }
+
+    /// Makes a temporary file someone else wrote durable before it is
+    /// renamed: synced when it holds `hash`, else (torn by a crash before
+    /// its writer synced it) written anew from `whole`, the content the
+    /// history kept. `Ok(false)` when it is gone.
+    pub fn settle_temp(
+        &self,
+        temp: &str,
+        hash: &str,
+        whole: impl FnOnce() -> Result<Option<Vec<u8>>, ToolError>,
+    ) -> Result<bool, ToolError> {
+        let path = DocPath::trusted(temp);
+        let mut options = OpenOptions::new();
+        options.read(true).write(true);
+        // one handle throughout: renamed meanwhile by its writer, it is still this file
+        let mut file = match self.dir.open_with(temp, &options) {
+            Ok(file) => file,
+            Err(error) if error.kind() == ErrorKind::NotFound => return Ok(false),
+            Err(error) => return Err(failed(&path, "syncing", error)),
+        };
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes)
+            .map_err(|error| failed(&path, "syncing", error))?;
+        if super::chain::content_hash(&bytes) != hash {
+            let Some(whole) = whole()? else {
+                // nothing to make it whole from: never rename a torn file over a document
+                self.discard(temp);
+                return Ok(false);
+            };
+            file.set_len(0)
+                .and_then(|()| std::io::Seek::rewind(&mut file))
+                .and_then(|()| file.write_all(&whole))
+                .map_err(|error| failed(&path, "rewriting", error))?;
+        }
+        file.sync_all()
+            .map_err(|error| failed(&path, "syncing", error))?;
+        Ok(true)
     }
 
     /// Renames the synced temporary file over `path` and syncs the folder, so
@@ -280,5 +334,54 @@ impl MountDir {
                 let _ = self.dir.remove_file(path);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docs::chain::content_hash;
+    use crate::docs::mounts::Access;
+
+    fn mount_at(root: &std::path::Path) -> Mount {
+        Mount {
+            key: "docs".into(),
+            name: "Docs".into(),
+            root: root.to_path_buf(),
+            agents: Access::ReadWrite,
+            people: Access::ReadWrite,
+            excluded: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_temporary_file_found_by_someone_else_is_synced_or_made_whole_before_its_rename() {
+        let folder = tempfile::tempdir().expect("a folder");
+        let dir = open(&mount_at(folder.path()), false)
+            .expect("opens")
+            .expect("exists");
+        let whole = b"# Guide\nwhole content\n".to_vec();
+        let hash = content_hash(&whole);
+        let stored = || Ok(Some(whole.clone()));
+        let path = DocPath::trusted("guide.md");
+
+        // intact: synced, kept as it is
+        let (temp, _, _unsynced) = dir.write_temp(&path, &whole).expect("written");
+        assert!(dir.settle_temp(&temp, &hash, stored).expect("settled"));
+        let read = |temp: &str| dir.read(&DocPath::trusted(temp)).expect("read");
+        assert_eq!(read(&temp).map(|(bytes, _)| bytes), Some(whole.clone()));
+
+        // torn by a crash before its writer synced it: written anew from the history
+        let (torn, _, _unsynced) = dir.write_temp(&path, b"# Gui").expect("written");
+        assert!(dir.settle_temp(&torn, &hash, stored).expect("settled"));
+        assert_eq!(read(&torn).map(|(bytes, _)| bytes), Some(whole.clone()));
+
+        // torn, and nothing to make it whole from: removed, never renamed over the document
+        let (lost, _, _unsynced) = dir.write_temp(&path, b"").expect("written");
+        assert!(!dir.settle_temp(&lost, &hash, || Ok(None)).expect("settled"));
+        assert_eq!(read(&lost), None);
+
+        // gone: someone published it already
+        assert!(!dir.settle_temp(&lost, &hash, stored).expect("settled"));
     }
 }

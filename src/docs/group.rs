@@ -93,6 +93,11 @@ impl Committer {
         }
     }
 
+    /// No writer is committing or queued: a write now commits at once.
+    pub(super) fn is_idle(&self) -> bool {
+        lock(&self.queue).is_empty() && self.leader.try_lock().is_ok()
+    }
+
     fn run(&self, store: &Store, jobs: Vec<Job>) {
         if jobs.is_empty() {
             return;

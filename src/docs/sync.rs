@@ -39,6 +39,13 @@ pub fn finish(
     dir: &MountDir,
     publishing: &Publishing,
 ) -> Result<Outcome, ToolError> {
+    if let Some(temp) = &publishing.temp {
+        // its writer may still be syncing it, or a crash may have torn it
+        dir.settle_temp(temp, &publishing.hash, || {
+            let stored = store.view(|c| records::content(c, &publishing.hash))?;
+            Ok(stored.map(|(bytes, _)| bytes))
+        })?;
+    }
     let outcome = put_in_place(dir, publishing)?;
     forget(store, publishing, outcome)
 }

@@ -6,16 +6,19 @@
 //! 2. The file is read and hashed right before the write (an outside edit is
 //!    recorded as an `external` revision first), and the base must be the
 //!    document's current `{rev, hash}`, else `STALE_REVISION`.
-//! 3. The new content goes to a temporary file beside the document, synced.
+//! 3. The new content goes to a temporary file beside the document.
 //! 4. One transaction at `synchronous = FULL`: the content, the history
 //!    entry, the document's row, the receipt and a publication record (the
 //!    redo journal). Nothing is on record before this commits; everything is
-//!    after it.
-//! 5. The temporary file is renamed over the document and the folder synced;
-//!    the publication is forgotten. A crash between 4 and 5 is finished by
-//!    whoever touches the document next or by the next start
-//!    (`sync::finish`); where the files no longer say what happened, the
-//!    receipt turns `unknown`.
+//!    after it. The temporary file is synced first when other writers are
+//!    committing (this one waits for them anyway), else meanwhile on a
+//!    thread of its own, so that a lone writer's two syncs overlap.
+//! 5. Once both are done, the temporary file is renamed over the document
+//!    and the folder synced; the publication is forgotten. A crash between 4
+//!    and 5 is finished by whoever touches the document next or by the next
+//!    start (`sync::finish`), which syncs the temporary file first, or writes
+//!    it anew from the stored content when the crash tore it; where the files
+//!    no longer say what happened, the receipt turns `unknown`.
 
 use serde_json::{Value, json};
 
@@ -180,7 +183,8 @@ pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
     }
     for _ in 0..8 {
         let current = sync::observe(store, intent.mount, Some(&dir), &intent.path)?;
-        let plan = plan(store, &intent, &dir, &current)?;
+        let mut plan = plan(store, &intent, &dir, &current)?;
+        let unsynced = plan.unsynced.take();
         let temp = plan.temp.as_ref().map(|(temp, _)| temp.clone());
         let discard = || {
             if let Some(temp) = &temp {
@@ -193,8 +197,40 @@ pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
             discard();
             continue;
         }
-        match commit(store, &intent, &fingerprint, &current, plan) {
+        let (committed, synced) = match unsynced {
+            // a busy committer keeps this writer waiting anyway: sync first
+            Some(file) if !group::committer(store).is_idle() => {
+                if let Err(error) = file.sync() {
+                    discard();
+                    return Err(ToolError::io(
+                        format!("syncing the new content of {}", intent.path.as_str()),
+                        error,
+                    ));
+                }
+                (commit(store, &intent, &fingerprint, &current, plan), Ok(()))
+            }
+            // an idle one commits at once: the file syncs beside it
+            unsynced => std::thread::scope(|scope| {
+                let syncing = unsynced.map(|file| scope.spawn(move || file.sync()));
+                let committed = commit(store, &intent, &fingerprint, &current, plan);
+                let synced = match syncing.map(|thread| thread.join()) {
+                    None | Some(Ok(Ok(()))) => Ok(()),
+                    Some(Ok(Err(error))) => Err(error.to_string()),
+                    Some(Err(_)) => Err("the sync of the temporary file panicked".to_string()),
+                };
+                (committed, synced)
+            }),
+        };
+        match committed {
             Ok(Committed::Yes(receipt, publishing)) => {
+                if let Err(why) = synced {
+                    // on record, but its new content is not known to be on
+                    // disk: the next touch or start makes it whole and renames it
+                    return Err(commit_unknown(
+                        &receipt.request_id,
+                        &format!("Replacement recorded but its file could not be synced: {why}"),
+                    ));
+                }
                 return publish(store, &dir, *receipt, &publishing);
             }
             Ok(Committed::Replay(stored)) => {
@@ -223,8 +259,10 @@ struct Plan {
     /// The document's row and path after the write.
     after: DocRow,
     path: String,
-    /// The new bytes and their synced temporary file (create, patch).
+    /// The new bytes and their temporary file (create, patch).
     temp: Option<(String, Vec<u8>)>,
+    /// That file, to be synced beside the commit.
+    unsynced: Option<disk::Unsynced>,
     /// A move's new path row, and the prior row there.
     move_to: Option<(DocPath, Option<DocRow>)>,
 }
@@ -274,6 +312,7 @@ fn plan(
                 },
                 path: path.to_string(),
                 temp: None,
+                unsynced: None,
                 move_to: None,
             })
         }
@@ -312,6 +351,7 @@ fn plan(
                 },
                 path: to.as_str().to_string(),
                 temp: None,
+                unsynced: None,
                 move_to: Some((to.clone(), prior_there)),
             })
         }
@@ -319,7 +359,7 @@ fn plan(
 }
 
 fn temp_plan(dir: &MountDir, intent: &Intent, bytes: Vec<u8>, rev: i64) -> Result<Plan, ToolError> {
-    let (temp, stat) = dir.write_temp(&intent.path, &bytes)?;
+    let (temp, stat, unsynced) = dir.write_temp(&intent.path, &bytes)?;
     let title = sections::title_of(&String::from_utf8_lossy(&bytes), intent.path.file_name());
     Ok(Plan {
         after: DocRow {
@@ -333,6 +373,7 @@ fn temp_plan(dir: &MountDir, intent: &Intent, bytes: Vec<u8>, rev: i64) -> Resul
         },
         path: intent.path.as_str().to_string(),
         temp: Some((temp, bytes)),
+        unsynced: Some(unsynced),
         move_to: None,
     })
 }
