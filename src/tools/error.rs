@@ -55,14 +55,8 @@ impl ToolError {
     /// names the other one, since no schema can state the rule.
     pub fn invalid_pair(field: &str, with: &str, expected: impl Into<String>) -> ToolError {
         let expected = expected.into();
-        ToolError::Fail(Box::new(
-            ErrorBody::new(
-                Category::Validation,
-                Code::E_ARGUMENT,
-                format!("{field}: {expected}"),
-            )
-            .with_details(serde_json::json!({"field": field, "with": with, "expected": expected})),
-        ))
+        ToolError::invalid(field, expected.clone())
+            .with_details(serde_json::json!({"field": field, "with": with, "expected": expected}))
     }
 
     /// A configuration file the hub cannot use: names the file and the fault.

@@ -136,7 +136,7 @@ fn apply_rule(object: &mut Object) {
     };
     object.format = None;
     object.pattern = Some((rule.pattern)());
-    if let Some((min, max)) = rule.item_lengths {
+    if let Some((min, max)) = rule.lengths {
         object.min_length = Some(min);
         object.max_length = Some(max);
     }

@@ -22,36 +22,48 @@ const NOT_VISIBLE: &str =
 
 /// A rule as a published schema states it: the `format` marker a field's
 /// schema carries in the code, replaced by `pattern` when published
-/// (tools::schema). A rule for lists applies to their items, with lengths.
+/// (tools::schema), with the lengths it implies; on a list, its items'.
 pub struct SchemaRule {
     pub marker: &'static str,
     pub pattern: fn() -> String,
-    pub item_lengths: Option<(usize, usize)>,
+    pub lengths: Option<(usize, usize)>,
 }
 
-pub const SCHEMA_RULES: [SchemaRule; 4] = [
+pub const SCHEMA_RULES: [SchemaRule; 5] = [
     SchemaRule {
         marker: "cos-name",
         pattern: name_pattern,
-        item_lengths: None,
+        lengths: None,
     },
     SchemaRule {
         marker: "cos-visible-name",
         pattern: visible_name_pattern,
-        item_lengths: None,
+        lengths: None,
     },
     SchemaRule {
         marker: "cos-prose",
         pattern: prose_pattern,
-        item_lengths: None,
+        lengths: None,
     },
     // labels and other short lists of names (board::validate::check_text_list)
     SchemaRule {
         marker: "cos-name-list",
         pattern: visible_name_pattern,
-        item_lengths: Some((1, MAX_LIST_ITEM_CHARS)),
+        lengths: Some((1, MAX_LIST_ITEM_CHARS)),
+    },
+    // a document's path in its mount; the rest of the path rules (bytes,
+    // dot segments, percent-encoding, excluded folders) only the mount checks
+    SchemaRule {
+        marker: "cos-markdown-path",
+        pattern: markdown_path_pattern,
+        lengths: Some((1, 1024)),
     },
 ];
+
+/// A relative path naming a Markdown file (`.md` or `.markdown`, any case).
+fn markdown_path_pattern() -> String {
+    r"^[^/\\].*\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$".to_string()
+}
 
 /// How long one entry of a list of names may be.
 pub const MAX_LIST_ITEM_CHARS: usize = 500;

@@ -229,16 +229,8 @@ pub struct ReadInput {
     #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
     /// Relative to the mount, e.g. guides/setup.md.
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
-    #[param(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
+    #[param(format = "cos-markdown-path")]
     pub path: String,
     /// Only this section: a heading path (Setup/Install) or an anchor.
     pub section: Option<String>,
@@ -544,7 +536,7 @@ pub struct ReadManyInput {
     pub mount: String,
     /// 1 to 20 paths in the mount.
     #[schema(min_items = 1, max_items = 20)]
-    #[schema(pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$")]
+    #[schema(format = "cos-markdown-path")]
     pub paths: Vec<String>,
 }
 
@@ -640,16 +632,8 @@ pub struct DocHistoryInput {
     #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: Option<String>,
     /// Only this document's changes (needs mount); a move counts for both paths.
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
-    #[param(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
+    #[param(format = "cos-markdown-path")]
     pub path: Option<String>,
     /// A previous answer's `next_cursor`.
     pub cursor: Option<String>,

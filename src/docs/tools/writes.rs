@@ -50,11 +50,7 @@ pub struct DocCreateInput {
     #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
     /// Relative to the mount, ending in .md or .markdown; folders are made as needed.
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
     pub path: String,
     /// The document's Markdown.
     pub content: String,
@@ -96,11 +92,7 @@ impl Tool for DocsCreate {
 pub struct PatchInput {
     #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
     pub path: String,
     /// The {rev, hash} you read; a stale one is refused with STALE_REVISION.
     pub base: Base,
@@ -147,18 +139,10 @@ impl Tool for DocsPatch {
 pub struct DocMoveInput {
     #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
     pub path: String,
     /// The new path in the same mount; refused if a document is there.
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
     pub to: String,
     pub base: Base,
     #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
@@ -201,11 +185,7 @@ impl Tool for DocsMove {
 pub struct DeleteInput {
     #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
     pub path: String,
     pub base: Base,
     #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]

@@ -97,11 +97,7 @@ pub struct DocumentQuery {
     #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
     /// The document's path in the mount.
-    #[param(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[param(format = "cos-markdown-path")]
     pub path: String,
 }
 
@@ -259,11 +255,7 @@ fn receipt_identity(receipt: &Receipt) -> Option<&Identity> {
 pub struct CreateBody {
     #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
     pub path: String,
     pub content: String,
     /// The request ID, if not sent as Idempotency-Key.
@@ -339,11 +331,7 @@ async fn docs_patch(
 pub struct DeleteQuery {
     #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
-    #[param(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[param(format = "cos-markdown-path")]
     pub path: String,
     /// The rev you read, if not sent as If-Match (with `hash`).
     #[param(minimum = 1)]
@@ -397,17 +385,9 @@ async fn docs_delete(
 pub struct DocMoveBody {
     #[schema(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
     pub path: String,
-    #[schema(
-        min_length = 1,
-        max_length = 1024,
-        pattern = "^[^/\\\\].*\\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$"
-    )]
+    #[schema(format = "cos-markdown-path")]
     pub to: String,
     pub base: Option<Base>,
     #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
