@@ -57,10 +57,10 @@ def beyond_the_schema(case, response):
         return "mount keys are configuration (docs.toml), like ids that do not exist"
     if code == "E_ARGUMENT" and field == "swimlane" and "allowed" in details:
         return "swimlanes are configuration (the board's config)"
-    if code == "E_PATH":
-        return ("the rest of the path rules: lengths in bytes, percent-encoded separators, "
-                "dot segments, drive letters and the folders mounts keep out (the spec states "
-                "that a path is relative and names a Markdown file)")
+    if code == "E_PATH" and details.get("rule") in ("bytes", "excluded", "symlink"):
+        return ("a path's length in bytes, a folder its mount keeps out (.git, the state "
+                "folder, a mount inside it) or a symbolic link on disk (the spec's pattern "
+                "states every other path rule)")
     if case.operation.path == "/api/search" and code == "E_ARGUMENT" and field in ("q", "path"):
         return ("the query language (filters named in the text, words to find) and glob syntax "
                 "(balanced brackets, `.*` read as a regex)")

@@ -9,7 +9,7 @@ use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
 use std::io::{ErrorKind, Write};
 
 use super::mounts::Mount;
-use super::paths::{DocPath, refused};
+use super::paths::{BeyondSchema, DocPath, refused_beyond_schema};
 use crate::tools::ToolError;
 
 /// What the hub compares to notice an edit made outside it without reading the file.
@@ -68,10 +68,11 @@ fn is_escape(error: &std::io::Error) -> bool {
 
 fn failed(path: &DocPath, doing: &str, error: std::io::Error) -> ToolError {
     if is_escape(&error) {
-        return refused(
+        return refused_beyond_schema(
             "path",
             path.as_str(),
             "leads outside the mount (through a symbolic link)",
+            BeyondSchema::Symlink,
         );
     }
     ToolError::io(format!("{doing} {}", path.as_str()), error)
@@ -141,10 +142,11 @@ impl MountDir {
     /// link into a file, and following it may lead anywhere.
     pub fn refuse_symlink(&self, path: &DocPath) -> Result<(), ToolError> {
         match self.dir.symlink_metadata(path.as_path()) {
-            Ok(metadata) if metadata.file_type().is_symlink() => Err(refused(
+            Ok(metadata) if metadata.file_type().is_symlink() => Err(refused_beyond_schema(
                 "path",
                 path.as_str(),
                 "is a symbolic link; the hub writes only regular files",
+                BeyondSchema::Symlink,
             )),
             Ok(_) => Ok(()),
             Err(error)

@@ -53,6 +53,25 @@ pub fn refused(field: &str, path: &str, why: &str) -> ToolError {
     .with_details(json!({"field": field, "path": path}))
 }
 
+/// Why a path no schema can refuse was refused (`details.rule`): its length
+/// in bytes, a folder its mount keeps out, a symbolic link on disk.
+#[derive(Debug, Clone, Copy)]
+pub enum BeyondSchema {
+    Bytes,
+    Excluded,
+    Symlink,
+}
+
+/// `refused`, saying which rule beyond the spec's pattern it met.
+pub fn refused_beyond_schema(field: &str, path: &str, why: &str, rule: BeyondSchema) -> ToolError {
+    let rule = match rule {
+        BeyondSchema::Bytes => "bytes",
+        BeyondSchema::Excluded => "excluded",
+        BeyondSchema::Symlink => "symlink",
+    };
+    refused(field, path, why).with_details(json!({"field": field, "path": path, "rule": rule}))
+}
+
 /// Whether `name` is a Markdown file name.
 pub fn is_markdown(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
@@ -86,7 +105,12 @@ fn relative(field: &str, raw: &str, mount: &Mount) -> Result<DocPath, ToolError>
         return Err(refused(field, raw, "is empty"));
     }
     if raw.len() > MAX_PATH_BYTES {
-        return Err(refused(field, raw, "is longer than 1024 bytes"));
+        return Err(refused_beyond_schema(
+            field,
+            raw,
+            "is longer than 1024 bytes",
+            BeyondSchema::Bytes,
+        ));
     }
     if raw.chars().any(char::is_control) {
         return Err(refused(field, raw, "holds a control character"));
@@ -123,7 +147,12 @@ fn relative(field: &str, raw: &str, mount: &Mount) -> Result<DocPath, ToolError>
                 ));
             }
             _ if component.len() > MAX_COMPONENT_BYTES => {
-                return Err(refused(field, raw, "has a name longer than 255 bytes"));
+                return Err(refused_beyond_schema(
+                    field,
+                    raw,
+                    "has a name longer than 255 bytes",
+                    BeyondSchema::Bytes,
+                ));
             }
             _ => {}
         }
@@ -134,13 +163,14 @@ fn relative(field: &str, raw: &str, mount: &Mount) -> Result<DocPath, ToolError>
         .iter()
         .find(|excluded| as_path.starts_with(excluded))
     {
-        return Err(refused(
+        return Err(refused_beyond_schema(
             field,
             raw,
             &format!(
                 "is inside {}, which is never a document folder",
                 excluded.display()
             ),
+            BeyondSchema::Excluded,
         ));
     }
     Ok(DocPath(raw.to_string()))
@@ -211,6 +241,57 @@ mod tests {
                 proptest::prop_assert!(!text.chars().any(char::is_control));
                 proptest::prop_assert!(!text.starts_with(".git/") && !text.starts_with(".cos/"));
                 proptest::prop_assert!(is_markdown(path.file_name()));
+            }
+        }
+    }
+
+    /// The spec's pattern for document paths (tools::text), as clients see it.
+    fn published_pattern() -> fancy_regex::Regex {
+        let rule = crate::tools::text::SCHEMA_RULES
+            .iter()
+            .find(|rule| rule.marker == "cos-markdown-path")
+            .expect("the rule is published");
+        fancy_regex::Regex::new(&(rule.pattern)()).expect("an ECMA-262-style pattern")
+    }
+
+    /// What the hub refuses of a path the spec allows is only what no schema
+    /// can state, and says so in `details.rule`.
+    fn refused_only_beyond_the_schema(raw: &str) -> bool {
+        match document("path", raw, &mount()) {
+            Ok(_) => true,
+            Err(error) => {
+                let body = error.to_body("x");
+                body.details
+                    .as_ref()
+                    .is_some_and(|details| details["rule"] == "bytes" || details["rule"] == "excluded")
+            }
+        }
+    }
+
+    #[test]
+    fn the_published_pattern_refuses_every_escape_form_and_takes_ordinary_paths() {
+        let pattern = published_pattern();
+        for path in [
+            "", "../secret.md", "a/../../b.md", "./a.md", "/etc/passwd.md", "a\\..\\b.md",
+            "a\0.md", "C:/x.md", "c:x.md", "%2e%2e/x.md", "%2E%2E%2Fx.md", "a%2fb.md",
+            "a%5c..%5cb.md", "a%00.md", "a//b.md", "a\u{1b}[31m.md", "notes.txt", ".md", "x/.md",
+            "a/./b.md", "a/..",
+        ] {
+            assert!(!pattern.is_match(path).expect("matches"), "{path:?} passed the pattern");
+        }
+        for path in ["a.md", "guides/setup.md", "Ünïcode/ノート.markdown", "100%.md", "x.MD", "..md"] {
+            assert!(pattern.is_match(path).expect("matches"), "{path:?} was refused");
+            assert!(refused_only_beyond_the_schema(path), "{path:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_path_the_spec_allows_is_refused_only_for_what_no_schema_states(
+            raw in "(\\PC|/|\\.|\\\\|%|:|2e|5c|00){0,40}(\\.md|\\.MarkDown)?"
+        ) {
+            if published_pattern().is_match(&raw).unwrap_or(false) {
+                proptest::prop_assert!(refused_only_beyond_the_schema(&raw), "{:?}", raw);
             }
         }
     }

@@ -60,9 +60,21 @@ pub const SCHEMA_RULES: [SchemaRule; 5] = [
     },
 ];
 
-/// A relative path naming a Markdown file (`.md` or `.markdown`, any case).
+/// A relative path naming a Markdown file (`.md` or `.markdown`, any case):
+/// no control characters or backslashes, no drive letter, no empty, `.` or
+/// `..` folder names, no percent-encoded dot, slash, backslash or NUL. Its
+/// lookaheads are ECMA-262's (the regex crate has none).
 fn markdown_path_pattern() -> String {
-    r"^[^/\\].*\.([mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN])$".to_string()
+    let plain = r"[^\\\x00-\x1f\x7f-\x9f]";
+    let markdown = "[mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN]";
+    format!(
+        concat!(
+            r"^(?![A-Za-z]:)(?!.*%(?:2[eEfF]|5[cC]|00))(?!.*//)(?!(?:.*/)?\.\.?(?:/|$))",
+            r"(?!(?:.*/)?\.(?:{markdown})$)[^/\\\x00-\x1f\x7f-\x9f]{plain}*\.(?:{markdown})$"
+        ),
+        plain = plain,
+        markdown = markdown
+    )
 }
 
 /// How long one entry of a list of names may be.

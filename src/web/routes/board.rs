@@ -98,7 +98,7 @@ async fn board_task_edit(
             return Err(ApiError::validation(
                 Code::E_ARGUMENT,
                 "version: required; send the version you read as If-Match: \"<version>\" or in the body",
-                json!({"field": "version"}),
+                json!({"field": "version", "with": "If-Match"}),
             ));
         }
         (Some(IfMatch::Versions(tags)), Some(field)) if tags.contains(&field) => field,
