@@ -5,7 +5,7 @@ MCP stdio, on the same files in fresh temporary folders (loopback only, no
 network).
 
 Usage: scripts/bench-docs.py [--agents 8] [--edits 25] [--latency-edits 200]
-                             [--binary target/release/cos] [--no-reference]
+                             [--rounds 5] [--binary target/release/cos] [--no-reference]
 
 (a) Concurrent editing: --agents agents, each its own MCP stdio session, each
     appending --edits unique markers to sections of 4 shared documents.
@@ -14,9 +14,12 @@ Usage: scripts/bench-docs.py [--agents 8] [--edits 25] [--latency-edits 200]
     Ours: cos_docs_read for the base, cos_docs_patch append_to_section with a
     request ID; on STALE_REVISION it re-reads and sends again with a new ID.
     Lost updates = markers acknowledged as written but absent at the end.
-(b) Per-edit latency, one agent, --latency-edits sequential edits of one
+(b) Per-edit latency, one agent each, --latency-edits sequential edits of one
     document: their edit_file against our cos_docs_patch (fully durable: file
-    and folder fsynced, SQLite FULL); p50 and p99 of the edit call alone.
+    and folder fsynced, SQLite FULL); p50 and p99 of the edit call alone. The
+    two servers take turns edit by edit, so the drift of a shared machine
+    falls on both alike; --rounds runs, each with fresh folders, and the
+    median of their p50s.
 (c) Durable patches per second in-process, 8 writers: `cargo bench --bench
     docs_throughput` (run separately; see the README).
 
@@ -159,41 +162,53 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def latency_theirs(command, folder, count):
-    seed(folder)
-    session = Session(command + [folder], folder)
-    path = os.path.join(folder, "shared-0.md")
-    times = []
-    try:
-        for i in range(count):
-            started = time.perf_counter()
-            result = session.call("edit_file", {"path": path, "edits": [
-                {"oldText": "## Part 3\n", "newText": f"## Part 3\nl-{i}\n"}]})
-            times.append((time.perf_counter() - started) * 1000)
-            assert not result.get("isError"), result
-    finally:
-        session.close()
-    return times
+class TheirEditor:
+    """Their edit_file on one document of a fresh folder."""
+
+    def __init__(self, command, folder):
+        seed(folder)
+        self.session = Session(command + [folder], folder)
+        self.path = os.path.join(folder, "shared-0.md")
+
+    def edit(self, i):
+        result = self.session.call("edit_file", {"path": self.path, "edits": [
+            {"oldText": "## Part 3\n", "newText": f"## Part 3\nl-{i}\n"}]})
+        assert not result.get("isError"), result
 
 
-def latency_ours(binary, repo, count):
-    session = Session([binary, "mcp", repo], repo)
-    times = []
+class OurEditor:
+    """Our cos_docs_patch on one document of a fresh repository, fully durable."""
+
+    def __init__(self, binary, repo):
+        seed(os.path.join(repo, "docs"))
+        subprocess.run(["git", "init", "-q", repo], check=True)
+        self.session = Session([binary, "mcp", repo], repo)
+        page = envelope(self.session.call("cos_docs_read", {"mount": "docs", "path": "shared-0.md", "page_bytes": 256}))
+        self.base = page["data"]["document"]
+
+    def edit(self, i):
+        answer = envelope(self.session.call("cos_docs_patch", {
+            "mount": "docs", "path": "shared-0.md", "request_id": f"lat-{i}",
+            "base": {"rev": self.base["rev"], "hash": self.base["hash"]},
+            "operations": [{"op": "append_to_section", "section": "Part 3", "content": f"l-{i}"}]}))
+        assert answer["ok"], answer
+        assert answer["data"]["durable"] == {"file": True, "directory": True, "database": True}
+        self.base = answer["data"]["document"]
+
+
+def interleaved_latency(editors, count):
+    """Each editor's edit times in ms, the editors taking turns edit by edit, so
+    that the machine's drift (these machines are shared) falls on all alike."""
+    times = {name: [] for name in editors}
     try:
-        page = envelope(session.call("cos_docs_read", {"mount": "docs", "path": "shared-0.md", "page_bytes": 256}))
-        base = page["data"]["document"]
         for i in range(count):
-            started = time.perf_counter()
-            answer = envelope(session.call("cos_docs_patch", {
-                "mount": "docs", "path": "shared-0.md", "request_id": f"lat-{i}",
-                "base": {"rev": base["rev"], "hash": base["hash"]},
-                "operations": [{"op": "append_to_section", "section": "Part 3", "content": f"l-{i}"}]}))
-            times.append((time.perf_counter() - started) * 1000)
-            assert answer["ok"], answer
-            assert answer["data"]["durable"] == {"file": True, "directory": True, "database": True}
-            base = answer["data"]["document"]
+            for name, editor in editors.items():
+                started = time.perf_counter()
+                editor.edit(i)
+                times[name].append((time.perf_counter() - started) * 1000)
     finally:
-        session.close()
+        for editor in editors.values():
+            editor.session.close()
     return times
 
 
@@ -202,6 +217,7 @@ def main():
     parser.add_argument("--agents", type=int, default=8)
     parser.add_argument("--edits", type=int, default=25)
     parser.add_argument("--latency-edits", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "cos"))
     parser.add_argument("--no-reference", action="store_true")
     args = parser.parse_args()
@@ -225,16 +241,19 @@ def main():
                                lambda a, ack: ours_agent(args.binary, repo, a, args.edits, ack, retries),
                                os.path.join(repo, "docs"))
         print(f"{'':<34} (cos-hub re-read and resent after STALE_REVISION {len(retries)} times)")
-        print(f"\n(b) per-edit latency over MCP stdio, {args.latency_edits} sequential edits, ms")
-        rows = []
-        if not args.no_reference:
-            rows.append(("server-filesystem edit_file", latency_theirs(command, os.path.join(work, "lat-theirs"), args.latency_edits)))
-        lat_repo = os.path.join(work, "lat-ours")
-        seed(os.path.join(lat_repo, "docs"))
-        subprocess.run(["git", "init", "-q", lat_repo], check=True)
-        rows.append(("cos-hub cos_docs_patch (durable)", latency_ours(args.binary, lat_repo, args.latency_edits)))
-        for name, times in rows:
-            print(f"{name:<34} p50 {statistics.median(times):6.2f}  p99 {percentile(times, 0.99):6.2f}")
+        print(f"\n(b) per-edit latency over MCP stdio, {args.rounds} runs of {args.latency_edits} edits, "
+              "the two servers taking turns edit by edit, ms")
+        medians = {}
+        for run in range(args.rounds):
+            editors = {}
+            if not args.no_reference:
+                editors["server-filesystem edit_file"] = TheirEditor(command, os.path.join(work, f"lat-theirs-{run}"))
+            editors["cos-hub cos_docs_patch (durable)"] = OurEditor(args.binary, os.path.join(work, f"lat-ours-{run}"))
+            for name, times in interleaved_latency(editors, args.latency_edits).items():
+                medians.setdefault(name, []).append(statistics.median(times))
+                print(f"run {run + 1}: {name:<34} p50 {statistics.median(times):6.2f}  p99 {percentile(times, 0.99):6.2f}")
+        for name, p50s in medians.items():
+            print(f"median of the runs' p50: {name:<34} {statistics.median(p50s):6.2f}")
         if lost_ours:
             sys.exit(f"cos-hub lost {lost_ours} updates")
     finally:

@@ -43,6 +43,30 @@ pub fn entry_hash(entry: &DocHistoryEntry) -> String {
 }
 
 pub fn deflate(bytes: &[u8]) -> Vec<u8> {
+    thread_local! {
+        // a compressor's tables are a few hundred KB, zeroed when made: made
+        // once a thread and reset, not made for every revision
+        static COMPRESSOR: std::cell::RefCell<flate2::Compress> =
+            std::cell::RefCell::new(flate2::Compress::new(flate2::Compression::fast(), false));
+    }
+    COMPRESSOR.with_borrow_mut(|compressor| {
+        compressor.reset();
+        let mut out = Vec::with_capacity(bytes.len() / 3 + 64);
+        loop {
+            let read = usize::try_from(compressor.total_in()).unwrap_or(bytes.len());
+            let rest = bytes.get(read..).unwrap_or_default();
+            match compressor.compress_vec(rest, &mut out, flate2::FlushCompress::Finish) {
+                Ok(flate2::Status::StreamEnd) => return out,
+                Ok(_) => out.reserve(out.capacity().max(64)),
+                // compressing into memory does not fail; were it to, the
+                // one-off encoder gives the same stream
+                Err(_) => return deflate_once(bytes),
+            }
+        }
+    })
+}
+
+fn deflate_once(bytes: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::DeflateEncoder::new(
         Vec::with_capacity(bytes.len() / 3 + 16),
         flate2::Compression::fast(),
@@ -61,6 +85,7 @@ pub fn inflate(bytes: &[u8], size_hint: usize) -> std::io::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     fn entry() -> DocHistoryEntry {
         DocHistoryEntry {
@@ -110,5 +135,25 @@ mod tests {
         let packed = deflate(text.as_bytes());
         assert!(packed.len() < text.len() / 4);
         assert_eq!(inflate(&packed, text.len()).ok(), Some(text.into_bytes()));
+    }
+
+    proptest::proptest! {
+        /// The compressor a thread keeps is reset between contents: each
+        /// comes back whole, compressible or not, large or empty.
+        #[test]
+        fn contents_deflated_one_after_another_each_inflate_back(
+            contents in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::collection::vec(proptest::num::u8::ANY, 0..20_000),
+                    "(# [a-z]{1,8}\n[a-z ]{0,80}\n){0,200}".prop_map(String::into_bytes),
+                ],
+                1..4,
+            )
+        ) {
+            for bytes in &contents {
+                let back = inflate(&deflate(bytes), bytes.len()).ok();
+                proptest::prop_assert_eq!(back.as_ref(), Some(bytes));
+            }
+        }
     }
 }

@@ -31,6 +31,23 @@ impl Unsynced {
     pub fn sync(self) -> std::io::Result<()> {
         self.file.sync_all()
     }
+
+    /// Syncs the file on another thread while the caller goes on: one of the
+    /// runtime's blocking pool where there is a runtime (its threads stay warm
+    /// between writes; a new thread per write cost more than a small write),
+    /// else a thread of its own. The answer comes on the receiver; a sync that
+    /// died leaves it closed.
+    pub fn sync_beside(self) -> std::sync::mpsc::Receiver<std::io::Result<()>> {
+        let (done, synced) = std::sync::mpsc::sync_channel(1);
+        let job = move || {
+            let _ = done.send(self.sync());
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(job)),
+            Err(_) => drop(std::thread::spawn(job)),
+        }
+        synced
+    }
 }
 
 /// A mount's folder, opened.

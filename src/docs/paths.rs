@@ -261,9 +261,9 @@ mod tests {
             Ok(_) => true,
             Err(error) => {
                 let body = error.to_body("x");
-                body.details
-                    .as_ref()
-                    .is_some_and(|details| details["rule"] == "bytes" || details["rule"] == "excluded")
+                body.details.as_ref().is_some_and(|details| {
+                    details["rule"] == "bytes" || details["rule"] == "excluded"
+                })
             }
         }
     }
@@ -272,15 +272,45 @@ mod tests {
     fn the_published_pattern_refuses_every_escape_form_and_takes_ordinary_paths() {
         let pattern = published_pattern();
         for path in [
-            "", "../secret.md", "a/../../b.md", "./a.md", "/etc/passwd.md", "a\\..\\b.md",
-            "a\0.md", "C:/x.md", "c:x.md", "%2e%2e/x.md", "%2E%2E%2Fx.md", "a%2fb.md",
-            "a%5c..%5cb.md", "a%00.md", "a//b.md", "a\u{1b}[31m.md", "notes.txt", ".md", "x/.md",
-            "a/./b.md", "a/..",
+            "",
+            "../secret.md",
+            "a/../../b.md",
+            "./a.md",
+            "/etc/passwd.md",
+            "a\\..\\b.md",
+            "a\0.md",
+            "C:/x.md",
+            "c:x.md",
+            "%2e%2e/x.md",
+            "%2E%2E%2Fx.md",
+            "a%2fb.md",
+            "a%5c..%5cb.md",
+            "a%00.md",
+            "a//b.md",
+            "a\u{1b}[31m.md",
+            "notes.txt",
+            ".md",
+            "x/.md",
+            "a/./b.md",
+            "a/..",
         ] {
-            assert!(!pattern.is_match(path).expect("matches"), "{path:?} passed the pattern");
+            assert!(
+                !pattern.is_match(path).expect("matches"),
+                "{path:?} passed the pattern"
+            );
         }
-        for path in ["a.md", "guides/setup.md", "Ünïcode/ノート.markdown", "100%.md", "x.MD", "..md"] {
-            assert!(pattern.is_match(path).expect("matches"), "{path:?} was refused");
+        for path in [
+            "a.md",
+            "guides/setup.md",
+            "Ünïcode/ノート.markdown",
+            "100%.md",
+            "x.MD",
+            "..md",
+        ] {
+            assert!(
+                pattern.is_match(path).expect("matches"),
+                "{path:?} was refused"
+            );
             assert!(refused_only_beyond_the_schema(path), "{path:?}");
         }
     }

@@ -11,8 +11,8 @@
 //!    entry, the document's row, the receipt and a publication record (the
 //!    redo journal). Nothing is on record before this commits; everything is
 //!    after it. The temporary file is synced first when other writers are
-//!    committing (this one waits for them anyway), else meanwhile on a
-//!    thread of its own, so that a lone writer's two syncs overlap.
+//!    committing (this one waits for them anyway), else meanwhile on another
+//!    thread, so that a lone writer's two syncs overlap.
 //! 5. Once both are done, the temporary file is renamed over the document
 //!    and the folder synced; the publication is forgotten. A crash between 4
 //!    and 5 is finished by whoever touches the document next or by the next
@@ -210,16 +210,16 @@ pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
                 (commit(store, &intent, &fingerprint, &current, plan), Ok(()))
             }
             // an idle one commits at once: the file syncs beside it
-            unsynced => std::thread::scope(|scope| {
-                let syncing = unsynced.map(|file| scope.spawn(move || file.sync()));
+            unsynced => {
+                let syncing = unsynced.map(disk::Unsynced::sync_beside);
                 let committed = commit(store, &intent, &fingerprint, &current, plan);
-                let synced = match syncing.map(|thread| thread.join()) {
+                let synced = match syncing.map(|synced| synced.recv()) {
                     None | Some(Ok(Ok(()))) => Ok(()),
                     Some(Ok(Err(error))) => Err(error.to_string()),
-                    Some(Err(_)) => Err("the sync of the temporary file panicked".to_string()),
+                    Some(Err(_)) => Err("the sync of the temporary file died".to_string()),
                 };
                 (committed, synced)
-            }),
+            }
         };
         match committed {
             Ok(Committed::Yes(receipt, publishing)) => {

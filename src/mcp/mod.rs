@@ -13,12 +13,15 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 mod screen;
 pub mod sessions;
+mod stdio;
+
+pub use stdio::serve as serve_stdio;
 
 use crate::envelope::Budget;
 use crate::tools::{Hub, RegisteredTool, Registry, Source};
@@ -193,75 +196,6 @@ fn error_schema() -> Value {
             "error_id": {"type": "string"}
         }
     })
-}
-
-/// Serves MCP on stdin/stdout until the client closes it. Each line from the
-/// client passes the JSON-RPC screen first; what it refuses is answered on
-/// stdout beside the server's own lines, one whole line at a time.
-pub async fn serve_stdio(hub: Hub) -> Result<(), std::io::Error> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let (server_side, relay_side) = tokio::io::duplex(1 << 20);
-    let (relay_read, mut relay_write) = tokio::io::split(relay_side);
-    let (lines_out, mut to_stdout) = tokio::sync::mpsc::channel::<String>(64);
-    let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        while let Some(line) = to_stdout.recv().await {
-            stdout.write_all(line.as_bytes()).await?;
-            stdout.write_all(b"\n").await?;
-            stdout.flush().await?;
-        }
-        Ok::<(), std::io::Error>(())
-    });
-    let answers = lines_out.clone();
-    let forward = tokio::spawn(async move {
-        let mut lines = BufReader::new(relay_read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if answers.send(line).await.is_err() {
-                break;
-            }
-        }
-    });
-    let reader = tokio::spawn(async move {
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.trim().is_empty() {
-                continue;
-            }
-            match screen::screen(line.as_bytes()) {
-                Some(refusal) => {
-                    if lines_out.send(refusal.body.to_string()).await.is_err() {
-                        break;
-                    }
-                }
-                None => {
-                    let passed = relay_write.write_all(line.as_bytes()).await.is_ok()
-                        && relay_write.write_all(b"\n").await.is_ok();
-                    if !passed {
-                        break;
-                    }
-                }
-            }
-        }
-        // end of input: the server sees its input end and stops
-        let _ = relay_write.shutdown().await;
-    });
-    // the relays run before the server starts: it waits for initialize to come through them
-    let outcome = match McpServer::new(hub.clone())
-        .serve(tokio::io::split(server_side))
-        .await
-    {
-        Ok(service) => service
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
-        Err(error) => Err(error.to_string()),
-    };
-    reader.abort();
-    let _ = forward.await;
-    let _ = writer.await;
-    hub.close().await;
-    outcome.map_err(std::io::Error::other)
 }
 
 /// The streamable HTTP service mounted at `/mcp`, behind the JSON-RPC screen,

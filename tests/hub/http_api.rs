@@ -464,6 +464,43 @@ async fn a_slow_read_times_out_retryable_but_a_slow_write_is_never_cut_short() {
         )
         .await;
     assert_eq!(envelope["ok"], true, "{envelope}");
+    // retried with its Idempotency-Key while it runs and after: it runs once
+    let slow_write = |key: &'static str| {
+        let request = server
+            .client
+            .post(server.url("/api/tools/cos_test_slow_write"))
+            .header("idempotency-key", key)
+            .json(&json!({"millis": 600, "mark": "retried-past-the-timeout"}));
+        async move { request.send().await.expect("an answer") }
+    };
+    let first = tokio::spawn(slow_write("slow-write-1"));
+    while crate::common::slow_runs("retried-past-the-timeout") == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let (status, body) = crate::common::decode(slow_write("slow-write-1").await).await;
+    assert_eq!(status, 409, "a retry while the write runs: {body}");
+    assert_eq!(error_of(&body)["code"], "E_REQUEST_REUSE");
+    let (status, body) = crate::common::decode(first.await.expect("the first write")).await;
+    assert_eq!(status, 200, "the write itself is never cut short: {body}");
+    let replay = slow_write("slow-write-1").await;
+    assert_eq!(
+        replay
+            .headers()
+            .get("idempotency-replayed")
+            .map(|v| v.as_bytes()),
+        Some(&b"true"[..])
+    );
+    let (status, replayed) = crate::common::decode(replay).await;
+    assert_eq!(
+        (status, &replayed),
+        (200, &body),
+        "the stored answer, again"
+    );
+    assert_eq!(
+        crate::common::slow_runs("retried-past-the-timeout"),
+        1,
+        "the write ran once for three requests with its key"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

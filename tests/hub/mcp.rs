@@ -536,6 +536,26 @@ async fn malformed_json_rpc_over_stdio_gets_json_rpc_errors() {
     stdin.write_all(b"{not json\n").await.unwrap();
     let answer = next(&mut lines).await;
     assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    // bytes that are not UTF-8 are a parse error too, and the session goes on
+    stdin.write_all(b"{\"jsonrpc\": \"\xff\xfe\"}\n").await.unwrap();
+    assert_eq!(next(&mut lines).await["error"]["code"], -32700);
+    // a line past the bound is refused without being held, and the session goes on
+    let long = vec![b' '; cos_hub::web::BODY_LIMIT_BYTES + 10];
+    stdin.write_all(&long).await.unwrap();
+    stdin.write_all(b"{}\n").await.unwrap();
+    let answer = next(&mut lines).await;
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (Value::Null, json!(-32600)),
+        "{answer}"
+    );
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 1048576 bytes"),
+        "{answer}"
+    );
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
     stdin

@@ -205,9 +205,27 @@ pub struct NoArgs {}
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct SlowInput {
     pub millis: u64,
+    /// Counts this run under the mark (`slow_runs`), so a test can tell
+    /// whether a retried write ran again.
+    #[serde(default)]
+    pub mark: Option<String>,
+}
+
+static SLOW_RUNS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// How many times a slow tool ran with `mark`.
+pub fn slow_runs(mark: &str) -> usize {
+    let runs = SLOW_RUNS.lock().unwrap_or_else(|p| p.into_inner());
+    runs.iter().filter(|m| *m == mark).count()
 }
 
 fn slept(input: SlowInput) -> Result<Answer<JsonObject>, ToolError> {
+    if let Some(mark) = &input.mark {
+        SLOW_RUNS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(mark.clone());
+    }
     std::thread::sleep(std::time::Duration::from_millis(input.millis));
     let mut map = Map::new();
     map.insert("slept_ms".into(), Value::from(input.millis));
