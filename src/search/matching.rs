@@ -133,11 +133,13 @@ fn spelling_regex(term: &Term) -> Option<Regex> {
 /// A case-insensitive regex of escaped words. ASCII words compile without
 /// Unicode tables (ten times less work per query); their matches are the same.
 pub fn words_regex(pattern: &str) -> Option<Regex> {
-    regex::RegexBuilder::new(pattern)
-        .case_insensitive(true)
-        .unicode(!pattern.is_ascii())
-        .build()
-        .ok()
+    super::compiled::regex(&format!("words:{pattern}"), || {
+        regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .unicode(!pattern.is_ascii())
+            .build()
+    })
+    .ok()
 }
 
 /// The trigram prefilter for code text: every positive term and the regex's

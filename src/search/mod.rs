@@ -11,6 +11,7 @@
 //! nothing of HTTP or MCP.
 
 mod collect;
+mod compiled;
 mod grams;
 mod matching;
 pub mod model;

@@ -388,31 +388,33 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// The regex compiled, or a refusal with its position.
 pub fn compile(field: &str, source: &str) -> Result<regex::Regex, ToolError> {
-    regex::RegexBuilder::new(source)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|error| {
-            let wording = match error {
-                regex::Error::Syntax(detail) => detail
-                    .lines()
-                    .last()
-                    .unwrap_or("invalid syntax")
-                    .trim_start_matches("error: ")
-                    .to_string(),
-                regex::Error::CompiledTooBig(_) => "a smaller pattern".to_string(),
-                _ => "a valid pattern".to_string(),
-            };
-            let position = regex_syntax::Parser::new()
-                .parse(source)
-                .err()
-                .and_then(|e| match e {
-                    regex_syntax::Error::Parse(p) => Some(p.span().start.offset),
-                    regex_syntax::Error::Translate(t) => Some(t.span().start.offset),
-                    _ => None,
-                });
-            let at = position.map_or(String::new(), |p| format!(" at character {}", p + 1));
-            ToolError::invalid(field, format!("a valid regular expression{at}: {wording}"))
-        })
+    super::compiled::regex(&format!("query:{source}"), || {
+        regex::RegexBuilder::new(source)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+    })
+    .map_err(|error| {
+        let wording = match error {
+            regex::Error::Syntax(detail) => detail
+                .lines()
+                .last()
+                .unwrap_or("invalid syntax")
+                .trim_start_matches("error: ")
+                .to_string(),
+            regex::Error::CompiledTooBig(_) => "a smaller pattern".to_string(),
+            _ => "a valid pattern".to_string(),
+        };
+        let position = regex_syntax::Parser::new()
+            .parse(source)
+            .err()
+            .and_then(|e| match e {
+                regex_syntax::Error::Parse(p) => Some(p.span().start.offset),
+                regex_syntax::Error::Translate(t) => Some(t.span().start.offset),
+                _ => None,
+            });
+        let at = position.map_or(String::new(), |p| format!(" at character {}", p + 1));
+        ToolError::invalid(field, format!("a valid regular expression{at}: {wording}"))
+    })
 }
 
 fn check_regex(field: &str, source: &str) -> Result<(), ToolError> {
