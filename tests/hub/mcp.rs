@@ -537,7 +537,10 @@ async fn malformed_json_rpc_over_stdio_gets_json_rpc_errors() {
     let answer = next(&mut lines).await;
     assert_eq!(answer["error"]["code"], -32700, "{answer}");
     // bytes that are not UTF-8 are a parse error too, and the session goes on
-    stdin.write_all(b"{\"jsonrpc\": \"\xff\xfe\"}\n").await.unwrap();
+    stdin
+        .write_all(b"{\"jsonrpc\": \"\xff\xfe\"}\n")
+        .await
+        .unwrap();
     assert_eq!(next(&mut lines).await["error"]["code"], -32700);
     // a line past the bound is refused without being held, and the session goes on
     let long = vec![b' '; cos_hub::web::BODY_LIMIT_BYTES + 10];
