@@ -32,22 +32,61 @@ impl Unsynced {
         self.file.sync_all()
     }
 
-    /// Syncs the file on another thread while the caller goes on: one of the
-    /// runtime's blocking pool where there is a runtime (its threads stay warm
-    /// between writes; a new thread per write cost more than a small write),
-    /// else a thread of its own. The answer comes on the receiver; a sync that
-    /// died leaves it closed.
+    /// Syncs the file on one of the syncing threads while the caller goes
+    /// on; the answer comes on the receiver (closed if the sync died).
     pub fn sync_beside(self) -> std::sync::mpsc::Receiver<std::io::Result<()>> {
         let (done, synced) = std::sync::mpsc::sync_channel(1);
-        let job = move || {
+        let job: SyncJob = Box::new(move || {
             let _ = done.send(self.sync());
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(job)),
-            Err(_) => drop(std::thread::spawn(job)),
+        });
+        match syncers() {
+            Some(syncers) => {
+                if let Err(refused) = syncers.send(job) {
+                    drop(std::thread::spawn(refused.0));
+                }
+            }
+            None => drop(std::thread::spawn(job)),
         }
         synced
     }
+}
+
+type SyncJob = Box<dyn FnOnce() + Send>;
+
+/// Threads that only sync files, kept warm between writes (a new thread
+/// per write cost more than a small write). They wait on nothing but their
+/// queue, so a writer waiting for one is never waiting on itself, however
+/// many writers there are (a pool that also runs the writers could be
+/// filled by them). None when they could not be started.
+fn syncers() -> Option<&'static std::sync::mpsc::Sender<SyncJob>> {
+    const SYNCERS: usize = 2;
+    static QUEUE: std::sync::OnceLock<Option<std::sync::mpsc::Sender<SyncJob>>> =
+        std::sync::OnceLock::new();
+    QUEUE
+        .get_or_init(|| {
+            let (queue, jobs) = std::sync::mpsc::channel::<SyncJob>();
+            let jobs = std::sync::Arc::new(std::sync::Mutex::new(jobs));
+            for n in 0..SYNCERS {
+                let jobs = jobs.clone();
+                std::thread::Builder::new()
+                    .name(format!("cos-docs-sync-{n}"))
+                    .spawn(move || {
+                        loop {
+                            let next = match jobs.lock() {
+                                Ok(jobs) => jobs.recv(),
+                                Err(poisoned) => poisoned.into_inner().recv(),
+                            };
+                            match next {
+                                Ok(job) => job(),
+                                Err(_) => return,
+                            }
+                        }
+                    })
+                    .ok()?;
+            }
+            Some(queue)
+        })
+        .as_ref()
 }
 
 /// A mount's folder, opened.
