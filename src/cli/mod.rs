@@ -409,7 +409,8 @@ fn mcp(hub: Hub) -> i32 {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    match runtime.block_on(crate::mcp::serve_stdio(hub)) {
+    // a line over stdio may be as long as a body over HTTP
+    match runtime.block_on(crate::mcp::serve_stdio(hub, crate::web::BODY_LIMIT_BYTES)) {
         Ok(()) => 0,
         Err(error) => {
             eprintln!("cos: MCP over stdio stopped: {error}");

@@ -17,13 +17,11 @@ use tokio::net::unix::pipe;
 use super::screen;
 use crate::tools::Hub;
 
-/// A line the client sends may hold this many bytes: the HTTP door's body limit.
-pub const MAX_LINE_BYTES: usize = crate::web::BODY_LIMIT_BYTES;
-
 /// Serves MCP on stdin/stdout until the client closes it. Each line from the
 /// client passes the JSON-RPC screen first; what it refuses is answered on
-/// stdout beside the server's own lines, one whole line at a time.
-pub async fn serve(hub: Hub) -> Result<(), io::Error> {
+/// stdout beside the server's own lines, one whole line at a time. A line
+/// may hold `max_line_bytes` (the caller's body limit).
+pub async fn serve(hub: Hub, max_line_bytes: usize) -> Result<(), io::Error> {
     let (server_side, relay_side) = tokio::io::duplex(1 << 20);
     let (relay_read, mut relay_write) = tokio::io::split(relay_side);
     let (lines_out, mut to_stdout) = tokio::sync::mpsc::channel::<String>(64);
@@ -49,14 +47,14 @@ pub async fn serve(hub: Hub) -> Result<(), io::Error> {
     let reader = tokio::spawn(async move {
         let mut input = BufReader::new(stdin());
         let mut line = Vec::new();
-        while let Ok(Some(whole)) = next_line(&mut input, &mut line, MAX_LINE_BYTES).await {
+        while let Ok(Some(whole)) = next_line(&mut input, &mut line, max_line_bytes).await {
             let refusal = if whole {
                 if line.trim_ascii().is_empty() {
                     continue;
                 }
                 screen::screen(&line).map(|refusal| refusal.body)
             } else {
-                Some(too_long())
+                Some(too_long(max_line_bytes))
             };
             match refusal {
                 Some(body) => {
@@ -97,11 +95,11 @@ pub async fn serve(hub: Hub) -> Result<(), io::Error> {
     outcome.map_err(io::Error::other)
 }
 
-fn too_long() -> serde_json::Value {
+fn too_long(max_line_bytes: usize) -> serde_json::Value {
     screen::error_response(
         serde_json::Value::Null,
         screen::INVALID_REQUEST,
-        &format!("Invalid Request: a message of at most {MAX_LINE_BYTES} bytes on one line"),
+        &format!("Invalid Request: a message of at most {max_line_bytes} bytes on one line"),
     )
 }
 
