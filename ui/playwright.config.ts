@@ -1,7 +1,23 @@
 import { defineConfig } from "@playwright/test";
+import { readFileSync } from "node:fs";
 
-// One hub for the run, on a free-ish loopback port shared with the workers through the environment.
-const port = process.env.COS_UI_TEST_PORT ?? String(20000 + Math.floor(Math.random() * 20000));
+// A loopback port below the kernel's ephemeral range: no client socket and no
+// port-0 listener (the API fuzzing runs beside these tests) can be holding it.
+function quietPort(): string {
+  const floor = 20000;
+  let ephemeralFrom = 32768;
+  try {
+    const range = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8");
+    ephemeralFrom = Number(range.trim().split(/\s+/)[0]) || ephemeralFrom;
+  } catch {
+    // not Linux: the usual start of the range
+  }
+  const span = Math.max(ephemeralFrom - floor, 1000);
+  return String(floor + Math.floor(Math.random() * span));
+}
+
+// One hub for the run, its port shared with the workers through the environment.
+const port = process.env.COS_UI_TEST_PORT ?? quietPort();
 process.env.COS_UI_TEST_PORT = port;
 
 export default defineConfig({
