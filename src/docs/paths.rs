@@ -248,11 +248,60 @@ mod tests {
 
     /// The spec's pattern for document paths (tools::text), as clients see it.
     fn published_pattern() -> fancy_regex::Regex {
+        published("cos-markdown-path")
+    }
+
+    fn published(marker: &str) -> fancy_regex::Regex {
         let rule = crate::tools::text::SCHEMA_RULES
             .iter()
-            .find(|rule| rule.marker == "cos-markdown-path")
+            .find(|rule| rule.marker == marker)
             .expect("the rule is published");
         fancy_regex::Regex::new(&(rule.pattern)()).expect("an ECMA-262-style pattern")
+    }
+
+    /// Whether a refusal is one no schema states (`details.rule`).
+    fn beyond_the_schema(refusal: Result<String, ToolError>) -> bool {
+        match refusal {
+            Ok(_) => true,
+            Err(error) => {
+                error.to_body("x").details.as_ref().is_some_and(|details| {
+                    details["rule"] == "bytes" || details["rule"] == "excluded"
+                })
+            }
+        }
+    }
+
+    #[test]
+    fn the_published_prefix_pattern_takes_folders_and_refuses_escapes() {
+        let pattern = published("cos-folder-prefix");
+        for prefix in [
+            "",
+            "/",
+            "//",
+            "guides",
+            "guides/",
+            "a/b//",
+            "Ünïcode/ノート",
+            "100%",
+            "..md",
+        ] {
+            assert!(
+                pattern.is_match(prefix).expect("matches"),
+                "{prefix:?} was refused"
+            );
+            assert!(
+                beyond_the_schema(super::prefix("prefix", prefix, &mount())),
+                "{prefix:?}"
+            );
+        }
+        for prefix in [
+            "/a", "..", "a/../b", "./", "a//b", "C:/x", "%2e%2e", "a\\b", "a\u{82}", "a\u{1b}",
+        ] {
+            assert!(
+                !pattern.is_match(prefix).expect("matches"),
+                "{prefix:?} passed the pattern"
+            );
+        }
     }
 
     /// What the hub refuses of a path the spec allows is only what no schema
@@ -298,6 +347,15 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn a_prefix_the_spec_allows_is_refused_only_for_what_no_schema_states(
+            raw in "(\\PC|\\p{Cc}|/|\\.|\\\\|%|:|2e|5c|00){0,30}"
+        ) {
+            if published("cos-folder-prefix").is_match(&raw).unwrap_or(false) {
+                proptest::prop_assert!(beyond_the_schema(super::prefix("prefix", &raw, &mount())), "{:?}", raw);
+            }
+        }
+
         #[test]
         fn a_path_the_spec_allows_is_refused_only_for_what_no_schema_states(
             raw in "(\\PC|/|\\.|\\\\|%|:|2e|5c|00){0,40}(\\.md|\\.MarkDown)?"

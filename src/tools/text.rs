@@ -29,7 +29,7 @@ pub struct SchemaRule {
     pub lengths: Option<(usize, usize)>,
 }
 
-pub const SCHEMA_RULES: [SchemaRule; 5] = [
+pub const SCHEMA_RULES: [SchemaRule; 6] = [
     SchemaRule {
         marker: "cos-name",
         pattern: name_pattern,
@@ -58,6 +58,12 @@ pub const SCHEMA_RULES: [SchemaRule; 5] = [
         pattern: markdown_path_pattern,
         lengths: Some((1, 1024)),
     },
+    // a folder in a mount, to list under: empty (or slashes) for the whole mount
+    SchemaRule {
+        marker: "cos-folder-prefix",
+        pattern: folder_prefix_pattern,
+        lengths: None,
+    },
 ];
 
 /// A relative path naming a Markdown file (`.md` or `.markdown`, any case):
@@ -75,6 +81,16 @@ fn markdown_path_pattern() -> String {
         plain = plain,
         markdown = markdown
     )
+}
+
+/// A folder relative to a mount, trailing slashes allowed, or nothing (the
+/// whole mount): the path rules of `markdown_path_pattern` but the file name.
+fn folder_prefix_pattern() -> String {
+    concat!(
+        r"^(?:/*|(?![A-Za-z]:)(?!.*%(?:2[eEfF]|5[cC]|00))(?!.*//+[^/])(?!(?:.*/)?\.\.?(?:/|$))",
+        r"[^/\\\x00-\x1f\x7f-\x9f][^\\\x00-\x1f\x7f-\x9f]*)$"
+    )
+    .to_string()
 }
 
 /// How long one entry of a list of names may be.

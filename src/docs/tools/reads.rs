@@ -104,6 +104,8 @@ pub struct ListInput {
     #[param(pattern = "^[a-z0-9_-]{1,64}$")]
     pub mount: String,
     /// Only documents in this folder (relative to the mount).
+    #[schema(format = "cos-folder-prefix")]
+    #[param(format = "cos-folder-prefix")]
     pub prefix: Option<String>,
     /// A previous answer's `next_cursor`.
     pub cursor: Option<String>,
