@@ -5,6 +5,7 @@
 use globset::{GlobSet, GlobSetBuilder};
 use rusqlite::Connection;
 
+use super::compiled::Shared;
 use super::matching::{self, LineMatcher};
 use super::query::{Corpus, Query};
 use super::rank::{CodeLine, Found};
@@ -114,7 +115,7 @@ pub struct Read {
 pub fn collect(
     store: &Store,
     query: &Query,
-    regex: Option<&regex::Regex>,
+    regex: Option<&Shared>,
     sieve: &Sieve,
 ) -> Result<Read, ToolError> {
     store.view(|c| {
@@ -158,7 +159,7 @@ fn items_of(c: &Connection, query: &Query, sieve: &Sieve) -> Result<Collected, T
 fn code_lines(
     c: &Connection,
     query: &Query,
-    regex: Option<&regex::Regex>,
+    regex: Option<&Shared>,
     sieve: &Sieve,
     revision: i64,
     collected: &mut Collected,

@@ -1,20 +1,25 @@
 //! Compiled regexes kept by what they were compiled from: a query asked
 //! again compiles to the same patterns, and compiling a case-insensitive
 //! pattern costs more than scanning the few lines a prefilter leaves.
-//! Bounded; emptied whole when full, so a flood of distinct queries costs
-//! memory only up to the bound.
+//! Handed out shared, not cloned: a clone of a `Regex` starts with empty
+//! scratch space and rebuilds its lazy DFA's states on every query, while
+//! the shared one keeps them warm. Bounded; emptied whole when full, so a
+//! flood of distinct queries costs memory only up to the bound.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use regex::Regex;
 
 /// Patterns kept at most.
 const MAX_KEPT: usize = 512;
 
-static KEPT: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Mutex::default);
+/// A compiled regex, shared with every query that asks for the same pattern.
+pub type Shared = Arc<Regex>;
 
-fn kept() -> std::sync::MutexGuard<'static, HashMap<String, Regex>> {
+static KEPT: LazyLock<Mutex<HashMap<String, Shared>>> = LazyLock::new(Mutex::default);
+
+fn kept() -> std::sync::MutexGuard<'static, HashMap<String, Shared>> {
     KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -23,11 +28,11 @@ fn kept() -> std::sync::MutexGuard<'static, HashMap<String, Regex>> {
 pub fn regex(
     key: &str,
     compile: impl FnOnce() -> Result<Regex, regex::Error>,
-) -> Result<Regex, regex::Error> {
+) -> Result<Shared, regex::Error> {
     if let Some(regex) = kept().get(key) {
         return Ok(regex.clone());
     }
-    let regex = compile()?;
+    let regex = Arc::new(compile()?);
     let mut kept = kept();
     if kept.len() >= MAX_KEPT {
         kept.clear();

@@ -7,7 +7,7 @@
 use super::grams;
 use super::query::{Query, Term};
 use super::words;
-use regex::Regex;
+use super::compiled::Shared as Regex;
 use regex_syntax::hir::{Hir, HirKind};
 
 /// The FTS5 expression over the word index, or None when no term holds a word.

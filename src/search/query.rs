@@ -387,7 +387,7 @@ fn regex_at<'a>(field: &str, body: &'a str, at: usize) -> Result<(String, &'a st
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// The regex compiled, or a refusal with its position.
-pub fn compile(field: &str, source: &str) -> Result<regex::Regex, ToolError> {
+pub fn compile(field: &str, source: &str) -> Result<super::compiled::Shared, ToolError> {
     super::compiled::regex(&format!("query:{source}"), || {
         regex::RegexBuilder::new(source)
             .size_limit(REGEX_SIZE_LIMIT)

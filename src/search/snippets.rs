@@ -1,7 +1,7 @@
 //! A hit's snippet: the line that matched, cut to a readable width around
 //! the first match, with its highlights in characters.
 
-use regex::Regex;
+use super::compiled::Shared as Regex;
 
 use super::model::Highlight;
 use super::query::Query;
@@ -79,35 +79,49 @@ impl Highlighter {
 }
 
 /// `line` cut to [`SNIPPET_CHARS`] around its first range, with the ranges
-/// moved to character offsets in the cut.
+/// moved to character offsets in the cut. Walks only the cut and the
+/// characters just before it, so a minified line of megabytes with
+/// thousands of matches costs what a short one does.
 pub fn snippet(line: &str, ranges: &[(usize, usize)]) -> (String, Vec<Highlight>) {
     let line = line.trim_end();
-    let total = line.chars().count();
-    let first = ranges
-        .first()
-        .map_or(0, |(start, _)| char_index(line, *start));
-    let skip = if total <= SNIPPET_CHARS || first < SNIPPET_CHARS / 3 {
-        0
-    } else {
-        (first - SNIPPET_CHARS / 3).min(total - SNIPPET_CHARS)
-    };
-    let (from, to) = (skip, (skip + SNIPPET_CHARS).min(total));
-    let cut: String = line.chars().skip(from).take(to - from).collect();
+    let first = floor_boundary(line, ranges.first().map_or(0, |(start, _)| *start));
+    // a third of the width before the first match, unless the line ends sooner
+    let from =
+        chars_back(line, first, SNIPPET_CHARS / 3).min(chars_back(line, line.len(), SNIPPET_CHARS));
+    let to = line[from..]
+        .char_indices()
+        .nth(SNIPPET_CHARS)
+        .map_or(line.len(), |(at, _)| from + at);
+    let cut = &line[from..to];
+    let starts: Vec<usize> = cut.char_indices().map(|(at, _)| from + at).collect();
+    let char_at = |byte: usize| starts.partition_point(|at| *at < byte) as u32;
     let highlights = ranges
         .iter()
-        .map(|(start, end)| (char_index(line, *start), char_index(line, *end)))
         .filter(|(start, end)| *end > from && *start < to)
         .map(|(start, end)| Highlight {
-            start: (start.max(from) - from) as u32,
-            end: (end.min(to) - from) as u32,
+            start: char_at(*start),
+            end: char_at(*end),
         })
         .collect();
-    (cut, highlights)
+    (cut.to_string(), highlights)
 }
 
-fn char_index(text: &str, byte: usize) -> usize {
-    let byte = byte.min(text.len());
-    text.char_indices().take_while(|(at, _)| *at < byte).count()
+/// The byte offset `count` characters before `at` (or 0).
+fn chars_back(text: &str, at: usize, count: usize) -> usize {
+    text[..at]
+        .char_indices()
+        .rev()
+        .take(count)
+        .last()
+        .map_or(at, |(start, _)| start)
+}
+
+fn floor_boundary(text: &str, byte: usize) -> usize {
+    let mut byte = byte.min(text.len());
+    while !text.is_char_boundary(byte) {
+        byte -= 1;
+    }
+    byte
 }
 
 /// Whether any of `ranges` in `line` begins and ends on word boundaries.
@@ -143,7 +157,61 @@ mod tests {
         assert_eq!(highlights, vec![Highlight { start: 2, end: 8 }]);
     }
 
+    /// The plain statement of the cut, counting characters from the start
+    /// of the line for every range.
+    fn counted_snippet(line: &str, ranges: &[(usize, usize)]) -> (String, Vec<Highlight>) {
+        let line = line.trim_end();
+        let char_index = |byte: usize| {
+            let byte = byte.min(line.len());
+            line.char_indices().take_while(|(at, _)| *at < byte).count()
+        };
+        let total = line.chars().count();
+        let first = ranges.first().map_or(0, |(start, _)| char_index(*start));
+        let skip = if total <= SNIPPET_CHARS || first < SNIPPET_CHARS / 3 {
+            0
+        } else {
+            (first - SNIPPET_CHARS / 3).min(total - SNIPPET_CHARS)
+        };
+        let (from, to) = (skip, (skip + SNIPPET_CHARS).min(total));
+        let cut: String = line.chars().skip(from).take(to - from).collect();
+        let highlights = ranges
+            .iter()
+            .map(|(start, end)| (char_index(*start), char_index(*end)))
+            .filter(|(start, end)| *end > from && *start < to)
+            .map(|(start, end)| Highlight {
+                start: (start.max(from) - from) as u32,
+                end: (end.min(to) - from) as u32,
+            })
+            .collect();
+        (cut, highlights)
+    }
+
+    #[test]
+    fn a_megabyte_line_full_of_matches_is_cut_in_one_walk() {
+        let line = "abc ".repeat(250_000);
+        let ranges: Vec<(usize, usize)> = (0..250_000).map(|n| (n * 4, n * 4 + 3)).collect();
+        let (cut, highlights) = snippet(&line, &ranges);
+        assert_eq!(cut.chars().count(), SNIPPET_CHARS);
+        assert_eq!(highlights.len(), SNIPPET_CHARS / 4);
+    }
+
     proptest! {
+        #[test]
+        fn the_cut_and_its_highlights_are_those_counted_from_the_line_start(
+            line in "(\\PC|[ ]){0,600}",
+            picks in proptest::collection::vec((0usize..700, 0usize..30), 0..6),
+        ) {
+            let mut ranges: Vec<(usize, usize)> = picks
+                .iter()
+                .map(|(at, len)| {
+                    let start = floor_boundary(&line, *at);
+                    (start, floor_boundary(&line, start + len).max(start))
+                })
+                .collect();
+            ranges.sort_unstable();
+            prop_assert_eq!(snippet(&line, &ranges), counted_snippet(&line, &ranges));
+        }
+
         #[test]
         fn snippets_stay_within_the_line(line in "\\PC{0,400}", a in 0usize..500, len in 0usize..20) {
             let start = (0..=a.min(line.len())).rev().find(|i| line.is_char_boundary(*i)).unwrap_or(0);
