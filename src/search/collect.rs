@@ -12,7 +12,7 @@ use super::rank::{CodeLine, Found};
 use super::records;
 use super::snippets;
 use super::texts;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use crate::tools::ToolError;
 
 /// Items a word query collects at most (best BM25 first).
@@ -119,12 +119,18 @@ pub fn collect(
     sieve: &Sieve,
 ) -> Result<Read, ToolError> {
     store.view(|c| {
+        let transaction = c
+            .unchecked_transaction()
+            .map_err(|error| StoreError::on(c, error))?;
         let revision = records::indexed_revision(c)?;
         let updated_at = records::updated_at(c)?;
         let mut collected = items_of(c, query, sieve)?;
         if sieve.corpora.contains(&Corpus::Code) {
             code_lines(c, query, regex, sieve, revision, &mut collected)?;
         }
+        transaction
+            .finish()
+            .map_err(|error| StoreError::on(c, error))?;
         Ok(Read {
             revision,
             updated_at,

@@ -4,10 +4,10 @@
 //! substring or a regex's required literals as trigrams), and the matcher
 //! that verifies a candidate line and says where it matched.
 
+use super::compiled::Shared as Regex;
 use super::grams;
 use super::query::{Query, Term};
 use super::words;
-use super::compiled::Shared as Regex;
 use regex_syntax::hir::{Hir, HirKind};
 
 /// The FTS5 expression over the word index, or None when no term holds a word.
