@@ -310,6 +310,16 @@ pub fn all_paths(c: &Connection) -> Result<Vec<String>, StoreError> {
 
 /// The sum of the sources' revisions the index caught up with: it moves
 /// whenever the index takes in a change, so cursors and caches follow it.
+/// Merges each full-text index into one segment (FTS5's `optimize`).
+pub fn merge_segments(c: &Connection) -> Result<(), StoreError> {
+    sql(c, || {
+        c.execute_batch(
+            "INSERT INTO search_words(search_words) VALUES ('optimize');
+             INSERT INTO search_trigrams(search_trigrams) VALUES ('optimize');",
+        )
+    })
+}
+
 pub fn indexed_revision(c: &Connection) -> Result<i64, StoreError> {
     sql(c, || {
         c.query_row(

@@ -39,32 +39,43 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
     let _working = WORKING
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut wrote = false;
-    let timed = |source: &str, run: &dyn Fn() -> Result<bool, ToolError>| {
+    let mut wrote: Option<usize> = None;
+    let timed = |source: &str, run: &dyn Fn() -> Result<Option<usize>, ToolError>| {
         let started = std::time::Instant::now();
         let wrote = run()?;
-        if wrote {
+        if let Some(units) = wrote {
             tracing::info!(
                 source,
+                units,
                 ms = started.elapsed().as_millis() as u64,
                 "the search index caught up"
             );
         }
-        Ok::<bool, ToolError>(wrote)
+        Ok::<Option<usize>, ToolError>(wrote)
+    };
+    let mut add = |more: Option<usize>| {
+        if let Some(more) = more {
+            wrote = Some(wrote.unwrap_or(0) + more);
+        }
     };
     if corpora
         .iter()
         .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
     {
-        wrote |= timed("graph", &|| catch_up_files(context))?;
+        add(timed("graph", &|| catch_up_files(context))?);
     }
     if corpora.contains(&Corpus::Tasks) {
-        wrote |= timed("board", &|| catch_up_tasks(context))?;
+        add(timed("board", &|| catch_up_tasks(context))?);
     }
     if corpora.contains(&Corpus::Docs) {
-        wrote |= timed("docs", &|| catch_up_documents(context))?;
+        add(timed("docs", &|| catch_up_documents(context))?);
     }
-    if wrote {
+    if let Some(units) = wrote {
+        if units > BATCH {
+            // each batch left a segment of its own, and a term's lookup reads
+            // every segment: one merged index answers a query ~25 % sooner
+            context.hub.store.write(|c| records::merge_segments(c))?;
+        }
         // a cold index writes much of the database: let the log restart small
         context.hub.store.checkpoint()?;
     }
@@ -80,11 +91,12 @@ fn behind(context: &ToolContext, source: &str, revision: i64) -> Result<bool, To
     Ok(indexed != Some(revision))
 }
 
-fn catch_up_files(context: &ToolContext) -> Result<bool, ToolError> {
+/// Each catch-up says how many units it rewrote, or None when it was not behind.
+fn catch_up_files(context: &ToolContext) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
     let revision = crate::graph::revision(store)?;
     if !behind(context, "graph", revision)? {
-        return Ok(false);
+        return Ok(None);
     }
     let files = store.view(crate::graph::files_with_hashes)?;
     let known = store.view(|c| records::units(c, "file:"))?;
@@ -116,7 +128,7 @@ fn catch_up_files(context: &ToolContext) -> Result<bool, ToolError> {
         apply(context, "graph", revision, &removing, units, last)?;
         first = false;
     }
-    Ok(true)
+    Ok(Some(changed.len() + removed.len()))
 }
 
 /// Units of `known` no longer present, with the file each stands for.
@@ -222,11 +234,11 @@ fn read_text(path: &std::path::Path) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-fn catch_up_tasks(context: &ToolContext) -> Result<bool, ToolError> {
+fn catch_up_tasks(context: &ToolContext) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
     let revision = crate::board::revision(store)?;
     if !behind(context, "board", revision)? {
-        return Ok(false);
+        return Ok(None);
     }
     let versions = store.view(crate::board::task_versions)?;
     let known = store.view(|c| records::units(c, "task:"))?;
@@ -266,18 +278,19 @@ fn catch_up_tasks(context: &ToolContext) -> Result<bool, ToolError> {
         present.insert(unit);
     }
     let removed = gone(&known, &present, |_| None);
+    let rewritten = units.len() + removed.len();
     apply(context, "board", revision, &removed, units, true)?;
-    Ok(true)
+    Ok(Some(rewritten))
 }
 
-fn catch_up_documents(context: &ToolContext) -> Result<bool, ToolError> {
+fn catch_up_documents(context: &ToolContext) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
     let mounts = crate::docs::feed::scanned_once(context)?;
     // read before the documents: a change after it moves the revision on,
     // and the next query catches up with it
     let revision = crate::docs::revision(store)?;
     if !behind(context, "docs", revision)? {
-        return Ok(false);
+        return Ok(None);
     }
     let documents = crate::docs::feed::live_documents(context, &mounts)?;
     let known = store.view(|c| records::units(c, "doc:"))?;
@@ -297,8 +310,9 @@ fn catch_up_documents(context: &ToolContext) -> Result<bool, ToolError> {
         present.insert(unit);
     }
     let removed = gone(&known, &present, |_| None);
+    let rewritten = units.len() + removed.len();
     apply(context, "docs", revision, &removed, units, true)?;
-    Ok(true)
+    Ok(Some(rewritten))
 }
 
 /// A document's sections as items: each heading with its text up to the next
@@ -411,4 +425,53 @@ fn apply(
         }
         Ok::<(), ToolError>(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{Hub, HubConfig, Source, Unwatched};
+    use serde_json::json;
+
+    fn segments(hub: &Hub, table: &str) -> i64 {
+        hub.state()
+            .store
+            .view(|c| {
+                c.query_row(
+                    &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
+                    [],
+                    |row| row.get(0),
+                )
+                .map_err(|error| crate::store::StoreError::on(c, error))
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_catch_up_of_many_batches_leaves_each_full_text_index_in_one_segment() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join("pkg")).unwrap();
+        for n in 0..(2 * BATCH + 10) {
+            std::fs::write(
+                repo.path().join(format!("pkg/module_{n}.py")),
+                format!("def handler_{n}(request):\n    return request.value_{n}\n"),
+            )
+            .unwrap();
+        }
+        let hub = Hub::open(
+            HubConfig::for_repo(repo.path(), None),
+            crate::hub::default_registry(),
+        )
+        .unwrap();
+        let call = |tool: &str, input: serde_json::Value| {
+            hub.call_named_here(tool, input, Source::Cli, &Unwatched)
+                .unwrap()
+        };
+        call("cos_graph_index", json!({}));
+        let answer = call("cos_search", json!({"q": "handler_417"}));
+        let answer = answer.data.to_string();
+        assert!(answer.contains("pkg/module_417.py"), "{answer}");
+        assert_eq!(segments(&hub, "search_trigrams"), 1);
+        assert_eq!(segments(&hub, "search_words"), 1);
+    }
 }
