@@ -19,6 +19,8 @@ const DOCUMENTS: usize = 4;
 const SECTIONS: usize = 6;
 const WRITERS: usize = 16;
 const ROUNDS: usize = 5;
+/// Writes a round sees committed before its kill may land.
+const COMMITS_BEFORE_KILL: usize = 5;
 
 /// What the clients saw: markers acknowledged as committed, and request IDs
 /// whose outcome they could not see (the hub died first).
@@ -197,11 +199,20 @@ fn writes_survive_kill_9_at_random_points() {
     for round in 0..ROUNDS {
         let mut server = serve_on_any_port(repo.path());
         let address = announced_address(&mut server);
+        let committed_before = seen.lock().unwrap().committed.len();
         let writing = runtime.spawn(write_until_killed(address.clone(), seen.clone(), round));
+        // the kill lands among writes however slow the machine: wait (bounded)
+        // for this round's first commits, then a random while longer
+        let started = Instant::now();
+        while seen.lock().unwrap().committed.len() < committed_before + COMMITS_BEFORE_KILL
+            && started.elapsed() < Duration::from_secs(15)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         random ^= random << 13;
         random ^= random >> 7;
         random ^= random << 17;
-        let delay = Duration::from_millis(300 + random % 900);
+        let delay = Duration::from_millis(random % 900);
         std::thread::sleep(delay);
         server.kill().unwrap();
         server.wait().unwrap();
