@@ -11,6 +11,7 @@ use super::query::{Corpus, Query};
 use super::rank::{CodeLine, Found};
 use super::records;
 use super::snippets;
+use super::sync;
 use super::texts;
 use crate::store::{Store, StoreError};
 use crate::tools::ToolError;
@@ -126,7 +127,7 @@ pub fn collect(
         let updated_at = records::updated_at(c)?;
         let mut collected = items_of(c, query, sieve)?;
         if sieve.corpora.contains(&Corpus::Code) {
-            code_lines(c, query, regex, sieve, revision, &mut collected)?;
+            code_lines(c, query, regex, sieve, &mut collected)?;
         }
         transaction
             .finish()
@@ -167,7 +168,6 @@ fn code_lines(
     query: &Query,
     regex: Option<&Shared>,
     sieve: &Sieve,
-    revision: i64,
     collected: &mut Collected,
 ) -> Result<(), ToolError> {
     let prefilter = matching::trigram_expression(query);
@@ -188,14 +188,21 @@ fn code_lines(
     let Some(scanner) = matcher.first().cloned() else {
         return Ok(());
     };
+    // the files' own revision: a task or a document written keeps their table and texts
+    let files_revision = records::source_revision(c, sync::FILES_SOURCE)?.unwrap_or(0);
+    let table = texts::files(c, sieve.database, files_revision)?;
+    let ids = match prefilter.as_deref() {
+        Some(expression) => Some(records::candidate_ids(c, expression)?),
+        None => None,
+    };
     let mut lines = 0usize;
-    for file in records::candidate_files(c, prefilter.as_deref())? {
+    for file in table.in_path_order(ids.as_deref()) {
         collected.files_seen += 1;
         if !sieve.path_passes(Some(&file.path)) || !sieve.lang_passes(Some(&file.lang)) {
             continue;
         }
         collected.files_passed += 1;
-        let Some(content) = texts::text(c, sieve.database, revision, file.id)? else {
+        let Some(content) = texts::text(c, sieve.database, files_revision, file.id)? else {
             continue;
         };
         let found: Vec<CodeLine> = matching_lines(&content, &scanner, &matcher)

@@ -229,30 +229,28 @@ pub struct KeptFile {
     pub lang: String,
 }
 
-/// The files whose trigrams match `expression` (every file when None), by
-/// path; their texts are read one at a time, as a scan reaches them.
-pub fn candidate_files(
-    c: &Connection,
-    expression: Option<&str>,
-) -> Result<Vec<KeptFile>, StoreError> {
+/// Every indexed file, by path.
+pub fn all_files(c: &Connection) -> Result<Vec<KeptFile>, StoreError> {
     sql(c, || {
-        let mut statement = match expression {
-            Some(_) => c.prepare_cached(
-                "SELECT f.id, f.path, f.lang FROM search_files f
-                 WHERE f.id IN (SELECT rowid FROM search_trigrams WHERE search_trigrams MATCH ?1)
-                 ORDER BY f.path",
-            )?,
-            None => c.prepare_cached(
-                "SELECT id, path, lang FROM search_files WHERE ?1 IS NULL ORDER BY path",
-            )?,
-        };
-        let rows = statement.query_map([expression], |row| {
+        let mut statement =
+            c.prepare_cached("SELECT id, path, lang FROM search_files ORDER BY path")?;
+        let rows = statement.query_map([], |row| {
             Ok(KeptFile {
                 id: row.get(0)?,
                 path: row.get(1)?,
                 lang: row.get(2)?,
             })
         })?;
+        rows.collect()
+    })
+}
+
+/// The row ids of the files whose trigrams match `expression`, in no set order.
+pub fn candidate_ids(c: &Connection, expression: &str) -> Result<Vec<i64>, StoreError> {
+    sql(c, || {
+        let mut statement =
+            c.prepare_cached("SELECT rowid FROM search_trigrams WHERE search_trigrams MATCH ?1")?;
+        let rows = statement.query_map([expression], |row| row.get(0))?;
         rows.collect()
     })
 }

@@ -91,11 +91,14 @@ fn behind(context: &ToolContext, source: &str, revision: i64) -> Result<bool, To
     Ok(indexed != Some(revision))
 }
 
+/// The source the indexed files (and their symbols) come from.
+pub(super) const FILES_SOURCE: &str = "graph";
+
 /// Each catch-up says how many units it rewrote, or None when it was not behind.
 fn catch_up_files(context: &ToolContext) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
     let revision = crate::graph::revision(store)?;
-    if !behind(context, "graph", revision)? {
+    if !behind(context, FILES_SOURCE, revision)? {
         return Ok(None);
     }
     let files = store.view(crate::graph::files_with_hashes)?;
@@ -112,7 +115,7 @@ fn catch_up_files(context: &ToolContext) -> Result<Option<usize>, ToolError> {
     let removed = gone(&known, &present, |unit| unit.strip_prefix("file:"));
     let mut batches = changed.chunks(BATCH).peekable();
     if batches.peek().is_none() {
-        apply(context, "graph", revision, &removed, Vec::new(), true)?;
+        apply(context, FILES_SOURCE, revision, &removed, Vec::new(), true)?;
     }
     let mut first = true;
     while let Some(batch) = batches.next() {
@@ -125,7 +128,7 @@ fn catch_up_files(context: &ToolContext) -> Result<Option<usize>, ToolError> {
             .collect::<Result<Vec<Unit>, ToolError>>()?;
         let last = batches.peek().is_none();
         let removing = if first { removed.clone() } else { Vec::new() };
-        apply(context, "graph", revision, &removing, units, last)?;
+        apply(context, FILES_SOURCE, revision, &removing, units, last)?;
         first = false;
     }
     Ok(Some(changed.len() + removed.len()))
