@@ -306,8 +306,6 @@ pub fn all_paths(c: &Connection) -> Result<Vec<String>, StoreError> {
     })
 }
 
-/// The sum of the sources' revisions the index caught up with: it moves
-/// whenever the index takes in a change, so cursors and caches follow it.
 /// Merges each full-text index into one segment (FTS5's `optimize`).
 pub fn merge_segments(c: &Connection) -> Result<(), StoreError> {
     sql(c, || {
@@ -318,6 +316,8 @@ pub fn merge_segments(c: &Connection) -> Result<(), StoreError> {
     })
 }
 
+/// The sum of the sources' revisions the index caught up with: it moves
+/// whenever the index takes in a change, so cursors follow it.
 pub fn indexed_revision(c: &Connection) -> Result<i64, StoreError> {
     sql(c, || {
         c.query_row(
