@@ -39,11 +39,10 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
     let _working = WORKING
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut wrote: Option<usize> = None;
     let timed = |source: &str, run: &dyn Fn() -> Result<Option<usize>, ToolError>| {
         let started = std::time::Instant::now();
-        let wrote = run()?;
-        if let Some(units) = wrote {
+        let rewritten = run()?;
+        if let Some(units) = rewritten {
             tracing::info!(
                 source,
                 units,
@@ -51,25 +50,23 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
                 "the search index caught up"
             );
         }
-        Ok::<Option<usize>, ToolError>(wrote)
+        Ok::<Option<usize>, ToolError>(rewritten)
     };
-    let mut add = |more: Option<usize>| {
-        if let Some(more) = more {
-            wrote = Some(wrote.unwrap_or(0) + more);
-        }
-    };
+    let mut rewritten = Vec::new();
     if corpora
         .iter()
         .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
     {
-        add(timed("graph", &|| catch_up_files(context))?);
+        rewritten.push(timed(FILES_SOURCE, &|| catch_up_files(context))?);
     }
     if corpora.contains(&Corpus::Tasks) {
-        add(timed("board", &|| catch_up_tasks(context))?);
+        rewritten.push(timed("board", &|| catch_up_tasks(context))?);
     }
     if corpora.contains(&Corpus::Docs) {
-        add(timed("docs", &|| catch_up_documents(context))?);
+        rewritten.push(timed("docs", &|| catch_up_documents(context))?);
     }
+    // None when no source was behind: nothing was written
+    let wrote = rewritten.into_iter().flatten().reduce(|a, b| a + b);
     if let Some(units) = wrote {
         if units > BATCH {
             // each batch left a segment of its own, and a term's lookup reads

@@ -26,6 +26,12 @@ struct Kept {
     files: Option<Arc<FileTable>>,
 }
 
+impl Kept {
+    fn is_for(&self, database: &Path, revision: i64) -> bool {
+        self.revision == revision && self.database == database
+    }
+}
+
 /// Every indexed file by row id, with its place in path order.
 pub struct FileTable {
     by_id: HashMap<i64, (usize, records::KeptFile)>,
@@ -67,10 +73,7 @@ pub fn files(c: &Connection, database: &Path, revision: i64) -> Result<Arc<FileT
 /// The kept state for `database` at `revision`, started afresh when what
 /// was kept belongs to another.
 fn current<'k>(kept: &'k mut Option<Kept>, database: &Path, revision: i64) -> &'k mut Kept {
-    if !kept
-        .as_ref()
-        .is_some_and(|k| k.revision == revision && k.database == database)
-    {
+    if !kept.as_ref().is_some_and(|k| k.is_for(database, revision)) {
         *kept = None;
     }
     kept.get_or_insert_with(|| Kept {
@@ -107,10 +110,8 @@ fn lock() -> std::sync::MutexGuard<'static, Option<Kept>> {
 
 fn kept(database: &Path, revision: i64, id: i64) -> Option<Arc<str>> {
     let kept = lock();
-    let kept = kept.as_ref()?;
-    (kept.revision == revision && kept.database == database)
-        .then(|| kept.texts.get(&id).cloned())
-        .flatten()
+    let kept = kept.as_ref().filter(|k| k.is_for(database, revision))?;
+    kept.texts.get(&id).cloned()
 }
 
 fn keep(database: &Path, revision: i64, id: i64, text: &Arc<str>) {

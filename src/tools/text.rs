@@ -66,31 +66,33 @@ pub const SCHEMA_RULES: [SchemaRule; 6] = [
     },
 ];
 
+/// The path rules a Markdown path and a folder prefix share, as ECMA-262
+/// lookaheads (the regex crate has none): no drive letter, no
+/// percent-encoded dot, slash, backslash or NUL ...
+const NO_DRIVE_OR_ENCODING: &str = r"(?![A-Za-z]:)(?!.*%(?:2[eEfF]|5[cC]|00))";
+/// ... and no `.` or `..` folder name.
+const NO_DOT_FOLDER: &str = r"(?!(?:.*/)?\.\.?(?:/|$))";
+/// A character a path may hold anywhere: no control character or backslash.
+const PATH_CHAR: &str = r"[^\\\x00-\x1f\x7f-\x9f]";
+/// A path's first character: a `PATH_CHAR` that is not a slash.
+const PATH_FIRST_CHAR: &str = r"[^/\\\x00-\x1f\x7f-\x9f]";
+
 /// A relative path naming a Markdown file (`.md` or `.markdown`, any case):
-/// no control characters or backslashes, no drive letter, no empty, `.` or
-/// `..` folder names, no percent-encoded dot, slash, backslash or NUL. Its
-/// lookaheads are ECMA-262's (the regex crate has none).
+/// the shared path rules, no empty folder name, a file name that is more
+/// than its extension.
 fn markdown_path_pattern() -> String {
-    let plain = r"[^\\\x00-\x1f\x7f-\x9f]";
     let markdown = "[mM][dD]|[mM][aA][rR][kK][dD][oO][wW][nN]";
     format!(
-        concat!(
-            r"^(?![A-Za-z]:)(?!.*%(?:2[eEfF]|5[cC]|00))(?!.*//)(?!(?:.*/)?\.\.?(?:/|$))",
-            r"(?!(?:.*/)?\.(?:{markdown})$)[^/\\\x00-\x1f\x7f-\x9f]{plain}*\.(?:{markdown})$"
-        ),
-        plain = plain,
-        markdown = markdown
+        r"^{NO_DRIVE_OR_ENCODING}(?!.*//){NO_DOT_FOLDER}(?!(?:.*/)?\.(?:{markdown})$){PATH_FIRST_CHAR}{PATH_CHAR}*\.(?:{markdown})$"
     )
 }
 
 /// A folder relative to a mount, trailing slashes allowed, or nothing (the
-/// whole mount): the path rules of `markdown_path_pattern` but the file name.
+/// whole mount): the shared path rules, no empty folder name before another.
 fn folder_prefix_pattern() -> String {
-    concat!(
-        r"^(?:/*|(?![A-Za-z]:)(?!.*%(?:2[eEfF]|5[cC]|00))(?!.*//+[^/])(?!(?:.*/)?\.\.?(?:/|$))",
-        r"[^/\\\x00-\x1f\x7f-\x9f][^\\\x00-\x1f\x7f-\x9f]*)$"
+    format!(
+        r"^(?:/*|{NO_DRIVE_OR_ENCODING}(?!.*//+[^/]){NO_DOT_FOLDER}{PATH_FIRST_CHAR}{PATH_CHAR}*)$"
     )
-    .to_string()
 }
 
 /// How long one entry of a list of names may be.
