@@ -57,6 +57,8 @@ def beyond_the_schema(case, response):
         return "mount keys are configuration (docs.toml), like ids that do not exist"
     if code == "E_ARGUMENT" and field == "swimlane" and "allowed" in details:
         return "swimlanes are configuration (the board's config)"
+    if code == "E_ARGUMENT" and field == "formula_id" and "allowed" in details:
+        return "agent roles are configuration (the role registry, roles.toml in the state folder)"
     if code == "E_PATH" and details.get("rule") in ("bytes", "excluded", "symlink"):
         return ("a path's length in bytes, a folder its mount keeps out (.git, the state "
                 "folder, a mount inside it) or a symbolic link on disk (the spec's pattern "
