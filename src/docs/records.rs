@@ -52,9 +52,9 @@ pub struct Publishing {
 
 pub fn revision(connection: &Connection) -> Result<i64, StoreError> {
     sql(connection, || -> rusqlite::Result<i64> {
-        connection.query_row("SELECT value FROM docs_revision WHERE id = 1", [], |row| {
-            row.get(0)
-        })
+        connection
+            .prepare_cached("SELECT value FROM docs_revision WHERE id = 1")?
+            .query_row([], |row| row.get(0))
     })
 }
 

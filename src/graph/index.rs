@@ -371,7 +371,9 @@ pub fn updated_at(connection: &Connection) -> rusqlite::Result<Option<String>> {
 
 /// The graph's revision; read it before the data an answer is cached under.
 pub fn revision(connection: &Connection) -> rusqlite::Result<i64> {
-    connection.query_row("SELECT revision FROM graph_revision", [], |row| row.get(0))
+    connection
+        .prepare_cached("SELECT revision FROM graph_revision")?
+        .query_row([], |row| row.get(0))
 }
 
 /// Adds the run's new nodes to the full-text index in one statement.

@@ -2,6 +2,7 @@
 //! index, and lines of code text from the trigram prefilter, each verified,
 //! both held to the query's filters.
 
+use fixedbitset::FixedBitSet;
 use globset::{GlobSet, GlobSetBuilder};
 use rusqlite::Connection;
 
@@ -170,7 +171,7 @@ fn code_lines(
     sieve: &Sieve,
     collected: &mut Collected,
 ) -> Result<(), ToolError> {
-    let prefilter = matching::trigram_expression(query);
+    let prefilter = matching::trigram_prefilter(query);
     if prefilter.is_none() && regex.is_none() {
         collected.notes.push(format!(
             "code text was not searched: substring search needs a word of {} or more characters",
@@ -188,15 +189,22 @@ fn code_lines(
     let Some(scanner) = matcher.first().cloned() else {
         return Ok(());
     };
+    let scan = Scan::new(&scanner, matcher.literals());
     // the files' own revision: a task or a document written keeps their table and texts
     let files_revision = records::source_revision(c, sync::FILES_SOURCE)?.unwrap_or(0);
     let table = texts::files(c, sieve.database, files_revision)?;
-    let ids = match prefilter.as_deref() {
-        Some(expression) => Some(records::candidate_ids(c, expression)?),
+    let candidates = match &prefilter {
+        Some(prefilter) => Some(candidates(
+            c,
+            sieve.database,
+            files_revision,
+            &table,
+            prefilter,
+        )?),
         None => None,
     };
     let mut lines = 0usize;
-    for file in table.in_path_order(ids.as_deref()) {
+    for file in table.in_path_order(candidates.as_ref()) {
         collected.files_seen += 1;
         if !sieve.path_passes(Some(&file.path)) || !sieve.lang_passes(Some(&file.lang)) {
             continue;
@@ -205,7 +213,7 @@ fn code_lines(
         let Some(content) = texts::text(c, sieve.database, files_revision, file.id)? else {
             continue;
         };
-        let found: Vec<CodeLine> = matching_lines(&content, &scanner, &matcher)
+        let found: Vec<CodeLine> = matching_lines(&content, &scan, &matcher)
             .into_iter()
             .map(|(number, text, ranges)| CodeLine {
                 // a regex says itself where its match begins and ends
@@ -231,35 +239,103 @@ fn code_lines(
     Ok(())
 }
 
+/// The places in `table` of the files the prefilter lets through.
+fn candidates(
+    c: &Connection,
+    database: &std::path::Path,
+    files_revision: i64,
+    table: &texts::FileTable,
+    prefilter: &matching::Prefilter,
+) -> Result<FixedBitSet, StoreError> {
+    let mut held = table.every_place();
+    for requirement in &prefilter.requirements {
+        let mut any_spelling = FixedBitSet::with_capacity(held.len());
+        for spelling in requirement {
+            let mut every_token = held.clone();
+            for token in spelling {
+                if every_token.is_clear() {
+                    break;
+                }
+                let holding = texts::files_holding(c, database, files_revision, table, token)?;
+                every_token.intersect_with(&holding);
+            }
+            any_spelling.union_with(&every_token);
+        }
+        held = any_spelling;
+    }
+    Ok(held)
+}
+
 /// A line that matched: its number (1-based), its text, where in it.
 type MatchedLine<'a> = (u32, &'a str, Vec<(usize, usize)>);
 
-/// The lines of `content` the scanner finds and the matcher confirms: line
+/// How a file's text is searched for the lines worth verifying: the
+/// scanning regex over the text, or its literals over the lower-cased copy.
+enum Scan<'q> {
+    Regex(&'q regex::Regex),
+    Literals(Vec<memchr::memmem::Finder<'q>>),
+}
+
+impl<'q> Scan<'q> {
+    fn new(scanner: &'q regex::Regex, literals: Option<&'q [String]>) -> Scan<'q> {
+        match literals {
+            Some(literals) => Scan::Literals(
+                literals
+                    .iter()
+                    .map(|literal| memchr::memmem::Finder::new(literal.as_bytes()))
+                    .collect(),
+            ),
+            None => Scan::Regex(scanner),
+        }
+    }
+
+    /// Where something worth verifying starts in `content`, ascending.
+    fn starts(&self, content: &texts::FileText) -> Vec<usize> {
+        match self {
+            Scan::Regex(scanner) => scanner
+                .find_iter(&content.text)
+                .map(|m| m.start())
+                .collect(),
+            Scan::Literals(finders) => {
+                let mut starts: Vec<usize> = finders
+                    .iter()
+                    .flat_map(|finder| finder.find_iter(&content.folded))
+                    .collect();
+                if finders.len() > 1 {
+                    starts.sort_unstable();
+                }
+                starts
+            }
+        }
+    }
+}
+
+/// The lines of `content` the scan finds and the matcher confirms: line
 /// number (1-based), text, match ranges within the line.
 fn matching_lines<'a>(
-    content: &'a str,
-    scanner: &regex::Regex,
+    content: &'a texts::FileText,
+    scan: &Scan,
     matcher: &LineMatcher,
 ) -> Vec<MatchedLine<'a>> {
+    let text = &*content.text;
     let mut found = Vec::new();
     let mut line_number = 1u32;
     let mut counted_to = 0usize;
     let mut next_line_start = 0usize;
-    for hit in scanner.find_iter(content) {
-        if hit.start() < next_line_start {
+    for start in scan.starts(content) {
+        if start < next_line_start {
             continue;
         }
         line_number +=
-            memchr::memchr_iter(b'\n', &content.as_bytes()[counted_to..hit.start()]).count() as u32;
-        counted_to = hit.start();
-        let start = content[..hit.start()].rfind('\n').map_or(0, |at| at + 1);
-        let end = content[hit.start()..]
-            .find('\n')
-            .map_or(content.len(), |at| hit.start() + at);
-        next_line_start = end + 1;
-        let text = content[start..end].trim_end_matches('\r');
-        if let Some(ranges) = matcher.ranges(text) {
-            found.push((line_number, text, ranges));
+            memchr::memchr_iter(b'\n', &text.as_bytes()[counted_to..start]).count() as u32;
+        counted_to = start;
+        let line_start = memchr::memrchr(b'\n', &text.as_bytes()[..start]).map_or(0, |at| at + 1);
+        let line_end =
+            memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |at| start + at);
+        next_line_start = line_end + 1;
+        let line = text[line_start..line_end].trim_end_matches('\r');
+        if let Some(ranges) = matcher.ranges(line) {
+            found.push((line_number, line, ranges));
         }
     }
     found
@@ -274,11 +350,43 @@ mod tests {
         let query = crate::search::query::parsed_for_tests("foo bar");
         let matcher = LineMatcher::new(&query, None);
         let scanner = matcher.first().unwrap().clone();
-        let content = "foo\nfoo bar foo\r\nnothing\nbar then foo";
-        let lines: Vec<_> = matching_lines(content, &scanner, &matcher)
-            .into_iter()
-            .map(|(n, text, _)| (n, text))
-            .collect();
-        assert_eq!(lines, vec![(2, "foo bar foo"), (4, "bar then foo")]);
+        let content = texts::FileText::of("foo\nfoo bar foo\r\nnothing\nbar then foo");
+        for scan in [
+            Scan::Regex(&scanner),
+            Scan::new(&scanner, matcher.literals()),
+        ] {
+            let lines: Vec<_> = matching_lines(&content, &scan, &matcher)
+                .into_iter()
+                .map(|(n, text, _)| (n, text))
+                .collect();
+            assert_eq!(lines, vec![(2, "foo bar foo"), (4, "bar then foo")]);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_literal_scan_finds_the_lines_the_regex_scan_finds(
+            words in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "cachedProperty", "CACHED_PROPERTY", "cached_property", "cached property",
+                    "Cached", "property", "\u{212a}ey", "key", "KEY", "k\u{e9}y", "x", " ",
+                    "\n", "\r\n", "_", "getKey", "get_key",
+                ]),
+                0..60,
+            ),
+            query in proptest::sample::select(vec![
+                "cachedProperty", "cached_property", "key", "getKey", "property -cached", "get_key x",
+            ]),
+        ) {
+            let content = texts::FileText::of(&words.concat());
+            let query = crate::search::query::parsed_for_tests(query);
+            let matcher = LineMatcher::new(&query, None);
+            let scanner = matcher.first().unwrap().clone();
+            proptest::prop_assert!(matcher.literals().is_some());
+            proptest::prop_assert_eq!(
+                matching_lines(&content, &Scan::new(&scanner, matcher.literals()), &matcher),
+                matching_lines(&content, &Scan::Regex(&scanner), &matcher)
+            );
+        }
     }
 }

@@ -72,15 +72,36 @@ pub struct LineMatcher {
     required: Vec<Regex>,
     excluded: Vec<Regex>,
     regex: Option<Regex>,
+    literals: Option<Vec<String>>,
 }
 
 impl LineMatcher {
     pub fn new(query: &Query, regex: Option<Regex>) -> LineMatcher {
+        let required: Vec<(Regex, &Term)> = query
+            .terms
+            .iter()
+            .filter_map(|term| spelling_regex(term).map(|r| (r, term)))
+            .collect();
+        let scanned = required.iter().max_by_key(|(r, _)| r.as_str().len());
+        let literals = match (&regex, scanned) {
+            (None, Some((_, term))) => ascii_literals(term),
+            _ => None,
+        };
         LineMatcher {
-            required: query.terms.iter().filter_map(spelling_regex).collect(),
+            required: required.iter().map(|(r, _)| r.clone()).collect(),
             excluded: query.excluded.iter().filter_map(spelling_regex).collect(),
             regex,
+            literals,
         }
+    }
+
+    /// The spellings of the term [`LineMatcher::first`] scans with, lower-cased,
+    /// when each is ASCII without spaces: a line holds one of them (in any
+    /// case) exactly when that regex finds something in it, and a plain
+    /// substring search over lower-cased text finds them several times
+    /// faster than a case-insensitive regex.
+    pub fn literals(&self) -> Option<&[String]> {
+        self.literals.as_deref()
     }
 
     /// Where `line` matches (byte ranges, sorted), or None when it does not.
@@ -115,6 +136,15 @@ impl LineMatcher {
     }
 }
 
+fn ascii_literals(term: &Term) -> Option<Vec<String>> {
+    let spelled = spellings(term);
+    let plain = |s: &String| s.is_ascii() && !s.is_empty() && !s.contains(char::is_whitespace);
+    spelled
+        .iter()
+        .all(plain)
+        .then(|| spelled.iter().map(|s| s.to_ascii_lowercase()).collect())
+}
+
 fn spelling_regex(term: &Term) -> Option<Regex> {
     let alternatives: Vec<String> = spellings(term)
         .iter()
@@ -142,37 +172,46 @@ pub fn words_regex(pattern: &str) -> Option<Regex> {
     .ok()
 }
 
-/// The trigram prefilter for code text: every positive term and the regex's
-/// required literals, as FTS5 trigram tokens. None when nothing of 3 or more
-/// characters is required (the caller then says so instead of scanning).
-pub fn trigram_expression(query: &Query) -> Option<String> {
-    let mut groups: Vec<String> = Vec::new();
+/// The trigram prefilter for code text: a file is a candidate when it
+/// holds every requirement, and a requirement is held when all the trigram
+/// tokens of one of its spellings are in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prefilter {
+    pub requirements: Vec<Vec<Vec<String>>>,
+}
+
+/// The prefilter of every positive term and the regex's required literals.
+/// None when nothing of 3 or more characters is required (the caller then
+/// says so instead of scanning).
+pub fn trigram_prefilter(query: &Query) -> Option<Prefilter> {
+    let mut requirements: Vec<Vec<Vec<String>>> = Vec::new();
     for term in &query.terms {
         let spelled = spellings(term);
-        let options: Vec<String> = spelled.iter().filter_map(|s| trigrams_of(s)).collect();
+        let options: Vec<Vec<String>> = spelled.iter().filter_map(|s| trigrams_of(s)).collect();
         // a spelling too short to prefilter could match anywhere: the term then narrows nothing
         if options.len() == spelled.len() && !options.is_empty() {
-            groups.push(format!("({})", options.join(" OR ")));
+            requirements.push(options);
         }
     }
     if let Some(source) = &query.regex {
-        groups.extend(
+        requirements.extend(
             required_literals(source)
                 .iter()
-                .filter_map(|l| trigrams_of(l)),
+                .filter_map(|l| trigrams_of(l))
+                .map(|tokens| vec![tokens]),
         );
     }
-    (!groups.is_empty()).then(|| groups.join(" AND "))
+    (!requirements.is_empty()).then_some(Prefilter { requirements })
 }
 
-/// `text`'s trigram tokens joined by AND; None under 3 characters.
+/// `text`'s trigram tokens, all required; None under 3 characters.
 /// Words apart (a phrase's, matched across any run of spaces) count alone.
-fn trigrams_of(text: &str) -> Option<String> {
+fn trigrams_of(text: &str) -> Option<Vec<String>> {
     let tokens: Vec<String> = text
         .split_whitespace()
         .flat_map(grams::token_list)
         .collect();
-    (!tokens.is_empty()).then(|| format!("({})", tokens.join(" AND ")))
+    (!tokens.is_empty()).then_some(tokens)
 }
 
 /// Literal strings every match of the regex contains, found in its syntax
@@ -263,14 +302,28 @@ mod tests {
         );
         assert_eq!(required_literals(r"(?i)select"), Vec::<String>::new());
         assert_eq!(required_literals(r"foo|bar"), Vec::<String>::new());
-        let prefilter = trigram_expression(&query(r"/class \w+Admin/")).unwrap();
+        let prefilter = trigram_prefilter(&query(r"/class \w+Admin/")).unwrap();
+        let tokens: Vec<&str> = prefilter
+            .requirements
+            .iter()
+            .flatten()
+            .flatten()
+            .map(String::as_str)
+            .collect();
         for literal in ["cla", "dmi"] {
             assert!(
-                prefilter.contains(&grams::token_list(literal)[0]),
-                "{prefilter}"
+                tokens.contains(&grams::token_list(literal)[0].as_str()),
+                "{tokens:?}"
             );
         }
-        assert_eq!(trigram_expression(&query("ab")), None);
-        assert!(trigram_expression(&query(r#"say "hi""#)).is_some());
+        assert_eq!(trigram_prefilter(&query("ab")), None);
+        assert!(trigram_prefilter(&query(r#"say "hi""#)).is_some());
+        let identifier = trigram_prefilter(&query("cachedProperty")).unwrap();
+        assert_eq!(
+            identifier.requirements.len(),
+            1,
+            "one term, its spellings the alternatives"
+        );
+        assert_eq!(identifier.requirements[0].len(), 2, "{identifier:?}");
     }
 }

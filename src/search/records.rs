@@ -70,9 +70,8 @@ pub fn set_source_revision(
 /// When the index last took in a change, if ever.
 pub fn updated_at(c: &Connection) -> Result<Option<String>, StoreError> {
     sql(c, || {
-        c.query_row("SELECT max(updated_at) FROM search_sources", [], |row| {
-            row.get(0)
-        })
+        c.prepare_cached("SELECT max(updated_at) FROM search_sources")?
+            .query_row([], |row| row.get(0))
     })
 }
 
@@ -184,30 +183,29 @@ pub fn items_matching(
             "SELECT i.corpus, i.kind, i.name, i.name_parts, i.target, i.path, i.line, i.lang, i.status, i.id,
                     bm25(search_words, 10.0, 3.0, 1.0) AS rank
              FROM search_words w JOIN search_items i ON i.id = w.rowid
-             WHERE search_words MATCH ?1 LIMIT ?2",
+             WHERE search_words MATCH ?1",
         )?;
-        let rows = statement.query_map(
-            params![expression, i64::try_from(limit).unwrap_or(i64::MAX)],
-            |row| {
-                Ok(FoundItem {
-                    id: row.get(9)?,
-                    item: Item {
-                        corpus: row.get(0)?,
-                        kind: row.get(1)?,
-                        name: row.get(2)?,
-                        name_parts: row.get(3)?,
-                        target: row.get(4)?,
-                        path: row.get(5)?,
-                        line: row.get(6)?,
-                        lang: row.get(7)?,
-                        status: row.get(8)?,
-                        body: String::new(),
-                    },
-                    bm25: row.get(10)?,
-                })
-            },
-        )?;
-        rows.collect()
+        // a LIMIT bound as a parameter makes SQLite prepare the statement
+        // again on every run (it is offered to FTS5 as a constraint)
+        let rows = statement.query_map(params![expression], |row| {
+            Ok(FoundItem {
+                id: row.get(9)?,
+                item: Item {
+                    corpus: row.get(0)?,
+                    kind: row.get(1)?,
+                    name: row.get(2)?,
+                    name_parts: row.get(3)?,
+                    target: row.get(4)?,
+                    path: row.get(5)?,
+                    line: row.get(6)?,
+                    lang: row.get(7)?,
+                    status: row.get(8)?,
+                    body: String::new(),
+                },
+                bm25: row.get(10)?,
+            })
+        })?;
+        rows.take(limit).collect()
     })
 }
 
@@ -245,12 +243,13 @@ pub fn all_files(c: &Connection) -> Result<Vec<KeptFile>, StoreError> {
     })
 }
 
-/// The row ids of the files whose trigrams match `expression`, in no set order.
-pub fn candidate_ids(c: &Connection, expression: &str) -> Result<Vec<i64>, StoreError> {
+/// The row ids of the files holding trigram `token` (one of `grams`' tokens,
+/// a bare FTS5 word), in no set order.
+pub fn files_with_token(c: &Connection, token: &str) -> Result<Vec<i64>, StoreError> {
     sql(c, || {
         let mut statement =
             c.prepare_cached("SELECT rowid FROM search_trigrams WHERE search_trigrams MATCH ?1")?;
-        let rows = statement.query_map([expression], |row| row.get(0))?;
+        let rows = statement.query_map([token], |row| row.get(0))?;
         rows.collect()
     })
 }
@@ -320,10 +319,7 @@ pub fn merge_segments(c: &Connection) -> Result<(), StoreError> {
 /// whenever the index takes in a change, so cursors follow it.
 pub fn indexed_revision(c: &Connection) -> Result<i64, StoreError> {
     sql(c, || {
-        c.query_row(
-            "SELECT coalesce(sum(revision), 0) FROM search_sources",
-            [],
-            |row| row.get(0),
-        )
+        c.prepare_cached("SELECT coalesce(sum(revision), 0) FROM search_sources")?
+            .query_row([], |row| row.get(0))
     })
 }

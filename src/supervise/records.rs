@@ -198,11 +198,9 @@ pub fn latest_dispatches(
 
 pub fn revision(connection: &Connection) -> Result<i64, StoreError> {
     sql(connection, || {
-        connection.query_row(
-            "SELECT value FROM supervise_revision WHERE id = 1",
-            [],
-            |row| row.get(0),
-        )
+        connection
+            .prepare_cached("SELECT value FROM supervise_revision WHERE id = 1")?
+            .query_row([], |row| row.get(0))
     })
 }
 
