@@ -9,6 +9,7 @@
 // every call site for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod allocator;
 pub mod board;
 pub mod cli;
 pub mod docs;
