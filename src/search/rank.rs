@@ -127,10 +127,12 @@ impl Wanted {
             .split(' ')
             .filter(|p| !p.is_empty())
             .collect();
-        let folded_name = name_parts.concat();
+        // the name's parts run together, compared without being built
+        let folded_name_is =
+            |folded: &str| name_parts.iter().flat_map(|p| p.bytes()).eq(folded.bytes());
         let stem = || name.rsplit_once('.').map_or(name, |(stem, _)| stem);
         let is_name = !self.folded.is_empty()
-            && (folded_name == self.folded
+            && (folded_name_is(&self.folded)
                 || (kind == "file" && words::folded(stem()) == self.folded)
                 || (corpus == "tasks"
                     && self
@@ -145,17 +147,20 @@ impl Wanted {
             return Rule::WholeWordInName;
         }
         // `transaction atomic`: the name holds some words, its file's name the rest
-        let file_parts = file_stem_parts(item.path.as_deref());
-        let in_file = |parts: &Vec<String>| {
-            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-            !parts.is_empty()
-                && file_parts
-                    .windows(parts.len())
-                    .any(|w| w == parts.as_slice())
-        };
-        if self.parts.iter().any(in_name) && self.parts.iter().all(|p| in_name(p) || in_file(p)) {
-            return Rule::WholeWordInName;
+        if self.parts.iter().any(in_name) {
+            let file_parts = file_stem_parts(item.path.as_deref());
+            let in_file = |parts: &Vec<String>| {
+                let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+                !parts.is_empty()
+                    && file_parts
+                        .windows(parts.len())
+                        .any(|w| w == parts.as_slice())
+            };
+            if self.parts.iter().all(|p| in_name(p) || in_file(p)) {
+                return Rule::WholeWordInName;
+            }
         }
+        let folded_name = name_parts.concat();
         let partial = self
             .folded_terms
             .iter()
@@ -196,10 +201,13 @@ fn contains_run(haystack: &[&str], run: &[String]) -> bool {
         .any(|window| window.iter().zip(run).all(|(a, b)| *a == b))
 }
 
-/// Ranks every hit.
-pub fn rank(query: &Query, found: Vec<Found>) -> Vec<Ranked> {
+/// Ranks every hit: the first `shown` come in order, the rest after them in
+/// no set order (an answer counts them but does not show them). Hits the
+/// ordering holds equal keep the order they were found in, so any `shown`
+/// gives the same first hits as ordering all of them would.
+pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
     let wanted = Wanted::of(query);
-    let mut ranked: Vec<Ranked> = found
+    let ranked: Vec<Ranked> = found
         .into_iter()
         .map(|found| match &found {
             Found::Item(hit) => {
@@ -225,8 +233,19 @@ pub fn rank(query: &Query, found: Vec<Found>) -> Vec<Ranked> {
             },
         })
         .collect();
-    ranked.sort_by(order);
-    ranked
+    // order positions, not the hits (a few hundred bytes each), then move each hit once
+    let by = |a: &usize, b: &usize| order(&ranked[*a], &ranked[*b]).then(a.cmp(b));
+    let mut positions: Vec<usize> = (0..ranked.len()).collect();
+    let shown = shown.min(positions.len());
+    if shown > 0 && shown < positions.len() {
+        positions.select_nth_unstable_by(shown - 1, by);
+    }
+    positions[..shown].sort_unstable_by(by);
+    let mut slots: Vec<Option<Ranked>> = ranked.into_iter().map(Some).collect();
+    positions
+        .into_iter()
+        .filter_map(|at| slots.get_mut(at).and_then(Option::take))
+        .collect()
 }
 
 fn order(a: &Ranked, b: &Ranked) -> Ordering {
@@ -298,7 +317,7 @@ mod tests {
                 whole_word: true,
             }),
         ];
-        let ranked = rank(&query("QuerySet"), found);
+        let ranked = rank(&query("QuerySet"), found, usize::MAX);
         assert_eq!(
             names(&ranked),
             vec![
@@ -345,7 +364,7 @@ mod tests {
                 -1.0,
             ),
         ];
-        let ranked = rank(&query("transaction atomic"), found);
+        let ranked = rank(&query("transaction atomic"), found, usize::MAX);
         assert_eq!(
             names(&ranked),
             vec!["function:atomic", "class:AtomicTransactionTests"]
@@ -360,7 +379,7 @@ mod tests {
             item("symbols", "class", "Parser", "c.py", -1.0),
             item("symbols", "class", "Parser", "a.py", -1.0),
         ];
-        let ranked = rank(&query("parser"), found);
+        let ranked = rank(&query("parser"), found, usize::MAX);
         let paths: Vec<_> = ranked
             .iter()
             .map(|r| (r.weight, r.place().0.to_string()))
@@ -369,5 +388,53 @@ mod tests {
             paths,
             vec![(8, "a.py".into()), (8, "c.py".into()), (2, "b.py".into())]
         );
+    }
+
+    fn label(ranked: &Ranked) -> String {
+        match &ranked.found {
+            Found::Item(hit) => format!("{}:{}:{}", hit.item.kind, hit.item.name, hit.bm25),
+            Found::Line(line) => format!("line:{}:{}", line.path, line.line),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_shown_hits_are_those_a_stable_sort_of_all_puts_first(
+            hits in proptest::collection::vec(
+                (0usize..4, 0usize..4, 0usize..3, -3i32..1, proptest::bool::ANY),
+                0..40,
+            ),
+            shown in 0usize..45,
+        ) {
+            let kinds = ["class", "variable", "method", "heading"];
+            let names = ["QuerySet", "queryset", "get_queryset", "other"];
+            let paths = ["a.py", "tests/b.py", "c.py"];
+            let found = || -> Vec<Found> {
+                hits.iter()
+                    .map(|&(kind, name, path, bm25, line)| {
+                        if line {
+                            Found::Line(CodeLine {
+                                path: paths[path].into(),
+                                line: bm25.unsigned_abs(),
+                                text: names[name].into(),
+                                ranges: vec![(0, 1)],
+                                whole_word: kind % 2 == 0,
+                            })
+                        } else {
+                            item("symbols", kinds[kind], names[name], paths[path], f64::from(bm25))
+                        }
+                    })
+                    .collect()
+            };
+            let all = rank(&query("QuerySet"), found(), usize::MAX);
+            let mut stable = rank(&query("QuerySet"), found(), 0);
+            stable.sort_by(order);
+            let labels = |r: &[Ranked]| r.iter().map(label).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(labels(&all), labels(&stable));
+            let some = rank(&query("QuerySet"), found(), shown);
+            let cut = shown.min(all.len());
+            proptest::prop_assert_eq!(labels(&some[..cut]), labels(&all[..cut]));
+            proptest::prop_assert_eq!(some.len(), all.len());
+        }
     }
 }

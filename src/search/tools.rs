@@ -158,7 +158,11 @@ impl Tool for Search {
         );
         let start = offsets.start("cursor", input.cursor.as_deref())?;
         notes.extend(collected.notes.iter().cloned());
-        let ranked = rank::rank(&query, std::mem::take(&mut collected.found));
+        let ranked = rank::rank(
+            &query,
+            std::mem::take(&mut collected.found),
+            start.saturating_add(limit),
+        );
         let facets = facets_of(&ranked);
         let total = ranked.len();
         let highlighter = Highlighter::new(&query, regex.clone());
