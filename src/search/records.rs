@@ -305,12 +305,27 @@ pub fn all_paths(c: &Connection) -> Result<Vec<String>, StoreError> {
     })
 }
 
-/// Merges each full-text index into one segment (FTS5's `optimize`).
+/// Merges each full-text index into one segment (FTS5's `optimize`), and
+/// lets FTS5 merge segments as they come again (its default, 4).
 pub fn merge_segments(c: &Connection) -> Result<(), StoreError> {
     sql(c, || {
         c.execute_batch(
             "INSERT INTO search_words(search_words) VALUES ('optimize');
-             INSERT INTO search_trigrams(search_trigrams) VALUES ('optimize');",
+             INSERT INTO search_trigrams(search_trigrams) VALUES ('optimize');
+             INSERT INTO search_words(search_words, rank) VALUES ('automerge', 4);
+             INSERT INTO search_trigrams(search_trigrams, rank) VALUES ('automerge', 4);",
+        )
+    })
+}
+
+/// Stops FTS5 merging segments as batches come in: a catch-up of many
+/// batches merges them once at its end ([`merge_segments`]) instead of again
+/// and again on the way.
+pub fn defer_merging(c: &Connection) -> Result<(), StoreError> {
+    sql(c, || {
+        c.execute_batch(
+            "INSERT INTO search_words(search_words, rank) VALUES ('automerge', 0);
+             INSERT INTO search_trigrams(search_trigrams, rank) VALUES ('automerge', 0);",
         )
     })
 }

@@ -110,24 +110,59 @@ fn catch_up_files(context: &ToolContext) -> Result<Option<usize>, ToolError> {
         present.insert(unit);
     }
     let removed = gone(&known, &present, |unit| unit.strip_prefix("file:"));
-    let mut batches = changed.chunks(BATCH).peekable();
-    if batches.peek().is_none() {
+    if changed.is_empty() {
         apply(context, FILES_SOURCE, revision, &removed, Vec::new(), true)?;
+        return Ok(Some(removed.len()));
     }
-    let mut first = true;
-    while let Some(batch) = batches.next() {
-        // reading, splitting words and finding trigrams run on every core;
-        // only the writing is one transaction at a time
-        use rayon::prelude::*;
-        let units = batch
-            .par_iter()
-            .map(|(unit, path, hash, lang)| file_unit(context.hub, unit, path, hash, lang))
-            .collect::<Result<Vec<Unit>, ToolError>>()?;
-        let last = batches.peek().is_none();
-        let removing = if first { removed.clone() } else { Vec::new() };
-        apply(context, FILES_SOURCE, revision, &removing, units, last)?;
-        first = false;
+    let batches = changed.len().div_ceil(BATCH);
+    if batches > 1 {
+        // merged when the catch-up ends (see `catch_up`)
+        store.write(|c| records::defer_merging(c))?;
     }
+    let changed = &changed;
+    let written = std::thread::scope(|scope| {
+        // the next batch is read, split into words and trigrams (on every
+        // core) while this thread writes the one before: writing is one
+        // transaction at a time, and took half of a cold index's time
+        let (send, prepared) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            use rayon::prelude::*;
+            for batch in changed.chunks(BATCH) {
+                let units = batch
+                    .par_iter()
+                    .map(|(unit, path, hash, lang)| file_unit(context.hub, unit, path, hash, lang))
+                    .collect::<Result<Vec<Unit>, ToolError>>();
+                let failed = units.is_err();
+                // the writer stopped (it failed): nothing more is wanted
+                if send.send(units).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        for (at, units) in prepared.into_iter().enumerate() {
+            let removing = if at == 0 { removed.as_slice() } else { &[] };
+            apply(
+                context,
+                FILES_SOURCE,
+                revision,
+                removing,
+                units?,
+                at + 1 == batches,
+            )?;
+        }
+        Ok::<(), ToolError>(())
+    });
+    if let Err(error) = &written
+        && batches > 1
+    {
+        // FTS5 merges as writes come in again (after a crash here, the next
+        // large catch-up sets it back; until then FTS5's own ceiling of 16
+        // segments a level holds)
+        if let Err(merging) = store.write(|c| records::merge_segments(c)) {
+            tracing::warn!(%merging, %error, "the search index could not merge its segments after a failed catch-up");
+        }
+    }
+    written?;
     Ok(Some(changed.len() + removed.len()))
 }
 
@@ -473,5 +508,20 @@ mod tests {
         assert!(answer.contains("pkg/module_417.py"), "{answer}");
         assert_eq!(segments(&hub, "search_trigrams"), 1);
         assert_eq!(segments(&hub, "search_words"), 1);
+        for table in ["search_trigrams", "search_words"] {
+            let automerge: i64 = hub
+                .state()
+                .store
+                .view(|c| {
+                    c.query_row(
+                        &format!("SELECT v FROM {table}_config WHERE k = 'automerge'"),
+                        [],
+                        |row| row.get(0),
+                    )
+                    .map_err(|error| crate::store::StoreError::on(c, error))
+                })
+                .unwrap();
+            assert_eq!(automerge, 4, "{table} merges as writes come in again");
+        }
     }
 }
