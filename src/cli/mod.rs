@@ -17,7 +17,7 @@ use std::path::PathBuf;
 #[command(
     name = "cos",
     version,
-    about = "cos-hub: a local work hub for software projects (a task board and a knowledge graph of the code; search and documents to come)"
+    about = "cos-hub: a local work hub for software projects: a task board, a knowledge graph of the code, Markdown documents with safe concurrent edits, and one search over them all"
 )]
 pub struct Cli {
     #[command(subcommand)]
