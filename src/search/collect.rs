@@ -145,10 +145,9 @@ fn items_of(c: &Connection, query: &Query, sieve: &Sieve) -> Result<Collected, T
     let mut collected = Collected::default();
     let wants_items = sieve.corpora.iter().any(|c| *c != Corpus::Code);
     if wants_items && let Some(expression) = matching::word_expression(query) {
-        let mut items = records::items_matching(c, &expression, MAX_ITEMS_READ)?;
+        let mut items = records::items_matching(c, &expression, MAX_ITEMS + 1)?;
         if items.len() > MAX_ITEMS {
-            items.sort_by(|a, b| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id)));
-            items.truncate(MAX_ITEMS);
+            items = best_items(c, &expression)?;
             collected.capped = true;
             collected.notes.push(format!(
                 "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
@@ -162,6 +161,21 @@ fn items_of(c: &Connection, query: &Query, sieve: &Sieve) -> Result<Collected, T
         );
     }
     Ok(collected)
+}
+
+/// The MAX_ITEMS items with the best BM25 (ties by row id) of the first
+/// MAX_ITEMS_READ matching: chosen by their scores, then only they are read.
+fn best_items(c: &Connection, expression: &str) -> Result<Vec<records::FoundItem>, StoreError> {
+    let mut scores = records::scores_matching(c, expression, MAX_ITEMS_READ)?;
+    scores.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    scores.truncate(MAX_ITEMS);
+    let mut best = Vec::with_capacity(scores.len());
+    for (id, bm25) in scores {
+        if let Some(item) = records::item(c, id)? {
+            best.push(records::FoundItem { id, item, bm25 });
+        }
+    }
+    Ok(best)
 }
 
 fn code_lines(
@@ -388,5 +402,58 @@ mod tests {
                 matching_lines(&content, &Scan::Regex(&scanner), &matcher)
             );
         }
+    }
+
+    #[test]
+    fn many_matching_items_are_cut_to_the_best_by_bm25_then_row_id() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(crate::search::schema::MIGRATIONS[0].sql)
+            .unwrap();
+        for n in 0..(MAX_ITEMS + 150) {
+            // names weigh most: some items hold the word in their name, the
+            // rest in their body, repeated a varying number of times
+            let (name, body) = if n % 7 == 0 {
+                (format!("admin{n}"), "admin".to_string())
+            } else {
+                (format!("item{n}"), "admin ".repeat(1 + n % 5))
+            };
+            let item = records::Item {
+                corpus: "symbols".into(),
+                kind: "class".into(),
+                name: name.clone(),
+                name_parts: name.clone(),
+                target: format!("t{n}"),
+                path: Some(format!("p{n}.py")),
+                line: Some(1),
+                lang: Some("python".into()),
+                status: None,
+                body: String::new(),
+            };
+            let id = records::add_item(&c, "unit", &item).unwrap();
+            let words = format!("{name} {}", if n % 7 == 0 { "admin" } else { "" });
+            records::add_words(&c, id, [&words, "p", &body]).unwrap();
+        }
+        let query = crate::search::query::parsed_for_tests("admin");
+        let sieve = Sieve::new(&query, &Corpus::ALL, std::path::Path::new(":memory:")).unwrap();
+        let collected = items_of(&c, &query, &sieve).unwrap();
+        assert!(collected.capped);
+        // the definition: every match read whole, sorted, cut
+        let mut every = records::items_matching(&c, "\"admin\"", usize::MAX).unwrap();
+        assert_eq!(every.len(), MAX_ITEMS + 150);
+        every.sort_by(|a, b| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id)));
+        every.truncate(MAX_ITEMS);
+        let kept: Vec<(i64, String)> = collected
+            .found
+            .iter()
+            .map(|found| match found {
+                Found::Item(hit) => (hit.id, hit.item.name.clone()),
+                Found::Line(_) => panic!("no code text was asked for"),
+            })
+            .collect();
+        let expected: Vec<(i64, String)> = every
+            .iter()
+            .map(|hit| (hit.id, hit.item.name.clone()))
+            .collect();
+        assert_eq!(kept, expected);
     }
 }

@@ -171,8 +171,9 @@ pub fn add_grams(c: &Connection, id: i64, grams: &str) -> Result<(), StoreError>
 }
 
 /// Items found by expression with their BM25 (name weighs most, then path,
-/// then body), at most `limit`, in no set order: FTS5's own `ORDER BY rank`
-/// sorts through a temporary table, slower than the caller's sort.
+/// then body; lower is better), at most `limit`, in FTS5's order (by row
+/// id): FTS5's own `ORDER BY rank` sorts through a temporary table, slower
+/// than the caller's sort.
 pub fn items_matching(
     c: &Connection,
     expression: &str,
@@ -190,22 +191,58 @@ pub fn items_matching(
         let rows = statement.query_map(params![expression], |row| {
             Ok(FoundItem {
                 id: row.get(9)?,
-                item: Item {
-                    corpus: row.get(0)?,
-                    kind: row.get(1)?,
-                    name: row.get(2)?,
-                    name_parts: row.get(3)?,
-                    target: row.get(4)?,
-                    path: row.get(5)?,
-                    line: row.get(6)?,
-                    lang: row.get(7)?,
-                    status: row.get(8)?,
-                    body: String::new(),
-                },
+                item: item_of(row)?,
                 bm25: row.get(10)?,
             })
         })?;
         rows.take(limit).collect()
+    })
+}
+
+/// The first nine columns of a row of `search_items` (corpus to status) as
+/// an item, its body left empty.
+fn item_of(row: &rusqlite::Row) -> rusqlite::Result<Item> {
+    Ok(Item {
+        corpus: row.get(0)?,
+        kind: row.get(1)?,
+        name: row.get(2)?,
+        name_parts: row.get(3)?,
+        target: row.get(4)?,
+        path: row.get(5)?,
+        line: row.get(6)?,
+        lang: row.get(7)?,
+        status: row.get(8)?,
+        body: String::new(),
+    })
+}
+
+/// The ids and BM25 of the items matching `expression`, in FTS5's order, at
+/// most `limit`: choosing the best of many reads no item until it is chosen.
+pub fn scores_matching(
+    c: &Connection,
+    expression: &str,
+    limit: usize,
+) -> Result<Vec<(i64, f64)>, StoreError> {
+    sql(c, || {
+        let mut statement = c.prepare_cached(
+            "SELECT rowid, bm25(search_words, 10.0, 3.0, 1.0) FROM search_words
+             WHERE search_words MATCH ?1",
+        )?;
+        let rows =
+            statement.query_map(params![expression], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.take(limit).collect()
+    })
+}
+
+/// The item with row id `id`, its body left empty.
+pub fn item(c: &Connection, id: i64) -> Result<Option<Item>, StoreError> {
+    sql(c, || {
+        c.prepare_cached(
+            "SELECT corpus, kind, name, name_parts, target, path, line, lang, status
+             FROM search_items WHERE id = ?1",
+        )?
+        .query_row([id], item_of)
+        .optional()
     })
 }
 
