@@ -468,16 +468,13 @@ mod tests {
     use crate::tools::{Hub, HubConfig, Source, Unwatched};
     use serde_json::json;
 
-    fn segments(hub: &Hub, table: &str) -> i64 {
+    /// The one number `query` answers.
+    fn number(hub: &Hub, query: &str) -> i64 {
         hub.state()
             .store
             .view(|c| {
-                c.query_row(
-                    &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
-                    [],
-                    |row| row.get(0),
-                )
-                .map_err(|error| crate::store::StoreError::on(c, error))
+                c.query_row(query, [], |row| row.get(0))
+                    .map_err(|error| crate::store::StoreError::on(c, error))
             })
             .unwrap()
     }
@@ -506,21 +503,16 @@ mod tests {
         let answer = call("cos_search", json!({"q": "handler_417"}));
         let answer = answer.data.to_string();
         assert!(answer.contains("pkg/module_417.py"), "{answer}");
-        assert_eq!(segments(&hub, "search_trigrams"), 1);
-        assert_eq!(segments(&hub, "search_words"), 1);
         for table in ["search_trigrams", "search_words"] {
-            let automerge: i64 = hub
-                .state()
-                .store
-                .view(|c| {
-                    c.query_row(
-                        &format!("SELECT v FROM {table}_config WHERE k = 'automerge'"),
-                        [],
-                        |row| row.get(0),
-                    )
-                    .map_err(|error| crate::store::StoreError::on(c, error))
-                })
-                .unwrap();
+            let segments = number(
+                &hub,
+                &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
+            );
+            assert_eq!(segments, 1, "{table}");
+            let automerge = number(
+                &hub,
+                &format!("SELECT v FROM {table}_config WHERE k = 'automerge'"),
+            );
             assert_eq!(automerge, 4, "{table} merges as writes come in again");
         }
     }

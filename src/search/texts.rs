@@ -28,11 +28,40 @@ const MAX_TOKEN_SET_BYTES: usize = 16 << 20;
 struct Kept {
     database: PathBuf,
     revision: i64,
-    bytes: usize,
-    texts: HashMap<i64, Arc<FileText>>,
+    texts: Bounded<i64, Arc<FileText>>,
     files: Option<Arc<FileTable>>,
-    token_set_bytes: usize,
-    token_sets: HashMap<String, Arc<FixedBitSet>>,
+    token_sets: Bounded<String, Arc<FixedBitSet>>,
+}
+
+/// A map holding at most `limit` bytes of values: emptied whole when the
+/// next value would pass it, and never given one over an eighth of it.
+struct Bounded<K, V> {
+    limit: usize,
+    bytes: usize,
+    map: HashMap<K, V>,
+}
+
+impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
+    fn new(limit: usize) -> Bounded<K, V> {
+        Bounded {
+            limit,
+            bytes: 0,
+            map: HashMap::new(),
+        }
+    }
+
+    fn insert(&mut self, key: K, value: V, size: usize) {
+        if size > self.limit / 8 {
+            return;
+        }
+        if self.bytes + size > self.limit {
+            self.map.clear();
+            self.bytes = 0;
+        }
+        if self.map.insert(key, value).is_none() {
+            self.bytes += size;
+        }
+    }
 }
 
 impl Kept {
@@ -129,12 +158,37 @@ fn current<'k>(kept: &'k mut Option<Kept>, database: &Path, revision: i64) -> &'
     kept.get_or_insert_with(|| Kept {
         database: database.to_path_buf(),
         revision,
-        bytes: 0,
-        texts: HashMap::new(),
+        texts: Bounded::new(MAX_BYTES),
         files: None,
-        token_set_bytes: 0,
-        token_sets: HashMap::new(),
+        token_sets: Bounded::new(MAX_TOKEN_SET_BYTES),
     })
+}
+
+/// What `shelf` of the kept state for `database` at `revision` holds under
+/// `key`, else what `read` finds, then kept there with its size.
+fn kept_or_read<K, V>(
+    database: &Path,
+    revision: i64,
+    shelf: fn(&mut Kept) -> &mut Bounded<K, V>,
+    key: K,
+    read: impl FnOnce() -> Result<Option<(V, usize)>, StoreError>,
+) -> Result<Option<V>, StoreError>
+where
+    K: std::hash::Hash + Eq,
+    V: Clone,
+{
+    let known = lock()
+        .as_mut()
+        .filter(|k| k.is_for(database, revision))
+        .and_then(|k| shelf(k).map.get(&key).cloned());
+    if known.is_some() {
+        return Ok(known);
+    }
+    let Some((value, size)) = read()? else {
+        return Ok(None);
+    };
+    shelf(current(&mut lock(), database, revision)).insert(key, value.clone(), size);
+    Ok(Some(value))
 }
 
 /// The places in `table` (the files indexed at `revision` of the database
@@ -146,29 +200,20 @@ pub fn files_holding(
     table: &FileTable,
     token: &str,
 ) -> Result<Arc<FixedBitSet>, StoreError> {
-    let known = lock()
-        .as_ref()
-        .filter(|k| k.is_for(database, revision))
-        .and_then(|k| k.token_sets.get(token).cloned());
-    if let Some(places) = known {
-        return Ok(places);
-    }
-    let places = Arc::new(table.places_of(&records::files_with_token(c, token)?));
-    let mut kept = lock();
-    let kept = current(&mut kept, database, revision);
-    let size = std::mem::size_of_val(places.as_slice()) + token.len();
-    if kept.token_set_bytes + size > MAX_TOKEN_SET_BYTES {
-        kept.token_sets.clear();
-        kept.token_set_bytes = 0;
-    }
-    if kept
-        .token_sets
-        .insert(token.to_string(), places.clone())
-        .is_none()
-    {
-        kept.token_set_bytes += size;
-    }
-    Ok(places)
+    let read = || {
+        let places = table.places_of(&records::files_with_token(c, token)?);
+        let size = std::mem::size_of_val(places.as_slice()) + token.len();
+        Ok(Some((Arc::new(places), size)))
+    };
+    let places = kept_or_read(
+        database,
+        revision,
+        |k| &mut k.token_sets,
+        token.to_string(),
+        read,
+    )?;
+    // `read` always answers a set; were it not to, every file stays a candidate
+    Ok(places.unwrap_or_else(|| Arc::new(table.every_place())))
 }
 
 static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
@@ -180,40 +225,23 @@ pub fn text(
     revision: i64,
     id: i64,
 ) -> Result<Option<Arc<FileText>>, StoreError> {
-    if let Some(text) = kept(database, revision, id) {
-        return Ok(Some(text));
-    }
-    let Some(text) = records::with_text(c, id, |text| Arc::new(FileText::of(text)))? else {
-        return Ok(None);
-    };
-    keep(database, revision, id, &text);
-    Ok(Some(text))
+    kept_or_read(
+        database,
+        revision,
+        |k| &mut k.texts,
+        id,
+        || {
+            let text = records::with_text(c, id, |text| Arc::new(FileText::of(text)))?;
+            Ok(text.map(|text| {
+                let size = text.bytes();
+                (text, size)
+            }))
+        },
+    )
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Option<Kept>> {
     KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn kept(database: &Path, revision: i64, id: i64) -> Option<Arc<FileText>> {
-    let kept = lock();
-    let kept = kept.as_ref().filter(|k| k.is_for(database, revision))?;
-    kept.texts.get(&id).cloned()
-}
-
-fn keep(database: &Path, revision: i64, id: i64, text: &Arc<FileText>) {
-    let size = text.bytes();
-    if size > MAX_BYTES / 8 {
-        return;
-    }
-    let mut kept = lock();
-    let kept = current(&mut kept, database, revision);
-    if kept.bytes + size > MAX_BYTES {
-        kept.texts.clear();
-        kept.bytes = 0;
-    }
-    if kept.texts.insert(id, text.clone()).is_none() {
-        kept.bytes += size;
-    }
 }
 
 #[cfg(test)]
@@ -253,18 +281,18 @@ mod tests {
         let here = Path::new("/nowhere/texts-test.db");
         current(&mut kept, here, 4)
             .texts
-            .insert(1, Arc::new(FileText::of("text")));
-        assert!(current(&mut kept, here, 4).texts.contains_key(&1));
+            .insert(1, Arc::new(FileText::of("text")), 4);
+        assert!(current(&mut kept, here, 4).texts.map.contains_key(&1));
         assert!(
-            current(&mut kept, here, 5).texts.is_empty(),
+            current(&mut kept, here, 5).texts.map.is_empty(),
             "another revision"
         );
         current(&mut kept, here, 5)
             .texts
-            .insert(1, Arc::new(FileText::of("text")));
+            .insert(1, Arc::new(FileText::of("text")), 4);
         let elsewhere = Path::new("/nowhere/other.db");
         assert!(
-            current(&mut kept, elsewhere, 5).texts.is_empty(),
+            current(&mut kept, elsewhere, 5).texts.map.is_empty(),
             "another database"
         );
     }
@@ -274,5 +302,18 @@ mod tests {
         let kept = FileText::of("Größe = ParseHTTP(x)");
         assert_eq!(kept.folded.len(), kept.text.len());
         assert_eq!(&kept.folded[..], "größe = parsehttp(x)".as_bytes());
+    }
+
+    #[test]
+    fn a_bounded_shelf_empties_before_it_would_pass_its_limit() {
+        let mut shelf = Bounded::new(80);
+        for key in 0..8 {
+            shelf.insert(key, "a", 10);
+        }
+        assert_eq!((shelf.map.len(), shelf.bytes), (8, 80));
+        shelf.insert(8, "c", 5);
+        assert_eq!((shelf.map.len(), shelf.bytes), (1, 5), "emptied, then kept");
+        shelf.insert(9, "d", 11);
+        assert!(!shelf.map.contains_key(&9), "over an eighth of the limit");
     }
 }
