@@ -145,6 +145,8 @@ fn items_of(c: &Connection, query: &Query, sieve: &Sieve) -> Result<Collected, T
     let mut collected = Collected::default();
     let wants_items = sieve.corpora.iter().any(|c| *c != Corpus::Code);
     if wants_items && let Some(expression) = matching::word_expression(query) {
+        // most queries match fewer items than are ranked: read them whole at
+        // once; past that, the rows read are dropped and the best chosen by score
         let mut items = records::items_matching(c, &expression, MAX_ITEMS + 1)?;
         if items.len() > MAX_ITEMS {
             items = best_items(c, &expression)?;
