@@ -72,9 +72,23 @@ def beyond_the_schema(case, response):
         return "the moves allowed depend on the task's status"
     if code == "E_ARGUMENT" and field == "depends_on" and "existing tasks" in error.get("message", ""):
         return "dependencies must name tasks that exist"
+    if code == "E_ARGUMENT" and isinstance(details.get("index"), int) and patch_fits_schema(case, details["index"]):
+        return ("a patch operation that does not fit the document as it is now (a section it "
+                "lacks, a count of matches that differs)")
     if code == "E_ARGUMENT" and field == "output_json" and "line" in details:
         return "JSON text inside a string: a schema types the string, not its content"
     return None
+
+
+def patch_fits_schema(case, index):
+    """Whether operation `index` of a patch holds nothing the server refuses on
+    its own (a `find` must hold a character): its refusal is then the document's."""
+    body = case.body if isinstance(case.body, dict) else {}
+    operations = body.get("operations")
+    if not isinstance(operations, list) or not 0 <= index < len(operations):
+        return False
+    operation = operations[index]
+    return isinstance(operation, dict) and operation.get("find") != ""
 
 
 def header_outside_its_pattern(case):
