@@ -9,6 +9,7 @@ use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
 use std::io::{ErrorKind, Write};
 
 use super::mounts::Mount;
+pub use super::offload::Unsynced;
 use super::paths::{BeyondSchema, DocPath, refused_beyond_schema};
 use crate::tools::ToolError;
 
@@ -21,73 +22,6 @@ pub struct Stat {
 
 /// Suffix of the hub's temporary files; listings skip them, a restart sweeps them.
 pub const TEMP_SUFFIX: &str = ".cos-tmp";
-
-/// A temporary file written but not yet synced.
-pub struct Unsynced {
-    file: cap_std::fs::File,
-}
-
-impl Unsynced {
-    pub fn sync(self) -> std::io::Result<()> {
-        self.file.sync_all()
-    }
-
-    /// Syncs the file on one of the syncing threads while the caller goes
-    /// on; the answer comes on the receiver (closed if the sync died).
-    pub fn sync_beside(self) -> std::sync::mpsc::Receiver<std::io::Result<()>> {
-        let (done, synced) = std::sync::mpsc::sync_channel(1);
-        let job: SyncJob = Box::new(move || {
-            let _ = done.send(self.sync());
-        });
-        match syncers() {
-            Some(syncers) => {
-                if let Err(refused) = syncers.send(job) {
-                    drop(std::thread::spawn(refused.0));
-                }
-            }
-            None => drop(std::thread::spawn(job)),
-        }
-        synced
-    }
-}
-
-type SyncJob = Box<dyn FnOnce() + Send>;
-
-/// Threads that only sync files, kept warm between writes (a new thread
-/// per write cost more than a small write). They wait on nothing but their
-/// queue, so a writer waiting for one is never waiting on itself, however
-/// many writers there are (a pool that also runs the writers could be
-/// filled by them). None when they could not be started.
-fn syncers() -> Option<&'static std::sync::mpsc::Sender<SyncJob>> {
-    const SYNCERS: usize = 2;
-    static QUEUE: std::sync::OnceLock<Option<std::sync::mpsc::Sender<SyncJob>>> =
-        std::sync::OnceLock::new();
-    QUEUE
-        .get_or_init(|| {
-            let (queue, jobs) = std::sync::mpsc::channel::<SyncJob>();
-            let jobs = std::sync::Arc::new(std::sync::Mutex::new(jobs));
-            for n in 0..SYNCERS {
-                let jobs = jobs.clone();
-                std::thread::Builder::new()
-                    .name(format!("cos-docs-sync-{n}"))
-                    .spawn(move || {
-                        loop {
-                            let next = match jobs.lock() {
-                                Ok(jobs) => jobs.recv(),
-                                Err(poisoned) => poisoned.into_inner().recv(),
-                            };
-                            match next {
-                                Ok(job) => job(),
-                                Err(_) => return,
-                            }
-                        }
-                    })
-                    .ok()?;
-            }
-            Some(queue)
-        })
-        .as_ref()
-}
 
 /// A mount's folder, opened.
 pub struct MountDir {
@@ -253,7 +187,7 @@ impl MountDir {
                 .metadata()
                 .map_err(|error| failed(path, "writing", error))?,
         );
-        Ok((temp, stat, Unsynced { file }))
+        Ok((temp, stat, Unsynced::from(file)))
     }
 
     /// Makes a temporary file someone else wrote durable before it is
@@ -298,13 +232,28 @@ impl MountDir {
     /// the new directory entry survives a power cut. A temporary file that is
     /// already gone was published by someone else: `Ok(false)`.
     pub fn publish(&self, temp: &str, path: &DocPath) -> Result<bool, ToolError> {
+        let replaced = self.hold(path);
         match self.dir.rename(temp, &self.dir, path.as_path()) {
             Ok(()) => {}
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(false),
             Err(error) => return Err(failed(path, "replacing", error)),
         }
+        if let Some(replaced) = replaced {
+            super::offload::close_later(replaced);
+        }
         self.sync_folder(path)?;
         Ok(true)
+    }
+
+    /// The file at `path` as a handle that reads nothing and never blocks
+    /// (`O_PATH`, not following a symlink), held across its replacement so
+    /// that it is freed by the closing thread; `None` when there is none.
+    fn hold(&self, path: &DocPath) -> Option<cap_std::fs::File> {
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_NOFOLLOW);
+        self.dir.open_with(path.as_path(), &options).ok()
     }
 
     /// Removes a temporary file a failed write left; absent is fine.
@@ -314,10 +263,14 @@ impl MountDir {
 
     /// Removes the document and syncs its folder; `Ok(false)` when it was not there.
     pub fn remove(&self, path: &DocPath) -> Result<bool, ToolError> {
+        let removed = self.hold(path);
         match self.dir.remove_file(path.as_path()) {
             Ok(()) => {}
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(false),
             Err(error) => return Err(failed(path, "deleting", error)),
+        }
+        if let Some(removed) = removed {
+            super::offload::close_later(removed);
         }
         self.sync_folder(path)?;
         Ok(true)
@@ -441,5 +394,38 @@ mod tests {
 
         // gone: someone published it already
         assert!(!dir.settle_temp(&lost, &hash, stored).expect("settled"));
+    }
+
+    #[test]
+    fn a_publication_replaces_the_document_without_opening_what_it_replaces() {
+        let folder = tempfile::tempdir().expect("a folder");
+        let dir = open(&mount_at(folder.path()), false)
+            .expect("opens")
+            .expect("exists");
+        let path = DocPath::trusted("guide.md");
+        // a reader's open of a FIFO waits for a writer: holding the replaced
+        // file must not read it
+        let fifo = std::ffi::CString::new(
+            folder
+                .path()
+                .join("guide.md")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .expect("a path without NUL");
+        // SAFETY: mkfifo reads the NUL-terminated path and nothing else
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (temp, _, unsynced) = dir.write_temp(&path, b"# Guide\n").expect("written");
+        unsynced.sync().expect("synced");
+        let (done, published) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(dir.publish(&temp, &path).map(|_| dir));
+        });
+        let dir = published
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the publication did not wait on the FIFO it replaced")
+            .expect("published");
+        let read = dir.read(&DocPath::trusted("guide.md")).expect("read");
+        assert_eq!(read.map(|(bytes, _)| bytes), Some(b"# Guide\n".to_vec()));
     }
 }

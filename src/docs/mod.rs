@@ -17,6 +17,7 @@ pub mod feed;
 mod group;
 pub mod model;
 pub mod mounts;
+mod offload;
 mod paging;
 pub mod patch;
 mod paths;
