@@ -71,7 +71,7 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
         if units > BATCH {
             // each batch left a segment of its own, and a term's lookup reads
             // every segment: one merged index answers a query ~25 % sooner
-            context.hub.store.write(|c| records::merge_segments(c))?;
+            context.hub.store.write(records::merge_segments)?;
         }
         // a cold index writes much of the database: let the log restart small
         context.hub.store.checkpoint()?;
@@ -117,7 +117,7 @@ fn catch_up_files(context: &ToolContext) -> Result<Option<usize>, ToolError> {
     let batches = changed.len().div_ceil(BATCH);
     if batches > 1 {
         // merged when the catch-up ends (see `catch_up`)
-        store.write(|c| records::defer_merging(c))?;
+        store.write(records::defer_merging)?;
     }
     let changed = &changed;
     let written = std::thread::scope(|scope| {
@@ -158,7 +158,7 @@ fn catch_up_files(context: &ToolContext) -> Result<Option<usize>, ToolError> {
         // FTS5 merges as writes come in again (after a crash here, the next
         // large catch-up sets it back; until then FTS5's own ceiling of 16
         // segments a level holds)
-        if let Err(merging) = store.write(|c| records::merge_segments(c)) {
+        if let Err(merging) = store.write(records::merge_segments) {
             tracing::warn!(%merging, %error, "the search index could not merge its segments after a failed catch-up");
         }
     }

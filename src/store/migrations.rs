@@ -3,7 +3,7 @@
 //! records the last version applied per area in `schema_versions`. Never edit
 //! a released migration: append a new one.
 
-use rusqlite::{Connection, OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 use std::collections::BTreeMap;
 
 use super::StoreError;
@@ -31,7 +31,7 @@ const VERSIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_versions (
 ) WITHOUT ROWID";
 
 /// Brings every schema up to date inside `transaction`, in the order given.
-pub fn apply(transaction: &Transaction, schemas: &[Schema]) -> Result<(), StoreError> {
+pub fn apply(transaction: &Connection, schemas: &[Schema]) -> Result<(), StoreError> {
     let fail = |error| StoreError::on(transaction, error);
     let adopting = !has_versions_table(transaction).map_err(fail)?;
     transaction.execute_batch(VERSIONS_TABLE).map_err(fail)?;
@@ -76,7 +76,7 @@ fn has_versions_table(connection: &Connection) -> rusqlite::Result<bool> {
 
 /// Records, for a database written when one `user_version` counted every
 /// area's migrations, which of each area's migrations it already holds.
-fn adopt_single_list(transaction: &Transaction, schemas: &[Schema]) -> rusqlite::Result<()> {
+fn adopt_single_list(transaction: &Connection, schemas: &[Schema]) -> rusqlite::Result<()> {
     let legacy: i64 = transaction.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if legacy == 0 {
         return Ok(());
