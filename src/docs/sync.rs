@@ -19,6 +19,8 @@ use crate::tools::{ToolError, now};
 #[derive(Debug, Default)]
 pub struct Current {
     pub row: Option<DocRow>,
+    /// The row as recorded, a deleted one too (its revisions continue).
+    pub recorded: Option<DocRow>,
     pub bytes: Option<Vec<u8>>,
     /// The file's stat when it was read, to notice a save right before a write.
     pub stat: Option<Stat>,
@@ -142,22 +144,38 @@ fn mark_unknown(tx: &rusqlite::Connection, request_id: &str, why: &str) -> Resul
     Ok(())
 }
 
-/// Finishes every publication touching `path`.
-pub fn settle(
-    store: &Store,
-    dir: &MountDir,
-    mount: &Mount,
-    path: &DocPath,
-) -> Result<(), ToolError> {
-    let pending =
-        store.view(|connection| records::publishing_for(connection, &mount.key, path.as_str()))?;
+/// Finishes the publications `pending` names that this process has not
+/// finished itself; whether there were any (the record then moved on).
+pub fn settle(store: &Store, dir: &MountDir, pending: &[Publishing]) -> Result<bool, ToolError> {
     let group = super::group::committer(store);
+    let mut finished = false;
     for publishing in pending {
         if !group.is_published(&publishing.request_id) {
-            finish(store, dir, &publishing)?;
+            finish(store, dir, publishing)?;
+            finished = true;
         }
     }
-    Ok(())
+    Ok(finished)
+}
+
+/// What one read of the record saw of a document: its row as recorded
+/// (deleted or not) and the unfinished publications touching it.
+#[derive(Debug, Default)]
+pub struct Look {
+    pub recorded: Option<DocRow>,
+    pub pending: Vec<Publishing>,
+}
+
+/// Reads what [`Look`] holds, inside the caller's read.
+pub fn look(
+    connection: &rusqlite::Connection,
+    mount: &str,
+    path: &str,
+) -> Result<Look, crate::store::StoreError> {
+    Ok(Look {
+        pending: records::publishing_for(connection, mount, path)?,
+        recorded: records::document(connection, mount, path)?,
+    })
 }
 
 /// The document as it is on disk now, recording an outside edit first.
@@ -167,19 +185,41 @@ pub fn observe(
     dir: Option<&MountDir>,
     path: &DocPath,
 ) -> Result<Current, ToolError> {
+    observe_from(store, mount, dir, path, None)
+}
+
+/// Like [`observe`], starting from what a caller's read already saw.
+pub fn observe_from(
+    store: &Store,
+    mount: &Mount,
+    dir: Option<&MountDir>,
+    path: &DocPath,
+    mut seen: Option<Look>,
+) -> Result<Current, ToolError> {
     for _ in 0..4 {
-        if let Some(dir) = dir {
-            settle(store, dir, mount, path)?;
+        let look_now = || store.view(|c| look(c, &mount.key, path.as_str()));
+        let mut now = match seen.take() {
+            Some(seen) => seen,
+            None => look_now()?,
+        };
+        if let Some(dir) = dir
+            && settle(store, dir, &now.pending)?
+        {
+            now = look_now()?;
         }
-        let row = store
-            .view(|connection| records::document(connection, &mount.key, path.as_str()))?
-            .filter(|row| !row.deleted);
+        let recorded = now.recorded;
+        let row = recorded.clone().filter(|row| !row.deleted);
         let disk = match dir {
             Some(dir) => dir.read(path)?,
             None => None,
         };
         let current = match (row, disk) {
-            (None, None) => return Ok(Current::default()),
+            (None, None) => {
+                return Ok(Current {
+                    recorded,
+                    ..Current::default()
+                });
+            }
             (Some(row), Some((bytes, stat))) if content_hash(bytes.as_slice()) == row.hash => {
                 let row = if stat.size != row.size || stat.mtime_ns != row.mtime_ns {
                     store.view(|c| {
@@ -200,6 +240,7 @@ pub fn observe(
                     row
                 };
                 return Ok(Current {
+                    recorded: Some(row.clone()),
                     row: Some(row),
                     bytes: Some(bytes),
                     stat: Some(stat),
@@ -207,10 +248,10 @@ pub fn observe(
             }
             (row, disk) => (row, disk),
         };
-        let (seen, disk) = current;
+        let (seen_row, disk) = current;
         let recorded = store.write(|tx| -> Result<Option<DocRow>, ToolError> {
             let now_row = records::document(tx, &mount.key, path.as_str())?;
-            if now_row.as_ref().filter(|row| !row.deleted) != seen.as_ref()
+            if now_row.as_ref().filter(|row| !row.deleted) != seen_row.as_ref()
                 || !unchanged_since_read(store, tx, mount, dir, path, disk.as_ref())?
             {
                 return Ok(None);
@@ -221,7 +262,8 @@ pub fn observe(
         if let Some(row) = recorded {
             let live = !row.deleted;
             return Ok(Current {
-                row: live.then_some(row),
+                row: live.then(|| row.clone()),
+                recorded: Some(row),
                 stat: disk.as_ref().map(|(_, stat)| *stat),
                 bytes: disk.map(|(bytes, _)| bytes),
             });

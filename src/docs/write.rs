@@ -157,14 +157,29 @@ pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
     check_request_id("request_id", &intent.request_id)?;
     intent.mount.check_writable(intent.source)?;
     let fingerprint = fingerprint(&intent);
-    if let Some(stored) = stored_receipt(
-        store,
-        std::slice::from_ref(intent.mount),
-        &intent.request_id,
-    )? {
+    let first = store.view(|c| first_look(c, &intent))?;
+    let mut seen = Some(first.seen);
+    let stored = match first.publishing {
+        // finished before its receipt is answered; the record then moved on
+        Some(_) => {
+            seen = None;
+            stored_receipt(
+                store,
+                std::slice::from_ref(intent.mount),
+                &intent.request_id,
+            )?
+        }
+        None => first
+            .receipt
+            .map(|(intent, state, receipt)| StoredReceipt::parse(intent, &state, &receipt))
+            .transpose()?,
+    };
+    if let Some(stored) = stored {
         return replay(stored, &fingerprint);
     }
-    refuse_if_corrupt(store)?;
+    if let Some(verdict) = first.integrity_failure {
+        return Err(integrity_refusal(&verdict));
+    }
     let dir = disk::open(intent.mount, matches!(intent.change, Change::Create { .. }))?
         .ok_or_else(|| {
             ToolError::not_found(
@@ -182,7 +197,8 @@ pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
         dir.refuse_symlink(to)?;
     }
     for _ in 0..8 {
-        let current = sync::observe(store, intent.mount, Some(&dir), &intent.path)?;
+        let current =
+            sync::observe_from(store, intent.mount, Some(&dir), &intent.path, seen.take())?;
         let mut plan = plan(store, &intent, &dir, &current)?;
         let unsynced = plan.unsynced.take();
         let temp = plan.temp.as_ref().map(|(temp, _)| temp.clone());
@@ -274,8 +290,7 @@ fn plan(
     current: &Current,
 ) -> Result<Plan, ToolError> {
     let path = intent.path.as_str();
-    let prior = store.view(|c| records::document(c, &intent.mount.key, path))?;
-    let next_rev = prior.as_ref().map_or(1, |row| row.rev + 1);
+    let next_rev = current.recorded.as_ref().map_or(1, |row| row.rev + 1);
     match &intent.change {
         Change::Create { content } => {
             if let Some(row) = &current.row {
@@ -336,8 +351,7 @@ fn plan(
                     .with_details(json!({"field": "to", "current": identity(intent.mount, to.as_str(), existing)})),
                 ));
             }
-            let prior_there =
-                store.view(|c| records::document(c, &intent.mount.key, to.as_str()))?;
+            let prior_there = there.recorded;
             let rev = prior_there.as_ref().map_or(0, |r| r.rev).max(row.rev) + 1;
             Ok(Plan {
                 after: DocRow {
@@ -706,11 +720,26 @@ pub fn integrity_refusal(verdict: &str) -> ToolError {
     )
 }
 
-fn refuse_if_corrupt(store: &Store) -> Result<(), ToolError> {
-    match store.view(records::integrity_failure)? {
-        Some(verdict) => Err(integrity_refusal(&verdict)),
-        None => Ok(()),
-    }
+/// What a write reads before anything else, in one read: whether its
+/// request ID has a publication under way or a receipt, whether the history
+/// failed its audit, and the document as recorded.
+struct FirstLook {
+    publishing: Option<Publishing>,
+    receipt: Option<(String, String, String)>,
+    integrity_failure: Option<String>,
+    seen: sync::Look,
+}
+
+fn first_look(
+    connection: &rusqlite::Connection,
+    intent: &Intent,
+) -> Result<FirstLook, crate::store::StoreError> {
+    Ok(FirstLook {
+        publishing: records::publishing_of(connection, &intent.request_id)?,
+        receipt: records::receipt(connection, &intent.request_id)?,
+        integrity_failure: records::integrity_failure(connection)?,
+        seen: sync::look(connection, &intent.mount.key, intent.path.as_str())?,
+    })
 }
 
 /// A receipt as stored, with the intent it is bound to.
