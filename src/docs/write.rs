@@ -157,7 +157,7 @@ pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
     check_request_id("request_id", &intent.request_id)?;
     intent.mount.check_writable(intent.source)?;
     let fingerprint = fingerprint(&intent);
-    let first = store.view(|c| first_look(c, &intent))?;
+    let first = store.view_at_once(|c| first_look(c, &intent))?;
     let mut seen = Some(first.seen);
     let stored = match first.publishing {
         // finished before its receipt is answered; the record then moved on

@@ -120,19 +120,13 @@ pub fn collect(
     regex: Option<&Shared>,
     sieve: &Sieve,
 ) -> Result<Read, ToolError> {
-    store.view(|c| {
-        let transaction = c
-            .unchecked_transaction()
-            .map_err(|error| StoreError::on(c, error))?;
+    store.view_at_once(|c| {
         let revision = records::indexed_revision(c)?;
         let updated_at = records::updated_at(c)?;
         let mut collected = items_of(c, query, sieve)?;
         if sieve.corpora.contains(&Corpus::Code) {
             code_lines(c, query, regex, sieve, &mut collected)?;
         }
-        transaction
-            .finish()
-            .map_err(|error| StoreError::on(c, error))?;
         Ok(Read {
             revision,
             updated_at,

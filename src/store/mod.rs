@@ -246,6 +246,23 @@ impl Store {
         read(&connection)
     }
 
+    /// Like [`Store::view`], inside one read transaction: every statement
+    /// sees the same state of the database, taken once (in autocommit each
+    /// statement would begin a read of its own).
+    pub fn view_at_once<T, E>(&self, read: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let connection = self.pool.get().map_err(StoreError::from)?;
+        let _clock = ReadClock::start(&connection, self.read_limit);
+        run_cached(&connection, "BEGIN").map_err(|error| StoreError::on(&connection, error))?;
+        let open = RollBackUnlessCommitted(&connection);
+        let value = read(&connection)?;
+        run_cached(&connection, "COMMIT").map_err(|error| StoreError::on(&connection, error))?;
+        drop(open);
+        Ok(value)
+    }
+
     /// Runs `write` in a `BEGIN IMMEDIATE` transaction, committing only if it succeeds:
     /// a refused write leaves nothing behind.
     pub fn write<T, E>(&self, write: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
@@ -665,5 +682,44 @@ mod tests {
             })
             .unwrap();
         assert_eq!(notes, vec!["whole".to_string()]);
+    }
+
+    #[test]
+    fn a_view_at_once_sees_one_state_though_a_write_lands_between_its_statements() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), &schemas()).unwrap();
+        let count = |c: &Connection| -> Result<i64, StoreError> {
+            c.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))
+                .map_err(|e| StoreError::on(c, e))
+        };
+        let write_one = || {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                store.write(|tx| {
+                    tx.execute("INSERT INTO notes(text) VALUES ('between')", [])
+                        .map_err(|e| StoreError::on(tx, e))
+                })
+            })
+            .join()
+            .unwrap()
+            .unwrap();
+        };
+        let (before, after) = store
+            .view_at_once(|c| -> Result<(i64, i64), StoreError> {
+                let before = count(c)?;
+                write_one();
+                Ok((before, count(c)?))
+            })
+            .unwrap();
+        assert_eq!((before, after), (0, 0));
+        // a plain view begins a read per statement, and sees the write
+        let (before, after) = store
+            .view(|c| -> Result<(i64, i64), StoreError> {
+                let before = count(c)?;
+                write_one();
+                Ok((before, count(c)?))
+            })
+            .unwrap();
+        assert_eq!((before, after), (1, 2));
     }
 }
