@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::chain;
 use super::model::DocHistoryEntry;
-use crate::store::StoreError;
+use crate::store::{StoreError, run_cached};
 
 /// Runs a statement's body, its error carrying the connection's databases.
 fn sql<T>(
@@ -527,26 +527,17 @@ pub fn set_integrity_failure(
 
 /// Opens a savepoint inside the current transaction (one write of a group).
 pub fn savepoint(connection: &Connection) -> Result<(), StoreError> {
-    sql(connection, || run(connection, "SAVEPOINT one_write"))
+    sql(connection, || run_cached(connection, "SAVEPOINT one_write"))
 }
 
 pub fn release(connection: &Connection) -> Result<(), StoreError> {
-    sql(connection, || run(connection, "RELEASE one_write"))
+    sql(connection, || run_cached(connection, "RELEASE one_write"))
 }
 
 /// Undoes everything since the savepoint and closes it.
 pub fn roll_back_to_savepoint(connection: &Connection) -> Result<(), StoreError> {
     sql(connection, || {
-        run(connection, "ROLLBACK TO one_write")?;
-        run(connection, "RELEASE one_write")
+        run_cached(connection, "ROLLBACK TO one_write")?;
+        run_cached(connection, "RELEASE one_write")
     })
-}
-
-/// Runs a statement that answers no rows, prepared once per connection
-/// (a group commit runs these for every write it records).
-fn run(connection: &Connection, statement: &str) -> rusqlite::Result<()> {
-    connection
-        .prepare_cached(statement)?
-        .execute([])
-        .map(|_| ())
 }

@@ -197,7 +197,7 @@ pub fn observe_from(
     mut seen: Option<Look>,
 ) -> Result<Current, ToolError> {
     for _ in 0..4 {
-        let look_now = || store.view(|c| look(c, &mount.key, path.as_str()));
+        let look_now = || store.view_at_once(|c| look(c, &mount.key, path.as_str()));
         let mut now = match seen.take() {
             Some(seen) => seen,
             None => look_now()?,

@@ -347,8 +347,9 @@ where
     Ok(value)
 }
 
-/// Runs one cached statement that answers no rows.
-fn run_cached(connection: &Connection, statement: &str) -> rusqlite::Result<()> {
+/// Runs a statement that answers no rows, prepared once per connection
+/// (for the statements every write runs: transactions, savepoints).
+pub fn run_cached(connection: &Connection, statement: &str) -> rusqlite::Result<()> {
     connection
         .prepare_cached(statement)?
         .execute([])
