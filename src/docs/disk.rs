@@ -365,12 +365,17 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_temporary_file_found_by_someone_else_is_synced_or_made_whole_before_its_rename() {
+    fn a_mount_folder() -> (tempfile::TempDir, MountDir) {
         let folder = tempfile::tempdir().expect("a folder");
         let dir = open(&mount_at(folder.path()), false)
             .expect("opens")
             .expect("exists");
+        (folder, dir)
+    }
+
+    #[test]
+    fn a_temporary_file_found_by_someone_else_is_synced_or_made_whole_before_its_rename() {
+        let (_folder, dir) = a_mount_folder();
         let whole = b"# Guide\nwhole content\n".to_vec();
         let hash = content_hash(&whole);
         let stored = || Ok(Some(whole.clone()));
@@ -398,10 +403,7 @@ mod tests {
 
     #[test]
     fn a_publication_replaces_the_document_without_opening_what_it_replaces() {
-        let folder = tempfile::tempdir().expect("a folder");
-        let dir = open(&mount_at(folder.path()), false)
-            .expect("opens")
-            .expect("exists");
+        let (folder, dir) = a_mount_folder();
         let path = DocPath::trusted("guide.md");
         // a reader's open of a FIFO waits for a writer: holding the replaced
         // file must not read it

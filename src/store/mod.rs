@@ -255,12 +255,7 @@ impl Store {
     {
         let connection = self.pool.get().map_err(StoreError::from)?;
         let _clock = ReadClock::start(&connection, self.read_limit);
-        run_cached(&connection, "BEGIN").map_err(|error| StoreError::on(&connection, error))?;
-        let open = RollBackUnlessCommitted(&connection);
-        let value = read(&connection)?;
-        run_cached(&connection, "COMMIT").map_err(|error| StoreError::on(&connection, error))?;
-        drop(open);
-        Ok(value)
+        in_transaction(&connection, "BEGIN", read)
     }
 
     /// Runs `write` in a `BEGIN IMMEDIATE` transaction, committing only if it succeeds:
@@ -270,7 +265,7 @@ impl Store {
         E: From<StoreError>,
     {
         let connection = self.pool.get().map_err(StoreError::from)?;
-        in_transaction(&connection, write)
+        in_transaction(&connection, "BEGIN IMMEDIATE", write)
     }
 
     /// Like [`Store::write`], committed with `synchronous = FULL`: the commit
@@ -286,7 +281,7 @@ impl Store {
         let connection = self.pool.get().map_err(StoreError::from)?;
         run_cached(&connection, "PRAGMA synchronous = FULL")
             .map_err(|error| StoreError::on(&connection, error))?;
-        let outcome = in_transaction(&connection, write);
+        let outcome = in_transaction(&connection, "BEGIN IMMEDIATE", write);
         if let Err(error) = run_cached(&connection, "PRAGMA synchronous = NORMAL") {
             tracing::warn!(%error, "a connection stayed at synchronous = FULL");
         }
@@ -324,24 +319,23 @@ impl Drop for ReadClock<'_> {
     }
 }
 
-/// Runs `write` in a `BEGIN IMMEDIATE` transaction on `connection`, committing
-/// only if it succeeds; rolled back on an error, a failed commit or a panic.
-/// `BEGIN` and `COMMIT` are cached statements: preparing them again for
-/// every write was a measurable share of a small durable write.
+/// Runs `body` in a transaction opened by `begin` (`BEGIN` for a read,
+/// `BEGIN IMMEDIATE` for a write) on `connection`, committing only if it
+/// succeeds; rolled back on an error, a failed commit or a panic. `BEGIN`
+/// and `COMMIT` are cached statements: preparing them again for every call
+/// was a measurable share of a small durable write.
 fn in_transaction<T, E>(
     connection: &Connection,
-    write: impl FnOnce(&Connection) -> Result<T, E>,
+    begin: &str,
+    body: impl FnOnce(&Connection) -> Result<T, E>,
 ) -> Result<T, E>
 where
     E: From<StoreError>,
 {
-    let sqlite = |source| StoreError::Sqlite {
-        source,
-        databases: Vec::new(),
-    };
-    run_cached(connection, "BEGIN IMMEDIATE").map_err(sqlite)?;
+    let sqlite = |error| StoreError::on(connection, error);
+    run_cached(connection, begin).map_err(sqlite)?;
     let open = RollBackUnlessCommitted(connection);
-    let value = write(connection)?;
+    let value = body(connection)?;
     run_cached(connection, "COMMIT").map_err(sqlite)?;
     drop(open);
     Ok(value)
@@ -366,7 +360,7 @@ impl Drop for RollBackUnlessCommitted<'_> {
         if !self.0.is_autocommit()
             && let Err(error) = run_cached(self.0, "ROLLBACK")
         {
-            tracing::warn!(%error, "rolling back a write failed");
+            tracing::warn!(%error, "rolling back a transaction failed");
         }
     }
 }
