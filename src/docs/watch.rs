@@ -1,20 +1,36 @@
-//! Noticing edits made outside the hub while `cos serve` runs: every couple
-//! of seconds a call of `cos_docs_scan` through the tool runtime (the module
-//! gate, the guard and the forensic log apply as for any caller). A scan only
-//! stats files whose size and time are unchanged, so an idle repository costs
-//! a directory walk.
+//! Noticing edits made outside the hub while `cos serve` runs. Each mount's
+//! folder is watched through the kernel (notify); a change to a Markdown
+//! file, a folder or a path that is gone marks its mount, and a marked mount
+//! is scanned by a call of `cos_docs_scan` through the tool runtime (the
+//! module gate, the guard and the forensic log apply as for any caller), at
+//! most once per `INTERVAL`. An idle repository costs nothing: no walk runs
+//! until something changes. A mount whose folder cannot be watched (the
+//! watch limit reached) is scanned every `INTERVAL` instead, and every mount
+//! is scanned when the kernel says it dropped events.
 
+use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, DebouncedEvent, Debouncer, new_debouncer};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
+use super::mounts::{Mount, Mounts};
+use super::paths::is_markdown;
 use super::tools::DocsScan;
 use crate::tools::{Hub, Source, Tool, Unwatched};
 
-/// Time between scans.
+/// Least time between two scans of a mount, and between two looks at which
+/// mounts there are (`docs.toml` may change while the hub runs).
 pub const INTERVAL: Duration = Duration::from_secs(2);
+/// Quiet time after a change before it is reported.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+/// How often the watcher thread checks whether it should stop.
+const STOP_CHECK: Duration = Duration::from_millis(500);
 
-/// Scanning stops when this is dropped.
+/// Watching stops when this is dropped.
 pub struct Watcher {
     stop: Arc<AtomicBool>,
 }
@@ -25,31 +41,318 @@ impl Drop for Watcher {
     }
 }
 
-/// Starts scanning on a thread of its own; `None` when no thread can be had.
+/// Starts watching on a thread of its own (setting up a watch visits every
+/// folder of a mount); `None` when no thread can be had.
 pub fn start(hub: Hub) -> Option<Watcher> {
     let stop = Arc::new(AtomicBool::new(false));
     let stopping = stop.clone();
     let spawned = std::thread::Builder::new()
         .name("cos-docs-watch".into())
-        .spawn(move || {
-            while !stopping.load(Ordering::Relaxed) {
-                let scanned = hub.call_named_here(
-                    DocsScan::SPEC.name,
-                    serde_json::json!({}),
-                    Source::Watcher,
-                    &Unwatched,
-                );
-                if let Err(error) = scanned {
-                    tracing::debug!(code = %error.code, "documents scan: {}", error.message);
-                }
-                std::thread::sleep(INTERVAL);
-            }
-        });
+        .spawn(move || watch(hub, stopping));
     match spawned {
         Ok(_) => Some(Watcher { stop }),
         Err(error) => {
             tracing::warn!(%error, "documents edited outside the hub are noticed only when read: no thread for the watcher");
             None
         }
+    }
+}
+
+fn watch(hub: Hub, stop: Arc<AtomicBool>) {
+    let (sender, receiver) = mpsc::channel::<DebounceEventResult>();
+    let mut kernel = match new_debouncer(DEBOUNCE, None, sender) {
+        Ok(debouncer) => Some(debouncer),
+        Err(error) => {
+            tracing::warn!(%error, "documents are scanned every {} s: the kernel's file events are not available", INTERVAL.as_secs());
+            None
+        }
+    };
+    let mut marks = Marks::default();
+    let mut next_look = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        match receiver.recv_timeout(STOP_CHECK) {
+            Ok(batch) => marks.note(&batch),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => kernel = None,
+        }
+        for batch in receiver.try_iter() {
+            marks.note(&batch);
+        }
+        if Instant::now() < next_look || stop.load(Ordering::Relaxed) {
+            continue;
+        }
+        let config = &hub.state().config;
+        match Mounts::load(&config.repo_root, &config.state_dir) {
+            Ok(mounts) => marks.follow(mounts.mounts, kernel.as_mut()),
+            Err(error) => tracing::debug!(%error, "documents watcher: the mounts cannot be read"),
+        }
+        for key in marks.take_due() {
+            scan(&hub, &key);
+        }
+        next_look = Instant::now() + INTERVAL;
+    }
+}
+
+fn scan(hub: &Hub, mount: &str) {
+    let scanned = hub.call_named_here(
+        DocsScan::SPEC.name,
+        serde_json::json!({ "mount": mount }),
+        Source::Watcher,
+        &Unwatched,
+    );
+    if let Err(error) = scanned {
+        tracing::debug!(code = %error.code, mount, "documents scan: {}", error.message);
+    }
+}
+
+/// What the kernel watches on behalf of this watcher.
+type Kernel = Debouncer<RecommendedWatcher, notify_debouncer_full::RecommendedCache>;
+
+/// Which mounts are watched, which are polled, and which changed since
+/// their last scan.
+#[derive(Default)]
+struct Marks {
+    mounts: Vec<Mount>,
+    /// Folders the kernel watches, by mount key.
+    watched: BTreeMap<String, PathBuf>,
+    /// Mounts that could not be watched: scanned every look.
+    polled: BTreeSet<String>,
+    changed: BTreeSet<String>,
+}
+
+impl Marks {
+    /// Takes up the mounts as they now are: watches new folders (each is
+    /// scanned once, as it may have changed while unwatched), lets go of
+    /// mounts no longer declared.
+    fn follow(&mut self, mounts: Vec<Mount>, mut kernel: Option<&mut Kernel>) {
+        if kernel.is_none() {
+            // the kernel's events stopped: nothing is watched any more
+            self.watched.clear();
+        }
+        let gone: Vec<String> = self
+            .watched
+            .iter()
+            .filter(|(key, root)| !mounts.iter().any(|m| &m.key == *key && &m.root == *root))
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in gone {
+            if let (Some(root), Some(kernel)) = (self.watched.remove(&key), kernel.as_deref_mut()) {
+                let _ = kernel.unwatch(&root);
+            }
+        }
+        self.polled.clear();
+        for mount in &mounts {
+            if self.watched.contains_key(&mount.key) || !mount.root.is_dir() {
+                continue;
+            }
+            let watching = match kernel.as_deref_mut() {
+                Some(kernel) => kernel.watch(&mount.root, RecursiveMode::Recursive),
+                None => {
+                    self.polled.insert(mount.key.clone());
+                    continue;
+                }
+            };
+            match watching {
+                Ok(()) => {
+                    self.watched.insert(mount.key.clone(), mount.root.clone());
+                    self.changed.insert(mount.key.clone());
+                }
+                Err(error) => {
+                    tracing::warn!(%error, mount = %mount.key, "documents of this mount are scanned every {} s: its folder cannot be watched", INTERVAL.as_secs());
+                    self.polled.insert(mount.key.clone());
+                }
+            }
+        }
+        self.mounts = mounts;
+    }
+
+    /// Marks the mounts a batch of events touches.
+    fn note(&mut self, batch: &DebounceEventResult) {
+        match batch {
+            Ok(events) => {
+                for event in events {
+                    self.note_event(event);
+                }
+            }
+            Err(errors) => {
+                for error in errors {
+                    tracing::warn!(%error, "file watching reported an error; every mount is scanned to be safe");
+                }
+                self.changed.extend(self.watched.keys().cloned());
+            }
+        }
+    }
+
+    fn note_event(&mut self, event: &DebouncedEvent) {
+        if event.need_rescan() {
+            // the kernel dropped events: anything may have changed
+            self.changed.extend(self.watched.keys().cloned());
+            return;
+        }
+        if matches!(event.kind, EventKind::Access(_)) {
+            return;
+        }
+        for path in &event.paths {
+            for mount in &self.mounts {
+                if self.watched.contains_key(&mount.key) && touches(mount, path) {
+                    self.changed.insert(mount.key.clone());
+                }
+            }
+        }
+    }
+
+    /// The mounts to scan now: changed or polled ones that still exist.
+    fn take_due(&mut self) -> Vec<String> {
+        let mut due: BTreeSet<String> = std::mem::take(&mut self.changed);
+        due.extend(self.polled.iter().cloned());
+        due.into_iter()
+            .filter(|key| self.mounts.iter().any(|m| &m.key == key))
+            .collect()
+    }
+}
+
+/// Whether a change at `path` can change `mount`'s documents: a Markdown
+/// file, a folder (moved in whole, its files bring no events of their own)
+/// or a path that is gone (a folder of documents deleted), inside the mount
+/// and outside what it excludes (`.git`, the hub's state).
+fn touches(mount: &Mount, path: &Path) -> bool {
+    let Ok(inside) = path.strip_prefix(&mount.root) else {
+        return false;
+    };
+    if mount
+        .excluded
+        .iter()
+        .any(|excluded| inside.starts_with(excluded))
+    {
+        return false;
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy());
+    name.is_some_and(|name| is_markdown(&name)) || path.is_dir() || !path.exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify_debouncer_full::notify::event::{AccessKind, CreateKind, Flag, ModifyKind};
+    use notify_debouncer_full::notify::{Event, EventKind};
+
+    fn mount(key: &str, root: &Path) -> Mount {
+        let mut mounts = Mounts::load(root, &root.join(".cos")).unwrap();
+        let mut mount = mounts.mounts.remove(1);
+        mount.key = key.into();
+        mount
+    }
+
+    fn event(kind: EventKind, path: &Path) -> DebouncedEvent {
+        DebouncedEvent::new(
+            Event::new(kind).add_path(path.to_path_buf()),
+            Instant::now(),
+        )
+    }
+
+    fn marks_over(root: &Path) -> Marks {
+        Marks {
+            mounts: vec![mount("notes", root)],
+            watched: BTreeMap::from([("notes".into(), root.to_path_buf())]),
+            ..Marks::default()
+        }
+    }
+
+    #[test]
+    fn an_idle_mount_is_not_scanned_again_and_a_saved_document_is() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut marks = marks_over(folder.path());
+        assert!(
+            marks.take_due().is_empty(),
+            "nothing changed, nothing scanned"
+        );
+        let saved = folder.path().join("Guide.MD");
+        std::fs::write(&saved, "# Guide\n").unwrap();
+        marks.note(&Ok(vec![event(EventKind::Access(AccessKind::Any), &saved)]));
+        assert!(
+            marks.take_due().is_empty(),
+            "reading a file changes nothing"
+        );
+        marks.note(&Ok(vec![event(EventKind::Modify(ModifyKind::Any), &saved)]));
+        assert_eq!(marks.take_due(), vec!["notes".to_string()]);
+        assert!(marks.take_due().is_empty(), "one change, one scan");
+    }
+
+    #[test]
+    fn only_markdown_folders_and_vanished_paths_inside_the_mount_count() {
+        let folder = tempfile::tempdir().unwrap();
+        let root = folder.path();
+        std::fs::create_dir_all(root.join("moved/in")).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join(".cos")).unwrap();
+        std::fs::write(root.join("main.rs"), "fn main() {}").unwrap();
+        let marks = marks_over(root);
+        let mount = &marks.mounts[0];
+        assert!(touches(mount, &root.join("moved/in")));
+        assert!(touches(mount, &root.join("deleted-folder")));
+        assert!(touches(mount, &root.join("notes.markdown")));
+        assert!(!touches(mount, &root.join("main.rs")), "not a document");
+        assert!(!touches(mount, &root.join(".git/HEAD.md")), "inside .git");
+        assert!(
+            !touches(mount, &root.join(".cos/cos.db-wal")),
+            "the hub's own state"
+        );
+        assert!(
+            !touches(mount, Path::new("/elsewhere/notes.md")),
+            "outside the mount"
+        );
+    }
+
+    #[test]
+    fn dropped_events_and_watch_errors_scan_every_watched_mount() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut marks = marks_over(folder.path());
+        let rescan = DebouncedEvent::new(
+            Event::new(EventKind::Other).set_flag(Flag::Rescan),
+            Instant::now(),
+        );
+        marks.note(&Ok(vec![rescan]));
+        assert_eq!(marks.take_due(), vec!["notes".to_string()]);
+        let lost = notify_debouncer_full::notify::Error::generic("queue overflow");
+        marks.note(&Err(vec![lost]));
+        assert_eq!(marks.take_due(), vec!["notes".to_string()]);
+        let text = folder.path().join("x.txt");
+        std::fs::write(&text, "not a document").unwrap();
+        let created = event(EventKind::Create(CreateKind::File), &text);
+        marks.note(&Ok(vec![created]));
+        assert!(marks.take_due().is_empty());
+    }
+
+    #[test]
+    fn a_mount_is_watched_once_scanned_when_taken_up_and_let_go_when_undeclared() {
+        let folder = tempfile::tempdir().unwrap();
+        let (sender, _receiver) = mpsc::channel::<DebounceEventResult>();
+        let mut kernel = new_debouncer(DEBOUNCE, None, sender).unwrap();
+        let missing = mount("later", &folder.path().join("later"));
+        let present = mount("notes", folder.path());
+        let mut marks = Marks::default();
+        marks.follow(vec![present.clone(), missing.clone()], Some(&mut kernel));
+        assert_eq!(
+            marks.take_due(),
+            vec!["notes".to_string()],
+            "a missing folder waits"
+        );
+        std::fs::create_dir(folder.path().join("later")).unwrap();
+        marks.follow(vec![present.clone(), missing.clone()], Some(&mut kernel));
+        assert_eq!(
+            marks.take_due(),
+            vec!["later".to_string()],
+            "taken up once it exists"
+        );
+        marks.follow(vec![present], Some(&mut kernel));
+        assert!(!marks.watched.contains_key("later"));
+        assert!(marks.take_due().is_empty());
+        marks.follow(vec![missing], None);
+        assert_eq!(
+            marks.take_due(),
+            vec!["later".to_string()],
+            "polled without the kernel"
+        );
+        assert_eq!(marks.take_due(), vec!["later".to_string()], "every look");
     }
 }

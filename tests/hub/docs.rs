@@ -1044,3 +1044,56 @@ fn cos_serve_notices_an_edit_outside_the_hub_without_anyone_reading() {
     assert_eq!(entries[0]["rev"], 2, "{history}");
     assert_eq!(entries[0]["source"], "external");
 }
+
+/// Polls a document's history until it holds an entry, for at most 10 s
+/// (the watcher's debounce and its least time between scans are well under).
+async fn history_once_recorded(server: &TestServer, mount: &str, path: &str) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        let (status, body) = server
+            .get(&format!("/api/docs/history?{}", query(mount, path)))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        if body["data"]["entries"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+        {
+            return body;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{mount}/{path} never recorded: {body}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_watcher_takes_up_a_mount_folder_made_later_and_a_folder_moved_in_whole() {
+    let server = TestServer::start().await;
+    std::fs::create_dir_all(server.repo().join(".cos")).unwrap();
+    std::fs::write(
+        server.repo().join(".cos/docs.toml"),
+        "[[mounts]]\nkey = \"notes\"\npath = \"notes\"\n",
+    )
+    .unwrap();
+    let _watcher = cos_hub::docs::watch::start(server.hub.clone()).expect("the watcher starts");
+    // the mount's folder does not exist when watching starts
+    write(&server, "notes/first.md", "# First\n");
+    let history = history_once_recorded(&server, "notes", "first.md").await;
+    assert_eq!(
+        history["data"]["entries"][0]["source"], "external",
+        "{history}"
+    );
+
+    // a folder made outside the mount and renamed into it brings no event
+    // for its files: the folder's own event has to be enough
+    write(&server, "elsewhere/ops/runbook.md", "# Runbook\n");
+    std::fs::rename(
+        server.repo().join("elsewhere/ops"),
+        server.repo().join("notes/ops"),
+    )
+    .unwrap();
+    let history = history_once_recorded(&server, "notes", "ops/runbook.md").await;
+    assert_eq!(history["data"]["entries"][0]["rev"], 1, "{history}");
+}
