@@ -36,8 +36,17 @@ cargo fmt --check
 step "features: the binary's build reuses the test build"
 scripts/check-features.sh
 
-step "lint (cargo clippy --all-targets -- -D warnings)"
-cargo clippy --all-targets --locked -- -D warnings
+step "lint (cargo clippy --all-targets -- -D warnings) while building every target for the tests"
+# `cargo clippy` is `cargo check` with clippy's driver wrapped around rustc for
+# the workspace's own crates. A check build shares nothing with a test build, so
+# every dependency was compiled twice. Here the same driver, with the same lints
+# and `-D warnings`, wraps the test build itself: one compilation lints and
+# builds every target (a fresh clone here: 359 s, against 280 s + 246 s). The
+# later cargo steps see the same wrapper, so they compile nothing again.
+export RUSTC_WORKSPACE_WRAPPER
+RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+cargo test --all-targets --locked --no-run
 
 step "browser test prerequisites (Debian chromium, npm packages)"
 if ! command -v chromium >/dev/null 2>&1; then
