@@ -36,6 +36,33 @@ cargo fmt --check
 step "features: the binary's build reuses the test build"
 scripts/check-features.sh
 
+step "UI checks started beside the build: browser test prerequisites (Debian chromium, npm packages), generated API types, strict type check, committed build matches the source"
+# None of this needs the Rust build, and the build leaves a core idle for a
+# long stretch (our crate's front end runs on one thread): run side by side.
+ui_checks() {
+  set -e
+  if ! command -v chromium >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq chromium
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq nodejs npm
+  fi
+  (cd ui && npm ci --no-audit --no-fund)
+  (cd ui && npm run --silent check-api)
+  (cd ui && npx tsc --noEmit -p tsconfig.json)
+  ui_build=$(mktemp -d)
+  (cd ui && npx vite build --logLevel error --outDir "$ui_build" --emptyOutDir)
+  if ! diff -r "$ui_build" static >/dev/null; then
+    echo "static/ is not the build of ui/: run 'npm run build' in ui/ and commit static/" >&2
+    exit 1
+  fi
+  rm -rf "$ui_build"
+}
+ui_log=$(mktemp)
+ui_checks >"$ui_log" 2>&1 &
+ui_pid=$!
+trap 'kill "$ui_pid" 2>/dev/null || true; rm -f "$ui_log"' EXIT
+
 step "lint (cargo clippy --all-targets -- -D warnings) while building every target for the tests"
 # `cargo clippy` is `cargo check` with clippy's driver wrapped around rustc for
 # the workspace's own crates. A check build shares nothing with a test build, so
@@ -48,25 +75,15 @@ RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v c
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo test --all-targets --locked --no-run
 
-step "browser test prerequisites (Debian chromium, npm packages)"
-if ! command -v chromium >/dev/null 2>&1; then
-  apt-get update -qq && apt-get install -y -qq chromium
-fi
-if ! command -v npm >/dev/null 2>&1; then
-  apt-get update -qq && apt-get install -y -qq nodejs npm
-fi
-(cd ui && npm ci --no-audit --no-fund)
-
-step "UI: generated API types, strict type check, committed build matches the source"
-(cd ui && npm run --silent check-api)
-(cd ui && npx tsc --noEmit -p tsconfig.json)
-ui_build=$(mktemp -d)
-(cd ui && npx vite build --logLevel error --outDir "$ui_build" --emptyOutDir)
-if ! diff -r "$ui_build" static >/dev/null; then
-  echo "static/ is not the build of ui/: run 'npm run build' in ui/ and commit static/" >&2
+step "UI checks (their output; they ran beside the build)"
+ui_ok=true
+wait "$ui_pid" || ui_ok=false
+cat "$ui_log"
+rm -f "$ui_log"
+if [ "$ui_ok" != true ]; then
+  echo "the UI checks failed (above)" >&2
   exit 1
 fi
-rm -rf "$ui_build"
 
 step "unit, integration, HTTP, CLI and spec tests (cargo test)"
 log=$(mktemp)
