@@ -44,43 +44,54 @@ impl Section {
     }
 }
 
-/// Every heading outside containers (quotes, lists), in order.
-pub fn outline(text: &str) -> Vec<Section> {
+/// A heading as the parser found it: level, title (untrimmed), where its
+/// line starts and where the heading ends.
+type Heading = (u8, String, usize, usize);
+
+/// Every heading outside containers (quotes, lists), in order, found lazily:
+/// a caller that needs only the first stops the inline parsing there.
+fn headings(text: &str) -> impl Iterator<Item = Heading> + '_ {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
         | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
-    let mut found: Vec<(u8, String, usize, usize)> = Vec::new();
     let mut depth = 0usize;
-    let mut current: Option<(u8, String, usize, usize)> = None;
-    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
-        match event {
-            Event::Start(Tag::Heading { level, .. }) if depth == 0 => {
-                let start = line_start(text, range.start);
-                let end = line_end(text, range.end);
-                current = Some((level as u8, String::new(), start, end));
-            }
-            Event::End(TagEnd::Heading(_)) => {
-                if let Some(heading) = current.take() {
-                    found.push(heading);
+    let mut current: Option<Heading> = None;
+    Parser::new_ext(text, options)
+        .into_offset_iter()
+        .filter_map(move |(event, range)| {
+            match event {
+                Event::Start(Tag::Heading { level, .. }) if depth == 0 => {
+                    let start = line_start(text, range.start);
+                    let end = line_end(text, range.end);
+                    current = Some((level as u8, String::new(), start, end));
                 }
-            }
-            Event::Text(piece) | Event::Code(piece) => {
-                if let Some((_, title, _, _)) = current.as_mut() {
-                    title.push_str(&piece);
+                Event::End(TagEnd::Heading(_)) => return current.take(),
+                Event::Text(piece) | Event::Code(piece) => {
+                    if let Some((_, title, _, _)) = current.as_mut() {
+                        title.push_str(&piece);
+                    }
                 }
+                Event::Start(
+                    Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_),
+                ) => depth += 1,
+                Event::End(
+                    TagEnd::BlockQuote(_)
+                    | TagEnd::List(_)
+                    | TagEnd::Item
+                    | TagEnd::FootnoteDefinition,
+                ) => depth = depth.saturating_sub(1),
+                _ => {}
             }
-            Event::Start(
-                Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_),
-            ) => depth += 1,
-            Event::End(
-                TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition,
-            ) => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
+            None
+        })
+}
+
+/// Every heading outside containers (quotes, lists), in order.
+pub fn outline(text: &str) -> Vec<Section> {
+    let found: Vec<Heading> = headings(text).collect();
     let mut sections = Vec::with_capacity(found.len());
     let mut stack: Vec<(u8, String)> = Vec::new();
     let mut slugs: HashMap<String, usize> = HashMap::new();
@@ -119,9 +130,8 @@ pub fn outline(text: &str) -> Vec<Section> {
 
 /// A document's title: its first heading, else its file name without the extension.
 pub fn title_of(text: &str, file_name: &str) -> String {
-    outline(text)
-        .into_iter()
-        .map(|section| section.title)
+    headings(text)
+        .map(|(_, title, _, _)| title.trim().to_string())
         .find(|title| !title.is_empty())
         .unwrap_or_else(|| {
             file_name
@@ -268,6 +278,12 @@ mod tests {
                 // counted once along the text, as counting from the top would
                 proptest::prop_assert_eq!(section.line, text[..section.start].matches('\n').count() + 1);
             }
+            // the title stops parsing at the first titled heading: the outline's own
+            let first_titled = sections.iter().map(|s| s.title.clone()).find(|t| !t.is_empty());
+            proptest::prop_assert_eq!(
+                title_of(&text, "notes.md"),
+                first_titled.unwrap_or_else(|| "notes".to_string())
+            );
         }
     }
 
