@@ -1045,27 +1045,24 @@ fn cos_serve_notices_an_edit_outside_the_hub_without_anyone_reading() {
     assert_eq!(entries[0]["source"], "external");
 }
 
-/// Polls a document's history until it holds an entry, for at most 10 s
-/// (the watcher's debounce and its least time between scans are well under).
+/// A document's history once it holds an entry (polled for at most 10 s).
 async fn history_once_recorded(server: &TestServer, mount: &str, path: &str) -> Value {
-    let started = std::time::Instant::now();
-    loop {
-        let (status, body) = server
-            .get(&format!("/api/docs/history?{}", query(mount, path)))
-            .await;
+    let url = &format!("/api/docs/history?{}", query(mount, path));
+    let history = || async move {
+        let (status, body) = server.get(url).await;
         assert_eq!(status, 200, "{body}");
-        if body["data"]["entries"]
-            .as_array()
-            .is_some_and(|e| !e.is_empty())
-        {
-            return body;
+        body
+    };
+    crate::common::within_ten_seconds(url, || async move {
+        let body = history().await;
+        match body["data"]["entries"].as_array() {
+            Some(entries) if !entries.is_empty() => Ok(()),
+            _ => Err(body.to_string()),
         }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
-            "{mount}/{path} never recorded: {body}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    })
+    .await;
+    // entries are only ever appended: the one awaited is still there
+    history().await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -456,26 +456,23 @@ async fn bad_input_is_a_validation_error_naming_the_field() {
     }
 }
 
-/// Polls a search until `found` holds, for at most 10 s (the watchers'
-/// debounce and scan period are well under that); answers how long it took.
+/// Polls a search until `found` holds, for at most 10 s; answers how long it took.
 async fn until_found(
     server: &TestServer,
     query: &str,
     found: impl Fn(&Value) -> bool,
 ) -> std::time::Duration {
-    let started = std::time::Instant::now();
-    loop {
+    let found = &found;
+    crate::common::within_ten_seconds(query, || async move {
         let (status, body) = search(server, query, "").await;
         assert_eq!(status, 200, "{body}");
         if found(&body) {
-            return started.elapsed();
+            Ok(())
+        } else {
+            Err(body.to_string())
         }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
-            "{query} never found: {body}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -527,3 +527,25 @@ pub async fn index_graph(hub: &Hub) {
         .await;
     assert_eq!(envelope["ok"], true, "{envelope}");
 }
+
+/// Calls `attempt` every 50 ms until it answers `Ok`, for at most 10 s (the
+/// watchers' debounce and least time between runs are well under that);
+/// answers how long it took. `Err` carries what was seen, for the failure.
+pub async fn within_ten_seconds<F, Fut>(what: &str, mut attempt: F) -> std::time::Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let started = std::time::Instant::now();
+    loop {
+        let seen = match attempt().await {
+            Ok(()) => return started.elapsed(),
+            Err(seen) => seen,
+        };
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{what} never came: {seen}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
