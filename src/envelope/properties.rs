@@ -146,12 +146,24 @@ enum Step {
 }
 
 fn pointer(path: &[Step]) -> String {
-    path.iter()
-        .map(|step| match step {
-            Step::Key(key) => format!("/{}", key.replace('~', "~0").replace('/', "~1")),
-            Step::Index(index) => format!("/{index}"),
-        })
-        .collect()
+    At(path).to_string()
+}
+
+/// A path written as a JSON pointer only when shown: `compare` names the
+/// path of every node it visits in its messages, which are shown only when
+/// a check fails.
+struct At<'p>(&'p [Step]);
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for step in self.0 {
+            match step {
+                Step::Key(key) => write!(f, "/{}", key.replace('~', "~0").replace('/', "~1"))?,
+                Step::Index(index) => write!(f, "/{index}")?,
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Walks the original and the trimmed payload side by side, checking every promise;
@@ -163,7 +175,7 @@ fn compare(
     meta: &Map<String, Value>,
     count_may_follow: Option<&[(u64, u64)]>,
 ) -> Result<usize, TestCaseError> {
-    let at = pointer(path);
+    let at = At(path);
     match (before, after) {
         (Value::Array(old), Value::Array(new)) => {
             prop_assert!(new.len() <= old.len(), "{at}: a list grew");
@@ -224,7 +236,7 @@ fn compare(
                 .get("truncated_string_fields")
                 .and_then(Value::as_array);
             prop_assert!(
-                fields.is_some_and(|f| f.contains(&json!(at))),
+                fields.is_some_and(|f| f.contains(&json!(at.to_string()))),
                 "{at}: unmarked string cut"
             );
             Ok(1)

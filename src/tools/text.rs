@@ -219,12 +219,22 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The published pattern of rule `marker`, compiled once for every case
+    /// (compiling it again for each was most of the property's time).
     fn rule(marker: &str) -> regex::Regex {
+        static COMPILED: std::sync::Mutex<Vec<(String, regex::Regex)>> =
+            std::sync::Mutex::new(Vec::new());
+        let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, known)) = compiled.iter().find(|(name, _)| name == marker) {
+            return known.clone();
+        }
         let rule = SCHEMA_RULES
             .iter()
             .find(|rule| rule.marker == marker)
             .expect("a rule of that name");
-        regex::Regex::new(&(rule.pattern)()).expect("the pattern compiles")
+        let pattern = regex::Regex::new(&(rule.pattern)()).expect("the pattern compiles");
+        compiled.push((marker.to_string(), pattern.clone()));
+        pattern
     }
 
     /// Text drawn from the characters the rules are about, among ordinary ones.
