@@ -8,10 +8,12 @@
 # Bounded: --max-examples per operation.
 #
 # Usage: scripts/fuzz-api.sh COS_BINARY [MAX_EXAMPLES]
+#        scripts/fuzz-api.sh --install   (only installs Schemathesis, if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-cos=${1:?usage: scripts/fuzz-api.sh COS_BINARY [MAX_EXAMPLES]}
+usage="usage: scripts/fuzz-api.sh COS_BINARY [MAX_EXAMPLES] | --install"
+cos=${1:?$usage}
 examples=${2:-20}
 venv=target/schemathesis-venv
 # CPython before 3.11.8 can crash inside Hypothesis with "AST constructor
@@ -26,6 +28,9 @@ done
 if [ ! -x "$venv/bin/schemathesis" ]; then
   "$python" -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check schemathesis==4.32.5
+fi
+if [ "$cos" = --install ]; then
+  exit 0
 fi
 repo=$(mktemp -d)
 # Schemathesis keeps a cache in its working folder: a throwaway one

@@ -36,7 +36,7 @@ cargo fmt --check
 step "features: the binary's build reuses the test build"
 scripts/check-features.sh
 
-step "UI checks started beside the build: browser test prerequisites (Debian chromium, npm packages), generated API types, strict type check, committed build matches the source"
+step "started beside the build: the UI checks (browser test prerequisites: Debian chromium, npm packages; generated API types, strict type check, committed build matches the source) and the Schemathesis install"
 # None of this needs the Rust build, and the build leaves a core idle for a
 # long stretch (our crate's front end runs on one thread): run side by side.
 ui_checks() {
@@ -61,7 +61,12 @@ ui_checks() {
 ui_log=$(mktemp)
 ui_checks >"$ui_log" 2>&1 &
 ui_pid=$!
-trap 'kill "$ui_pid" 2>/dev/null || true; rm -f "$ui_log"' EXIT
+# Schemathesis, for the API fuzzing at the end: a download and an unpack,
+# about 40 s that the fuzzing step would otherwise wait for
+fuzz_install_log=$(mktemp)
+scripts/fuzz-api.sh --install >"$fuzz_install_log" 2>&1 &
+fuzz_install_pid=$!
+trap 'kill "$ui_pid" "$fuzz_install_pid" 2>/dev/null || true; rm -f "$ui_log" "$fuzz_install_log"' EXIT
 
 step "lint (cargo clippy --all-targets -- -D warnings) while building every target for the tests"
 # `cargo clippy` is `cargo check` with clippy's driver wrapped around rustc for
@@ -75,7 +80,7 @@ RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v c
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo test --all-targets --locked --no-run
 
-step "UI checks (their output; they ran beside the build)"
+step "UI checks (their output; they ran beside the build) and the Schemathesis install"
 ui_ok=true
 wait "$ui_pid" || ui_ok=false
 cat "$ui_log"
@@ -84,6 +89,12 @@ if [ "$ui_ok" != true ]; then
   echo "the UI checks failed (above)" >&2
   exit 1
 fi
+if ! wait "$fuzz_install_pid"; then
+  cat "$fuzz_install_log"
+  echo "installing Schemathesis failed (above)" >&2
+  exit 1
+fi
+rm -f "$fuzz_install_log"
 
 step "unit, integration, HTTP, CLI and spec tests (cargo test)"
 log=$(mktemp)
