@@ -127,14 +127,18 @@ impl FileTable {
         places
     }
 
-    /// The files at `places` (every file when None), in path order.
+    /// The files at `places` (every file when None) with their places, in path order.
     pub fn in_path_order<'t>(
         &'t self,
         places: Option<&'t FixedBitSet>,
-    ) -> Box<dyn Iterator<Item = &'t records::KeptFile> + 't> {
+    ) -> Box<dyn Iterator<Item = (usize, &'t records::KeptFile)> + 't> {
         match places {
-            Some(places) => Box::new(places.ones().filter_map(|at| self.in_order.get(at))),
-            None => Box::new(self.in_order.iter()),
+            Some(places) => Box::new(
+                places
+                    .ones()
+                    .filter_map(|at| self.in_order.get(at).map(|file| (at, file))),
+            ),
+            None => Box::new(self.in_order.iter().enumerate()),
         }
     }
 }
@@ -263,7 +267,7 @@ mod tests {
         let paths = |places: Option<&FixedBitSet>| -> Vec<String> {
             table
                 .in_path_order(places)
-                .map(|f| f.path.clone())
+                .map(|(_, f)| f.path.clone())
                 .collect()
         };
         assert_eq!(
