@@ -7,6 +7,7 @@ use globset::{GlobSet, GlobSetBuilder};
 use rusqlite::Connection;
 
 use super::compiled::Shared;
+use super::items;
 use super::matching::{self, LineMatcher};
 use super::query::{Corpus, Query};
 use super::rank::{CodeLine, Found};
@@ -123,7 +124,7 @@ pub fn collect(
     store.view_at_once(|c| {
         let revision = records::indexed_revision(c)?;
         let updated_at = records::updated_at(c)?;
-        let mut collected = items_of(c, query, sieve)?;
+        let mut collected = items_of(c, query, sieve, revision)?;
         if sieve.corpora.contains(&Corpus::Code) {
             code_lines(c, query, regex, sieve, &mut collected)?;
         }
@@ -135,43 +136,41 @@ pub fn collect(
     })
 }
 
-fn items_of(c: &Connection, query: &Query, sieve: &Sieve) -> Result<Collected, ToolError> {
+/// The items matching the query's words, in the word index's order; past
+/// MAX_ITEMS, the MAX_ITEMS with the best BM25 (ties by row id) of the first
+/// MAX_ITEMS_READ. Only row ids and scores come from the index: the items
+/// themselves are kept in memory for the revision read (`items`).
+fn items_of(
+    c: &Connection,
+    query: &Query,
+    sieve: &Sieve,
+    revision: i64,
+) -> Result<Collected, ToolError> {
     let mut collected = Collected::default();
     let wants_items = sieve.corpora.iter().any(|c| *c != Corpus::Code);
-    if wants_items && let Some(expression) = matching::word_expression(query) {
-        // most queries match fewer items than are ranked: read them whole at
-        // once; past that, the rows read are dropped and the best chosen by score
-        let mut items = records::items_matching(c, &expression, MAX_ITEMS + 1)?;
-        if items.len() > MAX_ITEMS {
-            items = best_items(c, &expression)?;
-            collected.capped = true;
-            collected.notes.push(format!(
-                "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
-            ));
-        }
-        collected.found.extend(
-            items
-                .into_iter()
-                .filter(|hit| sieve.item_passes(&hit.item))
-                .map(Found::Item),
-        );
+    let Some(expression) = matching::word_expression(query).filter(|_| wants_items) else {
+        return Ok(collected);
+    };
+    let mut scores = records::scores_matching(c, &expression, MAX_ITEMS_READ)?;
+    if scores.len() > MAX_ITEMS {
+        scores.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        scores.truncate(MAX_ITEMS);
+        collected.capped = true;
+        collected.notes.push(format!(
+            "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
+        ));
     }
+    let ids: Vec<i64> = scores.iter().map(|(id, _)| *id).collect();
+    let found = items::items(c, sieve.database, revision, &ids)?;
+    collected.found.extend(
+        scores
+            .into_iter()
+            .zip(found)
+            .filter_map(|((id, bm25), item)| Some((id, bm25, item?)))
+            .filter(|(_, _, item)| sieve.item_passes(item))
+            .map(|(id, bm25, item)| Found::Item(records::FoundItem { id, item, bm25 })),
+    );
     Ok(collected)
-}
-
-/// The MAX_ITEMS items with the best BM25 (ties by row id) of the first
-/// MAX_ITEMS_READ matching: chosen by their scores, then only they are read.
-fn best_items(c: &Connection, expression: &str) -> Result<Vec<records::FoundItem>, StoreError> {
-    let mut scores = records::scores_matching(c, expression, MAX_ITEMS_READ)?;
-    scores.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-    scores.truncate(MAX_ITEMS);
-    let mut best = Vec::with_capacity(scores.len());
-    for (id, bm25) in scores {
-        if let Some(item) = records::item(c, id)? {
-            best.push(records::FoundItem { id, item, bm25 });
-        }
-    }
-    Ok(best)
 }
 
 fn code_lines(
@@ -529,11 +528,22 @@ mod tests {
             records::add_words(&c, id, [&words, "p", &body]).unwrap();
         }
         let query = crate::search::query::parsed_for_tests("admin");
-        let sieve = Sieve::new(&query, &Corpus::ALL, std::path::Path::new(":memory:")).unwrap();
-        let collected = items_of(&c, &query, &sieve).unwrap();
+        // the kept items' key: no other test's database
+        let database = std::path::Path::new("/nowhere/collect-test.db");
+        let sieve = Sieve::new(&query, &Corpus::ALL, database).unwrap();
+        let collected = items_of(&c, &query, &sieve, 1).unwrap();
         assert!(collected.capped);
         // the definition: every match read whole, sorted, cut
-        let mut every = records::items_matching(&c, "\"admin\"", usize::MAX).unwrap();
+        let mut every: Vec<records::FoundItem> =
+            records::scores_matching(&c, "\"admin\"", usize::MAX)
+                .unwrap()
+                .into_iter()
+                .map(|(id, bm25)| records::FoundItem {
+                    id,
+                    item: std::sync::Arc::new(records::item(&c, id).unwrap().unwrap()),
+                    bm25,
+                })
+                .collect();
         assert_eq!(every.len(), MAX_ITEMS + 150);
         every.sort_by(|a, b| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id)));
         every.truncate(MAX_ITEMS);

@@ -13,6 +13,7 @@
 mod collect;
 mod compiled;
 mod grams;
+mod items;
 mod matching;
 pub mod model;
 pub mod query;

@@ -275,7 +275,7 @@ mod tests {
     fn item(corpus: &str, kind: &str, name: &str, path: &str, bm25: f64) -> Found {
         Found::Item(FoundItem {
             id: 0,
-            item: Item {
+            item: std::sync::Arc::new(Item {
                 corpus: corpus.into(),
                 kind: kind.into(),
                 name: name.into(),
@@ -286,7 +286,7 @@ mod tests {
                 lang: None,
                 status: None,
                 body: String::new(),
-            },
+            }),
             bm25,
         })
     }

@@ -37,8 +37,8 @@ pub struct Item {
 pub struct FoundItem {
     /// Its row, for its body (read only for the hits an answer shows).
     pub id: i64,
-    /// The item, its body left empty.
-    pub item: Item,
+    /// The item, its body left empty (shared with the items kept in memory).
+    pub item: std::sync::Arc<Item>,
     pub bm25: f64,
 }
 
@@ -63,6 +63,24 @@ pub fn set_source_revision(
              ON CONFLICT(source) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at",
         )?
         .execute(params![source, revision, at])
+        .map(|_| ())
+    })
+}
+
+/// The name of the row of `search_sources` that counts the index's own
+/// commits (no source area has it).
+const WRITES: &str = "writes";
+
+/// Counts one commit of the index: the index's revision (the sum over
+/// `search_sources`) then moves with every batch a catch-up commits, not
+/// only with its last, and a row id names one item within a revision.
+pub fn count_write(c: &Connection, at: &str) -> Result<(), StoreError> {
+    sql(c, || {
+        c.prepare_cached(
+            "INSERT INTO search_sources(source, revision, updated_at) VALUES (?1, 1, ?2)
+             ON CONFLICT(source) DO UPDATE SET revision = revision + 1, updated_at = excluded.updated_at",
+        )?
+        .execute(params![WRITES, at])
         .map(|_| ())
     })
 }
@@ -167,35 +185,6 @@ pub fn add_grams(c: &Connection, id: i64, grams: &str) -> Result<(), StoreError>
         c.prepare_cached("INSERT INTO search_trigrams(rowid, grams) VALUES (?1, ?2)")?
             .execute(params![id, grams])
             .map(|_| ())
-    })
-}
-
-/// Items found by expression with their BM25 (name weighs most, then path,
-/// then body; lower is better), at most `limit`, in FTS5's order (by row
-/// id): FTS5's own `ORDER BY rank` sorts through a temporary table, slower
-/// than the caller's sort.
-pub fn items_matching(
-    c: &Connection,
-    expression: &str,
-    limit: usize,
-) -> Result<Vec<FoundItem>, StoreError> {
-    sql(c, || {
-        let mut statement = c.prepare_cached(
-            "SELECT i.corpus, i.kind, i.name, i.name_parts, i.target, i.path, i.line, i.lang, i.status, i.id,
-                    bm25(search_words, 10.0, 3.0, 1.0) AS rank
-             FROM search_words w JOIN search_items i ON i.id = w.rowid
-             WHERE search_words MATCH ?1",
-        )?;
-        // a LIMIT bound as a parameter makes SQLite prepare the statement
-        // again on every run (it is offered to FTS5 as a constraint)
-        let rows = statement.query_map(params![expression], |row| {
-            Ok(FoundItem {
-                id: row.get(9)?,
-                item: item_of(row)?,
-                bm25: row.get(10)?,
-            })
-        })?;
-        rows.take(limit).collect()
     })
 }
 

@@ -25,7 +25,8 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
 ///   which makes a cold index about three times faster than FTS5's own
 ///   trigram tokenizer (that one tokenizes every position).
 /// - `search_sources`: the revision of each source area the index last
-///   caught up with, and when.
+///   caught up with, and when; and one row, `writes`, counting the index's
+///   commits, so the index's revision (the sum) moves with each of them.
 const SEARCH: &str = "
 CREATE TABLE search_units (
     unit        TEXT PRIMARY KEY,

@@ -458,6 +458,7 @@ fn apply(
         if last {
             records::set_source_revision(c, source, revision, &at)?;
         }
+        records::count_write(c, &at)?;
         Ok::<(), ToolError>(())
     })
 }

@@ -35,14 +35,14 @@ struct Kept {
 
 /// A map holding at most `limit` bytes of values: emptied whole when the
 /// next value would pass it, and never given one over an eighth of it.
-struct Bounded<K, V> {
+pub(super) struct Bounded<K, V> {
     limit: usize,
     bytes: usize,
     map: HashMap<K, V>,
 }
 
 impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
-    fn new(limit: usize) -> Bounded<K, V> {
+    pub(super) fn new(limit: usize) -> Bounded<K, V> {
         Bounded {
             limit,
             bytes: 0,
@@ -50,7 +50,11 @@ impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
         }
     }
 
-    fn insert(&mut self, key: K, value: V, size: usize) {
+    pub(super) fn get(&self, key: &K) -> Option<V> {
+        self.map.get(key).cloned()
+    }
+
+    pub(super) fn insert(&mut self, key: K, value: V, size: usize) {
         if size > self.limit / 8 {
             return;
         }
@@ -184,7 +188,7 @@ where
     let known = lock()
         .as_mut()
         .filter(|k| k.is_for(database, revision))
-        .and_then(|k| shelf(k).map.get(&key).cloned());
+        .and_then(|k| shelf(k).get(&key));
     if known.is_some() {
         return Ok(known);
     }

@@ -1,0 +1,138 @@
+//! The items (symbols, sections, tasks) a query found, kept in memory by
+//! row id between queries, so a query reads only row ids and BM25 from the
+//! word index instead of joining every match to its row. Keyed by the
+//! database and the index's revision, which moves with every commit of the
+//! index (a catch-up's batches included): a row id names one item within a
+//! revision, never across two. Bounded in bytes, dropped whole when the
+//! revision moves.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::Connection;
+
+use super::records::{self, Item};
+use super::texts::Bounded;
+use crate::store::StoreError;
+
+/// Bytes of items kept at most (Django's 57,000 symbols weigh about 15 MiB).
+const MAX_BYTES: usize = 48 << 20;
+
+struct Kept {
+    database: PathBuf,
+    revision: i64,
+    items: Bounded<i64, Arc<Item>>,
+}
+
+static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
+
+fn lock() -> std::sync::MutexGuard<'static, Option<Kept>> {
+    KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The items of row ids `ids` in the index at `revision` of the database at
+/// `database`, one for each id asked (None: no such row).
+pub fn items(
+    c: &Connection,
+    database: &Path,
+    revision: i64,
+    ids: &[i64],
+) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
+    let mut found: Vec<(i64, Option<Arc<Item>>)> = {
+        let kept = lock();
+        let known = kept
+            .as_ref()
+            .filter(|k| k.revision == revision && k.database == database);
+        ids.iter()
+            .map(|id| (*id, known.and_then(|k| k.items.get(id))))
+            .collect()
+    };
+    let mut read = Vec::new();
+    for (id, item) in found.iter_mut().filter(|(_, item)| item.is_none()) {
+        if let Some(row) = records::item(c, *id)? {
+            let row = Arc::new(row);
+            read.push((*id, row.clone()));
+            *item = Some(row);
+        }
+    }
+    if !read.is_empty() {
+        let mut kept = lock();
+        if !kept
+            .as_ref()
+            .is_some_and(|k| k.revision == revision && k.database == database)
+        {
+            *kept = Some(Kept {
+                database: database.to_path_buf(),
+                revision,
+                items: Bounded::new(MAX_BYTES),
+            });
+        }
+        if let Some(kept) = kept.as_mut() {
+            for (id, item) in read {
+                let size = weight(&item);
+                kept.items.insert(id, item, size);
+            }
+        }
+    }
+    Ok(found.into_iter().map(|(_, item)| item).collect())
+}
+
+/// About what an item takes in memory: its text and the map's entry.
+fn weight(item: &Item) -> usize {
+    let optional = |text: &Option<String>| text.as_ref().map_or(0, String::len);
+    128 + item.corpus.len()
+        + item.kind.len()
+        + item.name.len()
+        + item.name_parts.len()
+        + item.target.len()
+        + item.body.len()
+        + optional(&item.path)
+        + optional(&item.lang)
+        + optional(&item.status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_item_is_read_once_per_revision_and_again_at_the_next() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(crate::search::schema::MIGRATIONS[0].sql)
+            .unwrap();
+        let item = |name: &str| Item {
+            corpus: "tasks".into(),
+            kind: "task".into(),
+            name: name.into(),
+            name_parts: name.into(),
+            target: name.into(),
+            path: None,
+            line: None,
+            lang: None,
+            status: Some("ready".into()),
+            body: String::new(),
+        };
+        let id = records::add_item(&c, "unit", &item("first")).unwrap();
+        let here = Path::new("/nowhere/items-test.db");
+        let names = |revision: i64| -> Vec<Option<String>> {
+            items(&c, here, revision, &[id, id + 100])
+                .unwrap()
+                .into_iter()
+                .map(|item| item.map(|item| item.name.clone()))
+                .collect()
+        };
+        let first = vec![Some("first".to_string()), None];
+        assert_eq!(names(1), first, "an id with no row is None");
+        c.execute(
+            "UPDATE search_items SET name = 'second' WHERE id = ?1",
+            [id],
+        )
+        .unwrap();
+        assert_eq!(names(1), first, "kept within the revision");
+        assert_eq!(
+            names(2),
+            [Some("second".to_string()), None],
+            "read again at the next"
+        );
+    }
+}
