@@ -4,7 +4,9 @@
 //! database and the index's revision, which moves with every commit of the
 //! index (a catch-up's batches included): a row id names one item within a
 //! revision, never across two. Bounded in bytes, dropped whole when the
-//! revision moves.
+//! revision moves. Beside them, once read, the distinct names of every
+//! item, which a query that found nothing is compared with ("did you
+//! mean"): one read of them per revision instead of one per such query.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -22,6 +24,68 @@ struct Kept {
     database: PathBuf,
     revision: i64,
     items: Bounded<i64, Arc<Item>>,
+    names: Option<Arc<Names>>,
+}
+
+impl Kept {
+    fn is_for(&self, database: &Path, revision: i64) -> bool {
+        self.revision == revision && self.database == database
+    }
+}
+
+/// What is kept for `database` at `revision`, started afresh when what was
+/// kept belongs to another.
+fn current<'k>(kept: &'k mut Option<Kept>, database: &Path, revision: i64) -> &'k mut Kept {
+    if !kept.as_ref().is_some_and(|k| k.is_for(database, revision)) {
+        *kept = None;
+    }
+    kept.get_or_insert_with(|| Kept {
+        database: database.to_path_buf(),
+        revision,
+        items: Bounded::new(MAX_BYTES),
+        names: None,
+    })
+}
+
+/// The distinct names of the items, each beside its lower-cased form, in
+/// order of length in characters.
+pub struct Names {
+    by_length: Vec<(usize, String, String)>,
+}
+
+impl Names {
+    fn of(names: Vec<String>) -> Names {
+        let mut by_length: Vec<(usize, String, String)> = names
+            .into_iter()
+            .map(|name| (name.chars().count(), name.to_lowercase(), name))
+            .collect();
+        by_length.sort_unstable();
+        Names { by_length }
+    }
+
+    /// The names of `shortest` to `longest` characters: (lower-cased, as written).
+    pub fn of_length(&self, shortest: usize, longest: usize) -> impl Iterator<Item = (&str, &str)> {
+        let from = self.by_length.partition_point(|(n, _, _)| *n < shortest);
+        let to = self.by_length.partition_point(|(n, _, _)| *n <= longest);
+        self.by_length[from..to.max(from)]
+            .iter()
+            .map(|(_, lower, name)| (lower.as_str(), name.as_str()))
+    }
+}
+
+/// The distinct names of the items in the index at `revision` of the
+/// database at `database`.
+pub fn names(c: &Connection, database: &Path, revision: i64) -> Result<Arc<Names>, StoreError> {
+    let known = lock()
+        .as_ref()
+        .filter(|k| k.is_for(database, revision))
+        .and_then(|k| k.names.clone());
+    if let Some(names) = known {
+        return Ok(names);
+    }
+    let names = Arc::new(Names::of(records::distinct_names(c)?));
+    current(&mut lock(), database, revision).names = Some(names.clone());
+    Ok(names)
 }
 
 static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
@@ -40,9 +104,7 @@ pub fn items(
 ) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
     let mut found: Vec<(i64, Option<Arc<Item>>)> = {
         let kept = lock();
-        let known = kept
-            .as_ref()
-            .filter(|k| k.revision == revision && k.database == database);
+        let known = kept.as_ref().filter(|k| k.is_for(database, revision));
         ids.iter()
             .map(|id| (*id, known.and_then(|k| k.items.get(id))))
             .collect()
@@ -57,21 +119,10 @@ pub fn items(
     }
     if !read.is_empty() {
         let mut kept = lock();
-        if !kept
-            .as_ref()
-            .is_some_and(|k| k.revision == revision && k.database == database)
-        {
-            *kept = Some(Kept {
-                database: database.to_path_buf(),
-                revision,
-                items: Bounded::new(MAX_BYTES),
-            });
-        }
-        if let Some(kept) = kept.as_mut() {
-            for (id, item) in read {
-                let size = weight(&item);
-                kept.items.insert(id, item, size);
-            }
+        let kept = current(&mut kept, database, revision);
+        for (id, item) in read {
+            let size = weight(&item);
+            kept.items.insert(id, item, size);
         }
     }
     Ok(found.into_iter().map(|(_, item)| item).collect())
@@ -134,5 +185,21 @@ mod tests {
             [Some("second".to_string()), None],
             "read again at the next"
         );
+    }
+
+    #[test]
+    fn names_are_found_by_their_length_in_characters() {
+        let names = Names::of(
+            ["Größe", "abc", "ab", "ABCD", "abcdef"]
+                .map(str::to_string)
+                .to_vec(),
+        );
+        let between = |shortest, longest| -> Vec<(&str, &str)> {
+            names.of_length(shortest, longest).collect()
+        };
+        assert_eq!(between(3, 4), [("abc", "abc"), ("abcd", "ABCD")]);
+        assert_eq!(between(5, 5), [("größe", "Größe")], "characters, not bytes");
+        assert!(between(7, 9).is_empty());
+        assert!(between(5, 2).is_empty());
     }
 }

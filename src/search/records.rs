@@ -293,19 +293,12 @@ pub fn with_text<T>(
     })
 }
 
-/// The distinct symbol, heading and task names of `shortest` to `longest`
-/// characters, for "did you mean" when a query finds nothing.
-pub fn names_of_length(
-    c: &Connection,
-    shortest: usize,
-    longest: usize,
-) -> Result<Vec<String>, StoreError> {
+/// The distinct symbol, heading and task names, for "did you mean" when a
+/// query finds nothing.
+pub fn distinct_names(c: &Connection) -> Result<Vec<String>, StoreError> {
     sql(c, || {
-        let mut statement = c.prepare_cached(
-            "SELECT DISTINCT name FROM search_items WHERE length(name) BETWEEN ?1 AND ?2",
-        )?;
-        let rows =
-            statement.query_map(params![shortest as i64, longest as i64], |row| row.get(0))?;
+        let mut statement = c.prepare_cached("SELECT DISTINCT name FROM search_items")?;
+        let rows = statement.query_map([], |row| row.get(0))?;
         rows.collect()
     })
 }

@@ -7,6 +7,7 @@ use serde_json::{Map, json};
 use utoipa::{IntoParams, ToSchema};
 
 use super::collect::{self, Sieve};
+use super::items;
 use super::model::{DocumentPlace, Facets, Opens, SearchAnswer, SearchHit};
 use super::query::{self, Corpus, Query, Vocabulary};
 use super::rank::{self, Found, Ranked};
@@ -177,7 +178,9 @@ impl Tool for Search {
         let did_you_mean = if total == 0 {
             store.view(|c| {
                 notes.extend(empty_reasons(c, &query, &sieve, &collected)?);
-                close_names(c, &query)
+                let revision = records::indexed_revision(c)?;
+                let names = items::names(c, store.path(), revision)?;
+                Ok::<_, ToolError>(close_names(&names, &query))
             })?
         } else {
             Vec::new()
@@ -448,25 +451,28 @@ fn empty_reasons(
 }
 
 /// Names close to the query's one word (by edit distance), when it found nothing.
-fn close_names(c: &Connection, query: &Query) -> Result<Vec<String>, ToolError> {
+fn close_names(names: &items::Names, query: &Query) -> Vec<String> {
     let [only] = query.terms.as_slice() else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
     let word = only.text.to_lowercase();
     let length = word.chars().count();
     if length < 3 {
-        return Ok(Vec::new());
+        return Vec::new();
     }
     let most = if length < 6 { 1 } else { 2 };
-    let mut close: Vec<(usize, String)> =
-        records::names_of_length(c, length.saturating_sub(most), length + most)?
-            .into_iter()
-            .filter_map(|name| {
-                let distance = strsim::levenshtein(&name.to_lowercase(), &word);
-                (distance > 0 && distance <= most).then_some((distance, name))
-            })
-            .collect();
+    let mut close: Vec<(usize, &str)> = names
+        .of_length(length.saturating_sub(most), length + most)
+        .filter_map(|(lower, name)| {
+            let distance = strsim::levenshtein(lower, &word);
+            (distance > 0 && distance <= most).then_some((distance, name))
+        })
+        .collect();
     close.sort();
     close.dedup_by(|a, b| a.1 == b.1);
-    Ok(close.into_iter().take(5).map(|(_, name)| name).collect())
+    close
+        .into_iter()
+        .take(5)
+        .map(|(_, name)| name.to_string())
+        .collect()
 }
