@@ -17,8 +17,11 @@ use super::records::{self, Item};
 use super::texts::Bounded;
 use crate::store::StoreError;
 
-/// Bytes of items kept at most (Django's 57,000 symbols weigh about 15 MiB).
+/// Bytes of items kept at most (Django's 57,574 items weigh about 16 MiB).
 const MAX_BYTES: usize = 48 << 20;
+/// Bytes of names kept at most (Django's 33,353 distinct names weigh about
+/// 3.5 MiB); past it they are read again for each query that needs them.
+const MAX_NAME_BYTES: usize = 32 << 20;
 
 struct Kept {
     database: PathBuf,
@@ -51,6 +54,7 @@ fn current<'k>(kept: &'k mut Option<Kept>, database: &Path, revision: i64) -> &'
 /// order of length in characters.
 pub struct Names {
     by_length: Vec<(usize, String, String)>,
+    bytes: usize,
 }
 
 impl Names {
@@ -60,7 +64,11 @@ impl Names {
             .map(|name| (name.chars().count(), name.to_lowercase(), name))
             .collect();
         by_length.sort_unstable();
-        Names { by_length }
+        let bytes = by_length
+            .iter()
+            .map(|(_, lower, name)| 64 + lower.len() + name.len())
+            .sum();
+        Names { by_length, bytes }
     }
 
     /// The names of `shortest` to `longest` characters: (lower-cased, as written).
@@ -84,7 +92,9 @@ pub fn names(c: &Connection, database: &Path, revision: i64) -> Result<Arc<Names
         return Ok(names);
     }
     let names = Arc::new(Names::of(records::distinct_names(c)?));
-    current(&mut lock(), database, revision).names = Some(names.clone());
+    if names.bytes <= MAX_NAME_BYTES {
+        current(&mut lock(), database, revision).names = Some(names.clone());
+    }
     Ok(names)
 }
 
