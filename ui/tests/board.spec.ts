@@ -103,11 +103,14 @@ test("a disabled module says how to enable it, and settings switch it back", asy
   const board = page.getByTestId("module-board");
   await board.uncheck();
   await expect(board).not.toBeChecked();
+  // the switch is enabled again once the hub has saved it
+  await expect(board).toBeEnabled();
   await page.getByRole("link", { name: "Board" }).click();
   const failure = page.getByTestId("failure");
   await expect(failure).toContainText("cos module enable board");
   await failure.getByRole("button", { name: /Enable board in Settings/ }).click();
   await page.getByTestId("module-board").check();
+  await expect(page.getByTestId("module-board")).toBeEnabled();
   await page.getByRole("link", { name: "Board" }).click();
   await expect(page.getByTestId("column-icebox")).toBeVisible();
 });

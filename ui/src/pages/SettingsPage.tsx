@@ -1,3 +1,4 @@
+import { useState } from "react";
 import { api, call, type ModuleInfo } from "../api/client";
 import { useLoaded } from "../api/useLoaded";
 import { FailureNotice } from "../components/FailureNotice";
@@ -9,18 +10,26 @@ const listModules = async () => {
 
 export function SettingsPage() {
   const { data: modules, setData: setModules, failure, setFailure, reload: load } = useLoaded(listModules);
+  // the module whose switch is being saved: its switch waits until the hub has
+  // it, so a page opened next sees the module as the switch shows it
+  const [saving, setSaving] = useState<string | null>(null);
 
   const toggle = async (module: ModuleInfo) => {
     // show the switch where the person put it; a refusal puts it back on reload
     setModules((current) => current?.map((m) => (m.id === module.id ? { ...m, enabled: !m.enabled } : m)) ?? null);
-    const result = await call(() =>
-      api.PUT("/api/settings/modules/{module}", {
-        params: { path: { module: module.id } },
-        body: { enabled: !module.enabled },
-      }),
-    );
-    if (!result.ok) setFailure(result.failure);
-    await load();
+    setSaving(module.id);
+    try {
+      const result = await call(() =>
+        api.PUT("/api/settings/modules/{module}", {
+          params: { path: { module: module.id } },
+          body: { enabled: !module.enabled },
+        }),
+      );
+      if (!result.ok) setFailure(result.failure);
+      await load();
+    } finally {
+      setSaving(null);
+    }
   };
 
   return (
@@ -36,7 +45,8 @@ export function SettingsPage() {
               <input
                 type="checkbox"
                 checked={module.enabled}
-                disabled={module.id === "core"}
+                disabled={module.id === "core" || saving === module.id}
+                aria-busy={saving === module.id}
                 onChange={() => void toggle(module)}
                 data-testid={`module-${module.id}`}
               />
