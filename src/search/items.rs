@@ -8,13 +8,13 @@
 //! item, which a query that found nothing is compared with ("did you
 //! mean"): one read of them per revision instead of one per such query.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
+use super::kept::{self, Bounded, Keyed};
 use super::records::{self, Item};
-use super::texts::Bounded;
 use crate::store::StoreError;
 
 /// Bytes of items kept at most (Django's 57,574 items weigh about 16 MiB).
@@ -24,27 +24,14 @@ const MAX_BYTES: usize = 48 << 20;
 const MAX_NAME_BYTES: usize = 32 << 20;
 
 struct Kept {
-    database: PathBuf,
-    revision: i64,
     items: Bounded<i64, Arc<Item>>,
     names: Option<Arc<Names>>,
 }
 
-impl Kept {
-    fn is_for(&self, database: &Path, revision: i64) -> bool {
-        self.revision == revision && self.database == database
-    }
-}
-
 /// What is kept for `database` at `revision`, started afresh when what was
 /// kept belongs to another.
-fn current<'k>(kept: &'k mut Option<Kept>, database: &Path, revision: i64) -> &'k mut Kept {
-    if !kept.as_ref().is_some_and(|k| k.is_for(database, revision)) {
-        *kept = None;
-    }
-    kept.get_or_insert_with(|| Kept {
-        database: database.to_path_buf(),
-        revision,
+fn current<'k>(kept: &'k mut Option<Keyed<Kept>>, database: &Path, revision: i64) -> &'k mut Kept {
+    kept::current(kept, database, revision, || Kept {
         items: Bounded::new(MAX_BYTES),
         names: None,
     })
@@ -84,10 +71,7 @@ impl Names {
 /// The distinct names of the items in the index at `revision` of the
 /// database at `database`.
 pub fn names(c: &Connection, database: &Path, revision: i64) -> Result<Arc<Names>, StoreError> {
-    let known = lock()
-        .as_ref()
-        .filter(|k| k.is_for(database, revision))
-        .and_then(|k| k.names.clone());
+    let known = kept::for_them(lock().as_mut(), database, revision).and_then(|k| k.names.clone());
     if let Some(names) = known {
         return Ok(names);
     }
@@ -98,9 +82,9 @@ pub fn names(c: &Connection, database: &Path, revision: i64) -> Result<Arc<Names
     Ok(names)
 }
 
-static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
+static KEPT: Mutex<Option<Keyed<Kept>>> = Mutex::new(None);
 
-fn lock() -> std::sync::MutexGuard<'static, Option<Kept>> {
+fn lock() -> std::sync::MutexGuard<'static, Option<Keyed<Kept>>> {
     KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -113,8 +97,9 @@ pub fn items(
     ids: &[i64],
 ) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
     let mut found: Vec<(i64, Option<Arc<Item>>)> = {
-        let kept = lock();
-        let known = kept.as_ref().filter(|k| k.is_for(database, revision));
+        let mut kept = lock();
+        let known = kept::for_them(kept.as_mut(), database, revision);
+        let known = known.as_deref();
         ids.iter()
             .map(|id| (*id, known.and_then(|k| k.items.get(id))))
             .collect()

@@ -14,6 +14,7 @@ mod collect;
 mod compiled;
 mod grams;
 mod items;
+mod kept;
 mod matching;
 pub mod model;
 pub mod query;

@@ -11,12 +11,13 @@
 //! what is kept is always the indexed.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use fixedbitset::FixedBitSet;
 use rusqlite::Connection;
 
+use super::kept::{self, Bounded, Keyed};
 use super::records;
 use crate::store::StoreError;
 
@@ -26,52 +27,9 @@ const MAX_BYTES: usize = 128 << 20;
 const MAX_TOKEN_SET_BYTES: usize = 16 << 20;
 
 struct Kept {
-    database: PathBuf,
-    revision: i64,
     texts: Bounded<i64, Arc<FileText>>,
     files: Option<Arc<FileTable>>,
     token_sets: Bounded<String, Arc<FixedBitSet>>,
-}
-
-/// A map holding at most `limit` bytes of values: emptied whole when the
-/// next value would pass it, and never given one over an eighth of it.
-pub(super) struct Bounded<K, V> {
-    limit: usize,
-    bytes: usize,
-    map: HashMap<K, V>,
-}
-
-impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
-    pub(super) fn new(limit: usize) -> Bounded<K, V> {
-        Bounded {
-            limit,
-            bytes: 0,
-            map: HashMap::new(),
-        }
-    }
-
-    pub(super) fn get(&self, key: &K) -> Option<V> {
-        self.map.get(key).cloned()
-    }
-
-    pub(super) fn insert(&mut self, key: K, value: V, size: usize) {
-        if size > self.limit / 8 {
-            return;
-        }
-        if self.bytes + size > self.limit {
-            self.map.clear();
-            self.bytes = 0;
-        }
-        if self.map.insert(key, value).is_none() {
-            self.bytes += size;
-        }
-    }
-}
-
-impl Kept {
-    fn is_for(&self, database: &Path, revision: i64) -> bool {
-        self.revision == revision && self.database == database
-    }
 }
 
 /// A file's text, and the same text with its ASCII letters lower-cased:
@@ -159,13 +117,8 @@ pub fn files(c: &Connection, database: &Path, revision: i64) -> Result<Arc<FileT
 
 /// The kept state for `database` at `revision`, started afresh when what
 /// was kept belongs to another.
-fn current<'k>(kept: &'k mut Option<Kept>, database: &Path, revision: i64) -> &'k mut Kept {
-    if !kept.as_ref().is_some_and(|k| k.is_for(database, revision)) {
-        *kept = None;
-    }
-    kept.get_or_insert_with(|| Kept {
-        database: database.to_path_buf(),
-        revision,
+fn current<'k>(kept: &'k mut Option<Keyed<Kept>>, database: &Path, revision: i64) -> &'k mut Kept {
+    kept::current(kept, database, revision, || Kept {
         texts: Bounded::new(MAX_BYTES),
         files: None,
         token_sets: Bounded::new(MAX_TOKEN_SET_BYTES),
@@ -185,10 +138,8 @@ where
     K: std::hash::Hash + Eq,
     V: Clone,
 {
-    let known = lock()
-        .as_mut()
-        .filter(|k| k.is_for(database, revision))
-        .and_then(|k| shelf(k).get(&key));
+    let known =
+        kept::for_them(lock().as_mut(), database, revision).and_then(|k| shelf(k).get(&key));
     if known.is_some() {
         return Ok(known);
     }
@@ -224,7 +175,7 @@ pub fn files_holding(
     Ok(places.unwrap_or_else(|| Arc::new(table.every_place())))
 }
 
-static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
+static KEPT: Mutex<Option<Keyed<Kept>>> = Mutex::new(None);
 
 /// File `id`'s text in the index at `revision` of the database at `database`.
 pub fn text(
@@ -248,7 +199,7 @@ pub fn text(
     )
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Option<Kept>> {
+fn lock() -> std::sync::MutexGuard<'static, Option<Keyed<Kept>>> {
     KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -290,9 +241,9 @@ mod tests {
         current(&mut kept, here, 4)
             .texts
             .insert(1, Arc::new(FileText::of("text")), 4);
-        assert!(current(&mut kept, here, 4).texts.map.contains_key(&1));
+        assert!(current(&mut kept, here, 4).texts.get(&1).is_some());
         assert!(
-            current(&mut kept, here, 5).texts.map.is_empty(),
+            current(&mut kept, here, 5).texts.get(&1).is_none(),
             "another revision"
         );
         current(&mut kept, here, 5)
@@ -300,7 +251,7 @@ mod tests {
             .insert(1, Arc::new(FileText::of("text")), 4);
         let elsewhere = Path::new("/nowhere/other.db");
         assert!(
-            current(&mut kept, elsewhere, 5).texts.map.is_empty(),
+            current(&mut kept, elsewhere, 5).texts.get(&1).is_none(),
             "another database"
         );
     }
@@ -310,18 +261,5 @@ mod tests {
         let kept = FileText::of("Größe = ParseHTTP(x)");
         assert_eq!(kept.folded.len(), kept.text.len());
         assert_eq!(&kept.folded[..], "größe = parsehttp(x)".as_bytes());
-    }
-
-    #[test]
-    fn a_bounded_shelf_empties_before_it_would_pass_its_limit() {
-        let mut shelf = Bounded::new(80);
-        for key in 0..8 {
-            shelf.insert(key, "a", 10);
-        }
-        assert_eq!((shelf.map.len(), shelf.bytes), (8, 80));
-        shelf.insert(8, "c", 5);
-        assert_eq!((shelf.map.len(), shelf.bytes), (1, 5), "emptied, then kept");
-        shelf.insert(9, "d", 11);
-        assert!(!shelf.map.contains_key(&9), "over an eighth of the limit");
     }
 }
