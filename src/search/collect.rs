@@ -199,8 +199,10 @@ fn code_lines(
         return Ok(());
     };
     let mut scan = Scan::new(&scanner, matcher.literals());
-    // the files' own revision: a task or a document written keeps their table and texts
-    let files_revision = records::source_revision(c, sync::FILES_SOURCE)?.unwrap_or(0);
+    // the files' own count of commits: a task or a document written keeps
+    // their table and texts, and every batch that rewrote files (the first
+    // of a catch-up too, before the graph's revision is recorded) drops them
+    let files_revision = records::writes(c, sync::FILES_SOURCE)?;
     let table = texts::files(c, sieve.database, files_revision)?;
     let index = TrigramIndex {
         c,

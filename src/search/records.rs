@@ -67,22 +67,31 @@ pub fn set_source_revision(
     })
 }
 
-/// The name of the row of `search_sources` that counts the index's own
-/// commits (no source area has it).
-const WRITES: &str = "writes";
+/// The row of `search_sources` counting the commits that rewrote `source`'s
+/// units (no source area has such a name).
+fn writes_row(source: &str) -> String {
+    format!("writes:{source}")
+}
 
-/// Counts one commit of the index: the index's revision (the sum over
-/// `search_sources`) then moves with every batch a catch-up commits, not
-/// only with its last, and a row id names one item within a revision.
-pub fn count_write(c: &Connection, at: &str) -> Result<(), StoreError> {
+/// Counts one commit of `source`'s units. The index's revision (the sum over
+/// `search_sources`) then moves with every batch a catch-up commits, not only
+/// with its last, so a row id names one item within a revision; and the count
+/// of one source names one state of its units, even between the batches of a
+/// catch-up (when the source's own revision is not yet recorded).
+pub fn count_write(c: &Connection, source: &str, at: &str) -> Result<(), StoreError> {
     sql(c, || {
         c.prepare_cached(
             "INSERT INTO search_sources(source, revision, updated_at) VALUES (?1, 1, ?2)
              ON CONFLICT(source) DO UPDATE SET revision = revision + 1, updated_at = excluded.updated_at",
         )?
-        .execute(params![WRITES, at])
+        .execute(params![writes_row(source), at])
         .map(|_| ())
     })
+}
+
+/// How many commits rewrote `source`'s units (see `count_write`).
+pub fn writes(c: &Connection, source: &str) -> Result<i64, StoreError> {
+    Ok(source_revision(c, &writes_row(source))?.unwrap_or(0))
 }
 
 /// When the index last took in a change, if ever.

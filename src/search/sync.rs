@@ -458,7 +458,7 @@ fn apply(
         if last {
             records::set_source_revision(c, source, revision, &at)?;
         }
-        records::count_write(c, &at)?;
+        records::count_write(c, source, &at)?;
         Ok::<(), ToolError>(())
     })
 }
@@ -478,6 +478,60 @@ mod tests {
                     .map_err(|error| crate::store::StoreError::on(c, error))
             })
             .unwrap()
+    }
+
+    /// The code-text lines of `query`'s answer, as `path: snippet`.
+    fn code_lines(hub: &Hub, query: &str) -> Vec<String> {
+        let answer = hub
+            .call_named_here(
+                "cos_search",
+                json!({"q": query, "area": "code"}),
+                Source::Cli,
+                &Unwatched,
+            )
+            .unwrap();
+        answer.data["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|hit| format!("{}: {}", hit["path"], hit["snippet"]))
+            .collect()
+    }
+
+    #[test]
+    fn a_query_between_the_batches_of_a_catch_up_reads_the_files_as_they_are_then() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(repo.path().join("a.py"), "needle_before = 1\n").unwrap();
+        let hub = Hub::open(
+            HubConfig::for_repo(repo.path(), None),
+            crate::hub::default_registry(),
+        )
+        .unwrap();
+        hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
+            .unwrap();
+        // read once: the file's text and trigrams are kept in memory
+        assert_eq!(code_lines(&hub, "needle_before").len(), 1);
+
+        // a batch of a catch-up that is not its last rewrites the file (its
+        // row id comes back, the highest freed) without recording the
+        // graph's revision, as a catch-up of many batches does between them
+        std::fs::write(repo.path().join("a.py"), "needle_after = 2\n").unwrap();
+        let context = ToolContext {
+            hub: hub.state(),
+            source: Source::Cli,
+            registry: hub.registry(),
+            progress: &Unwatched,
+            budget: crate::envelope::Budget::None,
+        };
+        let revision = crate::graph::revision(&hub.state().store).unwrap();
+        let unit = file_unit(hub.state(), "file:a.py", "a.py", "rewritten", "python").unwrap();
+        apply(&context, FILES_SOURCE, revision, &[], vec![unit], false).unwrap();
+
+        assert_eq!(
+            code_lines(&hub, "needle_after"),
+            vec![r#""a.py": "needle_after = 2""#.to_string()]
+        );
+        assert!(code_lines(&hub, "needle_before").is_empty());
     }
 
     #[test]

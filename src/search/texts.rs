@@ -4,11 +4,11 @@
 //! so a prefilter is a few bit operations instead of an FTS5 expression; and
 //! their texts, each beside a lower-cased copy, so a code-text scan reads
 //! memory instead of SQLite pages and finds a literal with a plain substring
-//! search. Keyed by the database and the revision of the source the files
-//! come from (the graph): a task or a document written keeps them. Texts
-//! (128 MiB with their copies) and token sets (16 MiB) are bounded;
-//! everything is dropped whole when the files move to a new revision, so
-//! what is kept is always the indexed.
+//! search. Keyed by the database and the count of the index's commits that
+//! rewrote files (`records::writes`): a task or a document written keeps
+//! them, every batch of files drops them. Texts (128 MiB with their copies)
+//! and token sets (16 MiB) are bounded; everything is dropped whole when the
+//! files move on, so what is kept is always the indexed.
 
 use std::collections::HashMap;
 use std::path::Path;
