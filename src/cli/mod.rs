@@ -409,6 +409,8 @@ fn mcp(hub: Hub) -> i32 {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
+    // an agent's session over stdio sees saved files as `cos serve` does
+    let _following = follow_the_repository(&hub);
     // a line over stdio may be as long as a body over HTTP
     match runtime.block_on(crate::mcp::serve_stdio(hub, crate::web::BODY_LIMIT_BYTES)) {
         Ok(()) => 0,
@@ -417,6 +419,22 @@ fn mcp(hub: Hub) -> i32 {
             1
         }
     }
+}
+
+/// While a hub serves (over HTTP or an agent's stdio), the graph follows
+/// saved files (and the search index with it, at its next query), and
+/// documents edited outside the hub become revisions. Both stop when the
+/// returned watchers are dropped.
+fn follow_the_repository(
+    hub: &Hub,
+) -> (
+    Option<crate::graph::watch::Watcher>,
+    Option<crate::docs::watch::Watcher>,
+) {
+    (
+        crate::graph::watch::start(hub.clone()),
+        crate::docs::watch::start(hub.clone()),
+    )
 }
 
 fn serve(hub: Hub, address: SocketAddr, options: web::ServeOptions) -> i32 {
@@ -446,10 +464,7 @@ fn serve(hub: Hub, address: SocketAddr, options: web::ServeOptions) -> i32 {
             "access: {}; at most {} connections at once",
             options.access, options.max_connections
         ));
-        // The graph follows saved files while the hub runs.
-        let _watcher = crate::graph::watch::start(hub.clone());
-        // Documents edited outside the hub become revisions while it runs.
-        let _docs_watcher = crate::docs::watch::start(hub.clone());
+        let _following = follow_the_repository(&hub);
         match web::serve_with(listener, hub, options, shutdown_signal()).await {
             Ok(()) => 0,
             Err(error) => {

@@ -1,12 +1,12 @@
-//! Noticing edits made outside the hub while `cos serve` runs. Each mount's
-//! folder is watched through the kernel (notify); a change to a Markdown
-//! file, a folder or a path that is gone marks its mount, and a marked mount
-//! is scanned by a call of `cos_docs_scan` through the tool runtime (the
-//! module gate, the guard and the forensic log apply as for any caller), at
-//! most once per `INTERVAL`. An idle repository costs nothing: no walk runs
-//! until something changes. A mount whose folder cannot be watched (the
-//! watch limit reached) is scanned every `INTERVAL` instead, and every mount
-//! is scanned when the kernel says it dropped events.
+//! Noticing edits made outside the hub while it serves (`cos serve`, `cos
+//! mcp`). Each mount's folder is watched through the kernel (notify); a
+//! change to a Markdown file, a folder or a path that is gone marks its
+//! mount, and a marked mount is scanned by a call of `cos_docs_scan` through
+//! the tool runtime (the module gate, the guard and the forensic log apply as
+//! for any caller), at most once per `INTERVAL`. An idle repository costs
+//! nothing: no walk runs until something changes. A mount whose folder cannot
+//! be watched (the watch limit reached) is scanned every `INTERVAL` instead,
+//! and every mount is scanned when the kernel says it dropped events.
 
 use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, DebouncedEvent, Debouncer, new_debouncer};

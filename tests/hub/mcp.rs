@@ -9,6 +9,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value, json};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -391,6 +392,63 @@ async fn every_tool_over_stdio() {
         );
     }
     exercise(&client).await;
+    client.cancel().await.unwrap();
+}
+
+/// The paths of the symbols `cos_search` finds for `name`, asked over `client`
+/// until one is found or `patience` runs out (the hub indexes on its own).
+async fn symbols_found(client: &Client, name: &'static str, patience: Duration) -> Vec<String> {
+    let deadline = Instant::now() + patience;
+    loop {
+        let found =
+            envelope(&call(client, "cos_search", json!({"q": name, "area": "symbols"})).await);
+        let paths: Vec<String> = found["data"]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|hit| hit["path"].as_str().unwrap().to_string())
+            .collect();
+        if !paths.is_empty() || Instant::now() > deadline {
+            return paths;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_stdio_the_code_is_indexed_and_saved_files_are_found_without_an_index_call() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("app.py"),
+        "def first_handler():\n    pass\n",
+    )
+    .unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cos"));
+    command
+        .arg("mcp")
+        .arg(repo.path())
+        .env_remove("COS_STATE_DIR")
+        .env("RUST_LOG", "warn");
+    let client =
+        ().serve(TokioChildProcess::new(command).unwrap())
+            .await
+            .expect("initialize over stdio");
+    // nobody calls cos_graph_index: the session indexes the repository itself
+    let patience = Duration::from_secs(30);
+    assert_eq!(
+        symbols_found(&client, "first_handler", patience).await,
+        vec!["app.py".to_string()]
+    );
+    // and follows a file saved while it runs
+    std::fs::write(
+        repo.path().join("more.py"),
+        "def second_handler():\n    pass\n",
+    )
+    .unwrap();
+    assert_eq!(
+        symbols_found(&client, "second_handler", patience).await,
+        vec!["more.py".to_string()]
+    );
     client.cancel().await.unwrap();
 }
 
