@@ -327,6 +327,31 @@ async fn an_empty_answer_says_why() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_empty_answer_before_the_code_is_indexed_says_so() {
+    let server = TestServer::start().await;
+    fixture(server.repo());
+    // documents are in the index already, the code is not
+    write(
+        server.repo(),
+        "docs/guide.md",
+        "# Guide\n\n## Setup\nsteps\n",
+    );
+    let (status, body) = search(&server, "parse_http_request", "").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["total"], 0, "{body}");
+    let notes = body["data"]["notes"].to_string();
+    assert!(notes.contains("the code is not indexed yet"), "{notes}");
+
+    index_graph(&server.hub).await;
+    let (_, body) = search(&server, "parse_http_request", "").await;
+    assert_ne!(body["data"]["total"], 0, "{body}");
+    let (_, body) = search(&server, "nothing_is_named_like_this", "").await;
+    assert_eq!(body["data"]["total"], 0, "{body}");
+    let notes = body["data"]["notes"].to_string();
+    assert!(!notes.contains("not indexed"), "{notes}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn tasks_documents_and_saved_files_are_searchable_at_once() {
     let server = indexed_server().await;
     // a new task
