@@ -6,8 +6,9 @@ use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use utoipa::ToSchema;
 
@@ -68,13 +69,32 @@ enum Seen {
     Skipped,
 }
 
+/// The turn of index runs on the database at `database` in this process.
+fn turn_for(database: &Path) -> Arc<Mutex<()>> {
+    static TURNS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+    TURNS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .entry(database.to_path_buf())
+        .or_default()
+        .clone()
+}
+
 /// Indexes `root` into `store`; `on_file` is called once per candidate file (for progress).
+///
+/// Runs on one database take turns in a process (the watcher's and a
+/// caller's, say): what a run finds changed is read once it has its turn, so
+/// the second finds the first one's work done instead of writing it again
+/// (two first indexes at once failed on the files the other had written).
 pub fn index(
     store: &Store,
     root: &Path,
     on_candidates: &dyn Fn(u64),
     on_file: &(dyn Fn() + Sync),
 ) -> Result<IndexSummary, StoreError> {
+    let turn = turn_for(store.path());
+    let _turn = turn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let started = Instant::now();
     let (candidates, manifests) = walk(root);
     on_candidates(candidates.len() as u64);
@@ -947,5 +967,43 @@ mod tests {
         let counted = kinds_counted(&connection, "SELECT kind FROM things").unwrap();
         assert_eq!(counted, grouped);
         assert_eq!(counted["calls"], 3);
+    }
+
+    #[test]
+    fn index_runs_that_overlap_in_one_process_both_succeed() {
+        use crate::tools::{Hub, HubConfig, Source, Unwatched};
+        let repo = tempfile::tempdir().unwrap();
+        for n in 0..200 {
+            std::fs::write(
+                repo.path().join(format!("module_{n}.py")),
+                format!("def handler_{n}():\n    return {n}\n"),
+            )
+            .unwrap();
+        }
+        let hub = Hub::open(
+            HubConfig::for_repo(repo.path(), None),
+            crate::hub::default_registry(),
+        )
+        .unwrap();
+        // a watcher's first run and an agent's call, say, both on a new graph
+        let outcomes: Vec<_> = std::thread::scope(|scope| {
+            let runs: Vec<_> = (0..2)
+                .map(|_| {
+                    scope.spawn(|| {
+                        hub.call_named_here(
+                            "cos_graph_index",
+                            serde_json::json!({}),
+                            Source::Cli,
+                            &Unwatched,
+                        )
+                        .map(|answer| answer.data["files"].clone())
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|run| run.join().unwrap()).collect()
+        });
+        for outcome in outcomes {
+            assert_eq!(outcome.unwrap(), 200);
+        }
     }
 }
