@@ -1,9 +1,10 @@
 //! Keeping the graph fresh while the hub serves (`cos serve`, `cos mcp`):
 //! one index at start, then a re-index whenever a source file under the
-//! repository changes (debounced), on a thread of its own. Only new and changed files are parsed again. Each
-//! run is a call of `cos_graph_index` through the tool runtime, like any
-//! other caller's: the module gate, the guard (a panic is contained and
-//! logged with its error id) and the forensic log apply.
+//! repository changes (debounced), on a thread of its own. Only new and
+//! changed files are parsed again. Each run is a call of `cos_graph_index`
+//! through the tool runtime, like any other caller's: the module gate, the
+//! guard (a panic is contained and logged with its error id) and the
+//! forensic log apply.
 
 use notify_debouncer_full::notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, DebouncedEvent, new_debouncer};

@@ -176,18 +176,9 @@ impl Tool for Search {
                 .collect::<Result<Vec<SearchHit>, ToolError>>()
         })?;
         let did_you_mean = if total == 0 {
-            let code_never_indexed = corpora
-                .iter()
-                .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
-                && crate::graph::revision(store)? == 0;
+            let graph_indexed = crate::graph::revision(store)? > 0;
             store.view(|c| {
-                notes.extend(empty_reasons(
-                    c,
-                    &query,
-                    &sieve,
-                    &collected,
-                    code_never_indexed,
-                )?);
+                notes.extend(empty_reasons(c, &query, &sieve, &collected, graph_indexed)?);
                 let revision = records::indexed_revision(c)?;
                 let names = items::names(c, store.path(), revision)?;
                 Ok::<_, ToolError>(close_names(&names, &query))
@@ -419,19 +410,23 @@ fn empty_reasons(
     query: &Query,
     sieve: &Sieve,
     collected: &collect::Collected,
-    code_never_indexed: bool,
+    graph_indexed: bool,
 ) -> Result<Vec<String>, ToolError> {
     let mut reasons = Vec::new();
+    let searched_code = sieve
+        .corpora
+        .iter()
+        .any(|c| matches!(c, Corpus::Symbols | Corpus::Code));
     let (items, files) = records::sizes(c)?;
-    if code_never_indexed {
+    if !graph_indexed && (searched_code || items + files == 0) {
         // documents and tasks may be in the index already: the code is not
         reasons.push(
             "the code is not indexed yet: index the repository (`cos index` or the cos_graph_index tool; `cos serve` and `cos mcp` index it at start and follow saves)"
                 .to_string(),
         );
-    } else if items == 0 && files == 0 {
+    } else if items + files == 0 {
         reasons.push(
-            "the index is empty: index the repository (`cos index`; `cos serve` and `cos mcp` index it at start and follow saves)"
+            "the index is empty: the repository holds no code, documents or tasks the hub reads yet"
                 .to_string(),
         );
     }
