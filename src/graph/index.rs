@@ -81,12 +81,33 @@ fn turn_for(database: &Path) -> Arc<Mutex<()>> {
         .clone()
 }
 
+/// Holds the turn of index runs on the database at `database` among
+/// processes (a `cos serve` and an agent's `cos mcp` on one repository both
+/// follow saves) until dropped: an advisory lock on a file beside it. None
+/// when that file cannot be had (a read-only state folder): the run then
+/// goes on, as it would have alone.
+fn lock_across_processes(database: &Path) -> Option<std::fs::File> {
+    let path = database.with_extension("graph-index.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .inspect_err(|error| tracing::warn!(%error, path = %path.display(), "index runs of other processes cannot be waited for"))
+        .ok()?;
+    file.lock()
+        .inspect_err(|error| tracing::warn!(%error, path = %path.display(), "index runs of other processes cannot be waited for"))
+        .ok()?;
+    Some(file)
+}
+
 /// Indexes `root` into `store`; `on_file` is called once per candidate file (for progress).
 ///
-/// Runs on one database take turns in a process (the watcher's and a
-/// caller's, say): what a run finds changed is read once it has its turn, so
-/// the second finds the first one's work done instead of writing it again
-/// (two first indexes at once failed on the files the other had written).
+/// Runs on one database take turns, in a process (the watcher's and a
+/// caller's, say) and across processes: what a run finds changed is read
+/// once it has its turn, so the second finds the first one's work done
+/// instead of writing it again (two first indexes at once failed on the
+/// files the other had written).
 pub fn index(
     store: &Store,
     root: &Path,
@@ -95,6 +116,7 @@ pub fn index(
 ) -> Result<IndexSummary, StoreError> {
     let turn = turn_for(store.path());
     let _turn = turn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _across_processes = lock_across_processes(store.path());
     let started = Instant::now();
     let (candidates, manifests) = walk(root);
     on_candidates(candidates.len() as u64);

@@ -88,6 +88,53 @@ fn run_with_stdin(repo: &std::path::Path, args: &[&str], stdin: &str) -> (i32, V
 }
 
 #[test]
+fn two_processes_indexing_one_new_repository_at_once_both_succeed() {
+    // a `cos serve` and an agent's `cos mcp` both index at start, say
+    let repo = tempfile::tempdir().unwrap();
+    for n in 0..400 {
+        std::fs::write(
+            repo.path().join(format!("module_{n}.py")),
+            format!("def handler_{n}():\n    return {n}\n"),
+        )
+        .unwrap();
+    }
+    // the database exists before both start, as when one hub already runs
+    assert!(
+        cos(repo.path())
+            .args(["module", "list"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let runs: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            cos(repo.path())
+                .arg("index")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for run in runs {
+        let output = run.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let (_, summary) = run_with_stdin(
+        repo.path(),
+        &["tool", "call", "cos_graph_index", "--budget", "none"],
+        "",
+    );
+    assert_eq!(summary["data"]["files"], 400, "{summary}");
+    assert_eq!(summary["data"]["parsed"], 0, "{summary}");
+}
+
+#[test]
 fn envelope_wrap_previews_the_agent_answer() {
     let repo = tempfile::tempdir().unwrap();
     let results: Vec<Value> = (0..3000)
