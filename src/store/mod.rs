@@ -154,6 +154,22 @@ pub struct Store {
     read_limit: Duration,
 }
 
+/// Puts a `.gitignore` of `*` in the state folder (as pytest and ruff do in
+/// their caches), so that a folder inside the repository (`.cos`, the
+/// default) never shows in `git status` nor gets committed with its database
+/// and the key that seals cursors. An existing one is left as it is; one
+/// that cannot be written only costs that convenience.
+fn keep_out_of_git(state_dir: &Path) {
+    let ignore = state_dir.join(".gitignore");
+    if ignore.exists() {
+        return;
+    }
+    if let Err(error) = std::fs::write(&ignore, "# the hub's state (cos-hub): never committed\n*\n")
+    {
+        tracing::warn!(%error, path = %ignore.display(), "the state folder may show in git status");
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) `state_dir/cos.db` and brings every area's
     /// schema in `schemas` up to date, in the order given.
@@ -168,6 +184,7 @@ impl Store {
     ) -> Result<Store, StoreError> {
         configure_sqlite_once();
         std::fs::create_dir_all(state_dir).map_err(StoreError::StateDir)?;
+        keep_out_of_git(state_dir);
         let path = state_dir.join("cos.db");
         let manager = SqliteConnectionManager::file(&path).with_init(move |connection| {
             connection.busy_timeout(BUSY_TIMEOUT)?;

@@ -88,6 +88,36 @@ fn run_with_stdin(repo: &std::path::Path, args: &[&str], stdin: &str) -> (i32, V
 }
 
 #[test]
+fn the_state_folder_stays_out_of_git() {
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .unwrap()
+    };
+    assert!(git(&["init", "-q"]).status.success());
+    std::fs::write(repo.path().join("app.py"), "def main():\n    pass\n").unwrap();
+    assert!(
+        cos(repo.path())
+            .arg("index")
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    assert!(repo.path().join(".cos/cos.db").exists());
+    let status =
+        String::from_utf8(git(&["status", "--porcelain", "--untracked-files=all"]).stdout).unwrap();
+    assert_eq!(
+        status.trim(),
+        "?? app.py",
+        "only the repository's own file: {status}"
+    );
+}
+
+#[test]
 fn two_processes_indexing_one_new_repository_at_once_both_succeed() {
     // a `cos serve` and an agent's `cos mcp` both index at start, say
     let repo = tempfile::tempdir().unwrap();
