@@ -175,8 +175,16 @@ impl Tool for Search {
                 .map(|found| hit_of(c, found, &highlighter))
                 .collect::<Result<Vec<SearchHit>, ToolError>>()
         })?;
+        let indexing = pending(context);
+        if indexing {
+            notes.push(
+                "an index run is under way (meta.pending): this answer may miss what it adds; ask again in a moment"
+                    .to_string(),
+            );
+        }
         let did_you_mean = if total == 0 {
-            let graph_indexed = crate::graph::revision(store)? > 0;
+            // a run under way says so above, rather than asking for one
+            let graph_indexed = indexing || crate::graph::revision(store)? > 0;
             store.view(|c| {
                 notes.extend(empty_reasons(c, &query, &sieve, &collected, graph_indexed)?);
                 let revision = records::indexed_revision(c)?;
@@ -191,7 +199,7 @@ impl Tool for Search {
         meta.insert("mode".into(), json!("lexical"));
         meta.insert("mode_reason".into(), json!(mode_reason(mode)));
         meta.insert("index_updated_at".into(), json!(updated_at));
-        meta.insert("pending".into(), json!(pending(context)));
+        meta.insert("pending".into(), json!(indexing));
         Ok(Answer::new(SearchAnswer {
             next_cursor: offsets.next(start, hits.len(), more),
             hits,
@@ -487,4 +495,41 @@ fn close_names(names: &items::Names, query: &Query) -> Vec<String> {
         .take(5)
         .map(|(_, name)| name.to_string())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::{Hub, HubConfig, Source, Unwatched};
+    use serde_json::json;
+
+    #[test]
+    fn an_answer_given_while_an_index_runs_says_it_may_be_incomplete() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(repo.path().join("app.py"), "def main():\n    pass\n").unwrap();
+        let hub = Hub::open(
+            HubConfig::for_repo(repo.path(), None),
+            crate::hub::default_registry(),
+        )
+        .unwrap();
+        let ask = || {
+            let answer = hub
+                .call_named_here("cos_search", json!({"q": "main"}), Source::Cli, &Unwatched)
+                .unwrap();
+            (answer.data, answer.meta)
+        };
+        let (before, meta) = ask();
+        assert_eq!(meta["pending"], false);
+        assert!(
+            before["notes"].to_string().contains("not indexed yet"),
+            "{before}"
+        );
+
+        // as the watcher marks its runs
+        hub.state().pending.set(crate::graph::PENDING, true);
+        let (during, meta) = ask();
+        assert_eq!(meta["pending"], true);
+        let notes = during["notes"].to_string();
+        assert!(notes.contains("an index run is under way"), "{notes}");
+        assert!(!notes.contains("not indexed yet"), "{notes}");
+    }
 }
