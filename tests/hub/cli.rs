@@ -24,6 +24,16 @@ fn address_in(line: &str) -> Option<String> {
     (!address.is_empty()).then_some(address)
 }
 
+/// `cos index` of `repo`, which must succeed.
+fn index(repo: &std::path::Path) {
+    let output = cos(repo).arg("index").output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// `cos serve` of `repo` on a free port, its stderr piped for the address.
 pub(crate) fn serve_on_any_port(repo: &std::path::Path) -> std::process::Child {
     cos(repo)
@@ -99,14 +109,7 @@ fn the_state_folder_stays_out_of_git() {
     };
     assert!(git(&["init", "-q"]).status.success());
     std::fs::write(repo.path().join("app.py"), "def main():\n    pass\n").unwrap();
-    assert!(
-        cos(repo.path())
-            .arg("index")
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
+    index(repo.path());
     assert!(repo.path().join(".cos/cos.db").exists());
     let status =
         String::from_utf8(git(&["status", "--porcelain", "--untracked-files=all"]).stdout).unwrap();
@@ -365,14 +368,7 @@ fn search_prints_a_readable_list_or_the_envelope() {
         "def open_connection():\n    pass\n\ndef reconnect():\n    open_connection()\n",
     )
     .unwrap();
-    assert!(
-        cos(repo.path())
-            .arg("index")
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
+    index(repo.path());
     let output = cos(repo.path())
         .args(["search", "openConnection"])
         .output()

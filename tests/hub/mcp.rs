@@ -364,16 +364,7 @@ async fn every_tool_over_stdio() {
         .unwrap();
     assert!(output.status.success());
 
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cos"));
-    command
-        .arg("mcp")
-        .arg(repo.path())
-        .env_remove("COS_STATE_DIR")
-        .env("RUST_LOG", "warn");
-    let client =
-        ().serve(TokioChildProcess::new(command).unwrap())
-            .await
-            .expect("initialize over stdio");
+    let client = stdio_client(repo.path()).await;
     let info = client.peer_info().expect("server info after initialize");
     assert_eq!(
         info.server_info.as_ref().map(|s| s.name.as_str()),
@@ -393,6 +384,19 @@ async fn every_tool_over_stdio() {
     }
     exercise(&client).await;
     client.cancel().await.unwrap();
+}
+
+/// An MCP client of `cos mcp` serving `repo` over stdio, as agents start it.
+async fn stdio_client(repo: &Path) -> Client {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cos"));
+    command
+        .arg("mcp")
+        .arg(repo)
+        .env_remove("COS_STATE_DIR")
+        .env("RUST_LOG", "warn");
+    ().serve(TokioChildProcess::new(command).unwrap())
+        .await
+        .expect("initialize over stdio")
 }
 
 /// The paths of the symbols `cos_search` finds for `name`, asked over `client`
@@ -423,16 +427,7 @@ async fn over_stdio_the_code_is_indexed_and_saved_files_are_found_without_an_ind
         "def first_handler():\n    pass\n",
     )
     .unwrap();
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cos"));
-    command
-        .arg("mcp")
-        .arg(repo.path())
-        .env_remove("COS_STATE_DIR")
-        .env("RUST_LOG", "warn");
-    let client =
-        ().serve(TokioChildProcess::new(command).unwrap())
-            .await
-            .expect("initialize over stdio");
+    let client = stdio_client(repo.path()).await;
     // nobody calls cos_graph_index: the session indexes the repository itself
     let patience = Duration::from_secs(30);
     assert_eq!(
