@@ -184,9 +184,15 @@ impl Tool for Search {
         }
         let did_you_mean = if total == 0 {
             // a run under way says so above, rather than asking for one
-            let graph_indexed = indexing || crate::graph::revision(store)? > 0;
+            let graph_indexed_or_indexing = indexing || crate::graph::revision(store)? > 0;
             store.view(|c| {
-                notes.extend(empty_reasons(c, &query, &sieve, &collected, graph_indexed)?);
+                notes.extend(empty_reasons(
+                    c,
+                    &query,
+                    &sieve,
+                    &collected,
+                    graph_indexed_or_indexing,
+                )?);
                 let revision = records::indexed_revision(c)?;
                 let names = items::names(c, store.path(), revision)?;
                 Ok::<_, ToolError>(close_names(&names, &query))
@@ -418,7 +424,7 @@ fn empty_reasons(
     query: &Query,
     sieve: &Sieve,
     collected: &collect::Collected,
-    graph_indexed: bool,
+    graph_indexed_or_indexing: bool,
 ) -> Result<Vec<String>, ToolError> {
     let mut reasons = Vec::new();
     let searched_code = sieve
@@ -426,7 +432,7 @@ fn empty_reasons(
         .iter()
         .any(|c| matches!(c, Corpus::Symbols | Corpus::Code));
     let (items, files) = records::sizes(c)?;
-    if !graph_indexed && (searched_code || items + files == 0) {
+    if !graph_indexed_or_indexing && (searched_code || items + files == 0) {
         // documents and tasks may be in the index already: the code is not
         reasons.push(
             "the code is not indexed yet: index the repository (`cos index` or the cos_graph_index tool; `cos serve` and `cos mcp` index it at start and follow saves)"
