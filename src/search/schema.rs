@@ -25,8 +25,11 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
 ///   which makes a cold index about three times faster than FTS5's own
 ///   trigram tokenizer (that one tokenizes every position).
 /// - `search_sources`: the revision of each source area the index last
-///   caught up with, and when; and one row, `writes`, counting the index's
-///   commits, so the index's revision (the sum) moves with each of them.
+///   caught up with, and when; and a row per source, `writes:<source>`,
+///   counting the commits that rewrote its units, so the index's revision
+///   (the sum) moves with each of them and a source's count names one state
+///   of its units (a database made before kept a single `writes` row, which
+///   stays as it is).
 const SEARCH: &str = "
 CREATE TABLE search_units (
     unit        TEXT PRIMARY KEY,

@@ -193,7 +193,7 @@ impl Tool for Search {
                     &collected,
                     graph_indexed_or_indexing,
                 )?);
-                let revision = records::indexed_revision(c)?;
+                // the names of the revision the query read
                 let names = items::names(c, store.path(), revision)?;
                 Ok::<_, ToolError>(close_names(&names, &query))
             })?
