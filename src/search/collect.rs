@@ -136,10 +136,10 @@ pub fn collect(
     })
 }
 
-/// The items matching the query's words, in the word index's order; past
+/// The items matching the query's words, ascending by row id; past
 /// MAX_ITEMS, the MAX_ITEMS with the best BM25 (ties by row id) of the first
-/// MAX_ITEMS_READ. Only row ids and scores come from the index: the items
-/// themselves are kept in memory for the revision read (`items`).
+/// MAX_ITEMS_READ. The word index is kept in memory for the revision read
+/// (`items`).
 fn items_of(
     c: &Connection,
     query: &Query,
@@ -148,27 +148,24 @@ fn items_of(
 ) -> Result<Collected, ToolError> {
     let mut collected = Collected::default();
     let wants_items = sieve.corpora.iter().any(|c| *c != Corpus::Code);
-    let Some(expression) = matching::word_expression(query).filter(|_| wants_items) else {
+    let Some(words) = matching::word_query(query).filter(|_| wants_items) else {
         return Ok(collected);
     };
-    let mut scores = records::scores_matching(c, &expression, MAX_ITEMS_READ)?;
-    if scores.len() > MAX_ITEMS {
-        scores.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        scores.truncate(MAX_ITEMS);
+    let index = items::word_index(c, sieve.database, revision)?;
+    let mut scored = index.search(&words, MAX_ITEMS_READ);
+    if scored.len() > MAX_ITEMS {
+        scored.sort_by(|a, b| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id)));
+        scored.truncate(MAX_ITEMS);
         collected.capped = true;
         collected.notes.push(format!(
             "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
         ));
     }
-    let ids: Vec<i64> = scores.iter().map(|(id, _)| *id).collect();
-    let found = items::items(c, sieve.database, revision, &ids)?;
     collected.found.extend(
-        scores
+        scored
             .into_iter()
-            .zip(found)
-            .filter_map(|((id, bm25), item)| Some((id, bm25, item?)))
-            .filter(|(_, _, item)| sieve.item_passes(item))
-            .map(|(id, bm25, item)| Found::Item(records::FoundItem { id, item, bm25 })),
+            .filter(|hit| sieve.item_passes(&hit.item))
+            .map(Found::Item),
     );
     Ok(collected)
 }
@@ -503,8 +500,9 @@ mod tests {
     #[test]
     fn many_matching_items_are_cut_to_the_best_by_bm25_then_row_id() {
         let c = Connection::open_in_memory().unwrap();
-        c.execute_batch(crate::search::schema::MIGRATIONS[0].sql)
-            .unwrap();
+        for migration in crate::search::schema::MIGRATIONS {
+            c.execute_batch(migration.sql).unwrap();
+        }
         for n in 0..(MAX_ITEMS + 150) {
             // names weigh most: some items hold the word in their name, the
             // rest in their body, repeated a varying number of times
@@ -525,9 +523,8 @@ mod tests {
                 status: None,
                 body: String::new(),
             };
-            let id = records::add_item(&c, "unit", &item).unwrap();
             let words = format!("{name} {}", if n % 7 == 0 { "admin" } else { "" });
-            records::add_words(&c, id, [&words, "p", &body]).unwrap();
+            records::add_item(&c, "unit", &item, &[words, "p".into(), body]).unwrap();
         }
         let query = crate::search::query::parsed_for_tests("admin");
         // the kept items' key: no other test's database
@@ -536,16 +533,10 @@ mod tests {
         let collected = items_of(&c, &query, &sieve, 1).unwrap();
         assert!(collected.capped);
         // the definition: every match read whole, sorted, cut
-        let mut every: Vec<records::FoundItem> =
-            records::scores_matching(&c, "\"admin\"", usize::MAX)
-                .unwrap()
-                .into_iter()
-                .map(|(id, bm25)| records::FoundItem {
-                    id,
-                    item: std::sync::Arc::new(records::item(&c, id).unwrap().unwrap()),
-                    bm25,
-                })
-                .collect();
+        let words = matching::word_query(&query).unwrap();
+        let mut every = items::word_index(&c, database, 1)
+            .unwrap()
+            .search(&words, usize::MAX);
         assert_eq!(every.len(), MAX_ITEMS + 150);
         every.sort_by(|a, b| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id)));
         every.truncate(MAX_ITEMS);

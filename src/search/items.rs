@@ -1,40 +1,35 @@
-//! The items (symbols, sections, tasks) a query found, kept in memory by
-//! row id between queries, so a query reads only row ids and BM25 from the
-//! word index instead of joining every match to its row. Keyed by the
-//! database and the index's revision, which moves with every commit of the
-//! index (a catch-up's batches included): a row id names one item within a
-//! revision, never across two. Bounded in bytes, dropped whole when the
-//! revision moves. Beside them, once read, the distinct names of every
-//! item, which a query that found nothing is compared with ("did you
-//! mean"): one read of them per revision instead of one per such query.
+//! The items (symbols, sections, tasks) and their words, kept in memory
+//! between the queries of a process as the word index (`postings`) a query
+//! matches and scores. When the index's revision moves, the kept index is
+//! brought level by the row ids that came and went: ids are never reused
+//! (`AUTOINCREMENT`), so an id names one item for good and only new ids are
+//! read. Beside it, once read, the distinct names of every item, which a
+//! query that found nothing is compared with ("did you mean"): one read of
+//! them per revision instead of one per such query.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
-use super::kept::{self, Bounded, Keyed};
-use super::records::{self, Item};
+use super::kept::{self, Keyed};
+use super::postings::WordIndex;
+use super::records;
 use crate::store::StoreError;
 
-/// Bytes of items kept at most (Django's 57,574 items weigh about 16 MiB).
-const MAX_BYTES: usize = 48 << 20;
 /// Bytes of names kept at most (Django's 33,353 distinct names weigh about
 /// 3.5 MiB); past it they are read again for each query that needs them.
 const MAX_NAME_BYTES: usize = 32 << 20;
+/// New items past this many are read in one pass over the table rather
+/// than one by one.
+const READ_ONE_BY_ONE: usize = 2_000;
+/// Dead slots a kept index may hold beyond its live ones before it is
+/// built afresh.
+const DEAD_ALLOWANCE: usize = 4_096;
 
 struct Kept {
-    items: Bounded<i64, Arc<Item>>,
+    words: Arc<WordIndex>,
     names: Option<Arc<Names>>,
-}
-
-/// What is kept for `database` at `revision`, started afresh when what was
-/// kept belongs to another.
-fn current<'k>(kept: &'k mut Option<Keyed<Kept>>, database: &Path, revision: i64) -> &'k mut Kept {
-    kept::current(kept, database, revision, || Kept {
-        items: Bounded::new(MAX_BYTES),
-        names: None,
-    })
 }
 
 /// The distinct names of the items, each beside its lower-cased form, in
@@ -76,8 +71,10 @@ pub fn names(c: &Connection, database: &Path, revision: i64) -> Result<Arc<Names
         return Ok(names);
     }
     let names = Arc::new(Names::of(records::distinct_names(c)?));
-    if names.bytes <= MAX_NAME_BYTES {
-        current(&mut lock(), database, revision).names = Some(names.clone());
+    if names.bytes <= MAX_NAME_BYTES
+        && let Some(kept) = kept::for_them(lock().as_mut(), database, revision)
+    {
+        kept.names = Some(names.clone());
     }
     Ok(names)
 }
@@ -88,53 +85,63 @@ fn lock() -> std::sync::MutexGuard<'static, Option<Keyed<Kept>>> {
     KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The items of row ids `ids` in the index at `revision` of the database at
-/// `database`, one for each id asked (None: no such row).
-pub fn items(
+/// The word index of the items at `revision` of the database at `database`.
+pub fn word_index(
     c: &Connection,
     database: &Path,
     revision: i64,
-    ids: &[i64],
-) -> Result<Vec<Option<Arc<Item>>>, StoreError> {
-    let mut found: Vec<(i64, Option<Arc<Item>>)> = {
-        let mut kept = lock();
-        let known = kept::for_them(kept.as_mut(), database, revision);
-        let known = known.as_deref();
-        ids.iter()
-            .map(|id| (*id, known.and_then(|k| k.items.get(id))))
-            .collect()
+) -> Result<Arc<WordIndex>, StoreError> {
+    let mut kept = lock();
+    if let Some(kept) = kept::for_them(kept.as_mut(), database, revision) {
+        return Ok(kept.words.clone());
+    }
+    let mut words = kept::take_for(&mut kept, database)
+        .map(|kept| kept.words)
+        .unwrap_or_default();
+    // queries still reading the index before keep theirs: this one is copied
+    level(Arc::make_mut(&mut words), c)?;
+    let value = Kept {
+        words: words.clone(),
+        names: None,
     };
-    let mut read = Vec::new();
-    for (id, item) in found.iter_mut().filter(|(_, item)| item.is_none()) {
-        if let Some(row) = records::item(c, *id)? {
-            let row = Arc::new(row);
-            read.push((*id, row.clone()));
-            *item = Some(row);
-        }
-    }
-    if !read.is_empty() {
-        let mut kept = lock();
-        let kept = current(&mut kept, database, revision);
-        for (id, item) in read {
-            let size = weight(&item);
-            kept.items.insert(id, item, size);
-        }
-    }
-    Ok(found.into_iter().map(|(_, item)| item).collect())
+    kept::keep(&mut kept, database, revision, value);
+    Ok(words)
 }
 
-/// About what an item takes in memory: its text and the map's entry.
-fn weight(item: &Item) -> usize {
-    let optional = |text: &Option<String>| text.as_ref().map_or(0, String::len);
-    128 + item.corpus.len()
-        + item.kind.len()
-        + item.name.len()
-        + item.name_parts.len()
-        + item.target.len()
-        + item.body.len()
-        + optional(&item.path)
-        + optional(&item.lang)
-        + optional(&item.status)
+/// Brings `index` level with the items `c` sees: lets go of the ids gone,
+/// reads the ids it does not hold.
+fn level(index: &mut WordIndex, c: &Connection) -> Result<(), StoreError> {
+    let ids = records::item_ids(c)?;
+    let gone: Vec<i64> = index
+        .ids()
+        .filter(|id| ids.binary_search(id).is_err())
+        .collect();
+    for id in gone {
+        index.remove(id);
+    }
+    if index.dead() > index.len() + DEAD_ALLOWANCE {
+        *index = WordIndex::default();
+    }
+    let new: Vec<i64> = ids.into_iter().filter(|id| !index.holds(*id)).collect();
+    let mut add = |id: i64, item: records::Item, words: &str| {
+        let mut fields = words.split('\n');
+        let fields = [(); super::postings::FIELDS].map(|_| fields.next().unwrap_or_default());
+        index.add(id, Arc::new(item), fields);
+    };
+    if new.len() > READ_ONE_BY_ONE {
+        records::each_item_with_words(c, |id, item, words| {
+            if new.binary_search(&id).is_ok() {
+                add(id, item, words);
+            }
+        })
+    } else {
+        for id in new {
+            if let Some((item, words)) = records::item_with_words(c, id)? {
+                add(id, item, &words);
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -142,43 +149,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_item_is_read_once_per_revision_and_again_at_the_next() {
+    fn a_moved_revision_reads_the_new_items_and_lets_go_of_the_gone() {
         let c = Connection::open_in_memory().unwrap();
-        c.execute_batch(crate::search::schema::MIGRATIONS[0].sql)
+        for migration in crate::search::schema::MIGRATIONS {
+            c.execute_batch(migration.sql).unwrap();
+        }
+        let add = |name: &str| {
+            let item = records::Item {
+                corpus: "tasks".into(),
+                kind: "task".into(),
+                name: name.into(),
+                name_parts: name.into(),
+                target: name.into(),
+                path: None,
+                line: None,
+                lang: None,
+                status: Some("ready".into()),
+                body: String::new(),
+            };
+            records::add_item(
+                &c,
+                name,
+                &item,
+                &[name.into(), String::new(), "shared".into()],
+            )
             .unwrap();
-        let item = |name: &str| Item {
-            corpus: "tasks".into(),
-            kind: "task".into(),
-            name: name.into(),
-            name_parts: name.into(),
-            target: name.into(),
-            path: None,
-            line: None,
-            lang: None,
-            status: Some("ready".into()),
-            body: String::new(),
         };
-        let id = records::add_item(&c, "unit", &item("first")).unwrap();
+        add("first");
+        add("second");
         let here = Path::new("/nowhere/items-test.db");
-        let names = |revision: i64| -> Vec<Option<String>> {
-            items(&c, here, revision, &[id, id + 100])
+        let names = |revision: i64| -> Vec<String> {
+            let query = crate::search::postings::WordQuery {
+                required: vec![vec![crate::search::postings::Phrase {
+                    words: vec!["shared".into()],
+                    prefix: false,
+                }]],
+                excluded: Vec::new(),
+            };
+            word_index(&c, here, revision)
                 .unwrap()
-                .into_iter()
-                .map(|item| item.map(|item| item.name.clone()))
+                .search(&query, usize::MAX)
+                .iter()
+                .map(|hit| hit.item.name.clone())
                 .collect()
         };
-        let first = vec![Some("first".to_string()), None];
-        assert_eq!(names(1), first, "an id with no row is None");
-        c.execute(
-            "UPDATE search_items SET name = 'second' WHERE id = ?1",
-            [id],
-        )
-        .unwrap();
-        assert_eq!(names(1), first, "kept within the revision");
+        assert_eq!(names(1), ["first", "second"]);
+        c.execute("DELETE FROM search_items WHERE unit = 'first'", [])
+            .unwrap();
+        add("first");
+        assert_eq!(names(1), ["first", "second"], "kept within the revision");
+        assert_eq!(names(2), ["second", "first"], "new ids come after");
+        let index = word_index(&c, here, 2).unwrap();
         assert_eq!(
-            names(2),
-            [Some("second".to_string()), None],
-            "read again at the next"
+            (index.len(), index.dead()),
+            (2, 1),
+            "brought level, not built again"
         );
     }
 

@@ -28,6 +28,23 @@ pub fn for_them<'k, T>(
         .map(|k| &mut k.value)
 }
 
+/// The value kept for `database` at any revision, taken out: what a moved
+/// revision can be brought level from, instead of made afresh.
+pub fn take_for<T>(kept: &mut Option<Keyed<T>>, database: &Path) -> Option<T> {
+    kept.take()
+        .filter(|k| k.database == database)
+        .map(|k| k.value)
+}
+
+/// `value`, kept for `database` at `revision`.
+pub fn keep<T>(kept: &mut Option<Keyed<T>>, database: &Path, revision: i64, value: T) {
+    *kept = Some(Keyed {
+        database: database.to_path_buf(),
+        revision,
+        value,
+    });
+}
+
 /// The value kept for `database` at `revision`, made afresh by `fresh`
 /// when what was kept belongs to another.
 pub fn current<'k, T>(

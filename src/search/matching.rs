@@ -1,47 +1,44 @@
-//! What a parsed query becomes before it meets the index: an FTS5
-//! expression over the word index (every term quoted, so user text is never
-//! MATCH syntax), a trigram prefilter over code text (Zoekt's idea: a
+//! What a parsed query becomes before it meets the index: phrases for the
+//! word index (user text is only ever words to look up), a trigram prefilter over code text (Zoekt's idea: a
 //! substring or a regex's required literals as trigrams), and the matcher
 //! that verifies a candidate line and says where it matched.
 
 use super::compiled::Shared as Regex;
 use super::grams;
+use super::postings::{Phrase, WordQuery};
 use super::query::{Query, Term};
 use super::words;
 use regex_syntax::hir::{Hir, HirKind};
 
-/// The FTS5 expression over the word index, or None when no term holds a word.
-pub fn word_expression(query: &Query) -> Option<String> {
-    let wanted: Vec<String> = query.terms.iter().filter_map(term_expression).collect();
-    if wanted.is_empty() {
+/// What the query asks of the word index, or None when no term holds a word.
+pub fn word_query(query: &Query) -> Option<WordQuery> {
+    let required: Vec<Vec<Phrase>> = query.terms.iter().filter_map(term_phrases).collect();
+    if required.is_empty() {
         return None;
     }
-    let mut expression = wanted.join(" AND ");
-    for term in &query.excluded {
-        if let Some(unwanted) = term_expression(term) {
-            expression = format!("({expression}) NOT {unwanted}");
-        }
-    }
-    Some(expression)
+    let excluded = query.excluded.iter().filter_map(term_phrases).collect();
+    Some(WordQuery { required, excluded })
 }
 
 /// One term: its parts as a phrase; for a single identifier of several
-/// parts, its joined form too (the index keeps both).
-fn term_expression(term: &Term) -> Option<String> {
-    let star = if term.prefix { "*" } else { "" };
+/// parts, its joined form first (the index keeps both).
+fn term_phrases(term: &Term) -> Option<Vec<Phrase>> {
     let runs: Vec<Vec<String>> = words::runs(&term.text)
         .map(|(_, run)| words::parts(run))
         .filter(|parts| !parts.is_empty())
         .collect();
-    let parts: Vec<&str> = runs.iter().flatten().map(String::as_str).collect();
+    let parts: Vec<String> = runs.iter().flatten().cloned().collect();
     if parts.is_empty() {
         return None;
     }
-    let phrase = format!("\"{}\"{star}", parts.join(" "));
+    let phrase = |words: Vec<String>| Phrase {
+        words,
+        prefix: term.prefix,
+    };
     if !term.phrase && runs.len() == 1 && parts.len() > 1 {
-        return Some(format!("(\"{}\"{star} OR {phrase})", parts.concat()));
+        return Some(vec![phrase(vec![parts.concat()]), phrase(parts)]);
     }
-    Some(phrase)
+    Some(vec![phrase(parts)])
 }
 
 /// The spellings a term may have in code text, matched without regard to
@@ -261,21 +258,39 @@ mod tests {
         crate::search::query::parsed_for_tests(text)
     }
 
+    /// The phrases of each term, as `word word*`, terms apart by ` | `.
+    fn phrases(query: &WordQuery) -> (String, String) {
+        let terms = |terms: &[Vec<Phrase>]| -> String {
+            let term = |phrases: &Vec<Phrase>| -> String {
+                let phrase = |p: &Phrase| {
+                    format!("{}{}", p.words.join(" "), if p.prefix { "*" } else { "" })
+                };
+                phrases.iter().map(phrase).collect::<Vec<_>>().join(" or ")
+            };
+            terms.iter().map(term).collect::<Vec<_>>().join(" | ")
+        };
+        (terms(&query.required), terms(&query.excluded))
+    }
+
     #[test]
-    fn word_expressions_quote_every_term() {
+    fn word_queries_are_phrases_of_each_terms_parts() {
+        let words = |text: &str| word_query(&query(text)).map(|q| phrases(&q));
         assert_eq!(
-            word_expression(&query("parseHttpRequest")).unwrap(),
-            r#"("parsehttprequest" OR "parse http request")"#
+            words("parseHttpRequest").unwrap(),
+            (
+                "parsehttprequest or parse http request".into(),
+                String::new()
+            )
         );
         assert_eq!(
-            word_expression(&query(r#"auth* "select related" -test"#)).unwrap(),
-            r#"("auth"* AND "select related") NOT "test""#
+            words(r#"auth* "select related" -test"#).unwrap(),
+            ("auth* | select related".into(), "test".into())
         );
         assert_eq!(
-            word_expression(&query("foo(bar x AND")).unwrap(),
-            r#""foo bar" AND "x" AND "and""#
+            words("foo(bar x AND").unwrap(),
+            ("foo bar | x | and".into(), String::new())
         );
-        assert_eq!(word_expression(&query("->>")), None);
+        assert_eq!(words("->>"), None);
     }
 
     #[test]

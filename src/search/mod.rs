@@ -6,9 +6,9 @@
 //! copy of what the graph, the board and the documents hold, which it
 //! follows by their revisions (`sync.rs`) through their public read
 //! functions. It never writes another area's tables, and they never call
-//! it. The query language is `query.rs`, what it becomes before SQLite sees
-//! it `matching.rs` (every term quoted), the ordering `rank.rs`. It knows
-//! nothing of HTTP or MCP.
+//! it. The query language is `query.rs`, what it becomes before the index
+//! sees it `matching.rs`, the word index kept in memory `postings.rs`, the
+//! ordering `rank.rs`. It knows nothing of HTTP or MCP.
 
 mod collect;
 mod compiled;
@@ -17,6 +17,7 @@ mod items;
 mod kept;
 mod matching;
 pub mod model;
+mod postings;
 pub mod query;
 mod rank;
 mod records;

@@ -6,8 +6,9 @@
 
 use std::cmp::Ordering;
 
+use super::postings::Scored;
 use super::query::Query;
-use super::records::{FoundItem, Item};
+use super::records::Item;
 use super::words;
 
 /// A line of code text that matched, with where (byte ranges in `text`).
@@ -22,7 +23,7 @@ pub struct CodeLine {
 
 #[derive(Debug, Clone)]
 pub enum Found {
-    Item(FoundItem),
+    Item(Scored),
     Line(CodeLine),
 }
 
@@ -273,7 +274,7 @@ mod tests {
     }
 
     fn item(corpus: &str, kind: &str, name: &str, path: &str, bm25: f64) -> Found {
-        Found::Item(FoundItem {
+        Found::Item(Scored {
             id: 0,
             item: std::sync::Arc::new(Item {
                 corpus: corpus.into(),

@@ -1,6 +1,6 @@
 //! Every statement the search index runs: units and their fingerprints,
 //! items and their words, file texts and their trigrams, the sources'
-//! revisions, and the two lookups a query makes.
+//! revisions, and the reads a query makes.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
@@ -30,16 +30,6 @@ pub struct Item {
     pub status: Option<String>,
     /// Text snippets come from: a section's or task's text, a symbol's qualified name.
     pub body: String,
-}
-
-/// An item a word query found, with its BM25 (lower is better).
-#[derive(Debug, Clone)]
-pub struct FoundItem {
-    /// Its row, for its body (read only for the hits an answer shows).
-    pub id: i64,
-    /// The item, its body left empty (shared with the items kept in memory).
-    pub item: std::sync::Arc<Item>,
-    pub bm25: f64,
 }
 
 /// The revision of `source` the index last caught up with.
@@ -113,13 +103,9 @@ pub fn units(c: &Connection, prefix: &str) -> Result<HashMap<String, String>, St
     })
 }
 
-/// Forgets a unit: its items, their words, its file text and trigrams.
+/// Forgets a unit: its items, its file text and trigrams.
 pub fn remove_unit(c: &Connection, unit: &str, file: Option<&str>) -> Result<(), StoreError> {
     sql(c, || {
-        c.prepare_cached(
-            "DELETE FROM search_words WHERE rowid IN (SELECT id FROM search_items WHERE unit = ?1)",
-        )?
-        .execute([unit])?;
         c.prepare_cached("DELETE FROM search_items WHERE unit = ?1")?
             .execute([unit])?;
         if let Some(path) = file {
@@ -144,12 +130,18 @@ pub fn set_unit(c: &Connection, unit: &str, fingerprint: &str) -> Result<(), Sto
     })
 }
 
-/// Adds an item of `unit`; answers its row id, for its words.
-pub fn add_item(c: &Connection, unit: &str, item: &Item) -> Result<i64, StoreError> {
+/// Adds an item of `unit` with its words (name, path, body: each
+/// `words::index_words`, so without line breaks).
+pub fn add_item(
+    c: &Connection,
+    unit: &str,
+    item: &Item,
+    words: &[String; 3],
+) -> Result<(), StoreError> {
     sql(c, || {
         c.prepare_cached(
-            "INSERT INTO search_items(unit, corpus, kind, name, name_parts, target, path, line, lang, status, body)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO search_items(unit, corpus, kind, name, name_parts, target, path, line, lang, status, body, words)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?
         .execute(params![
             unit,
@@ -162,19 +154,9 @@ pub fn add_item(c: &Connection, unit: &str, item: &Item) -> Result<i64, StoreErr
             item.line,
             item.lang,
             item.status,
-            item.body
-        ])?;
-        Ok(c.last_insert_rowid())
-    })
-}
-
-/// An item's words (name, path, body), under its row id.
-pub fn add_words(c: &Connection, id: i64, words: [&str; 3]) -> Result<(), StoreError> {
-    sql(c, || {
-        c.prepare_cached(
-            "INSERT INTO search_words(rowid, name, path, body) VALUES (?1, ?2, ?3, ?4)",
-        )?
-        .execute(params![id, words[0], words[1], words[2]])
+            item.body,
+            words.join("\n")
+        ])
         .map(|_| ())
     })
 }
@@ -197,8 +179,7 @@ pub fn add_grams(c: &Connection, id: i64, grams: &str) -> Result<(), StoreError>
     })
 }
 
-/// The first nine columns of a row of `search_items` (corpus to status) as
-/// an item, its body left empty.
+/// A row of `ITEM_WITH_WORDS` as an item.
 fn item_of(row: &rusqlite::Row) -> rusqlite::Result<Item> {
     Ok(Item {
         corpus: row.get(0)?,
@@ -210,47 +191,42 @@ fn item_of(row: &rusqlite::Row) -> rusqlite::Result<Item> {
         line: row.get(6)?,
         lang: row.get(7)?,
         status: row.get(8)?,
-        body: String::new(),
+        body: row.get(11)?,
     })
 }
 
-/// The ids and BM25 of the items matching `expression`, in FTS5's order, at
-/// most `limit`: choosing the best of many reads no item until it is chosen.
-pub fn scores_matching(
-    c: &Connection,
-    expression: &str,
-    limit: usize,
-) -> Result<Vec<(i64, f64)>, StoreError> {
+/// The row ids of every item, ascending.
+pub fn item_ids(c: &Connection) -> Result<Vec<i64>, StoreError> {
     sql(c, || {
-        let mut statement = c.prepare_cached(
-            "SELECT rowid, bm25(search_words, 10.0, 3.0, 1.0) FROM search_words
-             WHERE search_words MATCH ?1",
-        )?;
-        let rows =
-            statement.query_map(params![expression], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.take(limit).collect()
+        let mut statement = c.prepare_cached("SELECT id FROM search_items ORDER BY id")?;
+        let rows = statement.query_map([], |row| row.get(0))?;
+        rows.collect()
     })
 }
 
-/// The item with row id `id`, its body left empty.
-pub fn item(c: &Connection, id: i64) -> Result<Option<Item>, StoreError> {
-    sql(c, || {
-        c.prepare_cached(
-            "SELECT corpus, kind, name, name_parts, target, path, line, lang, status
-             FROM search_items WHERE id = ?1",
-        )?
-        .query_row([id], item_of)
-        .optional()
-    })
-}
+const ITEM_WITH_WORDS: &str = "SELECT corpus, kind, name, name_parts, target, path, line, lang, status, words, id, body FROM search_items";
 
-/// An item's body: a section's or task's text, a symbol's definition line.
-pub fn item_body(c: &Connection, id: i64) -> Result<String, StoreError> {
+/// The item of row `id` and its words, one field a line.
+pub fn item_with_words(c: &Connection, id: i64) -> Result<Option<(Item, String)>, StoreError> {
     sql(c, || {
-        c.prepare_cached("SELECT body FROM search_items WHERE id = ?1")?
-            .query_row([id], |row| row.get(0))
+        c.prepare_cached(&format!("{ITEM_WITH_WORDS} WHERE id = ?1"))?
+            .query_row([id], |row| Ok((item_of(row)?, row.get(9)?)))
             .optional()
-            .map(Option::unwrap_or_default)
+    })
+}
+
+/// Every item with its row id and words, in one pass.
+pub fn each_item_with_words(
+    c: &Connection,
+    mut visit: impl FnMut(i64, Item, &str),
+) -> Result<(), StoreError> {
+    sql(c, || {
+        let mut statement = c.prepare_cached(ITEM_WITH_WORDS)?;
+        let mut rows = statement.query([])?;
+        while let Some(row) = rows.next()? {
+            visit(row.get(10)?, item_of(row)?, row.get_ref(9)?.as_str()?);
+        }
+        Ok(())
     })
 }
 
@@ -333,14 +309,12 @@ pub fn all_paths(c: &Connection) -> Result<Vec<String>, StoreError> {
     })
 }
 
-/// Merges each full-text index into one segment (FTS5's `optimize`), and
+/// Merges the trigram index into one segment (FTS5's `optimize`), and
 /// lets FTS5 merge segments as they come again (its default, 4).
 pub fn merge_segments(c: &Connection) -> Result<(), StoreError> {
     sql(c, || {
         c.execute_batch(
-            "INSERT INTO search_words(search_words) VALUES ('optimize');
-             INSERT INTO search_trigrams(search_trigrams) VALUES ('optimize');
-             INSERT INTO search_words(search_words, rank) VALUES ('automerge', 4);
+            "INSERT INTO search_trigrams(search_trigrams) VALUES ('optimize');
              INSERT INTO search_trigrams(search_trigrams, rank) VALUES ('automerge', 4);",
         )
     })
@@ -351,10 +325,11 @@ pub fn merge_segments(c: &Connection) -> Result<(), StoreError> {
 /// and again on the way.
 pub fn defer_merging(c: &Connection) -> Result<(), StoreError> {
     sql(c, || {
-        c.execute_batch(
-            "INSERT INTO search_words(search_words, rank) VALUES ('automerge', 0);
-             INSERT INTO search_trigrams(search_trigrams, rank) VALUES ('automerge', 0);",
+        c.execute(
+            "INSERT INTO search_trigrams(search_trigrams, rank) VALUES ('automerge', 0)",
+            [],
         )
+        .map(|_| ())
     })
 }
 

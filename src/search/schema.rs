@@ -4,19 +4,27 @@
 
 use crate::store::Migration;
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "search",
-    sql: SEARCH,
-    legacy_version: None,
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "search",
+        sql: SEARCH,
+        legacy_version: None,
+    },
+    Migration {
+        version: 2,
+        name: "search words in memory",
+        sql: WORDS_IN_MEMORY,
+        legacy_version: None,
+    },
+];
 
+/// The first version's tables; `WORDS_IN_MEMORY` changes them.
 /// - `search_units`: what each indexed unit (a file, a task, a document)
 ///   was built from, so a refresh re-indexes only what changed.
-/// - `search_items` and `search_words`: symbols, document sections and
-///   tasks, with their identifier-aware words (parts and joined forms) in a
-///   contentless FTS5 table, one column per field so BM25 weighs names above
-///   bodies.
+/// - `search_items`: symbols, document sections and tasks (and, until
+///   `WORDS_IN_MEMORY`, `search_words`: their identifier-aware words in a
+///   contentless FTS5 table, one column per field).
 /// - `search_files` and `search_trigrams`: the text of every indexed file
 ///   and the set of its lower-cased trigrams, each as a 32-bit hash token
 ///   (rowids only, `detail=none`). A prefilter: a hash shared by two
@@ -72,4 +80,34 @@ CREATE TABLE search_sources (
     revision   INTEGER NOT NULL,
     updated_at TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
+";
+
+/// Items keep their words beside them (`words`: name, path and body, one a
+/// line), and the word index is built in memory from them (`postings`), so
+/// `search_words` goes. Row ids are never reused (`AUTOINCREMENT`): a kept
+/// index follows the items by the ids that came and went. Every unit is
+/// forgotten, and the sources' revisions with them, so the next query
+/// indexes everything again; the `writes:` counts stay and only grow, so the
+/// index's revision, once caught up, is past every one a cursor was given.
+const WORDS_IN_MEMORY: &str = "
+DROP TABLE search_words;
+DROP TABLE search_items;
+CREATE TABLE search_items (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    unit    TEXT NOT NULL,
+    corpus  TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    name    TEXT NOT NULL,
+    name_parts TEXT NOT NULL,
+    target  TEXT NOT NULL,
+    path    TEXT,
+    line    INTEGER,
+    lang    TEXT,
+    status  TEXT,
+    body    TEXT NOT NULL,
+    words   TEXT NOT NULL
+) STRICT;
+CREATE INDEX search_items_by_unit ON search_items(unit);
+DELETE FROM search_units;
+DELETE FROM search_sources WHERE substr(source, 1, 6) <> 'writes';
 ";

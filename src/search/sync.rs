@@ -425,19 +425,18 @@ fn apply(
 ) -> Result<(), ToolError> {
     let at = crate::tools::now();
     context.hub.store.write(|c| {
-        // Rows first, full-text rows last and in rowid order: FTS5 writes its
+        // Rows first, trigram rows last and in rowid order: FTS5 writes its
         // pending terms out at every statement savepoint and at every rowid
         // that goes backwards, and a run of its own inserts needs neither.
         for (unit, file) in removed {
             records::remove_unit(c, unit, file.as_deref())?;
         }
-        let mut words = Vec::new();
         let mut grams = Vec::new();
         for unit in &units {
             let file = unit.file.as_ref().map(|file| file.path.as_str());
             records::remove_unit(c, &unit.name, file)?;
             for (item, item_words) in &unit.items {
-                words.push((records::add_item(c, &unit.name, item)?, item_words));
+                records::add_item(c, &unit.name, item, item_words)?;
             }
             if let Some(FileUnit {
                 path,
@@ -448,9 +447,6 @@ fn apply(
                 grams.push((records::add_file(c, path, lang, text)?, file_grams));
             }
             records::set_unit(c, &unit.name, &unit.fingerprint)?;
-        }
-        for (id, item_words) in words {
-            records::add_words(c, id, [&item_words[0], &item_words[1], &item_words[2]])?;
         }
         for (id, file_grams) in grams {
             records::add_grams(c, id, file_grams)?;
@@ -535,7 +531,7 @@ mod tests {
     }
 
     #[test]
-    fn a_catch_up_of_many_batches_leaves_each_full_text_index_in_one_segment() {
+    fn a_catch_up_of_many_batches_leaves_the_trigram_index_in_one_segment() {
         let repo = tempfile::tempdir().unwrap();
         std::fs::create_dir(repo.path().join("pkg")).unwrap();
         for n in 0..(2 * BATCH + 10) {
@@ -558,17 +554,15 @@ mod tests {
         let answer = call("cos_search", json!({"q": "handler_417"}));
         let answer = answer.data.to_string();
         assert!(answer.contains("pkg/module_417.py"), "{answer}");
-        for table in ["search_trigrams", "search_words"] {
-            let segments = number(
-                &hub,
-                &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
-            );
-            assert_eq!(segments, 1, "{table}");
-            let automerge = number(
-                &hub,
-                &format!("SELECT v FROM {table}_config WHERE k = 'automerge'"),
-            );
-            assert_eq!(automerge, 4, "{table} merges as writes come in again");
-        }
+        let segments = number(
+            &hub,
+            "SELECT count(DISTINCT segid) FROM search_trigrams_idx",
+        );
+        assert_eq!(segments, 1);
+        let automerge = number(
+            &hub,
+            "SELECT v FROM search_trigrams_config WHERE k = 'automerge'",
+        );
+        assert_eq!(automerge, 4, "FTS5 merges as writes come in again");
     }
 }

@@ -167,14 +167,12 @@ impl Tool for Search {
         let facets = facets_of(&ranked);
         let total = ranked.len();
         let highlighter = Highlighter::new(&query, regex.clone());
-        let hits = store.view(|c| {
-            ranked
-                .iter()
-                .skip(start)
-                .take(limit)
-                .map(|found| hit_of(c, found, &highlighter))
-                .collect::<Result<Vec<SearchHit>, ToolError>>()
-        })?;
+        let hits: Vec<SearchHit> = ranked
+            .iter()
+            .skip(start)
+            .take(limit)
+            .map(|found| hit_of(found, &highlighter))
+            .collect();
         let indexing = pending(context);
         if indexing {
             notes.push(
@@ -317,16 +315,12 @@ fn facets_of(ranked: &[Ranked]) -> Facets {
     facets
 }
 
-fn hit_of(
-    c: &Connection,
-    ranked: &Ranked,
-    highlighter: &Highlighter,
-) -> Result<SearchHit, ToolError> {
+fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
     let why = ranked.rule.wording().to_string();
     match &ranked.found {
         Found::Line(line) => {
             let (snippet, highlights) = snippets::snippet(&line.text, &line.ranges);
-            Ok(SearchHit {
+            SearchHit {
                 area: Corpus::Code.name().into(),
                 kind: query::KIND_OF_LINE.into(),
                 title: line.path.clone(),
@@ -340,11 +334,9 @@ fn hit_of(
                     location: Some(format!("{}:{}", line.path, line.line)),
                     ..Opens::default()
                 },
-            })
+            }
         }
         Found::Item(found) => {
-            // bodies are read only for the hits shown
-            let body = records::item_body(c, found.id)?;
             let item = &found.item;
             let mut matched = Vec::new();
             if highlighter.matches(&item.name) {
@@ -354,8 +346,8 @@ fn hit_of(
                 matched.push("path".into());
             }
             let (line, text) = match item.corpus.as_str() {
-                "symbols" => (item.line, body),
-                _ => match highlighter.first_line(&body) {
+                "symbols" => (item.line, item.body.clone()),
+                _ => match highlighter.first_line(&item.body) {
                     Some((index, text)) => {
                         matched.push("body".into());
                         let line = item.line.map(|l| l + index as u32);
@@ -372,7 +364,7 @@ fn hit_of(
             }
             let ranges = highlighter.ranges(&text);
             let (snippet, highlights) = snippets::snippet(&text, &ranges);
-            Ok(SearchHit {
+            SearchHit {
                 area: item.corpus.clone(),
                 kind: item.kind.clone(),
                 title: item.name.clone(),
@@ -383,7 +375,7 @@ fn hit_of(
                 matched,
                 why,
                 opens: opens_of(item, line),
-            })
+            }
         }
     }
 }
