@@ -5,13 +5,15 @@
 use fixedbitset::FixedBitSet;
 use globset::{GlobSet, GlobSetBuilder};
 use rusqlite::Connection;
+use std::sync::Arc;
 
 use super::compiled::Shared;
 use super::items;
 use super::matching::{self, LineMatcher};
 use super::query::{Corpus, Query};
-use super::rank::{CodeLine, Found};
+use super::rank::{CodeLine, Found, LineText};
 use super::records;
+use super::runs;
 use super::snippets;
 use super::sync;
 use super::texts;
@@ -104,6 +106,8 @@ pub struct Collected {
     /// Files the path filter was tried on, and how many it let through.
     pub files_seen: usize,
     pub files_passed: usize,
+    /// Lines of code text collected.
+    lines: usize,
 }
 
 /// What one read of the index found, and the revision and time it read at.
@@ -195,12 +199,27 @@ fn code_lines(
     let Some(scanner) = matcher.first().cloned() else {
         return Ok(());
     };
-    let mut scan = Scan::new(&scanner, matcher.literals());
     // the files' own count of commits: a task or a document written keeps
     // their table and texts, and every batch that rewrote files (the first
     // of a catch-up too, before the graph's revision is recorded) drops them
     let files_revision = records::writes(c, sync::FILES_SOURCE)?;
     let table = texts::files(c, sieve.database, files_revision)?;
+    let by_runs = matcher
+        .literals()
+        .filter(|literals| prefilter.is_some() && literals.iter().all(|l| runs::within_runs(l)));
+    if let Some(literals) = by_runs
+        && let Some(index) = runs::index(c, sieve.database, files_revision)?
+    {
+        let lines = Lines {
+            c,
+            sieve,
+            files_revision,
+            table: &table,
+            matcher: &matcher,
+        };
+        return lines.by_runs(&index, literals, collected);
+    }
+    let mut scan = Scan::new(&scanner, matcher.literals());
     let index = TrigramIndex {
         c,
         database: sieve.database,
@@ -215,7 +234,6 @@ fn code_lines(
         }
         None => None,
     };
-    let mut lines = 0usize;
     for (place, file) in table.in_path_order(candidates.as_ref()) {
         collected.files_seen += 1;
         if !sieve.path_passes(Some(&file.path)) || !sieve.lang_passes(Some(&file.lang)) {
@@ -232,23 +250,105 @@ fn code_lines(
                 whole_word: regex.is_some() || snippets::any_whole_word(text, &ranges),
                 path: file.path.clone(),
                 line: number,
-                text: text.to_string(),
+                text: LineText::within(&content, text),
                 ranges,
             })
             .collect();
         for line in found {
-            if lines >= MAX_LINES {
-                collected.capped = true;
-                collected.notes.push(format!(
-                    "more than {MAX_LINES} lines of code text matched: the first {MAX_LINES} by path are ranked; narrow with path:, lang: or another word"
-                ));
+            if !add_line(collected, line) {
                 return Ok(());
             }
-            lines += 1;
-            collected.found.push(Found::Line(line));
         }
     }
     Ok(())
+}
+
+/// Adds a line that matched; false, with the answer capped and a note
+/// saying so, when MAX_LINES are already there.
+fn add_line(collected: &mut Collected, line: CodeLine) -> bool {
+    if collected.lines >= MAX_LINES {
+        collected.capped = true;
+        collected.notes.push(format!(
+            "more than {MAX_LINES} lines of code text matched: the first {MAX_LINES} by path are ranked; narrow with path:, lang: or another word"
+        ));
+        return false;
+    }
+    collected.lines += 1;
+    collected.found.push(Found::Line(line));
+    true
+}
+
+/// A file's text and what the index keeps of it.
+type OpenFile<'t> = (Arc<texts::FileText>, &'t records::KeptFile);
+
+/// What finding a query's lines through the lines by run reads.
+struct Lines<'a> {
+    c: &'a Connection,
+    sieve: &'a Sieve<'a>,
+    files_revision: i64,
+    table: &'a texts::FileTable,
+    matcher: &'a LineMatcher,
+}
+
+impl Lines<'_> {
+    /// The lines holding one of `literals` (the spellings of the scanned
+    /// term, each within a run), in path and line order, each verified as a
+    /// scanned line is.
+    fn by_runs(
+        &self,
+        index: &runs::RunIndex,
+        literals: &[String],
+        collected: &mut Collected,
+    ) -> Result<(), ToolError> {
+        let mut holding: Vec<(usize, u32, u32, i64)> = index
+            .lines_holding(literals)
+            .into_iter()
+            .filter_map(|(id, line, start)| {
+                let (place, _) = self.table.place(id)?;
+                Some((place, line, start, id))
+            })
+            .collect();
+        holding.sort_unstable();
+        holding.dedup();
+        let mut file: Option<(usize, Option<OpenFile>)> = None;
+        for (place, line, start, id) in holding {
+            if file.as_ref().is_none_or(|(at, _)| *at != place) {
+                file = Some((place, self.open(id, collected)?));
+            }
+            let Some((_, Some((text, kept)))) = &file else {
+                continue;
+            };
+            let line_text = runs::line_at(&text.text, start);
+            let Some(ranges) = self.matcher.ranges(line_text) else {
+                continue;
+            };
+            let line = CodeLine {
+                whole_word: snippets::any_whole_word(line_text, &ranges),
+                path: kept.path.clone(),
+                line: line + 1,
+                text: LineText::within(text, line_text),
+                ranges,
+            };
+            if !add_line(collected, line) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The text of the file of row `id` when it passes the filters.
+    fn open(&self, id: i64, collected: &mut Collected) -> Result<Option<OpenFile<'_>>, ToolError> {
+        let Some((_, kept)) = self.table.place(id) else {
+            return Ok(None);
+        };
+        collected.files_seen += 1;
+        if !self.sieve.path_passes(Some(&kept.path)) || !self.sieve.lang_passes(Some(&kept.lang)) {
+            return Ok(None);
+        }
+        collected.files_passed += 1;
+        let text = texts::text(self.c, self.sieve.database, self.files_revision, id)?;
+        Ok(text.map(|text| (text, kept)))
+    }
 }
 
 /// The indexed files' trigram sets, as one query reads them.
@@ -453,6 +553,51 @@ mod tests {
             proptest::prop_assert_eq!(
                 matching_lines(&content, 0, &Scan::new(&scanner, matcher.literals()), &matcher),
                 matching_lines(&content, 0, &Scan::Regex(&scanner), &matcher)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// The lines by run find, and the matcher confirms, the lines a scan
+        /// of the file's text finds, with the same ranges.
+        #[test]
+        fn the_lines_by_run_are_the_lines_a_scan_finds(
+            words in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "cachedProperty", "CACHED_PROPERTY", "cached_property", "cached property",
+                    "Cached", "property", "\u{212a}ey", "key", "KEY", "k\u{e9}y", "x", " ", ".",
+                    "\n", "\r\n", "_", "getKey", "get_key", "\u{e9}get_key", "keys", "(",
+                ]),
+                0..60,
+            ),
+            query in proptest::sample::select(vec![
+                "cachedProperty", "cached_property", "key", "getKey", "property -cached",
+                "get_key x", "Cached property", "_key",
+            ]),
+        ) {
+            let text = words.concat();
+            let content = texts::FileText::of(&text);
+            let query = crate::search::query::parsed_for_tests(query);
+            let matcher = LineMatcher::new(&query, None);
+            let scanner = matcher.first().unwrap().clone();
+            let literals = matcher.literals().unwrap();
+            proptest::prop_assume!(literals.iter().all(|l| runs::within_runs(l)));
+            let mut index = runs::RunIndex::default();
+            proptest::prop_assert!(index.add_file(7, &text));
+            let mut holding = index.lines_holding(literals);
+            holding.sort_unstable();
+            holding.dedup();
+            let by_runs: Vec<MatchedLine> = holding
+                .into_iter()
+                .filter_map(|(id, line, start)| {
+                    assert_eq!(id, 7);
+                    let line_text = runs::line_at(&text, start);
+                    matcher.ranges(line_text).map(|ranges| (line + 1, line_text, ranges))
+                })
+                .collect();
+            proptest::prop_assert_eq!(
+                by_runs,
+                matching_lines(&content, 0, &Scan::new(&scanner, matcher.literals()), &matcher)
             );
         }
     }

@@ -21,6 +21,7 @@ mod postings;
 pub mod query;
 mod rank;
 mod records;
+mod runs;
 mod schema;
 mod snippets;
 mod sync;

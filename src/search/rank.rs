@@ -7,18 +7,61 @@
 use std::cmp::Ordering;
 
 use super::postings::Scored;
+use std::sync::Arc;
+
 use super::query::Query;
 use super::records::Item;
+use super::texts::FileText;
 use super::words;
 
 /// A line of code text that matched, with where (byte ranges in `text`).
 #[derive(Debug, Clone)]
 pub struct CodeLine {
-    pub path: String,
+    /// Shared by every line of the file.
+    pub path: Arc<str>,
     pub line: u32,
-    pub text: String,
+    pub text: LineText,
     pub ranges: Vec<(usize, usize)>,
     pub whole_word: bool,
+}
+
+/// A line's text, as where it is in its file's text: the lines that are
+/// ranked but not shown are never copied.
+#[derive(Clone)]
+pub struct LineText {
+    file: Arc<FileText>,
+    start: usize,
+    end: usize,
+}
+
+impl LineText {
+    /// `line`, a slice of `file`'s text.
+    pub fn within(file: &Arc<FileText>, line: &str) -> LineText {
+        let start = (line.as_ptr() as usize).saturating_sub(file.text.as_ptr() as usize);
+        let start = start.min(file.text.len());
+        LineText {
+            file: file.clone(),
+            start,
+            end: (start + line.len()).min(file.text.len()),
+        }
+    }
+
+    /// A line on its own.
+    #[cfg(test)]
+    pub fn of(line: &str) -> LineText {
+        let file = Arc::new(FileText::of(line));
+        LineText::within(&file, &file.text.clone())
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.file.text.get(self.start..self.end).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for LineText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_str().fmt(f)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -313,7 +356,7 @@ mod tests {
             Found::Line(CodeLine {
                 path: "a.py".into(),
                 line: 3,
-                text: "x = QuerySet()".into(),
+                text: LineText::of("x = QuerySet()"),
                 ranges: vec![(4, 12)],
                 whole_word: true,
             }),
@@ -417,7 +460,7 @@ mod tests {
                             Found::Line(CodeLine {
                                 path: paths[path].into(),
                                 line: bm25.unsigned_abs(),
-                                text: names[name].into(),
+                                text: LineText::of(names[name]),
                                 ranges: vec![(0, 1)],
                                 whole_word: kind % 2 == 0,
                             })

@@ -234,7 +234,8 @@ pub fn each_item_with_words(
 #[derive(Debug, Clone)]
 pub struct KeptFile {
     pub id: i64,
-    pub path: String,
+    /// Shared by the lines of code text found in it.
+    pub path: std::sync::Arc<str>,
     pub lang: String,
 }
 
@@ -246,10 +247,19 @@ pub fn all_files(c: &Connection) -> Result<Vec<KeptFile>, StoreError> {
         let rows = statement.query_map([], |row| {
             Ok(KeptFile {
                 id: row.get(0)?,
-                path: row.get(1)?,
+                path: row.get::<_, String>(1)?.into(),
                 lang: row.get(2)?,
             })
         })?;
+        rows.collect()
+    })
+}
+
+/// The row ids of every kept file text, ascending.
+pub fn file_ids(c: &Connection) -> Result<Vec<i64>, StoreError> {
+    sql(c, || {
+        let mut statement = c.prepare_cached("SELECT id FROM search_files ORDER BY id")?;
+        let rows = statement.query_map([], |row| row.get(0))?;
         rows.collect()
     })
 }

@@ -84,8 +84,9 @@ CREATE TABLE search_sources (
 
 /// Items keep their words beside them (`words`: name, path and body, one a
 /// line), and the word index is built in memory from them (`postings`), so
-/// `search_words` goes. Row ids are never reused (`AUTOINCREMENT`): a kept
-/// index follows the items by the ids that came and went. Every unit is
+/// `search_words` goes. Item and file row ids are never reused
+/// (`AUTOINCREMENT`): what is kept in memory of them (the word index, the
+/// lines by run) follows them by the ids that came and went. Every unit is
 /// forgotten, and the sources' revisions with them, so the next query
 /// indexes everything again; the `writes:` counts stay and only grow, so the
 /// index's revision, once caught up, is past every one a cursor was given.
@@ -108,6 +109,17 @@ CREATE TABLE search_items (
     words   TEXT NOT NULL
 ) STRICT;
 CREATE INDEX search_items_by_unit ON search_items(unit);
+DROP TABLE search_trigrams;
+DROP TABLE search_files;
+CREATE TABLE search_files (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    path    TEXT NOT NULL UNIQUE,
+    lang    TEXT NOT NULL,
+    content TEXT NOT NULL
+) STRICT;
+CREATE VIRTUAL TABLE search_trigrams USING fts5(
+    grams, content='', contentless_delete=1, tokenize='ascii', detail='none'
+);
 DELETE FROM search_units;
 DELETE FROM search_sources WHERE substr(source, 1, 6) <> 'writes';
 ";

@@ -80,6 +80,12 @@ impl FileTable {
         all
     }
 
+    /// The place of the file of row `id`, and the file.
+    pub fn place(&self, id: i64) -> Option<(usize, &records::KeptFile)> {
+        let place = *self.place_of.get(&id)?;
+        Some((place, self.in_order.get(place)?))
+    }
+
     /// The places of the files of `ids`; ids the table does not hold are left out.
     fn places_of(&self, ids: &[i64]) -> FixedBitSet {
         let mut places = FixedBitSet::with_capacity(self.in_order.len());
@@ -222,7 +228,7 @@ mod tests {
         let paths = |places: Option<&FixedBitSet>| -> Vec<String> {
             table
                 .in_path_order(places)
-                .map(|(_, f)| f.path.clone())
+                .map(|(_, f)| f.path.to_string())
                 .collect()
         };
         assert_eq!(

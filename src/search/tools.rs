@@ -319,12 +319,12 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
     let why = ranked.rule.wording().to_string();
     match &ranked.found {
         Found::Line(line) => {
-            let (snippet, highlights) = snippets::snippet(&line.text, &line.ranges);
+            let (snippet, highlights) = snippets::snippet(line.text.as_str(), &line.ranges);
             SearchHit {
                 area: Corpus::Code.name().into(),
                 kind: query::KIND_OF_LINE.into(),
-                title: line.path.clone(),
-                path: Some(line.path.clone()),
+                title: line.path.to_string(),
+                path: Some(line.path.to_string()),
                 line: Some(line.line),
                 snippet,
                 highlights,

@@ -1,0 +1,379 @@
+//! The lines of code text by the runs they hold, kept in memory: for every
+//! distinct run of ASCII letters, digits and underscores (lower-cased) in
+//! the indexed files, the lines holding it. A literal made only of those
+//! characters occurs only inside one run, so the lines holding it are the
+//! lines of the runs it occurs in: one substring search over the distinct
+//! runs (a few MB for Django) instead of over the text of every candidate
+//! file. Brought level by the file row ids that came and went (never
+//! reused, `AUTOINCREMENT`); built only once a process asks a second query,
+//! so a one-shot `cos search` scans instead; bounded by the text it covers.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use foldhash::HashMap;
+use rusqlite::Connection;
+
+use super::kept::{self, Keyed};
+use super::records;
+use crate::store::StoreError;
+
+/// Bytes of text the index covers at most: past it, queries scan.
+const MAX_TEXT_BYTES: usize = 512 << 20;
+/// Queries a process answers by scanning before it builds the index.
+const SCANS_BEFORE_BUILDING: u32 = 1;
+
+/// A line of a file: the file's slot and the line's index (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct LineAt {
+    slot: u32,
+    line: u32,
+}
+
+#[derive(Debug, Clone)]
+struct FileSlot {
+    id: i64,
+    /// Where each line starts; emptied when the file is let go.
+    line_starts: Vec<u32>,
+    bytes: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunIndex {
+    /// Every distinct run, each followed by a line break.
+    vocabulary: Vec<u8>,
+    /// Where each run starts in `vocabulary`, ascending.
+    run_starts: Vec<u32>,
+    run_ids: HashMap<Box<[u8]>, u32>,
+    /// By trigram of the runs (three bytes in one number): the runs
+    /// holding it, ascending, so a literal's runs are found without reading
+    /// every run.
+    grams: HashMap<u32, Vec<u32>>,
+    /// By run: the lines holding it, ascending.
+    lines: Vec<Vec<LineAt>>,
+    files: Vec<FileSlot>,
+    live: HashMap<i64, u32>,
+    live_bytes: usize,
+}
+
+/// A byte a run is made of.
+fn in_run(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// Whether `literal` is made only of run bytes (so it lies inside one run).
+pub fn within_runs(literal: &str) -> bool {
+    !literal.is_empty() && literal.bytes().all(in_run)
+}
+
+/// The distinct trigrams of `bytes`, each as one number.
+fn trigrams(bytes: &[u8]) -> Vec<u32> {
+    let mut grams: Vec<u32> = bytes
+        .windows(3)
+        .map(|w| u32::from(w[0]) << 16 | u32::from(w[1]) << 8 | u32::from(w[2]))
+        .collect();
+    grams.sort_unstable();
+    grams.dedup();
+    grams
+}
+
+/// A line of `text` from its start, without its line break.
+fn line_from(text: &str, start: usize) -> &str {
+    let rest = text.get(start..).unwrap_or_default();
+    let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
+    rest[..end].trim_end_matches('\r')
+}
+
+impl RunIndex {
+    fn holds(&self, id: i64) -> bool {
+        self.live.contains_key(&id)
+    }
+
+    fn dead(&self) -> usize {
+        self.files.len() - self.live.len()
+    }
+
+    fn run_id(&mut self, run: &[u8]) -> u32 {
+        if let Some(known) = self.run_ids.get(run) {
+            return *known;
+        }
+        let next = self.run_starts.len() as u32;
+        self.run_starts.push(self.vocabulary.len() as u32);
+        self.vocabulary.extend_from_slice(run);
+        self.vocabulary.push(b'\n');
+        self.run_ids.insert(run.into(), next);
+        self.lines.push(Vec::new());
+        for gram in trigrams(run) {
+            self.grams.entry(gram).or_default().push(next);
+        }
+        next
+    }
+
+    /// The run of `id`, without its line break.
+    fn run(&self, id: usize) -> &[u8] {
+        let start = self.run_starts[id] as usize;
+        let end = self
+            .run_starts
+            .get(id + 1)
+            .map_or(self.vocabulary.len(), |next| *next as usize);
+        &self.vocabulary[start..end - 1]
+    }
+
+    /// The runs holding `literal`: those holding all its trigrams, each
+    /// verified; a literal under three bytes is looked for in every run.
+    fn runs_holding(&self, literal: &[u8]) -> Vec<usize> {
+        if literal.len() < 3 {
+            return memchr::memmem::find_iter(&self.vocabulary, literal)
+                .map(|at| {
+                    self.run_starts
+                        .partition_point(|start| *start as usize <= at)
+                        - 1
+                })
+                .collect();
+        }
+        let mut lists = Vec::new();
+        for gram in trigrams(literal) {
+            match self.grams.get(&gram) {
+                Some(runs) => lists.push(runs),
+                None => return Vec::new(),
+            }
+        }
+        lists.sort_unstable_by_key(|runs| runs.len());
+        let Some((first, rest)) = lists.split_first() else {
+            return Vec::new();
+        };
+        let finder = memchr::memmem::Finder::new(literal);
+        first
+            .iter()
+            .filter(|run| rest.iter().all(|runs| runs.binary_search(run).is_ok()))
+            .map(|run| *run as usize)
+            .filter(|run| finder.find(self.run(*run)).is_some())
+            .collect()
+    }
+
+    /// Adds the file of row `id` with its text; false when the index would
+    /// pass its bound (nothing is added then).
+    pub fn add_file(&mut self, id: i64, text: &str) -> bool {
+        if self.holds(id) {
+            return true;
+        }
+        if self.live_bytes + text.len() > MAX_TEXT_BYTES {
+            return false;
+        }
+        let Ok(slot) = u32::try_from(self.files.len()) else {
+            return false;
+        };
+        let mut line_starts = Vec::new();
+        let mut run = Vec::with_capacity(64);
+        let mut start = 0usize;
+        for (line, text_line) in text.split('\n').enumerate() {
+            line_starts.push(start as u32);
+            start += text_line.len() + 1;
+            let at = LineAt {
+                slot,
+                line: line as u32,
+            };
+            for byte in text_line.bytes().chain(std::iter::once(b' ')) {
+                if in_run(byte) {
+                    run.push(byte.to_ascii_lowercase());
+                    continue;
+                }
+                if !run.is_empty() {
+                    let id = self.run_id(&run) as usize;
+                    if self.lines[id].last() != Some(&at) {
+                        self.lines[id].push(at);
+                    }
+                    run.clear();
+                }
+            }
+        }
+        self.files.push(FileSlot {
+            id,
+            line_starts,
+            bytes: text.len(),
+        });
+        self.live.insert(id, slot);
+        self.live_bytes += text.len();
+        true
+    }
+
+    fn remove_file(&mut self, id: i64) {
+        if let Some(slot) = self.live.remove(&id) {
+            let file = &mut self.files[slot as usize];
+            file.line_starts = Vec::new();
+            self.live_bytes -= file.bytes;
+        }
+    }
+
+    /// The lines holding any of `literals` (lower-cased, each `within_runs`)
+    /// in any case: (file row id, line index, line start), in no set order,
+    /// a line once for each run of it that holds one.
+    pub fn lines_holding(&self, literals: &[String]) -> Vec<(i64, u32, u32)> {
+        let mut runs: Vec<usize> = literals
+            .iter()
+            .flat_map(|literal| self.runs_holding(literal.as_bytes()))
+            .collect();
+        runs.sort_unstable();
+        runs.dedup();
+        runs.into_iter()
+            .flat_map(|run| self.lines[run].iter().copied())
+            .filter_map(|at| {
+                let file = &self.files[at.slot as usize];
+                let start = file.line_starts.get(at.line as usize)?;
+                Some((file.id, at.line, *start))
+            })
+            .collect()
+    }
+}
+
+/// The line of `text` starting at `start` (from `lines_holding`).
+pub fn line_at(text: &str, start: u32) -> &str {
+    line_from(text, start as usize)
+}
+
+struct Kept {
+    index: Option<Arc<RunIndex>>,
+    scans: u32,
+    /// The files at this revision pass the bound: queries scan.
+    over_bound: bool,
+}
+
+static KEPT: Mutex<Option<Keyed<Kept>>> = Mutex::new(None);
+
+fn lock() -> std::sync::MutexGuard<'static, Option<Keyed<Kept>>> {
+    KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The index of the files at `revision` (the files' own count of commits)
+/// of the database at `database`; None while the process has asked fewer
+/// queries than it scans first, or when the files pass the bound.
+pub fn index(
+    c: &Connection,
+    database: &Path,
+    revision: i64,
+) -> Result<Option<Arc<RunIndex>>, StoreError> {
+    let mut kept = lock();
+    if let Some(kept) = kept::for_them(kept.as_mut(), database, revision)
+        && (kept.index.is_some() || kept.over_bound)
+    {
+        return Ok(kept.index.clone());
+    }
+    let previous = kept::take_for(&mut kept, database);
+    let scans = previous.as_ref().map_or(0, |k| k.scans);
+    let previous = previous.and_then(|k| k.index);
+    let Some(mut index) = previous
+        .or_else(|| (scans >= SCANS_BEFORE_BUILDING).then(|| Arc::new(RunIndex::default())))
+    else {
+        let value = Kept {
+            index: None,
+            scans: scans + 1,
+            over_bound: false,
+        };
+        kept::keep(&mut kept, database, revision, value);
+        return Ok(None);
+    };
+    let whole = level(Arc::make_mut(&mut index), c)?;
+    let value = Kept {
+        index: whole.then_some(index),
+        scans,
+        over_bound: !whole,
+    };
+    let index = value.index.clone();
+    kept::keep(&mut kept, database, revision, value);
+    Ok(index)
+}
+
+/// Brings `index` level with the files `c` sees; false when it could not
+/// take them all in (past its bound).
+fn level(index: &mut RunIndex, c: &Connection) -> Result<bool, StoreError> {
+    let ids = records::file_ids(c)?;
+    let gone: Vec<i64> = index
+        .live
+        .keys()
+        .copied()
+        .filter(|id| ids.binary_search(id).is_err())
+        .collect();
+    for id in gone {
+        index.remove_file(id);
+    }
+    if index.dead() > index.live.len() + 256 {
+        *index = RunIndex::default();
+    }
+    let new: Vec<i64> = ids.into_iter().filter(|id| !index.holds(*id)).collect();
+    for id in new {
+        if records::with_text(c, id, |text| index.add_file(id, text))? == Some(false) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_literal_finds_the_lines_of_the_runs_holding_it_in_any_case() {
+        let mut index = RunIndex::default();
+        let text = "def get_key(self):\r\n    return self.KEY\nkeys = [GetKey()]\n\u{e9}key";
+        assert!(index.add_file(1, text));
+        let found = |literal: &str| -> Vec<(u32, &str)> {
+            let mut lines: Vec<(u32, &str)> = index
+                .lines_holding(&[literal.to_string()])
+                .into_iter()
+                .map(|(_, line, start)| (line, line_at(text, start)))
+                .collect();
+            lines.sort_unstable();
+            lines.dedup();
+            lines
+        };
+        assert_eq!(
+            found("key"),
+            [
+                (0, "def get_key(self):"),
+                (1, "    return self.KEY"),
+                (2, "keys = [GetKey()]"),
+                (3, "\u{e9}key"),
+            ]
+        );
+        assert_eq!(found("getkey"), [(2, "keys = [GetKey()]")]);
+        assert_eq!(found("y_k"), [], "within one run only");
+        assert_eq!(found("ke").len(), 4, "under three bytes, every run is read");
+        assert_eq!(found("etke"), [(2, "keys = [GetKey()]")]);
+        assert!(!within_runs("self.key") && within_runs("get_key"));
+    }
+
+    #[test]
+    fn a_moved_revision_lets_go_of_the_gone_files_and_reads_the_new() {
+        let c = Connection::open_in_memory().unwrap();
+        for migration in crate::search::schema::MIGRATIONS {
+            c.execute_batch(migration.sql).unwrap();
+        }
+        records::add_file(&c, "a.py", "python", "needle_one = 1").unwrap();
+        records::add_file(&c, "b.py", "python", "other = 2").unwrap();
+        // (the kept index is shared by the tests of this process: `level`
+        // is what moving to another revision runs)
+        let mut kept = RunIndex::default();
+        let lines = |index: &RunIndex| -> Vec<i64> {
+            let mut ids: Vec<i64> = index
+                .lines_holding(&["needle".to_string()])
+                .into_iter()
+                .map(|(id, _, _)| id)
+                .collect();
+            ids.sort_unstable();
+            ids
+        };
+        assert!(level(&mut kept, &c).unwrap());
+        assert_eq!(lines(&kept), [1]);
+        c.execute("DELETE FROM search_files WHERE path = 'a.py'", [])
+            .unwrap();
+        records::add_file(&c, "a.py", "python", "needle_two = 3").unwrap();
+        assert!(level(&mut kept, &c).unwrap());
+        assert_eq!(lines(&kept), [3], "a new id for the new text");
+        assert_eq!(
+            (kept.live.len(), kept.dead()),
+            (2, 1),
+            "brought level, not built again"
+        );
+    }
+}
