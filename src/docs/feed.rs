@@ -16,7 +16,7 @@ pub struct LiveDocument {
     pub title: String,
 }
 
-/// Every live document of `mounts` (from [`scanned_once`]), by mount and
+/// Every live document of `mounts` (from [`mounts`], after [`scan_once`]), by mount and
 /// path; a file two mounts reach (`docs/` inside the repository's own mount)
 /// is listed once, under the first mount declared.
 pub fn live_documents(
@@ -42,19 +42,23 @@ pub fn live_documents(
     Ok(found)
 }
 
-/// The mounts, after this process scanned them once (later changes arrive
-/// through the documents' tools and watcher, each bumping their revision).
-pub fn scanned_once(context: &ToolContext) -> Result<super::mounts::Mounts, ToolError> {
-    let mounts = tools::ready(context)?;
+/// Scans the mounts once in this process: later changes arrive through the
+/// documents' tools and watcher, each bumping their revision.
+pub fn scan_once(context: &ToolContext) -> Result<(), ToolError> {
     let store = &context.hub.store;
     crate::tools::area::once_per_database(store, "documents first scan", || {
+        let mounts = tools::ready(context)?;
         for mount in &mounts.mounts {
             let dir = super::disk::open(mount, false)?;
             sync::scan(store, mount, dir.as_ref())?;
         }
         Ok::<(), ToolError>(())
-    })?;
-    Ok(mounts)
+    })
+}
+
+/// The mounts, once this process has made the record whole.
+pub fn mounts(context: &ToolContext) -> Result<super::mounts::Mounts, ToolError> {
+    tools::ready(context)
 }
 
 /// The text of the revision with this content hash, when it is kept and is UTF-8.

@@ -32,6 +32,16 @@ pub struct Item {
     pub body: String,
 }
 
+/// The revision of every source the index caught up with (and the
+/// `writes:` counts), by source.
+pub fn source_revisions(c: &Connection) -> Result<HashMap<String, i64>, StoreError> {
+    sql(c, || {
+        let mut statement = c.prepare_cached("SELECT source, revision FROM search_sources")?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect()
+    })
+}
+
 /// The revision of `source` the index last caught up with.
 pub fn source_revision(c: &Connection, source: &str) -> Result<Option<i64>, StoreError> {
     sql(c, || {

@@ -52,18 +52,19 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
         }
         Ok::<Option<usize>, ToolError>(rewritten)
     };
+    let recorded = context.hub.store.view(records::source_revisions)?;
     let mut rewritten = Vec::new();
     if corpora
         .iter()
         .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
     {
-        rewritten.push(timed(FILES_SOURCE, &|| catch_up_files(context))?);
+        rewritten.push(timed(FILES_SOURCE, &|| catch_up_files(context, &recorded))?);
     }
     if corpora.contains(&Corpus::Tasks) {
-        rewritten.push(timed("board", &|| catch_up_tasks(context))?);
+        rewritten.push(timed("board", &|| catch_up_tasks(context, &recorded))?);
     }
     if corpora.contains(&Corpus::Docs) {
-        rewritten.push(timed("docs", &|| catch_up_documents(context))?);
+        rewritten.push(timed("docs", &|| catch_up_documents(context, &recorded))?);
     }
     // None when no source was behind: nothing was written
     let wrote = rewritten.into_iter().flatten().reduce(|a, b| a + b);
@@ -79,23 +80,23 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
     Ok(())
 }
 
+/// The revision of each source the index caught up with, read once for a
+/// catch-up (only a catch-up moves them, one at a time).
+type Recorded = HashMap<String, i64>;
+
 /// Whether the index is behind `source` at `revision`.
-fn behind(context: &ToolContext, source: &str, revision: i64) -> Result<bool, ToolError> {
-    let indexed = context
-        .hub
-        .store
-        .view(|c| records::source_revision(c, source))?;
-    Ok(indexed != Some(revision))
+fn behind(recorded: &Recorded, source: &str, revision: i64) -> bool {
+    recorded.get(source) != Some(&revision)
 }
 
 /// The source the indexed files (and their symbols) come from.
 pub(super) const FILES_SOURCE: &str = "graph";
 
 /// Each catch-up says how many units it rewrote, or None when it was not behind.
-fn catch_up_files(context: &ToolContext) -> Result<Option<usize>, ToolError> {
+fn catch_up_files(context: &ToolContext, recorded: &Recorded) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
     let revision = crate::graph::revision(store)?;
-    if !behind(context, FILES_SOURCE, revision)? {
+    if !behind(recorded, FILES_SOURCE, revision) {
         return Ok(None);
     }
     let files = store.view(crate::graph::files_with_hashes)?;
@@ -269,10 +270,10 @@ fn read_text(path: &std::path::Path) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-fn catch_up_tasks(context: &ToolContext) -> Result<Option<usize>, ToolError> {
+fn catch_up_tasks(context: &ToolContext, recorded: &Recorded) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
     let revision = crate::board::revision(store)?;
-    if !behind(context, "board", revision)? {
+    if !behind(recorded, "board", revision) {
         return Ok(None);
     }
     let versions = store.view(crate::board::task_versions)?;
@@ -318,15 +319,19 @@ fn catch_up_tasks(context: &ToolContext) -> Result<Option<usize>, ToolError> {
     Ok(Some(rewritten))
 }
 
-fn catch_up_documents(context: &ToolContext) -> Result<Option<usize>, ToolError> {
+fn catch_up_documents(
+    context: &ToolContext,
+    recorded: &Recorded,
+) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
-    let mounts = crate::docs::feed::scanned_once(context)?;
+    crate::docs::feed::scan_once(context)?;
     // read before the documents: a change after it moves the revision on,
     // and the next query catches up with it
     let revision = crate::docs::revision(store)?;
-    if !behind(context, "docs", revision)? {
+    if !behind(recorded, "docs", revision) {
         return Ok(None);
     }
+    let mounts = crate::docs::feed::mounts(context)?;
     let documents = crate::docs::feed::live_documents(context, &mounts)?;
     let known = store.view(|c| records::units(c, "doc:"))?;
     let mut present = HashSet::new();

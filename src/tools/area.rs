@@ -35,26 +35,58 @@ impl std::fmt::Debug for Area {
 }
 
 /// Runs `prepare` the first time this process asks for `what` on this
-/// database (an area's recovery after a crash, say), holding a lock while it
-/// runs so no other caller of the process goes ahead of it. A failure is not
+/// database (an area's recovery after a crash, say), holding a lock for
+/// that `what` while it runs so no other caller of the process goes ahead
+/// of it; `prepare` may itself ask for another `what`. A failure is not
 /// remembered: the next call tries again.
 pub fn once_per_database<E>(
     store: &Store,
     what: &'static str,
     prepare: impl FnOnce() -> Result<(), E>,
 ) -> Result<(), E> {
-    use std::collections::HashSet;
+    use std::collections::HashMap;
     use std::path::PathBuf;
-    use std::sync::{Mutex, OnceLock};
-    static DONE: OnceLock<Mutex<HashSet<(PathBuf, &'static str)>>> = OnceLock::new();
-    let mut done = DONE
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Done = Arc<Mutex<bool>>;
+    static ALL: OnceLock<Mutex<HashMap<(PathBuf, &'static str), Done>>> = OnceLock::new();
+    let done: Done = ALL
         .get_or_init(Mutex::default)
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let key = (store.path().to_path_buf(), what);
-    if !done.contains(&key) {
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .entry((store.path().to_path_buf(), what))
+        .or_default()
+        .clone();
+    let mut done = done.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if !*done {
         prepare()?;
-        done.insert(key);
+        *done = true;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_once_may_ask_for_another_and_each_runs_once() {
+        let state = tempfile::tempdir().unwrap();
+        let store = Store::open(state.path(), &[]).unwrap();
+        let mut runs = Vec::new();
+        for _ in 0..2 {
+            once_per_database(&store, "outer test step", || {
+                runs.push("outer");
+                once_per_database(&store, "inner test step", || Ok::<(), ()>(()))
+            })
+            .unwrap();
+        }
+        assert_eq!(runs, ["outer"]);
+        let mut inner_again = false;
+        once_per_database(&store, "inner test step", || {
+            inner_again = true;
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert!(!inner_again, "done inside the outer one");
+    }
 }
