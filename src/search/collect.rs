@@ -300,25 +300,18 @@ impl Lines<'_> {
         literals: &[String],
         collected: &mut Collected,
     ) -> Result<(), ToolError> {
-        let mut holding: Vec<(usize, u32, u32, i64)> = index
-            .lines_holding(literals)
-            .into_iter()
-            .filter_map(|(id, line, start)| {
-                let (place, _) = self.table.place(id)?;
-                Some((place, line, start, id))
-            })
-            .collect();
-        holding.sort_unstable();
-        holding.dedup();
+        let holding = index.lines_holding(literals, |id| self.table.place(id).map(|(p, _)| p));
         let mut file: Option<(usize, Option<OpenFile>)> = None;
-        for (place, line, start, id) in holding {
+        for (key, bytes) in holding {
+            let place = (key >> 32) as usize;
+            let line = (key & u64::from(u32::MAX)) as u32;
             if file.as_ref().is_none_or(|(at, _)| *at != place) {
-                file = Some((place, self.open(id, collected)?));
+                file = Some((place, self.open(place, collected)?));
             }
             let Some((_, Some((text, kept)))) = &file else {
                 continue;
             };
-            let line_text = runs::line_at(&text.text, start);
+            let line_text = runs::line_at(&text.text, bytes);
             let Some(ranges) = self.matcher.ranges(line_text) else {
                 continue;
             };
@@ -336,9 +329,13 @@ impl Lines<'_> {
         Ok(())
     }
 
-    /// The text of the file of row `id` when it passes the filters.
-    fn open(&self, id: i64, collected: &mut Collected) -> Result<Option<OpenFile<'_>>, ToolError> {
-        let Some((_, kept)) = self.table.place(id) else {
+    /// The text of the file at `place` when it passes the filters.
+    fn open(
+        &self,
+        place: usize,
+        collected: &mut Collected,
+    ) -> Result<Option<OpenFile<'_>>, ToolError> {
+        let Some(kept) = self.table.at(place) else {
             return Ok(None);
         };
         collected.files_seen += 1;
@@ -346,7 +343,7 @@ impl Lines<'_> {
             return Ok(None);
         }
         collected.files_passed += 1;
-        let text = texts::text(self.c, self.sieve.database, self.files_revision, id)?;
+        let text = texts::text(self.c, self.sieve.database, self.files_revision, kept.id)?;
         Ok(text.map(|text| (text, kept)))
     }
 }
@@ -584,15 +581,12 @@ mod tests {
             proptest::prop_assume!(literals.iter().all(|l| runs::within_runs(l)));
             let mut index = runs::RunIndex::default();
             proptest::prop_assert!(index.add_file(7, &text));
-            let mut holding = index.lines_holding(literals);
-            holding.sort_unstable();
-            holding.dedup();
-            let by_runs: Vec<MatchedLine> = holding
+            let by_runs: Vec<MatchedLine> = index
+                .lines_holding(literals, |id| (id == 7).then_some(0))
                 .into_iter()
-                .filter_map(|(id, line, start)| {
-                    assert_eq!(id, 7);
-                    let line_text = runs::line_at(&text, start);
-                    matcher.ranges(line_text).map(|ranges| (line + 1, line_text, ranges))
+                .filter_map(|(key, bytes)| {
+                    let line_text = runs::line_at(&text, bytes);
+                    matcher.ranges(line_text).map(|ranges| (key as u32 + 1, line_text, ranges))
                 })
                 .collect();
             proptest::prop_assert_eq!(

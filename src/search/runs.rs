@@ -77,13 +77,6 @@ fn trigrams(bytes: &[u8]) -> Vec<u32> {
     grams
 }
 
-/// A line of `text` from its start, without its line break.
-fn line_from(text: &str, start: usize) -> &str {
-    let rest = text.get(start..).unwrap_or_default();
-    let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
-    rest[..end].trim_end_matches('\r')
-}
-
 impl RunIndex {
     fn holds(&self, id: i64) -> bool {
         self.live.contains_key(&id)
@@ -206,29 +199,61 @@ impl RunIndex {
     }
 
     /// The lines holding any of `literals` (lower-cased, each `within_runs`)
-    /// in any case: (file row id, line index, line start), in no set order,
-    /// a line once for each run of it that holds one.
-    pub fn lines_holding(&self, literals: &[String]) -> Vec<(i64, u32, u32)> {
+    /// in any case, each once, ordered by their file's place (`place_of`
+    /// its row id; None leaves the file out) then line: the place and line
+    /// index in one key (`place << 32 | line`), and the line's bytes in its
+    /// text, its line break left out.
+    pub fn lines_holding(
+        &self,
+        literals: &[String],
+        place_of: impl Fn(i64) -> Option<usize>,
+    ) -> Vec<(u64, std::ops::Range<usize>)> {
         let mut runs: Vec<usize> = literals
             .iter()
             .flat_map(|literal| self.runs_holding(literal.as_bytes()))
             .collect();
         runs.sort_unstable();
         runs.dedup();
-        runs.into_iter()
-            .flat_map(|run| self.lines[run].iter().copied())
-            .filter_map(|at| {
-                let file = &self.files[at.slot as usize];
-                let start = file.line_starts.get(at.line as usize)?;
-                Some((file.id, at.line, *start))
+        // each file's place asked once: u32::MAX not yet, u32::MAX - 1 left out
+        let mut places = vec![u32::MAX; self.files.len()];
+        let mut found: Vec<(u64, u32)> = Vec::new();
+        for at in runs.into_iter().flat_map(|run| self.lines[run].iter()) {
+            let file = &self.files[at.slot as usize];
+            let place = &mut places[at.slot as usize];
+            if *place == u32::MAX {
+                *place = (!file.line_starts.is_empty())
+                    .then(|| place_of(file.id))
+                    .flatten()
+                    .and_then(|p| u32::try_from(p).ok())
+                    .filter(|p| *p < u32::MAX - 1)
+                    .unwrap_or(u32::MAX - 1);
+            }
+            if *place != u32::MAX - 1 {
+                found.push((u64::from(*place) << 32 | u64::from(at.line), at.slot));
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+            .into_iter()
+            .filter_map(|(key, slot)| {
+                let file = &self.files[slot as usize];
+                let line = (key & u64::from(u32::MAX)) as usize;
+                let start = *file.line_starts.get(line)? as usize;
+                let end = file
+                    .line_starts
+                    .get(line + 1)
+                    .map_or(file.bytes, |next| *next as usize - 1);
+                Some((key, start..end))
             })
             .collect()
     }
 }
 
-/// The line of `text` starting at `start` (from `lines_holding`).
-pub fn line_at(text: &str, start: u32) -> &str {
-    line_from(text, start as usize)
+/// The line of `text` at `bytes` (from `lines_holding`), without a
+/// carriage return before its line break.
+pub fn line_at(text: &str, bytes: std::ops::Range<usize>) -> &str {
+    text.get(bytes).unwrap_or_default().trim_end_matches('\r')
 }
 
 struct Kept {
@@ -318,14 +343,11 @@ mod tests {
         let text = "def get_key(self):\r\n    return self.KEY\nkeys = [GetKey()]\n\u{e9}key";
         assert!(index.add_file(1, text));
         let found = |literal: &str| -> Vec<(u32, &str)> {
-            let mut lines: Vec<(u32, &str)> = index
-                .lines_holding(&[literal.to_string()])
+            index
+                .lines_holding(&[literal.to_string()], |_| Some(0))
                 .into_iter()
-                .map(|(_, line, start)| (line, line_at(text, start)))
-                .collect();
-            lines.sort_unstable();
-            lines.dedup();
-            lines
+                .map(|(key, bytes)| (key as u32, line_at(text, bytes)))
+                .collect::<Vec<_>>()
         };
         assert_eq!(
             found("key"),
@@ -354,14 +376,13 @@ mod tests {
         // (the kept index is shared by the tests of this process: `level`
         // is what moving to another revision runs)
         let mut kept = RunIndex::default();
-        let lines = |index: &RunIndex| -> Vec<i64> {
-            let mut ids: Vec<i64> = index
-                .lines_holding(&["needle".to_string()])
+        let lines = |index: &RunIndex| -> Vec<u64> {
+            // places in order of row id
+            index
+                .lines_holding(&["needle".to_string()], |id| usize::try_from(id).ok())
                 .into_iter()
-                .map(|(id, _, _)| id)
-                .collect();
-            ids.sort_unstable();
-            ids
+                .map(|(key, _)| key >> 32)
+                .collect()
         };
         assert!(level(&mut kept, &c).unwrap());
         assert_eq!(lines(&kept), [1]);

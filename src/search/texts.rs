@@ -80,6 +80,11 @@ impl FileTable {
         all
     }
 
+    /// The file at `place`.
+    pub fn at(&self, place: usize) -> Option<&records::KeptFile> {
+        self.in_order.get(place)
+    }
+
     /// The place of the file of row `id`, and the file.
     pub fn place(&self, id: i64) -> Option<(usize, &records::KeptFile)> {
         let place = *self.place_of.get(&id)?;
