@@ -12,11 +12,13 @@ Measures, loopback only, each bounded in time:
   * in-process latency per query class (benches/search_latency.rs: the tool runtime's
     call, p50 and p99), beside `rg -n -w NAME` / `rg -n REGEX` on the same tree
     (median of 3 runs per query, a process per query as agents run it);
-  * REST throughput at 8 connections over a rotating set of 100 queries (wrk);
+  * REST: the first two answers after a start (they build what the process keeps
+    in memory), then, after every query once, throughput at 8 connections over a
+    rotating set of 100 queries (wrk);
   * the reference system's task search (/api/p/<slug>/search/tasks) at 8 connections.
 Needs wrk and ripgrep (apt-get install -y wrk ripgrep).
 """
-import argparse, json, os, shutil, signal, sqlite3, statistics, subprocess, sys, tempfile, time, urllib.parse
+import argparse, json, os, shutil, signal, sqlite3, statistics, subprocess, sys, tempfile, time, urllib.parse, urllib.request
 from benchlib import django_tree, free_port, reference_cos, reference_project, rotating_script, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -113,8 +115,17 @@ def rest_throughput(cos, state, seconds, work):
                  dict(os.environ, RUST_LOG="warn", COS_ANSWER_CACHE="off"), None)
     try:
         paths = [f"/api/search?q={urllib.parse.quote(q)}&limit=20" for q in hundred_queries(state)]
+        # the first answers of a process build what it keeps in memory (the
+        # word index, the lines by run): timed apart, then every query once
+        # before the measured run
+        first = []
+        for path in paths[:2] + paths:
+            started = time.perf_counter()
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}") as answer:
+                answer.read()
+            first.append((time.perf_counter() - started) * 1000)
         script = rotating_script(work, paths)
-        return wrk(f"http://127.0.0.1:{port}/api/health", 8, seconds, script)
+        return wrk(f"http://127.0.0.1:{port}/api/health", 8, seconds, script) + (first[0], first[1])
     finally:
         stop(proc)
 
@@ -158,7 +169,8 @@ def main():
             if name in rg:
                 line += f"  rg p50 {rg[name]:7.2f} ms: {rg[name] / row['p50_ms']:.1f}x faster"
             print(line, flush=True)
-        rps, p50, p99, errors = rest_throughput(cos, state, args.seconds, work)
+        rps, p50, p99, errors, first, second = rest_throughput(cos, state, args.seconds, work)
+        print(f"REST: the first answer after start {first:.0f} ms, the second {second:.0f} ms (building what a process keeps)", flush=True)
         print(f"REST, 8 connections, 100 rotating queries, no answer cache: {rps:.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms"
               + (f" ({errors} errors)" if errors else ""), flush=True)
         if not args.no_reference:
