@@ -155,18 +155,7 @@ mod tests {
             c.execute_batch(migration.sql).unwrap();
         }
         let add = |name: &str| {
-            let item = records::Item {
-                corpus: "tasks".into(),
-                kind: "task".into(),
-                name: name.into(),
-                name_parts: name.into(),
-                target: name.into(),
-                path: None,
-                line: None,
-                lang: None,
-                status: Some("ready".into()),
-                body: String::new(),
-            };
+            let item = records::task_for_tests(name);
             records::add_item(
                 &c,
                 name,

@@ -379,18 +379,7 @@ mod tests {
     use super::*;
 
     fn item(name: &str) -> Arc<Item> {
-        Arc::new(Item {
-            corpus: "tasks".into(),
-            kind: "task".into(),
-            name: name.into(),
-            name_parts: name.into(),
-            target: name.into(),
-            path: None,
-            line: None,
-            lang: None,
-            status: None,
-            body: String::new(),
-        })
+        Arc::new(crate::search::records::task_for_tests(name))
     }
 
     fn phrase(words: &str, prefix: bool) -> Phrase {

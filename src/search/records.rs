@@ -32,6 +32,23 @@ pub struct Item {
     pub body: String,
 }
 
+/// A task named `name`, for tests of what keeps items.
+#[cfg(test)]
+pub fn task_for_tests(name: &str) -> Item {
+    Item {
+        corpus: "tasks".into(),
+        kind: "task".into(),
+        name: name.into(),
+        name_parts: name.into(),
+        target: name.into(),
+        path: None,
+        line: None,
+        lang: None,
+        status: Some("ready".into()),
+        body: String::new(),
+    }
+}
+
 /// The revision of every source the index caught up with (and the
 /// `writes:` counts), by source.
 pub fn source_revisions(c: &Connection) -> Result<HashMap<String, i64>, StoreError> {
