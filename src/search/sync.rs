@@ -499,6 +499,73 @@ mod tests {
             .collect()
     }
 
+    fn hit_places(hub: &Hub, query: &str) -> Vec<String> {
+        let answer = hub
+            .call_named_here("cos_search", json!({"q": query}), Source::Cli, &Unwatched)
+            .unwrap();
+        answer.data["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|hit| format!("{} {}:{}", hit["area"], hit["path"], hit["line"]))
+            .collect()
+    }
+
+    #[test]
+    fn a_database_of_the_first_search_schema_is_indexed_again_and_searched() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(
+            repo.path().join("a.py"),
+            "def needle_here():\n    return 1\n",
+        )
+        .unwrap();
+        let config = HubConfig::for_repo(repo.path(), None);
+        let expected = [
+            r#""symbols" "a.py":1"#.to_string(),
+            r#""code" "a.py":1"#.to_string(),
+        ];
+        {
+            let hub = Hub::open(config.clone(), crate::hub::default_registry()).unwrap();
+            hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
+                .unwrap();
+            assert_eq!(hit_places(&hub, "needle_here"), expected);
+            // items and texts in the tables of the first version of the
+            // schema (empty here), the units and sources as they were
+            let tables = [
+                "search_items",
+                "search_words",
+                "search_files",
+                "search_trigrams",
+            ];
+            let created: Vec<&str> = crate::search::schema::MIGRATIONS[0]
+                .sql
+                .split_inclusive(';')
+                .filter(|statement| tables.iter().any(|table| statement.contains(table)))
+                .collect();
+            let first = format!(
+                "DROP TABLE search_items; DROP TABLE search_files; DROP TABLE search_trigrams; {}
+                 UPDATE schema_versions SET version = 1 WHERE area = 'search';",
+                created.concat()
+            );
+            hub.state()
+                .store
+                .write(|c| {
+                    c.execute_batch(&first)
+                        .map_err(|error| crate::store::StoreError::on(c, error))
+                })
+                .unwrap();
+        }
+        let hub = Hub::open(config, crate::hub::default_registry()).unwrap();
+        assert_eq!(
+            number(
+                &hub,
+                "SELECT count(*) FROM sqlite_master WHERE name = 'search_words'"
+            ),
+            0
+        );
+        assert_eq!(hit_places(&hub, "needle_here"), expected);
+    }
+
     #[test]
     fn a_query_between_the_batches_of_a_catch_up_reads_the_files_as_they_are_then() {
         let repo = tempfile::tempdir().unwrap();
@@ -513,9 +580,9 @@ mod tests {
         // read once: the file's text and trigrams are kept in memory
         assert_eq!(code_lines(&hub, "needle_before").len(), 1);
 
-        // a batch of a catch-up that is not its last rewrites the file (its
-        // row id comes back, the highest freed) without recording the
-        // graph's revision, as a catch-up of many batches does between them
+        // a batch of a catch-up that is not its last rewrites the file
+        // without recording the graph's revision, as a catch-up of many
+        // batches does between them
         std::fs::write(repo.path().join("a.py"), "needle_after = 2\n").unwrap();
         let context = ToolContext {
             hub: hub.state(),
