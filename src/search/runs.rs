@@ -260,7 +260,7 @@ pub fn line_at(text: &str, bytes: std::ops::Range<usize>) -> &str {
 struct Kept {
     index: Option<Arc<RunIndex>>,
     scans: u32,
-    /// The files at this revision pass the bound: queries scan.
+    /// The files passed the bound: the queries of this process scan.
     over_bound: bool,
 }
 
@@ -286,6 +286,16 @@ pub fn index(
     }
     let previous = kept::take_for(&mut kept, database);
     let scans = previous.as_ref().map_or(0, |k| k.scans);
+    if previous.as_ref().is_some_and(|k| k.over_bound) {
+        // not read again at each change: this process scans
+        let value = Kept {
+            index: None,
+            scans,
+            over_bound: true,
+        };
+        kept::keep(&mut kept, database, revision, value);
+        return Ok(None);
+    }
     let previous = previous.and_then(|k| k.index);
     let Some(mut index) = previous
         .or_else(|| (scans >= SCANS_BEFORE_BUILDING).then(|| Arc::new(RunIndex::default())))
