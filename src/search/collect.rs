@@ -204,12 +204,11 @@ fn code_lines(
     // of a catch-up too, before the graph's revision is recorded) drops them
     let files_revision = records::writes(c, sync::FILES_SOURCE)?;
     let table = texts::files(c, sieve.database, files_revision)?;
-    let by_runs = matcher
-        .literals()
-        .filter(|literals| prefilter.is_some() && literals.iter().all(|l| runs::within_runs(l)));
-    if let Some(literals) = by_runs
-        && let Some(index) = runs::index(c, sieve.database, files_revision)?
-    {
+    let by_runs = prefilter.is_some()
+        && matcher
+            .term_literals()
+            .any(|literals| literals.iter().all(|l| runs::within_runs(l)));
+    if by_runs && let Some(index) = runs::index(c, sieve.database, files_revision)? {
         let lines = Lines {
             c,
             sieve,
@@ -217,7 +216,7 @@ fn code_lines(
             table: &table,
             matcher: &matcher,
         };
-        return lines.by_runs(&index, literals, collected);
+        return lines.by_runs(&index, collected);
     }
     let mut scan = Scan::new(&scanner, matcher.literals());
     let index = TrigramIndex {
@@ -291,16 +290,14 @@ struct Lines<'a> {
 }
 
 impl Lines<'_> {
-    /// The lines holding one of `literals` (the spellings of the scanned
-    /// term, each within a run), in path and line order, each verified as a
-    /// scanned line is.
-    fn by_runs(
-        &self,
-        index: &runs::RunIndex,
-        literals: &[String],
-        collected: &mut Collected,
-    ) -> Result<(), ToolError> {
-        let holding = index.lines_holding(literals, |id| self.table.place(id).map(|(p, _)| p));
+    /// The lines holding a spelling of the query's rarest term (of those
+    /// whose spellings lie within runs), in path and line order, each
+    /// verified as a scanned line is.
+    fn by_runs(&self, index: &runs::RunIndex, collected: &mut Collected) -> Result<(), ToolError> {
+        let Some(rarest) = index.rarest(self.matcher.term_literals()) else {
+            return Ok(());
+        };
+        let holding = index.lines_holding(&rarest, |id| self.table.place(id).map(|(p, _)| p));
         let mut file: Option<(usize, Option<OpenFile>)> = None;
         for (key, bytes) in holding {
             let place = (key >> 32) as usize;
@@ -577,13 +574,12 @@ mod tests {
             let query = crate::search::query::parsed_for_tests(query);
             let matcher = LineMatcher::new(&query, None);
             let scanner = matcher.first().unwrap().clone();
-            let literals = matcher.literals().unwrap();
-            proptest::prop_assume!(literals.iter().all(|l| runs::within_runs(l)));
             let mut index = runs::RunIndex::default();
             proptest::prop_assert!(index.add_file(7, &text));
+            let rarest = index.rarest(matcher.term_literals());
+            proptest::prop_assume!(rarest.is_some());
             let by_runs: Vec<MatchedLine> = index
-                .lines_holding(literals, |id| (id == 7).then_some(0))
-                .into_iter()
+                .lines_holding(&rarest.unwrap(), |id| (id == 7).then_some(0))
                 .filter_map(|(key, bytes)| {
                     let line_text = runs::line_at(&text, bytes);
                     matcher.ranges(line_text).map(|ranges| (key as u32 + 1, line_text, ranges))

@@ -8,6 +8,7 @@ use super::grams;
 use super::postings::{Phrase, WordQuery};
 use super::query::{Query, Term};
 use super::words;
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex_syntax::hir::{Hir, HirKind};
 
 /// What the query asks of the word index, or None when no term holds a word.
@@ -67,9 +68,18 @@ pub const MIN_SUBSTRING: usize = grams::MIN_CHARS;
 #[derive(Debug)]
 pub struct LineMatcher {
     required: Vec<Regex>,
+    /// Beside each required regex, for a term whose spellings are ASCII
+    /// without spaces (its regex then compiles without Unicode, so it matches
+    /// ASCII letters in either case and nothing else): the same spellings
+    /// in one automaton, leftmost-first as the regex's alternation, found
+    /// without a lazy DFA or a scratch pool.
+    finders: Vec<Option<AhoCorasick>>,
     excluded: Vec<Regex>,
     regex: Option<Regex>,
     literals: Option<Vec<String>>,
+    /// Each required term's spellings, as `literals` gives the scanned
+    /// one's, for the terms whose spellings allow it (none with a regex).
+    term_literals: Vec<Vec<String>>,
 }
 
 impl LineMatcher {
@@ -84,12 +94,28 @@ impl LineMatcher {
             (None, Some((_, term))) => ascii_literals(term),
             _ => None,
         };
+        let term_literals = match &regex {
+            None => required
+                .iter()
+                .filter_map(|(_, t)| ascii_literals(t))
+                .collect(),
+            Some(_) => Vec::new(),
+        };
         LineMatcher {
             required: required.iter().map(|(r, _)| r.clone()).collect(),
+            finders: required.iter().map(|(_, t)| literal_finder(t)).collect(),
             excluded: query.excluded.iter().filter_map(spelling_regex).collect(),
             regex,
             literals,
+            term_literals,
         }
+    }
+
+    /// Every required term's spellings, lower-cased, for the terms that
+    /// have them as [`LineMatcher::literals`] has the scanned term's: a
+    /// line that matches holds one spelling of each of these terms.
+    pub fn term_literals(&self) -> impl Iterator<Item = &[String]> {
+        self.term_literals.iter().map(Vec::as_slice)
     }
 
     /// The spellings of the term [`LineMatcher::first`] scans with, lower-cased,
@@ -107,14 +133,18 @@ impl LineMatcher {
             return None;
         }
         let mut ranges = Vec::new();
-        for required in self.required.iter().chain(self.regex.as_ref()) {
+        let finders = self.finders.iter().map(Option::as_ref).chain([None]);
+        for (required, finder) in self.required.iter().chain(self.regex.as_ref()).zip(finders) {
             let before = ranges.len();
-            ranges.extend(
-                required
-                    .find_iter(line)
-                    .filter(|m| !m.is_empty())
-                    .map(|m| (m.start(), m.end())),
-            );
+            match finder {
+                Some(finder) => ranges.extend(finder.find_iter(line).map(|m| (m.start(), m.end()))),
+                None => ranges.extend(
+                    required
+                        .find_iter(line)
+                        .filter(|m| !m.is_empty())
+                        .map(|m| (m.start(), m.end())),
+                ),
+            }
             if ranges.len() == before {
                 return None;
             }
@@ -140,6 +170,16 @@ fn ascii_literals(term: &Term) -> Option<Vec<String>> {
         .iter()
         .all(plain)
         .then(|| spelled.iter().map(|s| s.to_ascii_lowercase()).collect())
+}
+
+/// The automaton finding what `spelling_regex` finds, when the term's
+/// spellings allow one (`ascii_literals`).
+fn literal_finder(term: &Term) -> Option<AhoCorasick> {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .ascii_case_insensitive(true)
+        .build(ascii_literals(term)?)
+        .ok()
 }
 
 fn spelling_regex(term: &Term) -> Option<Regex> {
@@ -340,5 +380,34 @@ mod tests {
             "one term, its spellings the alternatives"
         );
         assert_eq!(identifier.requirements[0].len(), 2, "{identifier:?}");
+    }
+
+    proptest::proptest! {
+        /// A term's automaton finds, in any line, the very ranges its
+        /// regex finds.
+        #[test]
+        fn a_terms_automaton_finds_what_its_regex_finds(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "getKey", "GET_KEY", "get_key", "getkey", "\u{212a}ey", "k\u{e9}y", "KEY",
+                    "cachedProperty", "Cached", "property", " ", "_", ".", "\u{17f}et", "set", "x",
+                ]),
+                0..30,
+            ),
+            query_text in proptest::sample::select(vec![
+                "getKey", "get_key", "key", "cached property", "CachedProperty", "set x",
+            ]),
+        ) {
+            let line = pieces.concat();
+            let matcher = LineMatcher::new(&query(query_text), None);
+            for (regex, finder) in matcher.required.iter().zip(&matcher.finders) {
+                let Some(finder) = finder else { continue };
+                let by_regex: Vec<(usize, usize)> =
+                    regex.find_iter(&line).map(|m| (m.start(), m.end())).collect();
+                let by_finder: Vec<(usize, usize)> =
+                    finder.find_iter(&line).map(|m| (m.start(), m.end())).collect();
+                proptest::prop_assert_eq!(by_finder, by_regex);
+            }
+        }
     }
 }

@@ -298,8 +298,15 @@ impl WordIndex {
             starts.sort_unstable();
         }
         let mut hits: Hits = Vec::new();
+        // a slot's occurrences come together: whether it is live is asked once
+        let mut dead_slot = None;
         for start in starts {
-            if self.item_at(start.slot).is_none() || start.position() < anchor as u32 {
+            if start.position() < anchor as u32 || dead_slot == Some(start.slot) {
+                continue;
+            }
+            let counted = hits.last().is_some_and(|(slot, _)| *slot == start.slot);
+            if !counted && self.item_at(start.slot).is_none() {
+                dead_slot = Some(start.slot);
                 continue;
             }
             let first = start.position() - anchor as u32;

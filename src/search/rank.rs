@@ -137,8 +137,8 @@ pub struct Wanted {
     exact: Option<String>,
     /// Every positive term's words run together.
     folded: String,
-    /// Each positive term's parts.
-    parts: Vec<Vec<String>>,
+    /// Each positive term's parts, joined by single spaces.
+    joined_parts: Vec<String>,
     /// Each positive term run together.
     folded_terms: Vec<String>,
 }
@@ -154,26 +154,24 @@ impl Wanted {
         Wanted {
             exact,
             folded: folded_terms.concat(),
-            parts: query.terms.iter().map(|t| t.parts()).collect(),
+            joined_parts: query.terms.iter().map(|t| t.parts().join(" ")).collect(),
             folded_terms,
         }
     }
 
-    /// The rule an item meets, from its name's parts as the index keeps them.
+    /// The rule an item meets, from its name's parts as the index keeps them
+    /// (single spaces between parts). Asked of every item a query matches:
+    /// it allocates only for the rules few items reach.
     fn rule_for(&self, item: &Item) -> Rule {
         let (corpus, kind, name) = (item.corpus.as_str(), item.kind.as_str(), item.name.as_str());
         let definition = corpus == "symbols" && kind != "file";
         if definition && self.exact.as_deref() == Some(name) {
             return Rule::ExactDefinition;
         }
-        let name_parts: Vec<&str> = item
-            .name_parts
-            .split(' ')
-            .filter(|p| !p.is_empty())
-            .collect();
+        let name_parts = item.name_parts.as_str();
         // the name's parts run together, compared without being built
         let folded_name_is =
-            |folded: &str| name_parts.iter().flat_map(|p| p.bytes()).eq(folded.bytes());
+            |folded: &str| name_parts.bytes().filter(|b| *b != b' ').eq(folded.bytes());
         let stem = || name.rsplit_once('.').map_or(name, |(stem, _)| stem);
         let is_name = !self.folded.is_empty()
             && (folded_name_is(&self.folded)
@@ -186,25 +184,19 @@ impl Wanted {
         if is_name {
             return Rule::Name;
         }
-        let in_name = |parts: &Vec<String>| !parts.is_empty() && contains_run(&name_parts, parts);
-        if self.parts.iter().all(in_name) {
+        let in_name = |joined: &String| !joined.is_empty() && holds_parts(name_parts, joined);
+        if self.joined_parts.iter().all(in_name) {
             return Rule::WholeWordInName;
         }
         // `transaction atomic`: the name holds some words, its file's name the rest
-        if self.parts.iter().any(in_name) {
-            let file_parts = file_stem_parts(item.path.as_deref());
-            let in_file = |parts: &Vec<String>| {
-                let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-                !parts.is_empty()
-                    && file_parts
-                        .windows(parts.len())
-                        .any(|w| w == parts.as_slice())
-            };
-            if self.parts.iter().all(|p| in_name(p) || in_file(p)) {
+        if self.joined_parts.iter().any(in_name) {
+            let file_parts = file_stem_parts(item.path.as_deref()).join(" ");
+            let in_file = |joined: &String| !joined.is_empty() && holds_parts(&file_parts, joined);
+            if self.joined_parts.iter().all(|p| in_name(p) || in_file(p)) {
                 return Rule::WholeWordInName;
             }
         }
-        let folded_name = name_parts.concat();
+        let folded_name: String = name_parts.split(' ').collect();
         let partial = self
             .folded_terms
             .iter()
@@ -214,6 +206,16 @@ impl Wanted {
         }
         Rule::TextWholeWord
     }
+}
+
+/// Whether `parts` (single-space separated) hold `run` (parts joined by
+/// single spaces) as consecutive whole parts.
+fn holds_parts(parts: &str, run: &str) -> bool {
+    let bytes = parts.as_bytes();
+    parts.match_indices(run).any(|(at, _)| {
+        let end = at + run.len();
+        (at == 0 || bytes[at - 1] == b' ') && (end == bytes.len() || bytes[end] == b' ')
+    })
 }
 
 /// The identifier parts of a path's file name without its extension.
@@ -239,18 +241,22 @@ fn is_test_path(path: &str) -> bool {
         || file.contains(".spec.")
 }
 
-fn contains_run(haystack: &[&str], run: &[String]) -> bool {
-    haystack
-        .windows(run.len())
-        .any(|window| window.iter().zip(run).all(|(a, b)| *a == b))
-}
-
 /// Ranks every hit: the first `shown` come in order, the rest after them in
 /// no set order (an answer counts them but does not show them). Hits the
 /// ordering holds equal keep the order they were found in, so any `shown`
 /// gives the same first hits as ordering all of them would.
 pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
     let wanted = Wanted::of(query);
+    // a file's lines come together: whether its path is a test's is asked once
+    let mut last_path: Option<(Arc<str>, bool)> = None;
+    let mut line_is_test = |path: &Arc<str>| match &last_path {
+        Some((last, test)) if Arc::ptr_eq(last, path) => *test,
+        _ => {
+            let test = is_test_path(path);
+            last_path = Some((path.clone(), test));
+            test
+        }
+    };
     let ranked: Vec<Ranked> = found
         .into_iter()
         .map(|found| match &found {
@@ -270,7 +276,7 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
                 } else {
                     Rule::TextPartial
                 },
-                test: is_test_path(&line.path),
+                test: line_is_test(&line.path),
                 weight: kind_weight("line"),
                 bm25: 0.0,
                 found,

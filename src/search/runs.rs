@@ -199,26 +199,41 @@ impl RunIndex {
         }
     }
 
-    /// The lines holding any of `literals` (lower-cased, each `within_runs`)
-    /// in any case, each once, ordered by their file's place (`place_of`
-    /// its row id; None leaves the file out) then line: the place and line
-    /// index in one key (`place << 32 | line`), and the line's bytes in its
-    /// text, its line break left out.
-    pub fn lines_holding(
-        &self,
-        literals: &[String],
-        place_of: impl Fn(i64) -> Option<usize>,
-    ) -> Vec<(u64, std::ops::Range<usize>)> {
+    /// The runs holding any of `literals` (lower-cased, each
+    /// `within_runs`), and how many lines those runs are in.
+    pub fn holding(&self, literals: &[String]) -> Holding {
         let mut runs: Vec<usize> = literals
             .iter()
             .flat_map(|literal| self.runs_holding(literal.as_bytes()))
             .collect();
         runs.sort_unstable();
         runs.dedup();
+        let lines = runs.iter().map(|run| self.lines[*run].len()).sum();
+        Holding { runs, lines }
+    }
+
+    /// Of the spellings of several terms a matching line holds one of each,
+    /// those of the term held by the fewest lines: the fewest lines to verify.
+    pub fn rarest<'t>(&self, terms: impl Iterator<Item = &'t [String]>) -> Option<Holding> {
+        terms
+            .filter(|literals| literals.iter().all(|l| within_runs(l)))
+            .map(|literals| self.holding(literals))
+            .min_by_key(|holding| holding.lines)
+    }
+
+    /// The lines of the runs `holding` found, each once, ordered by their
+    /// file's place (`place_of` its row id; None leaves the file out) then
+    /// line: the place and line index in one key (`place << 32 | line`),
+    /// and the line's bytes in its text, its line break left out.
+    pub fn lines_holding(
+        &self,
+        holding: &Holding,
+        place_of: impl Fn(i64) -> Option<usize>,
+    ) -> LinesInOrder<'_> {
         // each file's place asked once: u32::MAX not yet, u32::MAX - 1 left out
         let mut places = vec![u32::MAX; self.files.len()];
-        let mut found: Vec<(u64, u32)> = Vec::new();
-        for at in runs.into_iter().flat_map(|run| self.lines[run].iter()) {
+        let mut found: Vec<(u64, u32)> = Vec::with_capacity(holding.lines);
+        for at in holding.runs.iter().flat_map(|run| self.lines[*run].iter()) {
             let file = &self.files[at.slot as usize];
             let place = &mut places[at.slot as usize];
             if *place == u32::MAX {
@@ -233,21 +248,85 @@ impl RunIndex {
                 found.push((u64::from(*place) << 32 | u64::from(at.line), at.slot));
             }
         }
-        found.sort_unstable();
-        found.dedup();
-        found
-            .into_iter()
-            .filter_map(|(key, slot)| {
-                let file = &self.files[slot as usize];
-                let line = (key & u64::from(u32::MAX)) as usize;
-                let start = *file.line_starts.get(line)? as usize;
-                let end = file
-                    .line_starts
-                    .get(line + 1)
-                    .map_or(file.bytes, |next| *next as usize - 1);
-                Some((key, start..end))
-            })
-            .collect()
+        LinesInOrder {
+            index: self,
+            found,
+            next: 0,
+            sorted: 0,
+            last: None,
+        }
+    }
+
+    /// The bytes of line `line` of the file in `slot`.
+    fn line_bytes(&self, slot: u32, line: usize) -> Option<std::ops::Range<usize>> {
+        let file = &self.files[slot as usize];
+        let start = *file.line_starts.get(line)? as usize;
+        let end = file
+            .line_starts
+            .get(line + 1)
+            .map_or(file.bytes, |next| *next as usize - 1);
+        Some(start..end)
+    }
+}
+
+/// The runs holding a term's spellings, and the lines they are in.
+#[derive(Debug)]
+pub struct Holding {
+    runs: Vec<usize>,
+    lines: usize,
+}
+
+/// Lines sorted before the first is handed out; each next batch doubles.
+const FIRST_SORTED: usize = 1024;
+
+/// The lines [`RunIndex::lines_holding`] found, in key order. Sorted a batch
+/// at a time: a query stops at its first MAX_LINES lines, and a common word
+/// is on tens of thousands.
+pub struct LinesInOrder<'i> {
+    index: &'i RunIndex,
+    found: Vec<(u64, u32)>,
+    next: usize,
+    sorted: usize,
+    last: Option<u64>,
+}
+
+impl Iterator for LinesInOrder<'_> {
+    type Item = (u64, std::ops::Range<usize>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.next == self.sorted && !self.sort_next_batch() {
+                return None;
+            }
+            let (key, slot) = self.found[self.next];
+            self.next += 1;
+            // a line holding two of the runs is found twice
+            if self.last.replace(key) == Some(key) {
+                continue;
+            }
+            let line = (key & u64::from(u32::MAX)) as usize;
+            if let Some(bytes) = self.index.line_bytes(slot, line) {
+                return Some((key, bytes));
+            }
+        }
+    }
+}
+
+impl LinesInOrder<'_> {
+    /// Puts the smallest of the lines not handed out yet in order after
+    /// those that were; false when none is left.
+    fn sort_next_batch(&mut self) -> bool {
+        let rest = &mut self.found[self.sorted..];
+        if rest.is_empty() {
+            return false;
+        }
+        let batch = self.sorted.max(FIRST_SORTED).min(rest.len());
+        if batch < rest.len() {
+            rest.select_nth_unstable(batch - 1);
+        }
+        rest[..batch].sort_unstable();
+        self.sorted += batch;
+        true
     }
 }
 
@@ -355,8 +434,7 @@ mod tests {
         assert!(index.add_file(1, text));
         let found = |literal: &str| -> Vec<(u32, &str)> {
             index
-                .lines_holding(&[literal.to_string()], |_| Some(0))
-                .into_iter()
+                .lines_holding(&index.holding(&[literal.to_string()]), |_| Some(0))
                 .map(|(key, bytes)| (key as u32, line_at(text, bytes)))
                 .collect::<Vec<_>>()
         };
@@ -377,6 +455,60 @@ mod tests {
     }
 
     #[test]
+    fn the_rarest_term_is_the_one_on_the_fewest_lines() {
+        let mut index = RunIndex::default();
+        assert!(index.add_file(1, "field a\nfield b\nmany field\nfield"));
+        let terms = [
+            vec!["field".to_string()],
+            vec!["many".to_string()],
+            vec!["a.b".to_string()],
+        ];
+        let rarest = index.rarest(terms.iter().map(Vec::as_slice)).unwrap();
+        let lines: Vec<u64> = index
+            .lines_holding(&rarest, |_| Some(0))
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(lines, [2], "many, not field; a.b lies across runs");
+    }
+
+    #[test]
+    fn many_lines_come_in_key_order_each_once_across_the_sorted_batches() {
+        let mut index = RunIndex::default();
+        // lines holding the literal in two runs (found twice), others not at all
+        let text = |file: u64| -> String {
+            (0..1500u64)
+                .map(|line| match (line * 7 + file) % 5 {
+                    0 => "nothing here\n",
+                    1 | 2 => "key = get_key(KEY)\n",
+                    _ => "keys\n",
+                })
+                .collect()
+        };
+        for id in 1..=4 {
+            assert!(index.add_file(id, &text(id as u64)));
+        }
+        // the places turn the files' order around, and leave file 2 out
+        let place = |id: i64| (id != 2).then(|| (10 - id) as usize);
+        let holding = index.holding(&["key".to_string()]);
+        let found: Vec<u64> = index
+            .lines_holding(&holding, place)
+            .map(|(k, _)| k)
+            .collect();
+        let mut expected = Vec::new();
+        for id in 1..=4i64 {
+            let Some(at) = place(id) else { continue };
+            for (line, content) in text(id as u64).lines().enumerate() {
+                if content.contains("key") {
+                    expected.push((at as u64) << 32 | line as u64);
+                }
+            }
+        }
+        expected.sort_unstable();
+        assert!(expected.len() > 3 * FIRST_SORTED, "several batches");
+        assert_eq!(found, expected);
+    }
+
+    #[test]
     fn a_moved_revision_lets_go_of_the_gone_files_and_reads_the_new() {
         let c = Connection::open_in_memory().unwrap();
         for migration in crate::search::schema::MIGRATIONS {
@@ -390,8 +522,9 @@ mod tests {
         let lines = |index: &RunIndex| -> Vec<u64> {
             // places in order of row id
             index
-                .lines_holding(&["needle".to_string()], |id| usize::try_from(id).ok())
-                .into_iter()
+                .lines_holding(&index.holding(&["needle".to_string()]), |id| {
+                    usize::try_from(id).ok()
+                })
                 .map(|(key, _)| key >> 32)
                 .collect()
         };
