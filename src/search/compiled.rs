@@ -1,44 +1,64 @@
-//! Compiled regexes kept by what they were compiled from: a query asked
-//! again compiles to the same patterns, and compiling a case-insensitive
-//! pattern costs more than scanning the few lines a prefilter leaves.
-//! Handed out shared, not cloned: a clone of a `Regex` starts with empty
-//! scratch space and rebuilds its lazy DFA's states on every query, while
-//! the shared one keeps them warm. Bounded; emptied whole when full, so a
-//! flood of distinct queries costs memory only up to the bound.
+//! Compiled regexes and literal automatons kept by what they were compiled
+//! from: a query asked again compiles to the same patterns, and compiling
+//! a case-insensitive pattern costs more than scanning the few lines a
+//! prefilter leaves. Handed out shared, not cloned: a clone of a `Regex`
+//! starts with empty scratch space and rebuilds its lazy DFA's states on
+//! every query, while the shared one keeps them warm. Bounded; emptied
+//! whole when full, so a flood of distinct queries costs memory only up to
+//! the bound.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
-/// Patterns kept at most.
+/// Patterns kept at most, of each kind.
 const MAX_KEPT: usize = 512;
 
 /// A compiled regex, shared with every query that asks for the same pattern.
 pub type Shared = Arc<Regex>;
 
-static KEPT: LazyLock<Mutex<HashMap<String, Shared>>> = LazyLock::new(Mutex::default);
+type Kept<T> = LazyLock<Mutex<HashMap<String, T>>>;
 
-fn kept() -> std::sync::MutexGuard<'static, HashMap<String, Shared>> {
-    KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+static REGEXES: Kept<Shared> = LazyLock::new(Mutex::default);
+static FINDERS: Kept<AhoCorasick> = LazyLock::new(Mutex::default);
+
+/// The value `key` names in `kept`, made by `make` the first time (a
+/// refusal is not kept: it is asked again, and refused again).
+fn kept_or_made<T: Clone, E>(
+    kept: &Kept<T>,
+    key: &str,
+    make: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    let lock = || kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(value) = lock().get(key) {
+        return Ok(value.clone());
+    }
+    let value = make()?;
+    let mut kept = lock();
+    if kept.len() >= MAX_KEPT {
+        kept.clear();
+    }
+    kept.insert(key.to_string(), value.clone());
+    Ok(value)
 }
 
-/// The regex `key` names, compiled by `compile` the first time (a
-/// refusal is not kept: it is asked again, and refused again).
+/// The regex `key` names, compiled by `compile` the first time.
 pub fn regex(
     key: &str,
     compile: impl FnOnce() -> Result<Regex, regex::Error>,
 ) -> Result<Shared, regex::Error> {
-    if let Some(regex) = kept().get(key) {
-        return Ok(regex.clone());
-    }
-    let regex = Arc::new(compile()?);
-    let mut kept = kept();
-    if kept.len() >= MAX_KEPT {
-        kept.clear();
-    }
-    kept.insert(key.to_string(), regex.clone());
-    Ok(regex)
+    kept_or_made(&REGEXES, key, || compile().map(Arc::new))
+}
+
+/// The automaton `key` names, built by `build` the first time (a clone
+/// shares it).
+pub fn finder(
+    key: &str,
+    build: impl FnOnce() -> Result<AhoCorasick, aho_corasick::BuildError>,
+) -> Result<AhoCorasick, aho_corasick::BuildError> {
+    kept_or_made(&FINDERS, key, build)
 }
 
 #[cfg(test)]
@@ -64,6 +84,6 @@ mod tests {
             let source = format!("x{n}");
             assert!(regex(&format!("test:bound:{n}"), || Regex::new(&source)).is_ok());
         }
-        assert!(kept().len() <= MAX_KEPT);
+        assert!(REGEXES.lock().unwrap().len() <= MAX_KEPT);
     }
 }

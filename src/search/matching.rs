@@ -175,11 +175,14 @@ fn ascii_literals(term: &Term) -> Option<Vec<String>> {
 /// The automaton finding what `spelling_regex` finds, when the term's
 /// spellings allow one (`ascii_literals`).
 fn literal_finder(term: &Term) -> Option<AhoCorasick> {
-    AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostFirst)
-        .ascii_case_insensitive(true)
-        .build(ascii_literals(term)?)
-        .ok()
+    let literals = ascii_literals(term)?;
+    super::compiled::finder(&literals.join("\n"), || {
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .ascii_case_insensitive(true)
+            .build(&literals)
+    })
+    .ok()
 }
 
 fn spelling_regex(term: &Term) -> Option<Regex> {

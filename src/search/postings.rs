@@ -297,6 +297,9 @@ impl WordIndex {
         if options[anchor].len() > 1 {
             starts.sort_unstable();
         }
+        // where each word's search for the previous start ended: the wanted
+        // occurrences rise with the starts
+        let mut cursors: Vec<Vec<usize>> = options.iter().map(|w| vec![0; w.len()]).collect();
         let mut hits: Hits = Vec::new();
         // a slot's occurrences come together: whether it is live is asked once
         let mut dead_slot = None;
@@ -310,16 +313,25 @@ impl WordIndex {
                 continue;
             }
             let first = start.position() - anchor as u32;
-            let holds_the_rest = options.iter().enumerate().all(|(at, words)| {
-                at == anchor
-                    || words.iter().any(|w| {
-                        let wanted = Occurrence {
-                            slot: start.slot,
-                            place: place(start.field(), first + at as u32),
-                        };
-                        self.postings[*w as usize].binary_search(&wanted).is_ok()
-                    })
-            });
+            let mut holds_the_rest = true;
+            for (at, words) in options.iter().enumerate() {
+                if at == anchor {
+                    continue;
+                }
+                let wanted = Occurrence {
+                    slot: start.slot,
+                    place: place(start.field(), first + at as u32),
+                };
+                // every cursor moves on, so the next start's search begins there
+                let mut held = false;
+                for (w, from) in words.iter().zip(cursors[at].iter_mut()) {
+                    held |= holds_from(&self.postings[*w as usize], from, wanted);
+                }
+                if !held {
+                    holds_the_rest = false;
+                    break;
+                }
+            }
             if !holds_the_rest {
                 continue;
             }
@@ -334,6 +346,24 @@ impl WordIndex {
         }
         hits
     }
+}
+
+/// Whether ascending `list` holds `wanted`, searched from `*from` on (no
+/// earlier element can be wanted: the wanted occurrences only rise), by
+/// steps doubling from there; `*from` moves to where the search ended.
+fn holds_from(list: &[Occurrence], from: &mut usize, wanted: Occurrence) -> bool {
+    let rest = list.get(*from..).unwrap_or_default();
+    let mut bound = 1;
+    while bound < rest.len() && rest[bound] < wanted {
+        bound *= 2;
+    }
+    let low = bound / 2;
+    let end = bound.min(rest.len());
+    *from += low
+        + rest
+            .get(low..end)
+            .map_or(0, |r| r.partition_point(|o| *o < wanted));
+    list.get(*from) == Some(&wanted)
 }
 
 /// FTS5's BM25 over the phrases of one query.
@@ -519,6 +549,30 @@ mod tests {
     }
 
     use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        /// Searching on from where the last search ended finds what a
+        /// binary search of the whole list finds, for rising wants.
+        #[test]
+        fn a_search_from_the_last_one_finds_what_a_binary_search_finds(
+            mut list in proptest::collection::vec((0u32..40, 0u32..8), 0..200),
+            mut wanted in proptest::collection::vec((0u32..42, 0u32..9), 0..60),
+        ) {
+            let occurrence = |(slot, place): (u32, u32)| Occurrence { slot, place };
+            let mut list: Vec<Occurrence> = list.drain(..).map(occurrence).collect();
+            list.sort_unstable();
+            list.dedup();
+            let mut wanted: Vec<Occurrence> = wanted.drain(..).map(occurrence).collect();
+            wanted.sort_unstable();
+            let mut from = 0;
+            for want in wanted {
+                proptest::prop_assert_eq!(
+                    holds_from(&list, &mut from, want),
+                    list.binary_search(&want).is_ok()
+                );
+            }
+        }
+    }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]

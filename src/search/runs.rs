@@ -214,9 +214,15 @@ impl RunIndex {
 
     /// Of the spellings of several terms a matching line holds one of each,
     /// those of the term held by the fewest lines: the fewest lines to verify.
+    /// A term with a spelling under three bytes (found by reading every run,
+    /// and on most lines) is weighed only when every term has one.
     pub fn rarest<'t>(&self, terms: impl Iterator<Item = &'t [String]>) -> Option<Holding> {
-        terms
+        let (long, short): (Vec<&[String]>, Vec<&[String]>) = terms
             .filter(|literals| literals.iter().all(|l| within_runs(l)))
+            .partition(|literals| literals.iter().all(|l| l.len() >= 3));
+        let weighed = if long.is_empty() { short } else { long };
+        weighed
+            .into_iter()
             .map(|literals| self.holding(literals))
             .min_by_key(|holding| holding.lines)
     }
@@ -457,18 +463,23 @@ mod tests {
     #[test]
     fn the_rarest_term_is_the_one_on_the_fewest_lines() {
         let mut index = RunIndex::default();
-        assert!(index.add_file(1, "field a\nfield b\nmany field\nfield"));
+        assert!(index.add_file(1, "field a\nfield b\nmany field\nfield many\nfield"));
         let terms = [
             vec!["field".to_string()],
             vec!["many".to_string()],
             vec!["a.b".to_string()],
+            vec!["b".to_string()],
         ];
         let rarest = index.rarest(terms.iter().map(Vec::as_slice)).unwrap();
         let lines: Vec<u64> = index
             .lines_holding(&rarest, |_| Some(0))
             .map(|(k, _)| k)
             .collect();
-        assert_eq!(lines, [2], "many, not field; a.b lies across runs");
+        assert_eq!(
+            lines,
+            [2, 3],
+            "many, not field; a.b lies across runs; b, on fewer lines, is short"
+        );
     }
 
     #[test]
