@@ -35,6 +35,11 @@ struct FileUnit {
 /// Catches the index up with every source. One caller of the process at a
 /// time does the work; the others wait and find it done.
 pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolError> {
+    // most queries find every source level: they look without waiting for
+    // a catch-up another query may be running
+    if level_with_every_source(context, corpora)? {
+        return Ok(());
+    }
     static WORKING: Mutex<()> = Mutex::new(());
     let _working = WORKING
         .lock()
@@ -84,6 +89,31 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
 /// catch-up (only a catch-up moves them, one at a time).
 type Recorded = HashMap<String, i64>;
 
+/// Whether the index has caught up with every source `corpora` come from.
+fn level_with_every_source(context: &ToolContext, corpora: &[Corpus]) -> Result<bool, ToolError> {
+    let recorded = context.hub.store.view(records::source_revisions)?;
+    let wants = |corpus: Corpus| corpora.contains(&corpus);
+    Ok(!((wants(Corpus::Symbols) || wants(Corpus::Code))
+        && behind(&recorded, FILES_SOURCE, files_revision(context)?))
+        && !(wants(Corpus::Tasks) && behind(&recorded, "board", board_revision(context)?))
+        && !(wants(Corpus::Docs) && behind(&recorded, "docs", docs_revision(context)?)))
+}
+
+fn files_revision(context: &ToolContext) -> Result<i64, ToolError> {
+    Ok(crate::graph::revision(&context.hub.store)?)
+}
+
+fn board_revision(context: &ToolContext) -> Result<i64, ToolError> {
+    Ok(crate::board::revision(&context.hub.store)?)
+}
+
+/// The documents' revision, once the mounts were scanned for changes made
+/// while the hub was not running.
+fn docs_revision(context: &ToolContext) -> Result<i64, ToolError> {
+    crate::docs::feed::scan_once(context)?;
+    Ok(crate::docs::revision(&context.hub.store)?)
+}
+
 /// Whether the index is behind `source` at `revision`.
 fn behind(recorded: &Recorded, source: &str, revision: i64) -> bool {
     recorded.get(source) != Some(&revision)
@@ -95,7 +125,7 @@ pub(super) const FILES_SOURCE: &str = "graph";
 /// Each catch-up says how many units it rewrote, or None when it was not behind.
 fn catch_up_files(context: &ToolContext, recorded: &Recorded) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
-    let revision = crate::graph::revision(store)?;
+    let revision = files_revision(context)?;
     if !behind(recorded, FILES_SOURCE, revision) {
         return Ok(None);
     }
@@ -272,7 +302,7 @@ fn read_text(path: &std::path::Path) -> Option<String> {
 
 fn catch_up_tasks(context: &ToolContext, recorded: &Recorded) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
-    let revision = crate::board::revision(store)?;
+    let revision = board_revision(context)?;
     if !behind(recorded, "board", revision) {
         return Ok(None);
     }
@@ -324,10 +354,9 @@ fn catch_up_documents(
     recorded: &Recorded,
 ) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
-    crate::docs::feed::scan_once(context)?;
     // read before the documents: a change after it moves the revision on,
     // and the next query catches up with it
-    let revision = crate::docs::revision(store)?;
+    let revision = docs_revision(context)?;
     if !behind(recorded, "docs", revision) {
         return Ok(None);
     }
