@@ -322,11 +322,11 @@ impl WordIndex {
                     slot: start.slot,
                     place: place(start.field(), first + at as u32),
                 };
-                // every cursor moves on, so the next start's search begins there
-                let mut held = false;
-                for (w, from) in words.iter().zip(cursors[at].iter_mut()) {
-                    held |= holds_from(&self.postings[*w as usize], from, wanted);
-                }
+                // a cursor left behind is still before what any later start wants
+                let held = words
+                    .iter()
+                    .zip(cursors[at].iter_mut())
+                    .any(|(w, from)| holds_from(&self.postings[*w as usize], from, wanted));
                 if !held {
                     holds_the_rest = false;
                     break;

@@ -212,10 +212,17 @@ impl Wanted {
 /// single spaces) as consecutive whole parts.
 fn holds_parts(parts: &str, run: &str) -> bool {
     let bytes = parts.as_bytes();
-    parts.match_indices(run).any(|(at, _)| {
+    let mut from = 0;
+    // every occurrence, overlapping ones too (`b b` in `xb b b`)
+    while let Some(found) = parts.get(from..).and_then(|rest| rest.find(run)) {
+        let at = from + found;
         let end = at + run.len();
-        (at == 0 || bytes[at - 1] == b' ') && (end == bytes.len() || bytes[end] == b' ')
-    })
+        if (at == 0 || bytes[at - 1] == b' ') && (end == bytes.len() || bytes[end] == b' ') {
+            return true;
+        }
+        from = at + parts[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
 }
 
 /// The identifier parts of a path's file name without its extension.
@@ -383,6 +390,19 @@ mod tests {
         assert_eq!(ranked[1].rule, Rule::Name);
         assert_eq!(ranked[2].rule, Rule::WholeWordInName);
         assert_eq!(ranked[3].rule, Rule::PartialName);
+    }
+
+    proptest::proptest! {
+        /// Whole parts are found in the joined form as in the list of parts.
+        #[test]
+        fn parts_are_held_as_the_list_of_parts_holds_them(
+            name in proptest::collection::vec(proptest::sample::select(vec!["b", "xb", "\u{e9}b", "c"]), 0..8),
+            run in proptest::collection::vec(proptest::sample::select(vec!["b", "xb", "\u{e9}b", "c"]), 1..3),
+        ) {
+            proptest::prop_assert!(holds_parts("xb b b", "b b"), "an occurrence inside an earlier one");
+            let by_list = name.windows(run.len()).any(|window| window == run.as_slice());
+            proptest::prop_assert_eq!(holds_parts(&name.join(" "), &run.join(" ")), by_list);
+        }
     }
 
     #[test]
