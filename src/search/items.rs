@@ -8,11 +8,11 @@
 //! them per revision instead of one per such query.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::kept::{self, Keyed};
+use super::kept::{self, Shelf};
 use super::postings::WordIndex;
 use super::records;
 use crate::store::StoreError;
@@ -66,24 +66,21 @@ impl Names {
 /// The distinct names of the items in the index at `revision` of the
 /// database at `database`.
 pub fn names(c: &Connection, database: &Path, revision: i64) -> Result<Arc<Names>, StoreError> {
-    let known = kept::for_them(lock().as_mut(), database, revision).and_then(|k| k.names.clone());
+    let known =
+        kept::for_them(KEPT.lock().as_mut(), database, revision).and_then(|k| k.names.clone());
     if let Some(names) = known {
         return Ok(names);
     }
     let names = Arc::new(Names::of(records::distinct_names(c)?));
     if names.bytes <= MAX_NAME_BYTES
-        && let Some(kept) = kept::for_them(lock().as_mut(), database, revision)
+        && let Some(kept) = kept::for_them(KEPT.lock().as_mut(), database, revision)
     {
         kept.names = Some(names.clone());
     }
     Ok(names)
 }
 
-static KEPT: Mutex<Option<Keyed<Kept>>> = Mutex::new(None);
-
-fn lock() -> std::sync::MutexGuard<'static, Option<Keyed<Kept>>> {
-    KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+static KEPT: Shelf<Kept> = Shelf::new();
 
 /// The word index of the items at `revision` of the database at `database`.
 pub fn word_index(
@@ -91,7 +88,7 @@ pub fn word_index(
     database: &Path,
     revision: i64,
 ) -> Result<Arc<WordIndex>, StoreError> {
-    let mut kept = lock();
+    let mut kept = KEPT.lock();
     if let Some(kept) = kept::for_them(kept.as_mut(), database, revision) {
         return Ok(kept.words.clone());
     }
@@ -111,18 +108,7 @@ pub fn word_index(
 /// Brings `index` level with the items `c` sees: lets go of the ids gone,
 /// reads the ids it does not hold.
 fn level(index: &mut WordIndex, c: &Connection) -> Result<(), StoreError> {
-    let ids = records::item_ids(c)?;
-    let gone: Vec<i64> = index
-        .ids()
-        .filter(|id| ids.binary_search(id).is_err())
-        .collect();
-    for id in gone {
-        index.remove(id);
-    }
-    if index.dead() > index.len() + DEAD_ALLOWANCE {
-        *index = WordIndex::default();
-    }
-    let new: Vec<i64> = ids.into_iter().filter(|id| !index.holds(*id)).collect();
+    let new = kept::rows_to_read(index, records::item_ids(c)?, DEAD_ALLOWANCE);
     let mut add = |id: i64, item: records::Item, words: &str| {
         let mut fields = words.split('\n');
         let fields = [(); super::postings::FIELDS].map(|_| fields.next().unwrap_or_default());
@@ -147,6 +133,7 @@ fn level(index: &mut WordIndex, c: &Connection) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::kept::Rows;
 
     #[test]
     fn a_moved_revision_reads_the_new_items_and_lets_go_of_the_gone() {
@@ -191,7 +178,7 @@ mod tests {
         level(&mut kept, &c).unwrap();
         assert_eq!(names(&kept), ["second", "first"], "new ids come after");
         assert_eq!(
-            (kept.len(), kept.dead()),
+            (kept.live(), kept.dead()),
             (2, 1),
             "brought level, not built again"
         );

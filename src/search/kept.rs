@@ -1,9 +1,57 @@
 //! Memory the search area keeps between the queries of a process: what
-//! belongs to one database at one revision (`Keyed`, started afresh when
-//! either moves), and maps bounded in bytes (`Bounded`).
+//! belongs to one database at one revision (`Keyed`, on a `Shelf`, started
+//! afresh or brought level when either moves), indexes of rows brought
+//! level by the row ids that came and went (`Rows`), and maps bounded in
+//! bytes (`Bounded`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// Where one kind of kept value waits between queries.
+pub struct Shelf<T>(Mutex<Option<Keyed<T>>>);
+
+impl<T> Shelf<T> {
+    pub const fn new() -> Shelf<T> {
+        Shelf(Mutex::new(None))
+    }
+
+    /// The shelf, to read or change; a query that panicked holding it
+    /// left nothing half-changed worth refusing.
+    pub fn lock(&self) -> MutexGuard<'_, Option<Keyed<T>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// An index kept over the rows of a table whose row ids are never reused
+/// (`AUTOINCREMENT`): an id names one row for good, so the index is
+/// brought level by the ids that came and went.
+pub trait Rows: Default {
+    fn ids(&self) -> Vec<i64>;
+    fn holds(&self, id: i64) -> bool;
+    fn remove(&mut self, id: i64);
+    /// Rows held.
+    fn live(&self) -> usize;
+    /// Room still taken by rows removed.
+    fn dead(&self) -> usize;
+}
+
+/// Lets go of the rows of `index` not in `ids` (ascending), starts it
+/// afresh when the removed ones take more than `allowance` beyond the live
+/// ones, and answers the ids it does not hold: those to read.
+pub fn rows_to_read<I: Rows>(index: &mut I, ids: Vec<i64>, allowance: usize) -> Vec<i64> {
+    for id in index.ids() {
+        if ids.binary_search(&id).is_err() {
+            index.remove(id);
+        }
+    }
+    if index.dead() > index.live() + allowance {
+        *index = I::default();
+    }
+    ids.into_iter().filter(|id| !index.holds(*id)).collect()
+}
 
 /// `value`, kept for the database at `database` at `revision`.
 pub struct Keyed<T> {
@@ -102,6 +150,42 @@ impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rows as a set of ids, counting the removed ones as dead.
+    #[derive(Default)]
+    struct Held {
+        ids: std::collections::BTreeSet<i64>,
+        removed: usize,
+    }
+
+    impl Rows for Held {
+        fn ids(&self) -> Vec<i64> {
+            self.ids.iter().copied().collect()
+        }
+        fn holds(&self, id: i64) -> bool {
+            self.ids.contains(&id)
+        }
+        fn remove(&mut self, id: i64) {
+            self.removed += usize::from(self.ids.remove(&id));
+        }
+        fn live(&self) -> usize {
+            self.ids.len()
+        }
+        fn dead(&self) -> usize {
+            self.removed
+        }
+    }
+
+    #[test]
+    fn rows_are_brought_level_and_built_afresh_past_the_allowance() {
+        let mut held = Held::default();
+        held.ids.extend([1, 2, 3]);
+        assert_eq!(rows_to_read(&mut held, vec![2, 3, 4, 5], 1), [4, 5]);
+        assert_eq!((held.ids(), held.dead()), (vec![2, 3], 1));
+        // 2 and 3 go: three removed beside no live row pass an allowance of one
+        assert_eq!(rows_to_read(&mut held, vec![6], 1), [6]);
+        assert_eq!((held.live(), held.dead()), (0, 0), "built afresh");
+    }
 
     #[test]
     fn a_bounded_shelf_empties_before_it_would_pass_its_limit() {

@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use foldhash::HashMap;
 
+use super::kept::Rows;
 use super::records::Item;
 
 /// The fields of an item's words, in the order they are given.
@@ -106,26 +107,35 @@ pub fn fold(word: &str) -> Cow<'_, str> {
     Cow::Owned(word.nfd().filter(|c| !is_combining_mark(*c)).collect())
 }
 
-impl WordIndex {
-    /// Items held.
-    pub fn len(&self) -> usize {
-        self.live.len()
+/// Items by row id: a removed item's slot and occurrences stay until the
+/// index is built afresh.
+impl Rows for WordIndex {
+    fn ids(&self) -> Vec<i64> {
+        self.live.keys().copied().collect()
     }
 
-    /// Slots of removed items not yet let go.
-    pub fn dead(&self) -> usize {
-        self.slots.len() - self.live.len()
-    }
-
-    /// The row ids of the items held, in no set order.
-    pub fn ids(&self) -> impl Iterator<Item = i64> + '_ {
-        self.live.keys().copied()
-    }
-
-    pub fn holds(&self, id: i64) -> bool {
+    fn holds(&self, id: i64) -> bool {
         self.live.contains_key(&id)
     }
 
+    fn remove(&mut self, id: i64) {
+        if let Some(slot) = self.live.remove(&id) {
+            let slot = &mut self.slots[slot as usize];
+            slot.item = None;
+            self.live_words -= u64::from(slot.words);
+        }
+    }
+
+    fn live(&self) -> usize {
+        self.live.len()
+    }
+
+    fn dead(&self) -> usize {
+        self.slots.len() - self.live.len()
+    }
+}
+
+impl WordIndex {
     /// Adds the item of row `id` with its words, each field's words
     /// separated by spaces; an item already held under `id` is replaced.
     pub fn add(&mut self, id: i64, item: Arc<Item>, fields: [&str; FIELDS]) {
@@ -183,14 +193,6 @@ impl WordIndex {
             .take_while(|id| word(id).starts_with(prefix))
             .copied()
             .collect()
-    }
-
-    pub fn remove(&mut self, id: i64) {
-        if let Some(slot) = self.live.remove(&id) {
-            let slot = &mut self.slots[slot as usize];
-            slot.item = None;
-            self.live_words -= u64::from(slot.words);
-        }
     }
 
     fn item_at(&self, slot: u32) -> Option<&Arc<Item>> {
@@ -477,7 +479,7 @@ mod tests {
         );
         index.add(3, item("c2"), ["other", "", ""]);
         assert!(ids(&index, &["parse http"], &[]).is_empty(), "replaced");
-        assert_eq!((index.len(), index.dead()), (2, 2));
+        assert_eq!((index.live(), index.dead()), (2, 2));
     }
 
     /// The FTS5 expression FTS5 matched for `query` before the index was

@@ -224,8 +224,13 @@ fn item_of(row: &rusqlite::Row) -> rusqlite::Result<Item> {
 
 /// The row ids of every item, ascending.
 pub fn item_ids(c: &Connection) -> Result<Vec<i64>, StoreError> {
+    ids(c, "SELECT id FROM search_items ORDER BY id")
+}
+
+/// The row ids `statement` selects.
+fn ids(c: &Connection, statement: &str) -> Result<Vec<i64>, StoreError> {
     sql(c, || {
-        let mut statement = c.prepare_cached("SELECT id FROM search_items ORDER BY id")?;
+        let mut statement = c.prepare_cached(statement)?;
         let rows = statement.query_map([], |row| row.get(0))?;
         rows.collect()
     })
@@ -284,11 +289,7 @@ pub fn all_files(c: &Connection) -> Result<Vec<KeptFile>, StoreError> {
 
 /// The row ids of every kept file text, ascending.
 pub fn file_ids(c: &Connection) -> Result<Vec<i64>, StoreError> {
-    sql(c, || {
-        let mut statement = c.prepare_cached("SELECT id FROM search_files ORDER BY id")?;
-        let rows = statement.query_map([], |row| row.get(0))?;
-        rows.collect()
-    })
+    ids(c, "SELECT id FROM search_files ORDER BY id")
 }
 
 /// The row ids of the files holding trigram `token` (one of `grams`' tokens,

@@ -10,17 +10,20 @@
 //! covers (past the bound, queries scan).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use foldhash::HashMap;
 use rusqlite::Connection;
 
-use super::kept::{self, Keyed};
+use super::kept::{self, Rows, Shelf};
 use super::records;
 use crate::store::StoreError;
 
 /// Bytes of text the index covers at most: past it, queries scan.
 const MAX_TEXT_BYTES: usize = 128 << 20;
+/// Room for files let go of the index may hold beyond its live ones
+/// before it is built afresh.
+const DEAD_ALLOWANCE: usize = 256;
 /// Queries a process answers by scanning before it builds the index.
 const SCANS_BEFORE_BUILDING: u32 = 1;
 
@@ -78,15 +81,35 @@ fn trigrams(bytes: &[u8]) -> Vec<u32> {
     grams
 }
 
-impl RunIndex {
+/// Files by row id: a removed file's slot and lines stay until the index
+/// is built afresh.
+impl Rows for RunIndex {
+    fn ids(&self) -> Vec<i64> {
+        self.live.keys().copied().collect()
+    }
+
     fn holds(&self, id: i64) -> bool {
         self.live.contains_key(&id)
+    }
+
+    fn remove(&mut self, id: i64) {
+        if let Some(slot) = self.live.remove(&id) {
+            let file = &mut self.files[slot as usize];
+            file.line_starts = Vec::new();
+            self.live_bytes -= file.bytes;
+        }
+    }
+
+    fn live(&self) -> usize {
+        self.live.len()
     }
 
     fn dead(&self) -> usize {
         self.files.len() - self.live.len()
     }
+}
 
+impl RunIndex {
     fn run_id(&mut self, run: &[u8]) -> u32 {
         if let Some(known) = self.run_ids.get(run) {
             return *known;
@@ -189,14 +212,6 @@ impl RunIndex {
         self.live.insert(id, slot);
         self.live_bytes += text.len();
         true
-    }
-
-    fn remove_file(&mut self, id: i64) {
-        if let Some(slot) = self.live.remove(&id) {
-            let file = &mut self.files[slot as usize];
-            file.line_starts = Vec::new();
-            self.live_bytes -= file.bytes;
-        }
     }
 
     /// The runs holding any of `literals` (lower-cased, each
@@ -349,11 +364,7 @@ struct Kept {
     over_bound: bool,
 }
 
-static KEPT: Mutex<Option<Keyed<Kept>>> = Mutex::new(None);
-
-fn lock() -> std::sync::MutexGuard<'static, Option<Keyed<Kept>>> {
-    KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+static KEPT: Shelf<Kept> = Shelf::new();
 
 /// The index of the files at `revision` (the files' own count of commits)
 /// of the database at `database`; None while the process has asked fewer
@@ -363,7 +374,7 @@ pub fn index(
     database: &Path,
     revision: i64,
 ) -> Result<Option<Arc<RunIndex>>, StoreError> {
-    let mut kept = lock();
+    let mut kept = KEPT.lock();
     if let Some(kept) = kept::for_them(kept.as_mut(), database, revision)
         && (kept.index.is_some() || kept.over_bound)
     {
@@ -407,21 +418,7 @@ pub fn index(
 /// Brings `index` level with the files `c` sees; false when it could not
 /// take them all in (past its bound).
 fn level(index: &mut RunIndex, c: &Connection) -> Result<bool, StoreError> {
-    let ids = records::file_ids(c)?;
-    let gone: Vec<i64> = index
-        .live
-        .keys()
-        .copied()
-        .filter(|id| ids.binary_search(id).is_err())
-        .collect();
-    for id in gone {
-        index.remove_file(id);
-    }
-    if index.dead() > index.live.len() + 256 {
-        *index = RunIndex::default();
-    }
-    let new: Vec<i64> = ids.into_iter().filter(|id| !index.holds(*id)).collect();
-    for id in new {
+    for id in kept::rows_to_read(index, records::file_ids(c)?, DEAD_ALLOWANCE) {
         if records::with_text(c, id, |text| index.add_file(id, text))? == Some(false) {
             return Ok(false);
         }
@@ -547,7 +544,7 @@ mod tests {
         assert!(level(&mut kept, &c).unwrap());
         assert_eq!(lines(&kept), [3], "a new id for the new text");
         assert_eq!(
-            (kept.live.len(), kept.dead()),
+            (kept.live(), kept.dead()),
             (2, 1),
             "brought level, not built again"
         );

@@ -12,12 +12,12 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use fixedbitset::FixedBitSet;
 use rusqlite::Connection;
 
-use super::kept::{self, Bounded, Keyed};
+use super::kept::{self, Bounded, Keyed, Shelf};
 use super::records;
 use crate::store::StoreError;
 
@@ -118,11 +118,11 @@ impl FileTable {
 
 /// The table of the files indexed at `revision` of the database at `database`.
 pub fn files(c: &Connection, database: &Path, revision: i64) -> Result<Arc<FileTable>, StoreError> {
-    if let Some(files) = current(&mut lock(), database, revision).files.clone() {
+    if let Some(files) = current(&mut KEPT.lock(), database, revision).files.clone() {
         return Ok(files);
     }
     let files = Arc::new(FileTable::of(records::all_files(c)?));
-    current(&mut lock(), database, revision).files = Some(files.clone());
+    current(&mut KEPT.lock(), database, revision).files = Some(files.clone());
     Ok(files)
 }
 
@@ -150,14 +150,14 @@ where
     V: Clone,
 {
     let known =
-        kept::for_them(lock().as_mut(), database, revision).and_then(|k| shelf(k).get(&key));
+        kept::for_them(KEPT.lock().as_mut(), database, revision).and_then(|k| shelf(k).get(&key));
     if known.is_some() {
         return Ok(known);
     }
     let Some((value, size)) = read()? else {
         return Ok(None);
     };
-    shelf(current(&mut lock(), database, revision)).insert(key, value.clone(), size);
+    shelf(current(&mut KEPT.lock(), database, revision)).insert(key, value.clone(), size);
     Ok(Some(value))
 }
 
@@ -186,7 +186,7 @@ pub fn files_holding(
     Ok(places.unwrap_or_else(|| Arc::new(table.every_place())))
 }
 
-static KEPT: Mutex<Option<Keyed<Kept>>> = Mutex::new(None);
+static KEPT: Shelf<Kept> = Shelf::new();
 
 /// File `id`'s text in the index at `revision` of the database at `database`.
 pub fn text(
@@ -208,10 +208,6 @@ pub fn text(
             }))
         },
     )
-}
-
-fn lock() -> std::sync::MutexGuard<'static, Option<Keyed<Kept>>> {
-    KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]
