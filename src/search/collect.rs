@@ -244,13 +244,8 @@ fn code_lines(
         };
         let found: Vec<CodeLine> = matching_lines(&content, place, &scan, &matcher)
             .into_iter()
-            .map(|(number, text, ranges)| CodeLine {
-                // a regex says itself where its match begins and ends
-                whole_word: regex.is_some() || snippets::any_whole_word(text, &ranges),
-                path: file.path.clone(),
-                line: number,
-                text: LineText::within(&content, text),
-                ranges,
+            .map(|(number, text, ranges)| {
+                code_line(file, &content, (number, text, ranges), regex.is_some())
             })
             .collect();
         for line in found {
@@ -260,6 +255,23 @@ fn code_lines(
         }
     }
     Ok(())
+}
+
+/// A line of `file` (its text `content`) that matched; a regex's match says
+/// itself where it begins and ends, so it counts as a whole word.
+fn code_line(
+    file: &records::KeptFile,
+    content: &Arc<texts::FileText>,
+    (number, text, ranges): MatchedLine,
+    by_regex: bool,
+) -> CodeLine {
+    CodeLine {
+        whole_word: by_regex || snippets::any_whole_word(text, &ranges),
+        path: file.path.clone(),
+        line: number,
+        text: LineText::within(content, text),
+        ranges,
+    }
 }
 
 /// Adds a line that matched; false, with the answer capped and a note
@@ -312,13 +324,7 @@ impl Lines<'_> {
             let Some(ranges) = self.matcher.ranges(line_text) else {
                 continue;
             };
-            let line = CodeLine {
-                whole_word: snippets::any_whole_word(line_text, &ranges),
-                path: kept.path.clone(),
-                line: line + 1,
-                text: LineText::within(text, line_text),
-                ranges,
-            };
+            let line = code_line(kept, text, (line + 1, line_text, ranges), false);
             if !add_line(collected, line) {
                 break;
             }

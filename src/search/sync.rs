@@ -93,10 +93,15 @@ type Recorded = HashMap<String, i64>;
 fn level_with_every_source(context: &ToolContext, corpora: &[Corpus]) -> Result<bool, ToolError> {
     let recorded = context.hub.store.view(records::source_revisions)?;
     let wants = |corpus: Corpus| corpora.contains(&corpus);
-    Ok(!((wants(Corpus::Symbols) || wants(Corpus::Code))
-        && behind(&recorded, FILES_SOURCE, files_revision(context)?))
-        && !(wants(Corpus::Tasks) && behind(&recorded, "board", board_revision(context)?))
-        && !(wants(Corpus::Docs) && behind(&recorded, "docs", docs_revision(context)?)))
+    if (wants(Corpus::Symbols) || wants(Corpus::Code))
+        && behind(&recorded, FILES_SOURCE, files_revision(context)?)
+    {
+        return Ok(false);
+    }
+    if wants(Corpus::Tasks) && behind(&recorded, "board", board_revision(context)?) {
+        return Ok(false);
+    }
+    Ok(!(wants(Corpus::Docs) && behind(&recorded, "docs", docs_revision(context)?)))
 }
 
 fn files_revision(context: &ToolContext) -> Result<i64, ToolError> {
