@@ -28,14 +28,40 @@ impl<T> Shelf<T> {
 /// An index kept over the rows of a table whose row ids are never reused
 /// (`AUTOINCREMENT`): an id names one row for good, so the index is
 /// brought level by the ids that came and went.
+/// Each row held has a slot; a removed row's slot stays, emptied, until the
+/// index is built afresh.
 pub trait Rows: Default {
-    fn ids(&self) -> Vec<i64>;
-    fn holds(&self, id: i64) -> bool;
-    fn remove(&mut self, id: i64);
+    /// The slot of each row held, by row id.
+    fn slots_by_id(&self) -> &foldhash::HashMap<i64, u32>;
+    fn slots_by_id_mut(&mut self) -> &mut foldhash::HashMap<i64, u32>;
+    /// Slots taken, removed rows' included.
+    fn slots(&self) -> usize;
+    /// Empties `slot`, whose row was removed.
+    fn let_go(&mut self, slot: u32);
+
+    fn ids(&self) -> Vec<i64> {
+        self.slots_by_id().keys().copied().collect()
+    }
+
+    fn holds(&self, id: i64) -> bool {
+        self.slots_by_id().contains_key(&id)
+    }
+
+    fn remove(&mut self, id: i64) {
+        if let Some(slot) = self.slots_by_id_mut().remove(&id) {
+            self.let_go(slot);
+        }
+    }
+
     /// Rows held.
-    fn live(&self) -> usize;
-    /// Room still taken by rows removed.
-    fn dead(&self) -> usize;
+    fn live(&self) -> usize {
+        self.slots_by_id().len()
+    }
+
+    /// Slots of rows removed.
+    fn dead(&self) -> usize {
+        self.slots() - self.live()
+    }
 }
 
 /// Lets go of the rows of `index` not in `ids` (ascending), starts it
@@ -151,37 +177,45 @@ impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
 mod tests {
     use super::*;
 
-    /// Rows as a set of ids, counting the removed ones as dead.
+    /// Rows by slot, the slots of removed ones emptied.
     #[derive(Default)]
     struct Held {
-        ids: std::collections::BTreeSet<i64>,
-        removed: usize,
+        by_id: foldhash::HashMap<i64, u32>,
+        slots: Vec<Option<i64>>,
+    }
+
+    impl Held {
+        fn add(&mut self, id: i64) {
+            self.by_id.insert(id, self.slots.len() as u32);
+            self.slots.push(Some(id));
+        }
     }
 
     impl Rows for Held {
-        fn ids(&self) -> Vec<i64> {
-            self.ids.iter().copied().collect()
+        fn slots_by_id(&self) -> &foldhash::HashMap<i64, u32> {
+            &self.by_id
         }
-        fn holds(&self, id: i64) -> bool {
-            self.ids.contains(&id)
+        fn slots_by_id_mut(&mut self) -> &mut foldhash::HashMap<i64, u32> {
+            &mut self.by_id
         }
-        fn remove(&mut self, id: i64) {
-            self.removed += usize::from(self.ids.remove(&id));
+        fn slots(&self) -> usize {
+            self.slots.len()
         }
-        fn live(&self) -> usize {
-            self.ids.len()
-        }
-        fn dead(&self) -> usize {
-            self.removed
+        fn let_go(&mut self, slot: u32) {
+            self.slots[slot as usize] = None;
         }
     }
 
     #[test]
     fn rows_are_brought_level_and_built_afresh_past_the_allowance() {
         let mut held = Held::default();
-        held.ids.extend([1, 2, 3]);
+        for id in [1, 2, 3] {
+            held.add(id);
+        }
         assert_eq!(rows_to_read(&mut held, vec![2, 3, 4, 5], 1), [4, 5]);
-        assert_eq!((held.ids(), held.dead()), (vec![2, 3], 1));
+        let mut ids = held.ids();
+        ids.sort_unstable();
+        assert_eq!((ids, held.dead(), held.slots[0]), (vec![2, 3], 1, None));
         // 2 and 3 go: three removed beside no live row pass an allowance of one
         assert_eq!(rows_to_read(&mut held, vec![6], 1), [6]);
         assert_eq!((held.live(), held.dead()), (0, 0), "built afresh");

@@ -110,28 +110,22 @@ pub fn fold(word: &str) -> Cow<'_, str> {
 /// Items by row id: a removed item's slot and occurrences stay until the
 /// index is built afresh.
 impl Rows for WordIndex {
-    fn ids(&self) -> Vec<i64> {
-        self.live.keys().copied().collect()
+    fn slots_by_id(&self) -> &HashMap<i64, u32> {
+        &self.live
     }
 
-    fn holds(&self, id: i64) -> bool {
-        self.live.contains_key(&id)
+    fn slots_by_id_mut(&mut self) -> &mut HashMap<i64, u32> {
+        &mut self.live
     }
 
-    fn remove(&mut self, id: i64) {
-        if let Some(slot) = self.live.remove(&id) {
-            let slot = &mut self.slots[slot as usize];
-            slot.item = None;
-            self.live_words -= u64::from(slot.words);
-        }
+    fn slots(&self) -> usize {
+        self.slots.len()
     }
 
-    fn live(&self) -> usize {
-        self.live.len()
-    }
-
-    fn dead(&self) -> usize {
-        self.slots.len() - self.live.len()
+    fn let_go(&mut self, slot: u32) {
+        let slot = &mut self.slots[slot as usize];
+        slot.item = None;
+        self.live_words -= u64::from(slot.words);
     }
 }
 

@@ -84,28 +84,22 @@ fn trigrams(bytes: &[u8]) -> Vec<u32> {
 /// Files by row id: a removed file's slot and lines stay until the index
 /// is built afresh.
 impl Rows for RunIndex {
-    fn ids(&self) -> Vec<i64> {
-        self.live.keys().copied().collect()
+    fn slots_by_id(&self) -> &HashMap<i64, u32> {
+        &self.live
     }
 
-    fn holds(&self, id: i64) -> bool {
-        self.live.contains_key(&id)
+    fn slots_by_id_mut(&mut self) -> &mut HashMap<i64, u32> {
+        &mut self.live
     }
 
-    fn remove(&mut self, id: i64) {
-        if let Some(slot) = self.live.remove(&id) {
-            let file = &mut self.files[slot as usize];
-            file.line_starts = Vec::new();
-            self.live_bytes -= file.bytes;
-        }
+    fn slots(&self) -> usize {
+        self.files.len()
     }
 
-    fn live(&self) -> usize {
-        self.live.len()
-    }
-
-    fn dead(&self) -> usize {
-        self.files.len() - self.live.len()
+    fn let_go(&mut self, slot: u32) {
+        let file = &mut self.files[slot as usize];
+        file.line_starts = Vec::new();
+        self.live_bytes -= file.bytes;
     }
 }
 
