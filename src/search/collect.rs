@@ -9,12 +9,11 @@ use std::sync::Arc;
 
 use super::compiled::Shared;
 use super::items;
-use super::matching::{self, LineMatcher};
+use super::matching::{self, LineMatcher, Verdict};
 use super::query::{Corpus, Query};
 use super::rank::{CodeLine, Found, LineText};
 use super::records;
 use super::runs;
-use super::snippets;
 use super::sync;
 use super::texts;
 use crate::store::{Store, StoreError};
@@ -244,9 +243,7 @@ fn code_lines(
         };
         let found: Vec<CodeLine> = matching_lines(&content, place, &scan, &matcher)
             .into_iter()
-            .map(|(number, text, ranges)| {
-                code_line(file, &content, (number, text, ranges), regex.is_some())
-            })
+            .map(|matched| code_line(file, &content, matched))
             .collect();
         for line in found {
             if !add_line(collected, line) {
@@ -257,20 +254,17 @@ fn code_lines(
     Ok(())
 }
 
-/// A line of `file` (its text `content`) that matched; a regex's match says
-/// itself where it begins and ends, so it counts as a whole word.
+/// A line of `file` (its text `content`) that matched.
 fn code_line(
     file: &records::KeptFile,
     content: &Arc<texts::FileText>,
-    (number, text, ranges): MatchedLine,
-    by_regex: bool,
+    (number, text, verdict): MatchedLine,
 ) -> CodeLine {
     CodeLine {
-        whole_word: by_regex || snippets::any_whole_word(text, &ranges),
+        whole_word: verdict.whole_word,
         path: file.path.clone(),
         line: number,
         text: LineText::within(content, text),
-        ranges,
     }
 }
 
@@ -321,10 +315,10 @@ impl Lines<'_> {
                 continue;
             };
             let line_text = runs::line_at(&text.text, bytes);
-            let Some(ranges) = self.matcher.ranges(line_text) else {
+            let Some(verdict) = self.matcher.verdict(line_text) else {
                 continue;
             };
-            let line = code_line(kept, text, (line + 1, line_text, ranges), false);
+            let line = code_line(kept, text, (line + 1, line_text, verdict));
             if !add_line(collected, line) {
                 break;
             }
@@ -396,8 +390,8 @@ impl TrigramIndex<'_> {
     }
 }
 
-/// A line that matched: its number (1-based), its text, where in it.
-type MatchedLine<'a> = (u32, &'a str, Vec<(usize, usize)>);
+/// A line that matched: its number (1-based), its text, what verifying it found.
+type MatchedLine<'a> = (u32, &'a str, Verdict);
 
 /// How a file's text is searched for the lines worth verifying: the
 /// scanning regex over the text, or its literals over the lower-cased copy.
@@ -476,8 +470,7 @@ impl<'q> Scan<'q> {
 }
 
 /// The lines of `content` (the text of the file at `place`) the scan finds
-/// and the matcher confirms: line number (1-based), text, match ranges
-/// within the line.
+/// and the matcher confirms: line number (1-based), text, verdict.
 fn matching_lines<'a>(
     content: &'a texts::FileText,
     place: usize,
@@ -501,8 +494,8 @@ fn matching_lines<'a>(
             memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |at| start + at);
         next_line_start = line_end + 1;
         let line = text[line_start..line_end].trim_end_matches('\r');
-        if let Some(ranges) = matcher.ranges(line) {
-            found.push((line_number, line, ranges));
+        if let Some(verdict) = matcher.verdict(line) {
+            found.push((line_number, line, verdict));
         }
     }
     found
@@ -559,7 +552,7 @@ mod tests {
 
     proptest::proptest! {
         /// The lines by run find, and the matcher confirms, the lines a scan
-        /// of the file's text finds, with the same ranges.
+        /// of the file's text finds, with the same verdicts.
         #[test]
         fn the_lines_by_run_are_the_lines_a_scan_finds(
             words in proptest::collection::vec(
@@ -588,7 +581,7 @@ mod tests {
                 .lines_holding(&rarest.unwrap(), |id| (id == 7).then_some(0))
                 .filter_map(|(key, bytes)| {
                     let line_text = runs::line_at(&text, bytes);
-                    matcher.ranges(line_text).map(|ranges| (key as u32 + 1, line_text, ranges))
+                    matcher.verdict(line_text).map(|verdict| (key as u32 + 1, line_text, verdict))
                 })
                 .collect();
             proptest::prop_assert_eq!(

@@ -64,6 +64,12 @@ fn spellings(term: &Term) -> Vec<String> {
 /// The shortest substring code text search can prefilter.
 pub const MIN_SUBSTRING: usize = grams::MIN_CHARS;
 
+/// What verifying a line found, when it matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    pub whole_word: bool,
+}
+
 /// Verifies code lines against the query.
 #[derive(Debug)]
 pub struct LineMatcher {
@@ -125,6 +131,42 @@ impl LineMatcher {
     /// faster than a case-insensitive regex.
     pub fn literals(&self) -> Option<&[String]> {
         self.literals.as_deref()
+    }
+
+    /// Whether `line` matches and, when it does, whether one of its matches
+    /// is a whole word (a regex's match always counts as one): what
+    /// [`LineMatcher::ranges`] tells, without collecting where. Every line
+    /// a query finds is verified; only the shown ones need their ranges.
+    pub fn verdict(&self, line: &str) -> Option<Verdict> {
+        if self.excluded.iter().any(|r| r.is_match(line)) {
+            return None;
+        }
+        let mut whole_word = self.regex.is_some();
+        let finders = self.finders.iter().map(Option::as_ref).chain([None]);
+        for (required, finder) in self.required.iter().chain(self.regex.as_ref()).zip(finders) {
+            let mut found = false;
+            let mut weigh = |start: usize, end: usize| {
+                found = true;
+                whole_word = whole_word || words::on_word_boundaries(line, start, end);
+                // once a whole word is found, one match says the term is held
+                whole_word
+            };
+            match finder {
+                Some(finder) => {
+                    let _ = finder.find_iter(line).any(|m| weigh(m.start(), m.end()));
+                }
+                None => {
+                    let _ = required
+                        .find_iter(line)
+                        .filter(|m| !m.is_empty())
+                        .any(|m| weigh(m.start(), m.end()));
+                }
+            }
+            if !found {
+                return None;
+            }
+        }
+        Some(Verdict { whole_word })
     }
 
     /// Where `line` matches (byte ranges, sorted), or None when it does not.
@@ -411,6 +453,36 @@ mod tests {
                     finder.find_iter(&line).map(|m| (m.start(), m.end())).collect();
                 proptest::prop_assert_eq!(by_finder, by_regex);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// A line's verdict says what its ranges say: whether it matched,
+        /// and whether a match is a whole word (always, for a regex).
+        #[test]
+        fn a_verdict_is_what_the_ranges_tell(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "getKey", "GET_KEY", "get_key", "getkey", "\u{212a}ey", "k\u{e9}y", "KEY",
+                    "cachedProperty", "Cached", "property", " ", "_", ".", "(", "xKey", "test",
+                ]),
+                0..30,
+            ),
+            query_text in proptest::sample::select(vec![
+                "getKey", "get_key", "key", "cached property", "\"cached property\"",
+                "key -test", "Key x", "k\u{e9}y", "/get_?key/",
+            ]),
+        ) {
+            let line = pieces.concat();
+            let query = query(query_text);
+            let regex = query.regex.as_ref().map(|r| crate::search::query::compile("q", r).unwrap());
+            let by_regex = regex.is_some();
+            let matcher = LineMatcher::new(&query, regex);
+            let told = matcher.ranges(&line).map(|ranges| Verdict {
+                whole_word: by_regex
+                    || ranges.iter().any(|(start, end)| words::on_word_boundaries(&line, *start, *end)),
+            });
+            proptest::prop_assert_eq!(matcher.verdict(&line), told);
         }
     }
 }

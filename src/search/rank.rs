@@ -14,14 +14,14 @@ use super::records::Item;
 use super::texts::FileText;
 use super::words;
 
-/// A line of code text that matched, with where (byte ranges in `text`).
+/// A line of code text that matched. Where in it is found again only for
+/// the lines an answer shows (`Highlighter::line_ranges`).
 #[derive(Debug, Clone)]
 pub struct CodeLine {
     /// Shared by every line of the file.
     pub path: Arc<str>,
     pub line: u32,
     pub text: LineText,
-    pub ranges: Vec<(usize, usize)>,
     pub whole_word: bool,
 }
 
@@ -370,7 +370,6 @@ mod tests {
                 path: "a.py".into(),
                 line: 3,
                 text: LineText::of("x = QuerySet()"),
-                ranges: vec![(4, 12)],
                 whole_word: true,
             }),
         ];
@@ -487,7 +486,6 @@ mod tests {
                                 path: paths[path].into(),
                                 line: bm25.unsigned_abs(),
                                 text: LineText::of(names[name]),
-                                ranges: vec![(0, 1)],
                                 whole_word: kind % 2 == 0,
                             })
                         } else {

@@ -3,9 +3,9 @@
 
 use super::compiled::Shared as Regex;
 
+use super::matching::LineMatcher;
 use super::model::Highlight;
 use super::query::Query;
-use super::words;
 
 /// The widest snippet, in characters.
 pub const SNIPPET_CHARS: usize = 240;
@@ -16,6 +16,8 @@ pub const SNIPPET_CHARS: usize = 240;
 pub struct Highlighter {
     words: Option<Regex>,
     regex: Option<Regex>,
+    /// A code line's highlights are where it matched.
+    lines: LineMatcher,
 }
 
 impl Highlighter {
@@ -40,7 +42,17 @@ impl Highlighter {
         let words = (!alternatives.is_empty())
             .then(|| super::matching::words_regex(&alternatives.join("|")))
             .flatten();
-        Highlighter { words, regex }
+        Highlighter {
+            words,
+            lines: LineMatcher::new(query, regex.clone()),
+            regex,
+        }
+    }
+
+    /// Where a line of code text the query found matched (byte ranges,
+    /// sorted), as verifying it found.
+    pub fn line_ranges(&self, line: &str) -> Vec<(usize, usize)> {
+        self.lines.ranges(line).unwrap_or_default()
     }
 
     /// Byte ranges of matches in `text`, sorted, not overlapping.
@@ -122,13 +134,6 @@ fn floor_boundary(text: &str, byte: usize) -> usize {
         byte -= 1;
     }
     byte
-}
-
-/// Whether any of `ranges` in `line` begins and ends on word boundaries.
-pub fn any_whole_word(line: &str, ranges: &[(usize, usize)]) -> bool {
-    ranges
-        .iter()
-        .any(|(start, end)| words::on_word_boundaries(line, *start, *end))
 }
 
 #[cfg(test)]

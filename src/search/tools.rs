@@ -319,7 +319,8 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
     let why = ranked.rule.wording().to_string();
     match &ranked.found {
         Found::Line(line) => {
-            let (snippet, highlights) = snippets::snippet(line.text.as_str(), &line.ranges);
+            let text = line.text.as_str();
+            let (snippet, highlights) = snippets::snippet(text, &highlighter.line_ranges(text));
             SearchHit {
                 area: Corpus::Code.name().into(),
                 kind: query::KIND_OF_LINE.into(),
