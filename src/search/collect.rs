@@ -656,6 +656,7 @@ mod tests {
                 lang: Some("python".into()),
                 status: None,
                 body: String::new(),
+                standing: Default::default(),
             };
             let words = format!("{name} {}", if n % 7 == 0 { "admin" } else { "" });
             records::add_item(&c, "unit", &item, &[words, "p".into(), body]).unwrap();

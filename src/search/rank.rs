@@ -161,22 +161,15 @@ impl Wanted {
 
     /// The rule an item meets, from its name's parts as the index keeps them
     /// (single spaces between parts). Asked of every item a query matches:
-    /// it allocates only for the rules few items reach.
-    fn rule_for(&self, item: &Item) -> Rule {
-        let (corpus, kind, name) = (item.corpus.as_str(), item.kind.as_str(), item.name.as_str());
-        let definition = corpus == "symbols" && kind != "file";
-        if definition && self.exact.as_deref() == Some(name) {
+    /// what does not depend on the query comes from the item's standing.
+    fn rule_for(&self, item: &Item, standing: &Standing) -> Rule {
+        if standing.definition && self.exact.as_deref() == Some(item.name.as_str()) {
             return Rule::ExactDefinition;
         }
-        let name_parts = item.name_parts.as_str();
-        // the name's parts run together, compared without being built
-        let folded_name_is =
-            |folded: &str| name_parts.bytes().filter(|b| *b != b' ').eq(folded.bytes());
-        let stem = || name.rsplit_once('.').map_or(name, |(stem, _)| stem);
         let is_name = !self.folded.is_empty()
-            && (folded_name_is(&self.folded)
-                || (kind == "file" && words::folded(stem()) == self.folded)
-                || (corpus == "tasks"
+            && (*standing.folded_name == self.folded
+                || standing.folded_stem.as_deref() == Some(self.folded.as_str())
+                || (standing.task
                     && self
                         .exact
                         .as_deref()
@@ -184,27 +177,66 @@ impl Wanted {
         if is_name {
             return Rule::Name;
         }
+        let name_parts = item.name_parts.as_str();
         let in_name = |joined: &String| !joined.is_empty() && holds_parts(name_parts, joined);
         if self.joined_parts.iter().all(in_name) {
             return Rule::WholeWordInName;
         }
         // `transaction atomic`: the name holds some words, its file's name the rest
         if self.joined_parts.iter().any(in_name) {
-            let file_parts = file_stem_parts(item.path.as_deref()).join(" ");
-            let in_file = |joined: &String| !joined.is_empty() && holds_parts(&file_parts, joined);
+            let file_parts = &standing.file_stem_parts;
+            let in_file = |joined: &String| !joined.is_empty() && holds_parts(file_parts, joined);
             if self.joined_parts.iter().all(|p| in_name(p) || in_file(p)) {
                 return Rule::WholeWordInName;
             }
         }
-        let folded_name: String = name_parts.split(' ').collect();
         let partial = self
             .folded_terms
             .iter()
-            .all(|term| !term.is_empty() && folded_name.contains(term.as_str()));
+            .all(|term| !term.is_empty() && standing.folded_name.contains(term.as_str()));
         if partial {
             return Rule::PartialName;
         }
         Rule::TextWholeWord
+    }
+}
+
+/// What ranking asks of an item whatever the query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standing {
+    /// A symbol other than a file: an exact name match is its definition.
+    definition: bool,
+    task: bool,
+    /// Under a test folder or named as a test (`is_test_path`).
+    test: bool,
+    weight: i32,
+    /// The name's parts run together.
+    folded_name: Box<str>,
+    /// A file's name without its extension, folded; None for anything else.
+    folded_stem: Option<Box<str>>,
+    /// The identifier parts of its file's name, joined by single spaces.
+    file_stem_parts: Box<str>,
+}
+
+impl Standing {
+    fn of(item: &Item) -> Standing {
+        let (corpus, kind, name) = (item.corpus.as_str(), item.kind.as_str(), item.name.as_str());
+        let file = kind == "file";
+        let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+        Standing {
+            definition: corpus == "symbols" && !file,
+            task: corpus == "tasks",
+            test: item.path.as_deref().is_some_and(is_test_path),
+            weight: kind_weight(kind),
+            folded_name: item.name_parts.split(' ').collect::<String>().into(),
+            folded_stem: file.then(|| words::folded(stem).into()),
+            file_stem_parts: file_stem_parts(item.path.as_deref()).join(" ").into(),
+        }
+    }
+
+    /// `item`'s, worked out at its first ranking.
+    fn of_kept(item: &Item) -> &Standing {
+        item.standing.get_or_init(|| Standing::of(item))
     }
 }
 
@@ -268,11 +300,11 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
         .into_iter()
         .map(|found| match &found {
             Found::Item(hit) => {
-                let item = &hit.item;
+                let standing = Standing::of_kept(&hit.item);
                 Ranked {
-                    rule: wanted.rule_for(item),
-                    test: item.path.as_deref().is_some_and(is_test_path),
-                    weight: kind_weight(&item.kind),
+                    rule: wanted.rule_for(&hit.item, standing),
+                    test: standing.test,
+                    weight: standing.weight,
                     bm25: hit.bm25,
                     found,
                 }
@@ -343,6 +375,7 @@ mod tests {
                 lang: None,
                 status: None,
                 body: String::new(),
+                standing: Default::default(),
             }),
             bm25,
         })

@@ -4,6 +4,9 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::rank::Standing;
 
 use crate::store::StoreError;
 
@@ -30,6 +33,9 @@ pub struct Item {
     pub status: Option<String>,
     /// Text snippets come from: a section's or task's text, a symbol's qualified name.
     pub body: String,
+    /// What ranking asks of it whatever the query, worked out at its first
+    /// ranking: an item is kept across queries, and ranked by most of them.
+    pub standing: OnceLock<Standing>,
 }
 
 /// A task named `name`, for tests of what keeps items.
@@ -46,6 +52,7 @@ pub fn task_for_tests(name: &str) -> Item {
         lang: None,
         status: Some("ready".into()),
         body: String::new(),
+        standing: Default::default(),
     }
 }
 
@@ -219,6 +226,7 @@ fn item_of(row: &rusqlite::Row) -> rusqlite::Result<Item> {
         lang: row.get(7)?,
         status: row.get(8)?,
         body: row.get(11)?,
+        standing: Default::default(),
     })
 }
 

@@ -265,6 +265,7 @@ fn file_unit(
                 lang: Some(lang.to_string()),
                 status: None,
                 body: line_text,
+                standing: Default::default(),
             };
             (item, words)
         })
@@ -338,6 +339,7 @@ fn catch_up_tasks(context: &ToolContext, recorded: &Recorded) -> Result<Option<u
                 lang: None,
                 status: Some(task.status.as_str().to_string()),
                 body,
+                standing: Default::default(),
             };
             units.push(Unit {
                 name: unit.clone(),
@@ -448,6 +450,7 @@ fn section_item(
         lang: Some("markdown".into()),
         status: None,
         body: body.to_string(),
+        standing: Default::default(),
     };
     (item, words)
 }
