@@ -101,6 +101,8 @@ pub struct Ranked {
     test: bool,
     weight: i32,
     bm25: f64,
+    /// Where it was found: what orders hits the rules hold equal.
+    at: usize,
     pub found: Found,
 }
 
@@ -296,9 +298,10 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
             test
         }
     };
-    let ranked: Vec<Ranked> = found
+    let mut ranked: Vec<Ranked> = found
         .into_iter()
-        .map(|found| match &found {
+        .enumerate()
+        .map(|(at, found)| match &found {
             Found::Item(hit) => {
                 let standing = Standing::of_kept(&hit.item);
                 Ranked {
@@ -306,6 +309,7 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
                     test: standing.test,
                     weight: standing.weight,
                     bm25: hit.bm25,
+                    at,
                     found,
                 }
             }
@@ -318,23 +322,18 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
                 test: line_is_test(&line.path),
                 weight: kind_weight("line"),
                 bm25: 0.0,
+                at,
                 found,
             },
         })
         .collect();
-    // order positions, not the hits (a few hundred bytes each), then move each hit once
-    let by = |a: &usize, b: &usize| order(&ranked[*a], &ranked[*b]).then(a.cmp(b));
-    let mut positions: Vec<usize> = (0..ranked.len()).collect();
-    let shown = shown.min(positions.len());
-    if shown > 0 && shown < positions.len() {
-        positions.select_nth_unstable_by(shown - 1, by);
+    let by = |a: &Ranked, b: &Ranked| order(a, b).then(a.at.cmp(&b.at));
+    let shown = shown.min(ranked.len());
+    if shown > 0 && shown < ranked.len() {
+        ranked.select_nth_unstable_by(shown - 1, by);
     }
-    positions[..shown].sort_unstable_by(by);
-    let mut slots: Vec<Option<Ranked>> = ranked.into_iter().map(Some).collect();
-    positions
-        .into_iter()
-        .filter_map(|at| slots.get_mut(at).and_then(Option::take))
-        .collect()
+    ranked[..shown].sort_unstable_by(by);
+    ranked
 }
 
 fn order(a: &Ranked, b: &Ranked) -> Ordering {
