@@ -155,10 +155,8 @@ fn items_of(
         return Ok(collected);
     };
     let index = items::word_index(c, sieve.database, revision)?;
-    let mut scored = index.search(&words, MAX_ITEMS_READ);
-    if scored.len() > MAX_ITEMS {
-        scored.sort_by(|a, b| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id)));
-        scored.truncate(MAX_ITEMS);
+    let (scored, cut) = index.best(&words, MAX_ITEMS_READ, MAX_ITEMS);
+    if cut {
         collected.capped = true;
         collected.notes.push(format!(
             "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
@@ -673,20 +671,18 @@ mod tests {
             .unwrap()
             .search(&words, usize::MAX);
         assert_eq!(every.len(), MAX_ITEMS + 150);
-        every.sort_by(|a, b| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id)));
+        // `every` is ascending by row id: a stable sort leaves ties so
+        every.sort_by(|a, b| a.bm25.total_cmp(&b.bm25));
         every.truncate(MAX_ITEMS);
-        let kept: Vec<(i64, String)> = collected
+        let kept: Vec<String> = collected
             .found
             .iter()
             .map(|found| match found {
-                Found::Item(hit) => (hit.id, hit.item.name.clone()),
+                Found::Item(hit) => hit.item.name.clone(),
                 Found::Line(_) => panic!("no code text was asked for"),
             })
             .collect();
-        let expected: Vec<(i64, String)> = every
-            .iter()
-            .map(|hit| (hit.id, hit.item.name.clone()))
-            .collect();
+        let expected: Vec<String> = every.iter().map(|hit| hit.item.name.clone()).collect();
         assert_eq!(kept, expected);
     }
 }

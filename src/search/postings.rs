@@ -74,9 +74,15 @@ pub struct WordQuery {
 /// An item a query matched, and its BM25 (lower is better, as FTS5's).
 #[derive(Debug, Clone)]
 pub struct Scored {
-    pub id: i64,
     pub item: Arc<Item>,
     pub bm25: f64,
+}
+
+/// A live item a query matched, before its item is handed out.
+struct Match {
+    id: i64,
+    slot: u32,
+    bm25: f64,
 }
 
 /// How often a phrase occurs in each field of one item (by slot).
@@ -193,8 +199,8 @@ impl WordIndex {
         self.slots.get(slot as usize)?.item.as_ref()
     }
 
-    /// The items matching `query`, ascending by row id, at most `limit`.
-    pub fn search(&self, query: &WordQuery, limit: usize) -> Vec<Scored> {
+    /// The live items matching `query`, ascending by row id, at most `limit`.
+    fn matches(&self, query: &WordQuery, limit: usize) -> Vec<Match> {
         // every phrase, numbered as FTS5 numbered them (left to right), and
         // each term's range of them
         let phrases: Vec<&Phrase> = query
@@ -235,19 +241,54 @@ impl WordIndex {
                 && !excluded.iter().any(|term| holds(term, *slot))
         });
         let bm25 = Bm25::new(self, &hits);
-        let mut scored: Vec<Scored> = candidates
+        let mut matched: Vec<Match> = candidates
             .into_iter()
-            .filter_map(|slot| {
-                Some(Scored {
-                    id: self.slots[slot as usize].id,
-                    item: self.item_at(slot)?.clone(),
-                    bm25: bm25.score(slot, self.slots[slot as usize].words, &hits),
-                })
+            .filter(|slot| self.item_at(*slot).is_some())
+            .map(|slot| Match {
+                id: self.slots[slot as usize].id,
+                slot,
+                bm25: bm25.score(slot, self.slots[slot as usize].words, &hits),
             })
             .collect();
-        scored.sort_unstable_by_key(|s| s.id);
-        scored.truncate(limit);
-        scored
+        matched.sort_unstable_by_key(|m| m.id);
+        matched.truncate(limit);
+        matched
+    }
+
+    /// The items matching `query`, ascending by row id, at most `limit`.
+    #[cfg(test)]
+    pub fn search(&self, query: &WordQuery, limit: usize) -> Vec<Scored> {
+        self.scored(self.matches(query, limit))
+    }
+
+    /// Of the first `read` items matching `query` by row id, the `keep`
+    /// with the best BM25 (ties by row id) in that order, and true; or,
+    /// when no more match, all of them ascending by row id, and false. Only
+    /// the kept ones are handed out.
+    pub fn best(&self, query: &WordQuery, read: usize, keep: usize) -> (Vec<Scored>, bool) {
+        let mut matched = self.matches(query, read);
+        if matched.len() <= keep {
+            return (self.scored(matched), false);
+        }
+        let by_bm25 = |a: &Match, b: &Match| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id));
+        if keep > 0 {
+            matched.select_nth_unstable_by(keep - 1, by_bm25);
+        }
+        matched.truncate(keep);
+        matched.sort_unstable_by(by_bm25);
+        (self.scored(matched), true)
+    }
+
+    fn scored(&self, matched: Vec<Match>) -> Vec<Scored> {
+        matched
+            .into_iter()
+            .filter_map(|m| {
+                Some(Scored {
+                    item: self.item_at(m.slot)?.clone(),
+                    bm25: m.bm25,
+                })
+            })
+            .collect()
     }
 
     /// The word ids each word of `phrase` may be: one for a whole word, every
@@ -434,9 +475,9 @@ mod tests {
             excluded: terms(excluded),
         };
         index
-            .search(&query, usize::MAX)
+            .matches(&query, usize::MAX)
             .iter()
-            .map(|s| s.id)
+            .map(|m| m.id)
             .collect()
     }
 
@@ -619,7 +660,7 @@ mod tests {
                 .into_iter()
                 .filter(|(id, _)| kept.contains(id))
                 .collect();
-            let ours: Vec<(i64, f64)> = index.search(&query, usize::MAX).iter().map(|s| (s.id, s.bm25)).collect();
+            let ours: Vec<(i64, f64)> = index.matches(&query, usize::MAX).iter().map(|m| (m.id, m.bm25)).collect();
             proptest::prop_assert_eq!(
                 fts5.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
                 ours.iter().map(|(id, _)| *id).collect::<Vec<_>>(),

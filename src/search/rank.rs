@@ -362,7 +362,6 @@ mod tests {
 
     fn item(corpus: &str, kind: &str, name: &str, path: &str, bm25: f64) -> Found {
         Found::Item(Scored {
-            id: 0,
             item: std::sync::Arc::new(Item {
                 corpus: corpus.into(),
                 kind: kind.into(),
