@@ -7,7 +7,6 @@ use globset::{GlobSet, GlobSetBuilder};
 use rusqlite::Connection;
 use std::sync::Arc;
 
-use super::compiled::Shared;
 use super::items;
 use super::matching::{self, LineMatcher, Verdict};
 use super::query::{Corpus, Query};
@@ -121,7 +120,7 @@ pub struct Read {
 pub fn collect(
     store: &Store,
     query: &Query,
-    regex: Option<&Shared>,
+    matcher: &LineMatcher,
     sieve: &Sieve,
 ) -> Result<Read, ToolError> {
     store.view_at_once(|c| {
@@ -129,7 +128,7 @@ pub fn collect(
         let updated_at = records::updated_at(c)?;
         let mut collected = items_of(c, query, sieve, revision)?;
         if sieve.corpora.contains(&Corpus::Code) {
-            code_lines(c, query, regex, sieve, &mut collected)?;
+            code_lines(c, query, matcher, sieve, &mut collected)?;
         }
         Ok(Read {
             revision,
@@ -174,12 +173,12 @@ fn items_of(
 fn code_lines(
     c: &Connection,
     query: &Query,
-    regex: Option<&Shared>,
+    matcher: &LineMatcher,
     sieve: &Sieve,
     collected: &mut Collected,
 ) -> Result<(), ToolError> {
     let prefilter = matching::trigram_prefilter(query);
-    if prefilter.is_none() && regex.is_none() {
+    if prefilter.is_none() && !matcher.by_regex() {
         collected.notes.push(format!(
             "code text was not searched: substring search needs a word of {} or more characters",
             matching::MIN_SUBSTRING
@@ -192,7 +191,6 @@ fn code_lines(
             matching::MIN_SUBSTRING
         ));
     }
-    let matcher = LineMatcher::new(query, regex.cloned());
     let Some(scanner) = matcher.first().cloned() else {
         return Ok(());
     };

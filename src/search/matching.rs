@@ -117,6 +117,11 @@ impl LineMatcher {
         }
     }
 
+    /// Whether the query's regex is among what a line must match.
+    pub fn by_regex(&self) -> bool {
+        self.regex.is_some()
+    }
+
     /// Every required term's spellings, lower-cased, for the terms that
     /// have them as [`LineMatcher::literals`] has the scanned term's: a
     /// line that matches holds one spelling of each of these terms.

@@ -49,6 +49,11 @@ impl Highlighter {
         }
     }
 
+    /// What verifies the query's lines of code text.
+    pub fn line_matcher(&self) -> &LineMatcher {
+        &self.lines
+    }
+
     /// Where a line of code text the query found matched (byte ranges,
     /// sorted), as verifying it found.
     pub fn line_ranges(&self, line: &str) -> Vec<(usize, usize)> {

@@ -146,11 +146,12 @@ impl Tool for Search {
         super::sync::catch_up(context, &corpora)?;
         let store = &context.hub.store;
         let sieve = Sieve::new(&query, &corpora, store.path())?;
+        let highlighter = Highlighter::new(&query, regex);
         let collect::Read {
             revision,
             updated_at,
             mut collected,
-        } = collect::collect(store, &query, regex.as_ref(), &sieve)?;
+        } = collect::collect(store, &query, highlighter.line_matcher(), &sieve)?;
         let offsets = Offsets::new(
             &context.hub.cursors,
             Self::SPEC.name,
@@ -166,7 +167,6 @@ impl Tool for Search {
         );
         let facets = facets_of(&ranked);
         let total = ranked.len();
-        let highlighter = Highlighter::new(&query, regex.clone());
         let hits: Vec<SearchHit> = ranked
             .iter()
             .skip(start)
