@@ -10,6 +10,7 @@
 //! sees it `matching.rs`, the word index kept in memory `postings.rs`, the
 //! ordering `rank.rs`. It knows nothing of HTTP or MCP.
 
+mod ascending;
 mod collect;
 mod compiled;
 mod grams;

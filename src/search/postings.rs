@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use foldhash::HashMap;
 
+use super::ascending::holds_from;
 use super::kept::Rows;
 use super::records::Item;
 
@@ -363,7 +364,7 @@ impl WordIndex {
                 let held = words
                     .iter()
                     .zip(cursors[at].iter_mut())
-                    .any(|(w, from)| holds_from(&self.postings[*w as usize], from, wanted));
+                    .any(|(w, from)| holds_from(&self.postings[*w as usize], from, &wanted));
                 if !held {
                     holds_the_rest = false;
                     break;
@@ -383,24 +384,6 @@ impl WordIndex {
         }
         hits
     }
-}
-
-/// Whether ascending `list` holds `wanted`, searched from `*from` on (no
-/// earlier element can be wanted: the wanted occurrences only rise), by
-/// steps doubling from there; `*from` moves to where the search ended.
-fn holds_from(list: &[Occurrence], from: &mut usize, wanted: Occurrence) -> bool {
-    let rest = list.get(*from..).unwrap_or_default();
-    let mut bound = 1;
-    while bound < rest.len() && rest[bound] < wanted {
-        bound *= 2;
-    }
-    let low = bound / 2;
-    let end = bound.min(rest.len());
-    *from += low
-        + rest
-            .get(low..end)
-            .map_or(0, |r| r.partition_point(|o| *o < wanted));
-    list.get(*from) == Some(&wanted)
 }
 
 /// FTS5's BM25 over the phrases of one query.
@@ -586,30 +569,6 @@ mod tests {
     }
 
     use proptest::strategy::Strategy;
-
-    proptest::proptest! {
-        /// Searching on from where the last search ended finds what a
-        /// binary search of the whole list finds, for rising wants.
-        #[test]
-        fn a_search_from_the_last_one_finds_what_a_binary_search_finds(
-            mut list in proptest::collection::vec((0u32..40, 0u32..8), 0..200),
-            mut wanted in proptest::collection::vec((0u32..42, 0u32..9), 0..60),
-        ) {
-            let occurrence = |(slot, place): (u32, u32)| Occurrence { slot, place };
-            let mut list: Vec<Occurrence> = list.drain(..).map(occurrence).collect();
-            list.sort_unstable();
-            list.dedup();
-            let mut wanted: Vec<Occurrence> = wanted.drain(..).map(occurrence).collect();
-            wanted.sort_unstable();
-            let mut from = 0;
-            for want in wanted {
-                proptest::prop_assert_eq!(
-                    holds_from(&list, &mut from, want),
-                    list.binary_search(&want).is_ok()
-                );
-            }
-        }
-    }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]

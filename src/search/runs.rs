@@ -15,6 +15,7 @@ use std::sync::Arc;
 use foldhash::HashMap;
 use rusqlite::Connection;
 
+use super::ascending::holds_from;
 use super::kept::{self, Rows, Shelf};
 use super::records;
 use crate::store::StoreError;
@@ -154,9 +155,14 @@ impl RunIndex {
             return Vec::new();
         };
         let finder = memchr::memmem::Finder::new(literal);
+        let mut cursors = vec![0; rest.len()];
         first
             .iter()
-            .filter(|run| rest.iter().all(|runs| runs.binary_search(run).is_ok()))
+            .filter(|run| {
+                rest.iter()
+                    .zip(cursors.iter_mut())
+                    .all(|(runs, from)| holds_from(runs, from, *run))
+            })
             .map(|run| *run as usize)
             .filter(|run| finder.find(self.run(*run)).is_some())
             .collect()
