@@ -222,12 +222,23 @@ fn ascii_literals(term: &Term) -> Option<Vec<String>> {
 /// The automaton finding what `spelling_regex` finds, when the term's
 /// spellings allow one (`ascii_literals`).
 fn literal_finder(term: &Term) -> Option<AhoCorasick> {
-    let literals = ascii_literals(term)?;
-    super::compiled::finder(&literals.join("\n"), || {
+    literal_automaton(&ascii_literals(term)?)
+}
+
+/// One automaton finding, without regard to ASCII case, what a
+/// case-insensitive regex alternating `literals` (ASCII, in this order)
+/// finds: leftmost-first, as the alternation.
+pub fn literal_automaton(literals: &[String]) -> Option<AhoCorasick> {
+    // each literal after its length: no two lists share a key
+    let key: String = literals
+        .iter()
+        .map(|l| format!("{}:{l}", l.len()))
+        .collect();
+    super::compiled::finder(&key, || {
         AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostFirst)
             .ascii_case_insensitive(true)
-            .build(&literals)
+            .build(literals)
     })
     .ok()
 }

@@ -6,6 +6,7 @@ use super::compiled::Shared as Regex;
 use super::matching::LineMatcher;
 use super::model::Highlight;
 use super::query::Query;
+use aho_corasick::AhoCorasick;
 
 /// The widest snippet, in characters.
 pub const SNIPPET_CHARS: usize = 240;
@@ -14,36 +15,75 @@ pub const SNIPPET_CHARS: usize = 240;
 /// positive term and each identifier part of two or more characters,
 /// without regard to case, and the query's regex.
 pub struct Highlighter {
-    words: Option<Regex>,
+    words: Option<Words>,
     regex: Option<Regex>,
     /// A code line's highlights are where it matched.
     lines: LineMatcher,
+}
+
+/// The query's words, found without regard to case.
+enum Words {
+    /// Every word ASCII: one automaton, leftmost-first over the words in the
+    /// regex's order, finds what that regex finds.
+    Ascii(AhoCorasick),
+    Regex(Regex),
+}
+
+impl Words {
+    fn of(alternatives: &[String]) -> Option<Words> {
+        if alternatives.is_empty() {
+            return None;
+        }
+        if alternatives.iter().all(|a| a.is_ascii())
+            && let Some(automaton) = super::matching::literal_automaton(alternatives)
+        {
+            return Some(Words::Ascii(automaton));
+        }
+        let escaped: Vec<String> = alternatives.iter().map(|a| regex::escape(a)).collect();
+        super::matching::words_regex(&escaped.join("|")).map(Words::Regex)
+    }
+
+    fn push_ranges(&self, text: &str, ranges: &mut Vec<(usize, usize)>) {
+        match self {
+            Words::Ascii(automaton) => {
+                ranges.extend(automaton.find_iter(text).map(|m| (m.start(), m.end())))
+            }
+            Words::Regex(regex) => {
+                ranges.extend(regex.find_iter(text).map(|m| (m.start(), m.end())))
+            }
+        }
+    }
+
+    fn is_match(&self, text: &str) -> bool {
+        match self {
+            Words::Ascii(automaton) => automaton.is_match(text),
+            Words::Regex(regex) => regex.is_match(text),
+        }
+    }
 }
 
 impl Highlighter {
     pub fn new(query: &Query, regex: Option<Regex>) -> Highlighter {
         let mut alternatives: Vec<String> = Vec::new();
         for term in &query.terms {
-            alternatives.push(regex::escape(term.text.trim()));
+            alternatives.push(term.text.trim().to_string());
             for part in term.parts() {
                 if part.chars().count() >= 2 {
-                    alternatives.push(regex::escape(&part));
+                    alternatives.push(part);
                 }
             }
             let parts = term.parts();
             if parts.len() > 1 {
-                alternatives.push(regex::escape(&parts.join("_")));
+                alternatives.push(parts.join("_"));
             }
         }
         alternatives.retain(|a| !a.is_empty());
-        // longest first, so a whole identifier wins over its parts
-        alternatives.sort_by_key(|a| std::cmp::Reverse(a.len()));
+        // longest first (as escaped for a regex), so a whole identifier wins
+        // over its parts
+        alternatives.sort_by_key(|a| std::cmp::Reverse(regex::escape(a).len()));
         alternatives.dedup();
-        let words = (!alternatives.is_empty())
-            .then(|| super::matching::words_regex(&alternatives.join("|")))
-            .flatten();
         Highlighter {
-            words,
+            words: Words::of(&alternatives),
             lines: LineMatcher::new(query, regex.clone()),
             regex,
         }
@@ -62,13 +102,14 @@ impl Highlighter {
 
     /// Byte ranges of matches in `text`, sorted, not overlapping.
     pub fn ranges(&self, text: &str) -> Vec<(usize, usize)> {
-        let mut ranges: Vec<(usize, usize)> = self
-            .words
-            .iter()
-            .chain(self.regex.iter())
-            .flat_map(|r| r.find_iter(text).map(|m| (m.start(), m.end())))
-            .filter(|(s, e)| e > s)
-            .collect();
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        if let Some(words) = &self.words {
+            words.push_ranges(text, &mut ranges);
+        }
+        if let Some(regex) = &self.regex {
+            ranges.extend(regex.find_iter(text).map(|m| (m.start(), m.end())));
+        }
+        ranges.retain(|(s, e)| e > s);
         ranges.sort_unstable();
         let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
         for (start, end) in ranges {
@@ -81,10 +122,8 @@ impl Highlighter {
     }
 
     pub fn matches(&self, text: &str) -> bool {
-        self.words
-            .iter()
-            .chain(self.regex.iter())
-            .any(|r| r.is_match(text))
+        self.words.as_ref().is_some_and(|w| w.is_match(text))
+            || self.regex.as_ref().is_some_and(|r| r.is_match(text))
     }
 
     /// The first line of `text` that matches, with its 0-based index.
@@ -232,6 +271,43 @@ mod tests {
             for h in highlights {
                 prop_assert!(h.start <= h.end && h.end <= chars);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The automaton of ASCII words finds the ranges the regex of
+        /// the same words finds.
+        #[test]
+        fn ascii_words_are_found_where_their_regex_finds_them(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "getKey", "GET_KEY", "get", "key", "\u{212a}ey", "k\u{e9}y", "json Response",
+                    "a.b", "A.B", " ", "_", "(", "x", "\n",
+                ]),
+                0..30,
+            ),
+            words in proptest::collection::vec(
+                proptest::sample::select(vec!["getkey", "get_key", "get", "key", "json response", "a.b", "ke"]),
+                1..5,
+            ),
+        ) {
+            let words: Vec<String> = words.into_iter().map(str::to_string).collect();
+            let text = pieces.concat();
+            let ranges = |w: &Words| {
+                let mut ranges = Vec::new();
+                w.push_ranges(&text, &mut ranges);
+                ranges
+            };
+            let Some(ascii) = Words::of(&words) else {
+                return Err(proptest::test_runner::TestCaseError::fail("no words"));
+            };
+            proptest::prop_assert!(matches!(ascii, Words::Ascii(_)));
+            let escaped: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
+            let by_regex = Words::Regex(
+                crate::search::matching::words_regex(&escaped.join("|")).unwrap(),
+            );
+            proptest::prop_assert_eq!(ranges(&ascii), ranges(&by_regex));
+            proptest::prop_assert_eq!(ascii.is_match(&text), by_regex.is_match(&text));
         }
     }
 }
