@@ -4,6 +4,7 @@
 //! than paths, paths more than bodies), symbol kinds weighted (a class above
 //! a variable), ties broken by path, line and target.
 
+use memchr::memmem::Finder;
 use std::cmp::Ordering;
 
 use super::postings::Scored;
@@ -139,10 +140,11 @@ pub struct Wanted {
     exact: Option<String>,
     /// Every positive term's words run together.
     folded: String,
-    /// Each positive term's parts, joined by single spaces.
-    joined_parts: Vec<String>,
+    /// Each positive term's parts, joined by single spaces (an empty
+    /// one is held by no name).
+    joined_parts: Vec<Finder<'static>>,
     /// Each positive term run together.
-    folded_terms: Vec<String>,
+    folded_terms: Vec<Finder<'static>>,
 }
 
 impl Wanted {
@@ -156,8 +158,15 @@ impl Wanted {
         Wanted {
             exact,
             folded: folded_terms.concat(),
-            joined_parts: query.terms.iter().map(|t| t.parts().join(" ")).collect(),
-            folded_terms,
+            joined_parts: query
+                .terms
+                .iter()
+                .map(|t| Finder::new(&t.parts().join(" ")).into_owned())
+                .collect(),
+            folded_terms: folded_terms
+                .iter()
+                .map(|t| Finder::new(t).into_owned())
+                .collect(),
         }
     }
 
@@ -180,22 +189,21 @@ impl Wanted {
             return Rule::Name;
         }
         let name_parts = item.name_parts.as_str();
-        let in_name = |joined: &String| !joined.is_empty() && holds_parts(name_parts, joined);
+        let in_name = |joined: &Finder| holds_parts(name_parts, joined);
         if self.joined_parts.iter().all(in_name) {
             return Rule::WholeWordInName;
         }
         // `transaction atomic`: the name holds some words, its file's name the rest
         if self.joined_parts.iter().any(in_name) {
             let file_parts = &standing.file_stem_parts;
-            let in_file = |joined: &String| !joined.is_empty() && holds_parts(file_parts, joined);
+            let in_file = |joined: &Finder| holds_parts(file_parts, joined);
             if self.joined_parts.iter().all(|p| in_name(p) || in_file(p)) {
                 return Rule::WholeWordInName;
             }
         }
-        let partial = self
-            .folded_terms
-            .iter()
-            .all(|term| !term.is_empty() && standing.folded_name.contains(term.as_str()));
+        let partial = self.folded_terms.iter().all(|term| {
+            !term.needle().is_empty() && term.find(standing.folded_name.as_bytes()).is_some()
+        });
         if partial {
             return Rule::PartialName;
         }
@@ -242,19 +250,23 @@ impl Standing {
     }
 }
 
-/// Whether `parts` (single-space separated) hold `run` (parts joined by
-/// single spaces) as consecutive whole parts.
-fn holds_parts(parts: &str, run: &str) -> bool {
-    let bytes = parts.as_bytes();
+/// Whether `parts` (single-space separated) hold what `run` finds (parts
+/// joined by single spaces, not empty) as consecutive whole parts.
+fn holds_parts(parts: &str, run: &Finder) -> bool {
+    let (bytes, length) = (parts.as_bytes(), run.needle().len());
+    if length == 0 {
+        return false;
+    }
     let mut from = 0;
-    // every occurrence, overlapping ones too (`b b` in `xb b b`)
-    while let Some(found) = parts.get(from..).and_then(|rest| rest.find(run)) {
+    // every occurrence, overlapping ones too (`b b` in `xb b b`); a UTF-8
+    // needle starts at no byte but a character's first
+    while let Some(found) = bytes.get(from..).and_then(|rest| run.find(rest)) {
         let at = from + found;
-        let end = at + run.len();
+        let end = at + length;
         if (at == 0 || bytes[at - 1] == b' ') && (end == bytes.len() || bytes[end] == b' ') {
             return true;
         }
-        from = at + parts[at..].chars().next().map_or(1, char::len_utf8);
+        from = at + 1;
     }
     false
 }
@@ -429,9 +441,9 @@ mod tests {
             name in proptest::collection::vec(proptest::sample::select(vec!["b", "xb", "\u{e9}b", "c"]), 0..8),
             run in proptest::collection::vec(proptest::sample::select(vec!["b", "xb", "\u{e9}b", "c"]), 1..3),
         ) {
-            proptest::prop_assert!(holds_parts("xb b b", "b b"), "an occurrence inside an earlier one");
+            proptest::prop_assert!(holds_parts("xb b b", &Finder::new("b b")), "an occurrence inside an earlier one");
             let by_list = name.windows(run.len()).any(|window| window == run.as_slice());
-            proptest::prop_assert_eq!(holds_parts(&name.join(" "), &run.join(" ")), by_list);
+            proptest::prop_assert_eq!(holds_parts(&name.join(" "), &Finder::new(&run.join(" "))), by_list);
         }
     }
 
