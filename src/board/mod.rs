@@ -41,6 +41,11 @@ pub fn revision(store: &Store) -> Result<i64, StoreError> {
     store.view(records::board_revision)
 }
 
+/// The board's revision, read on a connection a caller holds already.
+pub fn revision_in(connection: &rusqlite::Connection) -> Result<i64, StoreError> {
+    records::board_revision(connection)
+}
+
 /// Registers every board tool.
 pub fn register(registry: &mut Registry) {
     registry

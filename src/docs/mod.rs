@@ -52,6 +52,11 @@ pub fn revision(store: &Store) -> Result<i64, StoreError> {
     store.view(records::revision)
 }
 
+/// The documents' revision, read on a connection a caller holds already.
+pub fn revision_in(connection: &rusqlite::Connection) -> Result<i64, StoreError> {
+    records::revision(connection)
+}
+
 /// Registers every documents tool.
 pub fn register(registry: &mut Registry) {
     registry

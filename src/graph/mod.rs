@@ -55,6 +55,12 @@ pub fn revision(store: &Store) -> Result<i64, StoreError> {
     store.read(index::revision)
 }
 
+/// The graph's revision, read on a connection a caller holds already (to
+/// read several areas' revisions in one visit to the pool).
+pub fn revision_in(connection: &rusqlite::Connection) -> Result<i64, StoreError> {
+    index::revision(connection).map_err(|error| StoreError::on(connection, error))
+}
+
 /// Registers every graph tool.
 pub fn register(registry: &mut Registry) {
     registry

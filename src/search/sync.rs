@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use super::query::{Corpus, KIND_OF_SECTION, KIND_OF_TASK, SYMBOL_KINDS};
 use super::records::{self, Item};
 use super::words::{all_parts, index_words};
+use crate::store::StoreError;
 use crate::tools::{ToolContext, ToolError};
 
 /// A file's text is kept for substring and regex search up to this size.
@@ -89,19 +90,26 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
 /// catch-up (only a catch-up moves them, one at a time).
 type Recorded = HashMap<String, i64>;
 
-/// Whether the index has caught up with every source `corpora` come from.
+/// Whether the index has caught up with every source `corpora` come from:
+/// every revision read in one visit to the pool, as every query asks.
 fn level_with_every_source(context: &ToolContext, corpora: &[Corpus]) -> Result<bool, ToolError> {
-    let recorded = context.hub.store.view(records::source_revisions)?;
     let wants = |corpus: Corpus| corpora.contains(&corpus);
-    if (wants(Corpus::Symbols) || wants(Corpus::Code))
-        && behind(&recorded, FILES_SOURCE, files_revision(context)?)
-    {
-        return Ok(false);
+    if wants(Corpus::Docs) {
+        crate::docs::feed::scan_once(context)?;
     }
-    if wants(Corpus::Tasks) && behind(&recorded, "board", board_revision(context)?) {
-        return Ok(false);
-    }
-    Ok(!(wants(Corpus::Docs) && behind(&recorded, "docs", docs_revision(context)?)))
+    let level = context.hub.store.view(|c| {
+        let recorded = records::source_revisions(c)?;
+        if (wants(Corpus::Symbols) || wants(Corpus::Code))
+            && behind(&recorded, FILES_SOURCE, crate::graph::revision_in(c)?)
+        {
+            return Ok::<bool, StoreError>(false);
+        }
+        if wants(Corpus::Tasks) && behind(&recorded, "board", crate::board::revision_in(c)?) {
+            return Ok(false);
+        }
+        Ok(!(wants(Corpus::Docs) && behind(&recorded, "docs", crate::docs::revision_in(c)?)))
+    })?;
+    Ok(level)
 }
 
 fn files_revision(context: &ToolContext) -> Result<i64, ToolError> {
