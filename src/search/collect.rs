@@ -209,7 +209,7 @@ fn code_lines(
             sieve,
             files_revision,
             table: &table,
-            matcher: &matcher,
+            matcher,
         };
         return lines.by_runs(&index, collected);
     }
@@ -237,7 +237,7 @@ fn code_lines(
         let Some(content) = texts::text(c, sieve.database, files_revision, file.id)? else {
             continue;
         };
-        let found: Vec<CodeLine> = matching_lines(&content, place, &scan, &matcher)
+        let found: Vec<CodeLine> = matching_lines(&content, place, &scan, matcher)
             .into_iter()
             .map(|matched| code_line(file, &content, matched))
             .collect();
