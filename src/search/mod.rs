@@ -25,6 +25,7 @@ mod records;
 mod runs;
 mod schema;
 mod snippets;
+mod standing;
 mod sync;
 mod texts;
 pub mod tools;

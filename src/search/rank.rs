@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::query::Query;
 use super::records::Item;
+use super::standing::{Standing, is_test_path, kind_weight};
 use super::texts::FileText;
 use super::words;
 
@@ -121,19 +122,6 @@ impl Ranked {
     }
 }
 
-/// How much a kind weighs among hits of one rule.
-fn kind_weight(kind: &str) -> i32 {
-    match kind {
-        "class" | "interface" => 8,
-        "function" | "method" => 7,
-        "module" => 6,
-        "heading" | "task" => 5,
-        "file" => 4,
-        "variable" => 2,
-        _ => 1,
-    }
-}
-
 /// What the query's words are compared with names as.
 pub struct Wanted {
     /// The only word, as written, when the query is one identifier.
@@ -211,43 +199,17 @@ impl Wanted {
     }
 }
 
-/// What ranking asks of an item whatever the query.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Standing {
-    /// A symbol other than a file: an exact name match is its definition.
-    definition: bool,
-    task: bool,
-    /// Under a test folder or named as a test (`is_test_path`).
-    test: bool,
-    weight: i32,
-    /// The name's parts run together.
-    folded_name: Box<str>,
-    /// A file's name without its extension, folded; None for anything else.
-    folded_stem: Option<Box<str>>,
-    /// The identifier parts of its file's name, joined by single spaces.
-    file_stem_parts: Box<str>,
-}
-
-impl Standing {
-    fn of(item: &Item) -> Standing {
-        let (corpus, kind, name) = (item.corpus.as_str(), item.kind.as_str(), item.name.as_str());
-        let file = kind == "file";
-        let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-        Standing {
-            definition: corpus == "symbols" && !file,
-            task: corpus == "tasks",
-            test: item.path.as_deref().is_some_and(is_test_path),
-            weight: kind_weight(kind),
-            folded_name: item.name_parts.split(' ').collect::<String>().into(),
-            folded_stem: file.then(|| words::folded(stem).into()),
-            file_stem_parts: file_stem_parts(item.path.as_deref()).join(" ").into(),
-        }
-    }
-
-    /// `item`'s, worked out at its first ranking.
-    fn of_kept(item: &Item) -> &Standing {
-        item.standing.get_or_init(|| Standing::of(item))
-    }
+/// `item`'s standing, worked out at its first ranking.
+fn standing_of(item: &Item) -> &Standing {
+    item.standing.get_or_init(|| {
+        Standing::of(
+            &item.corpus,
+            &item.kind,
+            &item.name,
+            &item.name_parts,
+            item.path.as_deref(),
+        )
+    })
 }
 
 /// Whether `parts` (single-space separated) hold what `run` finds (parts
@@ -271,29 +233,6 @@ fn holds_parts(parts: &str, run: &Finder) -> bool {
     false
 }
 
-/// The identifier parts of a path's file name without its extension.
-fn file_stem_parts(path: Option<&str>) -> Vec<String> {
-    let file = path.and_then(|p| p.rsplit('/').next()).unwrap_or("");
-    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
-    words::all_parts(stem)
-}
-
-/// Whether a path is a test's: under a `test`/`tests`/`__tests__` folder, or
-/// named `test_*`, `*_test.*`, `*_tests.*`, `*.test.*` or `*.spec.*`. Within
-/// one rule a test ranks after the code it tests.
-fn is_test_path(path: &str) -> bool {
-    let mut segments = path.split('/');
-    let file = segments.next_back().unwrap_or("");
-    let in_test_folder = segments.any(|s| matches!(s, "test" | "tests" | "__tests__"));
-    let stem = file.split('.').next().unwrap_or(file);
-    in_test_folder
-        || stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem.ends_with("_tests")
-        || file.contains(".test.")
-        || file.contains(".spec.")
-}
-
 /// Ranks every hit: the first `shown` come in order, the rest after them in
 /// no set order (an answer counts them but does not show them). Hits the
 /// ordering holds equal keep the order they were found in, so any `shown`
@@ -315,7 +254,7 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
         .enumerate()
         .map(|(at, found)| match &found {
             Found::Item(hit) => {
-                let standing = Standing::of_kept(&hit.item);
+                let standing = standing_of(&hit.item);
                 Ranked {
                     rule: wanted.rule_for(&hit.item, standing),
                     test: standing.test,

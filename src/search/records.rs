@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::rank::Standing;
+use super::standing::Standing;
 
 use crate::store::StoreError;
 

@@ -1,0 +1,84 @@
+//! What ranking asks of an item whatever the query: whether it is a
+//! definition, a task or a test's, how much its kind weighs, and its name
+//! and file's name as queries are compared with them. Worked out once per
+//! item (the word index keeps items across queries); knows nothing of
+//! queries.
+
+use super::words;
+
+/// What ranking asks of an item whatever the query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standing {
+    /// A symbol other than a file: an exact name match is its definition.
+    pub definition: bool,
+    pub task: bool,
+    /// Under a test folder or named as a test (`is_test_path`).
+    pub test: bool,
+    pub weight: i32,
+    /// The name's parts run together.
+    pub folded_name: Box<str>,
+    /// A file's name without its extension, folded; None for anything else.
+    pub folded_stem: Option<Box<str>>,
+    /// The identifier parts of its file's name, joined by single spaces.
+    pub file_stem_parts: Box<str>,
+}
+
+impl Standing {
+    /// An item's, from its corpus, kind, name, name's parts (single
+    /// spaces between them) and path.
+    pub fn of(
+        corpus: &str,
+        kind: &str,
+        name: &str,
+        name_parts: &str,
+        path: Option<&str>,
+    ) -> Standing {
+        let file = kind == "file";
+        let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+        Standing {
+            definition: corpus == "symbols" && !file,
+            task: corpus == "tasks",
+            test: path.is_some_and(is_test_path),
+            weight: kind_weight(kind),
+            folded_name: name_parts.split(' ').collect::<String>().into(),
+            folded_stem: file.then(|| words::folded(stem).into()),
+            file_stem_parts: file_stem_parts(path).join(" ").into(),
+        }
+    }
+}
+
+/// How much a kind weighs among hits of one rule.
+pub fn kind_weight(kind: &str) -> i32 {
+    match kind {
+        "class" | "interface" => 8,
+        "function" | "method" => 7,
+        "module" => 6,
+        "heading" | "task" => 5,
+        "file" => 4,
+        "variable" => 2,
+        _ => 1,
+    }
+}
+
+/// The identifier parts of a path's file name without its extension.
+fn file_stem_parts(path: Option<&str>) -> Vec<String> {
+    let file = path.and_then(|p| p.rsplit('/').next()).unwrap_or("");
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    words::all_parts(stem)
+}
+
+/// Whether a path is a test's: under a `test`/`tests`/`__tests__` folder, or
+/// named `test_*`, `*_test.*`, `*_tests.*`, `*.test.*` or `*.spec.*`. Within
+/// one rule a test ranks after the code it tests.
+pub fn is_test_path(path: &str) -> bool {
+    let mut segments = path.split('/');
+    let file = segments.next_back().unwrap_or("");
+    let in_test_folder = segments.any(|s| matches!(s, "test" | "tests" | "__tests__"));
+    let stem = file.split('.').next().unwrap_or(file);
+    in_test_folder
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+}
