@@ -70,16 +70,60 @@ pub struct Verdict {
     pub whole_word: bool,
 }
 
+/// Words found without regard to case: by one literal automaton when they
+/// are ASCII (it finds what their case-insensitive regex finds, without a
+/// lazy DFA or a scratch pool), else by a regex.
+#[derive(Debug, Clone)]
+pub enum Spelled {
+    Automaton(AhoCorasick),
+    Regex(Regex),
+}
+
+impl Spelled {
+    /// Where it occurs in `text` (byte ranges, ascending, none empty).
+    pub fn find_iter<'a>(&'a self, text: &'a str) -> Occurrences<'a> {
+        match self {
+            Spelled::Automaton(automaton) => Occurrences::Automaton(automaton.find_iter(text)),
+            Spelled::Regex(regex) => Occurrences::Regex(regex.find_iter(text)),
+        }
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        match self {
+            Spelled::Automaton(automaton) => automaton.is_match(text),
+            Spelled::Regex(regex) => regex.is_match(text),
+        }
+    }
+}
+
+/// Where a [`Spelled`] occurs in one text.
+pub enum Occurrences<'a> {
+    Automaton(aho_corasick::FindIter<'a, 'a>),
+    Regex(regex::Matches<'a, 'a>),
+}
+
+impl Iterator for Occurrences<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        match self {
+            Occurrences::Automaton(found) => found.next().map(|m| (m.start(), m.end())),
+            // a regex may match nothing somewhere: that is no occurrence
+            Occurrences::Regex(found) => {
+                found.find(|m| !m.is_empty()).map(|m| (m.start(), m.end()))
+            }
+        }
+    }
+}
+
 /// Verifies code lines against the query.
 #[derive(Debug)]
 pub struct LineMatcher {
     required: Vec<Regex>,
-    /// Beside each required regex, for a term whose spellings are ASCII
-    /// without spaces (its regex then compiles without Unicode, so it matches
-    /// ASCII letters in either case and nothing else): the same spellings
-    /// in one automaton, leftmost-first as the regex's alternation, found
-    /// without a lazy DFA or a scratch pool.
-    finders: Vec<Option<AhoCorasick>>,
+    /// What a matching line holds one of each: every required term (by its
+    /// automaton when its spellings are ASCII without spaces: its regex
+    /// then compiles without Unicode, so both find the same), then the regex.
+    checks: Vec<Spelled>,
     excluded: Vec<Regex>,
     regex: Option<Regex>,
     literals: Option<Vec<String>>,
@@ -107,9 +151,16 @@ impl LineMatcher {
                 .collect(),
             Some(_) => Vec::new(),
         };
+        let checks = required
+            .iter()
+            .map(|(r, t)| {
+                literal_finder(t).map_or_else(|| Spelled::Regex(r.clone()), Spelled::Automaton)
+            })
+            .chain(regex.iter().cloned().map(Spelled::Regex))
+            .collect();
         LineMatcher {
             required: required.iter().map(|(r, _)| r.clone()).collect(),
-            finders: required.iter().map(|(_, t)| literal_finder(t)).collect(),
+            checks,
             excluded: query.excluded.iter().filter_map(spelling_regex).collect(),
             regex,
             literals,
@@ -147,26 +198,14 @@ impl LineMatcher {
             return None;
         }
         let mut whole_word = self.regex.is_some();
-        let finders = self.finders.iter().map(Option::as_ref).chain([None]);
-        for (required, finder) in self.required.iter().chain(self.regex.as_ref()).zip(finders) {
+        for check in &self.checks {
             let mut found = false;
-            let mut weigh = |start: usize, end: usize| {
+            // once a whole word is found, one match says the term is held
+            let _ = check.find_iter(line).any(|(start, end)| {
                 found = true;
                 whole_word = whole_word || words::on_word_boundaries(line, start, end);
-                // once a whole word is found, one match says the term is held
                 whole_word
-            };
-            match finder {
-                Some(finder) => {
-                    let _ = finder.find_iter(line).any(|m| weigh(m.start(), m.end()));
-                }
-                None => {
-                    let _ = required
-                        .find_iter(line)
-                        .filter(|m| !m.is_empty())
-                        .any(|m| weigh(m.start(), m.end()));
-                }
-            }
+            });
             if !found {
                 return None;
             }
@@ -180,18 +219,9 @@ impl LineMatcher {
             return None;
         }
         let mut ranges = Vec::new();
-        let finders = self.finders.iter().map(Option::as_ref).chain([None]);
-        for (required, finder) in self.required.iter().chain(self.regex.as_ref()).zip(finders) {
+        for check in &self.checks {
             let before = ranges.len();
-            match finder {
-                Some(finder) => ranges.extend(finder.find_iter(line).map(|m| (m.start(), m.end()))),
-                None => ranges.extend(
-                    required
-                        .find_iter(line)
-                        .filter(|m| !m.is_empty())
-                        .map(|m| (m.start(), m.end())),
-                ),
-            }
+            ranges.extend(check.find_iter(line));
             if ranges.len() == before {
                 return None;
             }
@@ -443,26 +473,48 @@ mod tests {
         assert_eq!(identifier.requirements[0].len(), 2, "{identifier:?}");
     }
 
+    /// A line of identifiers in their spellings, Unicode look-alikes
+    /// (Kelvin sign, long s), accents and punctuation.
+    fn line_of_identifiers() -> impl proptest::strategy::Strategy<Value = String> {
+        let pieces = proptest::sample::select(vec![
+            "getKey",
+            "GET_KEY",
+            "get_key",
+            "getkey",
+            "\u{212a}ey",
+            "k\u{e9}y",
+            "KEY",
+            "cachedProperty",
+            "Cached",
+            "property",
+            " ",
+            "_",
+            ".",
+            "(",
+            "\u{17f}et",
+            "set",
+            "x",
+            "xKey",
+            "test",
+        ]);
+        proptest::strategy::Strategy::prop_map(proptest::collection::vec(pieces, 0..30), |pieces| {
+            pieces.concat()
+        })
+    }
+
     proptest::proptest! {
         /// A term's automaton finds, in any line, the very ranges its
         /// regex finds.
         #[test]
         fn a_terms_automaton_finds_what_its_regex_finds(
-            pieces in proptest::collection::vec(
-                proptest::sample::select(vec![
-                    "getKey", "GET_KEY", "get_key", "getkey", "\u{212a}ey", "k\u{e9}y", "KEY",
-                    "cachedProperty", "Cached", "property", " ", "_", ".", "\u{17f}et", "set", "x",
-                ]),
-                0..30,
-            ),
+            line in line_of_identifiers(),
             query_text in proptest::sample::select(vec![
                 "getKey", "get_key", "key", "cached property", "CachedProperty", "set x",
             ]),
         ) {
-            let line = pieces.concat();
             let matcher = LineMatcher::new(&query(query_text), None);
-            for (regex, finder) in matcher.required.iter().zip(&matcher.finders) {
-                let Some(finder) = finder else { continue };
+            for (regex, check) in matcher.required.iter().zip(&matcher.checks) {
+                let Spelled::Automaton(finder) = check else { continue };
                 let by_regex: Vec<(usize, usize)> =
                     regex.find_iter(&line).map(|m| (m.start(), m.end())).collect();
                 let by_finder: Vec<(usize, usize)> =
@@ -477,19 +529,12 @@ mod tests {
         /// and whether a match is a whole word (always, for a regex).
         #[test]
         fn a_verdict_is_what_the_ranges_tell(
-            pieces in proptest::collection::vec(
-                proptest::sample::select(vec![
-                    "getKey", "GET_KEY", "get_key", "getkey", "\u{212a}ey", "k\u{e9}y", "KEY",
-                    "cachedProperty", "Cached", "property", " ", "_", ".", "(", "xKey", "test",
-                ]),
-                0..30,
-            ),
+            line in line_of_identifiers(),
             query_text in proptest::sample::select(vec![
                 "getKey", "get_key", "key", "cached property", "\"cached property\"",
                 "key -test", "Key x", "k\u{e9}y", "/get_?key/",
             ]),
         ) {
-            let line = pieces.concat();
             let query = query(query_text);
             let regex = query.regex.as_ref().map(|r| crate::search::query::compile("q", r).unwrap());
             let by_regex = regex.is_some();

@@ -3,10 +3,9 @@
 
 use super::compiled::Shared as Regex;
 
-use super::matching::LineMatcher;
+use super::matching::{LineMatcher, Spelled};
 use super::model::Highlight;
 use super::query::Query;
-use aho_corasick::AhoCorasick;
 
 /// The widest snippet, in characters.
 pub const SNIPPET_CHARS: usize = 240;
@@ -15,51 +14,25 @@ pub const SNIPPET_CHARS: usize = 240;
 /// positive term and each identifier part of two or more characters,
 /// without regard to case, and the query's regex.
 pub struct Highlighter {
-    words: Option<Words>,
+    words: Option<Spelled>,
     regex: Option<Regex>,
     /// A code line's highlights are where it matched.
     lines: LineMatcher,
 }
 
-/// The query's words, found without regard to case.
-enum Words {
-    /// Every word ASCII: one automaton, leftmost-first over the words in the
-    /// regex's order, finds what that regex finds.
-    Ascii(AhoCorasick),
-    Regex(Regex),
-}
-
-impl Words {
-    fn of(alternatives: &[String]) -> Option<Words> {
-        if alternatives.is_empty() {
-            return None;
-        }
-        if alternatives.iter().all(|a| a.is_ascii())
-            && let Some(automaton) = super::matching::literal_automaton(alternatives)
-        {
-            return Some(Words::Ascii(automaton));
-        }
-        let escaped: Vec<String> = alternatives.iter().map(|a| regex::escape(a)).collect();
-        super::matching::words_regex(&escaped.join("|")).map(Words::Regex)
+/// The query's words as one automaton when they are all ASCII (leftmost-
+/// first in the regex's order, so both find the same), else as that regex.
+fn words_of(alternatives: &[String]) -> Option<Spelled> {
+    if alternatives.is_empty() {
+        return None;
     }
-
-    fn push_ranges(&self, text: &str, ranges: &mut Vec<(usize, usize)>) {
-        match self {
-            Words::Ascii(automaton) => {
-                ranges.extend(automaton.find_iter(text).map(|m| (m.start(), m.end())))
-            }
-            Words::Regex(regex) => {
-                ranges.extend(regex.find_iter(text).map(|m| (m.start(), m.end())))
-            }
-        }
+    if alternatives.iter().all(|a| a.is_ascii())
+        && let Some(automaton) = super::matching::literal_automaton(alternatives)
+    {
+        return Some(Spelled::Automaton(automaton));
     }
-
-    fn is_match(&self, text: &str) -> bool {
-        match self {
-            Words::Ascii(automaton) => automaton.is_match(text),
-            Words::Regex(regex) => regex.is_match(text),
-        }
-    }
+    let escaped: Vec<String> = alternatives.iter().map(|a| regex::escape(a)).collect();
+    super::matching::words_regex(&escaped.join("|")).map(Spelled::Regex)
 }
 
 impl Highlighter {
@@ -83,7 +56,7 @@ impl Highlighter {
         alternatives.sort_by_key(|a| std::cmp::Reverse(regex::escape(a).len()));
         alternatives.dedup();
         Highlighter {
-            words: Words::of(&alternatives),
+            words: words_of(&alternatives),
             lines: LineMatcher::new(query, regex.clone()),
             regex,
         }
@@ -104,7 +77,7 @@ impl Highlighter {
     pub fn ranges(&self, text: &str) -> Vec<(usize, usize)> {
         let mut ranges: Vec<(usize, usize)> = Vec::new();
         if let Some(words) = &self.words {
-            words.push_ranges(text, &mut ranges);
+            ranges.extend(words.find_iter(text));
         }
         if let Some(regex) = &self.regex {
             ranges.extend(regex.find_iter(text).map(|m| (m.start(), m.end())));
@@ -293,17 +266,13 @@ mod tests {
         ) {
             let words: Vec<String> = words.into_iter().map(str::to_string).collect();
             let text = pieces.concat();
-            let ranges = |w: &Words| {
-                let mut ranges = Vec::new();
-                w.push_ranges(&text, &mut ranges);
-                ranges
-            };
-            let Some(ascii) = Words::of(&words) else {
+            let ranges = |w: &Spelled| w.find_iter(&text).collect::<Vec<_>>();
+            let Some(ascii) = words_of(&words) else {
                 return Err(proptest::test_runner::TestCaseError::fail("no words"));
             };
-            proptest::prop_assert!(matches!(ascii, Words::Ascii(_)));
+            proptest::prop_assert!(matches!(ascii, Spelled::Automaton(_)));
             let escaped: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
-            let by_regex = Words::Regex(
+            let by_regex = Spelled::Regex(
                 crate::search::matching::words_regex(&escaped.join("|")).unwrap(),
             );
             proptest::prop_assert_eq!(ranges(&ascii), ranges(&by_regex));
