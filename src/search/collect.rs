@@ -239,7 +239,9 @@ fn code_lines(
         };
         let found: Vec<CodeLine> = matching_lines(&content, place, &scan, matcher)
             .into_iter()
-            .map(|matched| code_line(file, &content, matched))
+            .map(|(number, text, verdict)| {
+                code_line(file, number, LineText::within(&content, text), verdict)
+            })
             .collect();
         for line in found {
             if !add_line(collected, line) {
@@ -250,17 +252,13 @@ fn code_lines(
     Ok(())
 }
 
-/// A line of `file` (its text `content`) that matched.
-fn code_line(
-    file: &records::KeptFile,
-    content: &Arc<texts::FileText>,
-    (number, text, verdict): MatchedLine,
-) -> CodeLine {
+/// Line `number` of `file`, its text `text`, that matched.
+fn code_line(file: &records::KeptFile, number: u32, text: LineText, verdict: Verdict) -> CodeLine {
     CodeLine {
         whole_word: verdict.whole_word,
         path: file.path.clone(),
         line: number,
-        text: LineText::within(content, text),
+        text,
     }
 }
 
@@ -299,23 +297,22 @@ impl Lines<'_> {
         let Some(rarest) = index.rarest(self.matcher.term_literals()) else {
             return Ok(());
         };
-        let holding = index.lines_holding(&rarest, |id| self.table.place(id).map(|(p, _)| p));
+        let mut holding = index.lines_holding(&rarest, |id| self.table.place(id).map(|(p, _)| p));
+        let mut verdicts = RunVerdicts::new(self.matcher);
         let mut file: Option<(usize, Option<OpenFile>)> = None;
-        for (key, bytes) in holding {
-            let place = (key >> 32) as usize;
-            let line = (key & u64::from(u32::MAX)) as u32;
+        while let Some(found) = holding.next() {
+            let place = (found.key >> 32) as usize;
+            let line = (found.key & u64::from(u32::MAX)) as u32;
             if file.as_ref().is_none_or(|(at, _)| *at != place) {
                 file = Some((place, self.open(place, collected)?));
             }
             let Some((_, Some((text, kept)))) = &file else {
                 continue;
             };
-            let line_text = runs::line_at(&text.text, bytes);
-            let Some(verdict) = self.matcher.verdict(line_text) else {
+            let Some((line_text, verdict)) = verdicts.verdict(index, &holding, &found, text) else {
                 continue;
             };
-            let line = code_line(kept, text, (line + 1, line_text, verdict));
-            if !add_line(collected, line) {
+            if !add_line(collected, code_line(kept, line + 1, line_text, verdict)) {
                 break;
             }
         }
@@ -338,6 +335,60 @@ impl Lines<'_> {
         collected.files_passed += 1;
         let text = texts::text(self.c, self.sieve.database, self.files_revision, kept.id)?;
         Ok(text.map(|text| (text, kept)))
+    }
+}
+
+/// The verdicts on the lines the lines by run found. When a line must hold
+/// only the spellings of one term (`LineMatcher::only_literals`), each line
+/// found holds one, and a plain line's verdict is its runs': a spelling lies
+/// inside one run, and a match at a run's edge meets the line's edge or a
+/// byte that is no word's, so the run alone tells whether it is a whole
+/// word. Each run is then verified once, not each of its lines, and those
+/// lines' text is not read; every other line is verified by its text.
+struct RunVerdicts<'m> {
+    matcher: &'m LineMatcher,
+    by_runs: bool,
+    whole_word: foldhash::HashMap<u32, bool>,
+}
+
+impl RunVerdicts<'_> {
+    fn new(matcher: &LineMatcher) -> RunVerdicts<'_> {
+        let by_runs = matcher
+            .only_literals()
+            .is_some_and(|literals| literals.iter().all(|l| runs::within_runs(l)));
+        RunVerdicts {
+            matcher,
+            by_runs,
+            whole_word: foldhash::HashMap::default(),
+        }
+    }
+
+    /// The text and verdict of `found` (of `lines`, in `file`), or None
+    /// when it does not match.
+    fn verdict(
+        &mut self,
+        index: &runs::RunIndex,
+        lines: &runs::LinesInOrder,
+        found: &runs::FoundLine,
+        file: &Arc<texts::FileText>,
+    ) -> Option<(LineText, Verdict)> {
+        if self.by_runs && found.plain {
+            let matcher = self.matcher;
+            let whole_word = lines.runs_of(found).any(|run| {
+                *self.whole_word.entry(run).or_insert_with(|| {
+                    matcher
+                        .verdict(index.run_text(run))
+                        .is_some_and(|verdict| verdict.whole_word)
+                })
+            });
+            return Some((
+                LineText::at(file, found.bytes.clone()),
+                Verdict { whole_word },
+            ));
+        }
+        let line = runs::line_at(&file.text, found.bytes.clone());
+        let verdict = self.matcher.verdict(line)?;
+        Some((LineText::within(file, line), verdict))
     }
 }
 
@@ -556,12 +607,13 @@ mod tests {
                     "cachedProperty", "CACHED_PROPERTY", "cached_property", "cached property",
                     "Cached", "property", "\u{212a}ey", "key", "KEY", "k\u{e9}y", "x", " ", ".",
                     "\n", "\r\n", "_", "getKey", "get_key", "\u{e9}get_key", "keys", "(",
+                    "getKEY", "Key", "key2", "2", "\u{2014}", "\u{e9}",
                 ]),
                 0..60,
             ),
             query in proptest::sample::select(vec![
                 "cachedProperty", "cached_property", "key", "getKey", "property -cached",
-                "get_key x", "Cached property", "_key",
+                "get_key x", "Cached property", "_key", "KEY", "etke",
             ]),
         ) {
             let text = words.concat();
@@ -569,21 +621,25 @@ mod tests {
             let query = crate::search::query::parsed_for_tests(query);
             let matcher = LineMatcher::new(&query, None);
             let scanner = matcher.first().unwrap().clone();
+            let file = Arc::new(texts::FileText::of(&text));
             let mut index = runs::RunIndex::default();
             proptest::prop_assert!(index.add_file(7, &text));
             let rarest = index.rarest(matcher.term_literals());
             proptest::prop_assume!(rarest.is_some());
-            let by_runs: Vec<MatchedLine> = index
-                .lines_holding(&rarest.unwrap(), |id| (id == 7).then_some(0))
-                .filter_map(|(key, bytes)| {
-                    let line_text = runs::line_at(&text, bytes);
-                    matcher.verdict(line_text).map(|verdict| (key as u32 + 1, line_text, verdict))
-                })
-                .collect();
-            proptest::prop_assert_eq!(
-                by_runs,
+            let mut lines = index.lines_holding(&rarest.unwrap(), |id| (id == 7).then_some(0));
+            let mut verdicts = RunVerdicts::new(&matcher);
+            let mut by_runs = Vec::new();
+            while let Some(found) = lines.next() {
+                if let Some((line, verdict)) = verdicts.verdict(&index, &lines, &found, &file) {
+                    by_runs.push((found.key as u32 + 1, line.as_str().to_string(), verdict));
+                }
+            }
+            let scanned: Vec<(u32, String, Verdict)> =
                 matching_lines(&content, 0, &Scan::new(&scanner, matcher.literals()), &matcher)
-            );
+                    .into_iter()
+                    .map(|(number, line, verdict)| (number, line.to_string(), verdict))
+                    .collect();
+            proptest::prop_assert_eq!(by_runs, scanned);
         }
     }
 

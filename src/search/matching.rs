@@ -180,6 +180,16 @@ impl LineMatcher {
         self.term_literals.iter().map(Vec::as_slice)
     }
 
+    /// The spellings of the query's one term, lower-cased, when holding one
+    /// of them (in any case) is all a matching line must do: no other term,
+    /// no exclusion, no regex.
+    pub fn only_literals(&self) -> Option<&[String]> {
+        match (self.checks.as_slice(), self.term_literals.as_slice()) {
+            ([Spelled::Automaton(_)], [literals]) if self.excluded.is_empty() => Some(literals),
+            _ => None,
+        }
+    }
+
     /// The spellings of the term [`LineMatcher::first`] scans with, lower-cased,
     /// when each is ASCII without spaces: a line holds one of them (in any
     /// case) exactly when that regex finds something in it, and a plain

@@ -48,6 +48,17 @@ impl LineText {
         }
     }
 
+    /// The line at `bytes` of `file`'s text, known to lie on character
+    /// boundaries: nothing of the text is read.
+    pub fn at(file: &Arc<FileText>, bytes: std::ops::Range<usize>) -> LineText {
+        let end = bytes.end.min(file.text.len());
+        LineText {
+            file: file.clone(),
+            start: bytes.start.min(end),
+            end,
+        }
+    }
+
     /// A line on its own.
     #[cfg(test)]
     pub fn of(line: &str) -> LineText {

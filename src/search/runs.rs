@@ -1,17 +1,21 @@
 //! The lines of code text by the runs they hold, kept in memory: for every
-//! distinct run of ASCII letters, digits and underscores (lower-cased) in
+//! distinct run of ASCII letters, digits and underscores (as written) in
 //! the indexed files, the lines holding it. A literal made only of those
 //! characters occurs only inside one run, so the lines holding it are the
 //! lines of the runs it occurs in, and those runs are found through their
-//! trigrams (Django's files hold 69,316 distinct runs): no candidate file's
-//! text is scanned. Brought level by the file row ids that came and went
-//! (never reused, `AUTOINCREMENT`); built only once a process asks a second
-//! query, so a one-shot `cos search` scans instead; bounded by the text it
-//! covers (past the bound, queries scan).
+//! lower-cased trigrams (Django's files hold 69,316 distinct runs
+//! lower-cased, about a tenth more as written): no candidate file's text is
+//! scanned. Where a literal lies in a run as written also tells whether it
+//! is a whole word there, so for an ASCII line the runs can decide what
+//! verifying its text would. Brought level by the file row ids that came
+//! and went (never reused, `AUTOINCREMENT`); built only once a process asks
+//! a second query, so a one-shot `cos search` scans instead; bounded by the
+//! text it covers (past the bound, queries scan).
 
 use std::path::Path;
 use std::sync::Arc;
 
+use fixedbitset::FixedBitSet;
 use foldhash::HashMap;
 use rusqlite::Connection;
 
@@ -40,19 +44,24 @@ struct FileSlot {
     id: i64,
     /// Where each line starts; emptied when the file is let go.
     line_starts: Vec<u32>,
+    /// The lines that are ASCII without a carriage return: their bytes
+    /// are known without reading them, and their runs are all their words.
+    plain: FixedBitSet,
     bytes: usize,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct RunIndex {
-    /// Every distinct run, each followed by a line break.
+    /// Every distinct run as written, each followed by a line break.
     vocabulary: Vec<u8>,
+    /// The same, lower-cased: where a lower-cased literal is looked for.
+    folded: Vec<u8>,
     /// Where each run starts in `vocabulary`, ascending.
     run_starts: Vec<u32>,
     run_ids: HashMap<Box<[u8]>, u32>,
-    /// By trigram of the runs (three bytes in one number): the runs
-    /// holding it, ascending, so a literal's runs are found without reading
-    /// every run.
+    /// By trigram of the lower-cased runs (three bytes in one number): the
+    /// runs holding it, ascending, so a literal's runs are found without
+    /// reading every run.
     grams: HashMap<u32, Vec<u32>>,
     /// By run: the lines holding it, ascending.
     lines: Vec<Vec<LineAt>>,
@@ -100,6 +109,7 @@ impl Rows for RunIndex {
     fn let_go(&mut self, slot: u32) {
         let file = &mut self.files[slot as usize];
         file.line_starts = Vec::new();
+        file.plain = FixedBitSet::new();
         self.live_bytes -= file.bytes;
     }
 }
@@ -113,29 +123,38 @@ impl RunIndex {
         self.run_starts.push(self.vocabulary.len() as u32);
         self.vocabulary.extend_from_slice(run);
         self.vocabulary.push(b'\n');
+        let folded = run.to_ascii_lowercase();
+        self.folded.extend_from_slice(&folded);
+        self.folded.push(b'\n');
         self.run_ids.insert(run.into(), next);
         self.lines.push(Vec::new());
-        for gram in trigrams(run) {
+        for gram in trigrams(&folded) {
             self.grams.entry(gram).or_default().push(next);
         }
         next
     }
 
-    /// The run of `id`, without its line break.
-    fn run(&self, id: usize) -> &[u8] {
+    /// Where the run of `id` lies in the vocabularies, its line break left out.
+    fn span(&self, id: usize) -> std::ops::Range<usize> {
         let start = self.run_starts[id] as usize;
         let end = self
             .run_starts
             .get(id + 1)
             .map_or(self.vocabulary.len(), |next| *next as usize);
-        &self.vocabulary[start..end - 1]
+        start..end - 1
+    }
+
+    /// The run of `id` as written (ASCII).
+    pub fn run_text(&self, id: u32) -> &str {
+        let bytes = &self.vocabulary[self.span(id as usize)];
+        std::str::from_utf8(bytes).unwrap_or_default()
     }
 
     /// The runs holding `literal`: those holding all its trigrams, each
     /// verified; a literal under three bytes is looked for in every run.
     fn runs_holding(&self, literal: &[u8]) -> Vec<usize> {
         if literal.len() < 3 {
-            return memchr::memmem::find_iter(&self.vocabulary, literal)
+            return memchr::memmem::find_iter(&self.folded, literal)
                 .map(|at| {
                     self.run_starts
                         .partition_point(|start| *start as usize <= at)
@@ -164,7 +183,7 @@ impl RunIndex {
                     .all(|(runs, from)| holds_from(runs, from, *run))
             })
             .map(|run| *run as usize)
-            .filter(|run| finder.find(self.run(*run)).is_some())
+            .filter(|run| finder.find(&self.folded[self.span(*run)]).is_some())
             .collect()
     }
 
@@ -181,18 +200,23 @@ impl RunIndex {
             return false;
         };
         let mut line_starts = Vec::new();
+        let mut plain = FixedBitSet::new();
         let mut run = Vec::with_capacity(64);
         let mut start = 0usize;
         for (line, text_line) in text.split('\n').enumerate() {
             line_starts.push(start as u32);
             start += text_line.len() + 1;
+            if text_line.is_ascii() && !text_line.ends_with('\r') {
+                plain.grow(line + 1);
+                plain.insert(line);
+            }
             let at = LineAt {
                 slot,
                 line: line as u32,
             };
             for byte in text_line.bytes().chain(std::iter::once(b' ')) {
                 if in_run(byte) {
-                    run.push(byte.to_ascii_lowercase());
+                    run.push(byte);
                     continue;
                 }
                 if !run.is_empty() {
@@ -207,6 +231,7 @@ impl RunIndex {
         self.files.push(FileSlot {
             id,
             line_starts,
+            plain,
             bytes: text.len(),
         });
         self.live.insert(id, slot);
@@ -244,8 +269,7 @@ impl RunIndex {
 
     /// The lines of the runs `holding` found, each once, ordered by their
     /// file's place (`place_of` its row id; None leaves the file out) then
-    /// line: the place and line index in one key (`place << 32 | line`),
-    /// and the line's bytes in its text, its line break left out.
+    /// line.
     pub fn lines_holding(
         &self,
         holding: &Holding,
@@ -253,20 +277,23 @@ impl RunIndex {
     ) -> LinesInOrder<'_> {
         // each file's place asked once: u32::MAX not yet, u32::MAX - 1 left out
         let mut places = vec![u32::MAX; self.files.len()];
-        let mut found: Vec<(u64, u32)> = Vec::with_capacity(holding.lines);
-        for at in holding.runs.iter().flat_map(|run| self.lines[*run].iter()) {
-            let file = &self.files[at.slot as usize];
-            let place = &mut places[at.slot as usize];
-            if *place == u32::MAX {
-                *place = (!file.line_starts.is_empty())
-                    .then(|| place_of(file.id))
-                    .flatten()
-                    .and_then(|p| u32::try_from(p).ok())
-                    .filter(|p| *p < u32::MAX - 1)
-                    .unwrap_or(u32::MAX - 1);
-            }
-            if *place != u32::MAX - 1 {
-                found.push((u64::from(*place) << 32 | u64::from(at.line), at.slot));
+        let mut found: Vec<Entry> = Vec::with_capacity(holding.lines);
+        for run in &holding.runs {
+            for at in &self.lines[*run] {
+                let file = &self.files[at.slot as usize];
+                let place = &mut places[at.slot as usize];
+                if *place == u32::MAX {
+                    *place = (!file.line_starts.is_empty())
+                        .then(|| place_of(file.id))
+                        .flatten()
+                        .and_then(|p| u32::try_from(p).ok())
+                        .filter(|p| *p < u32::MAX - 1)
+                        .unwrap_or(u32::MAX - 1);
+                }
+                if *place != u32::MAX - 1 {
+                    let key = u64::from(*place) << 32 | u64::from(at.line);
+                    found.push((key, at.slot, *run as u32));
+                }
             }
         }
         LinesInOrder {
@@ -274,19 +301,19 @@ impl RunIndex {
             found,
             next: 0,
             sorted: 0,
-            last: None,
         }
     }
 
-    /// The bytes of line `line` of the file in `slot`.
-    fn line_bytes(&self, slot: u32, line: usize) -> Option<std::ops::Range<usize>> {
+    /// Line `line` of the file in `slot`: its bytes, its line break left
+    /// out, and whether it is plain (see `FileSlot::plain`).
+    fn line_bytes(&self, slot: u32, line: usize) -> Option<(std::ops::Range<usize>, bool)> {
         let file = &self.files[slot as usize];
         let start = *file.line_starts.get(line)? as usize;
         let end = file
             .line_starts
             .get(line + 1)
             .map_or(file.bytes, |next| *next as usize - 1);
-        Some(start..end)
+        Some((start..end, file.plain.contains(line)))
     }
 }
 
@@ -300,34 +327,59 @@ pub struct Holding {
 /// Lines sorted before the first is handed out; each next batch doubles.
 const FIRST_SORTED: usize = 1024;
 
+/// A line of a run: its key (its file's place << 32 | its index), its
+/// file's slot, and the run.
+type Entry = (u64, u32, u32);
+
+/// A line [`RunIndex::lines_holding`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundLine {
+    /// The line's file's place and its index in one key: `place << 32 | line`.
+    pub key: u64,
+    /// The line's bytes in its file's text, its line break left out.
+    pub bytes: std::ops::Range<usize>,
+    /// ASCII without a carriage return: `bytes` are the line's exactly, and
+    /// its runs are all its words.
+    pub plain: bool,
+    /// Where the runs that found it are in the list found.
+    runs: std::ops::Range<usize>,
+}
+
 /// The lines [`RunIndex::lines_holding`] found, in key order. Sorted a batch
 /// at a time: a query stops at its first MAX_LINES lines, and a common word
 /// is on tens of thousands.
 pub struct LinesInOrder<'i> {
     index: &'i RunIndex,
-    found: Vec<(u64, u32)>,
+    found: Vec<Entry>,
     next: usize,
     sorted: usize,
-    last: Option<u64>,
 }
 
 impl Iterator for LinesInOrder<'_> {
-    type Item = (u64, std::ops::Range<usize>);
+    type Item = FoundLine;
 
-    fn next(&mut self) -> Option<Self::Item> {
+    fn next(&mut self) -> Option<FoundLine> {
         loop {
             if self.next == self.sorted && !self.sort_next_batch() {
                 return None;
             }
-            let (key, slot) = self.found[self.next];
+            let first = self.next;
+            let (key, slot, _) = self.found[first];
             self.next += 1;
-            // a line holding two of the runs is found twice
-            if self.last.replace(key) == Some(key) {
-                continue;
+            // a line holding several of the runs is found once for each
+            while (self.next < self.sorted || self.sort_next_batch())
+                && self.found[self.next].0 == key
+            {
+                self.next += 1;
             }
             let line = (key & u64::from(u32::MAX)) as usize;
-            if let Some(bytes) = self.index.line_bytes(slot, line) {
-                return Some((key, bytes));
+            if let Some((bytes, plain)) = self.index.line_bytes(slot, line) {
+                return Some(FoundLine {
+                    key,
+                    bytes,
+                    plain,
+                    runs: first..self.next,
+                });
             }
         }
     }
@@ -348,6 +400,11 @@ impl LinesInOrder<'_> {
         rest[..batch].sort_unstable();
         self.sorted += batch;
         true
+    }
+
+    /// The runs that found `line` (ids for [`RunIndex::run_text`]).
+    pub fn runs_of(&self, line: &FoundLine) -> impl Iterator<Item = u32> + '_ {
+        self.found[line.runs.clone()].iter().map(|(_, _, run)| *run)
     }
 }
 
@@ -438,7 +495,7 @@ mod tests {
         let found = |literal: &str| -> Vec<(u32, &str)> {
             index
                 .lines_holding(&index.holding(&[literal.to_string()]), |_| Some(0))
-                .map(|(key, bytes)| (key as u32, line_at(text, bytes)))
+                .map(|found| (found.key as u32, line_at(text, found.bytes)))
                 .collect::<Vec<_>>()
         };
         assert_eq!(
@@ -470,7 +527,7 @@ mod tests {
         let rarest = index.rarest(terms.iter().map(Vec::as_slice)).unwrap();
         let lines: Vec<u64> = index
             .lines_holding(&rarest, |_| Some(0))
-            .map(|(k, _)| k)
+            .map(|found| found.key)
             .collect();
         assert_eq!(
             lines,
@@ -500,7 +557,7 @@ mod tests {
         let holding = index.holding(&["key".to_string()]);
         let found: Vec<u64> = index
             .lines_holding(&holding, place)
-            .map(|(k, _)| k)
+            .map(|found| found.key)
             .collect();
         let mut expected = Vec::new();
         for id in 1..=4i64 {
@@ -533,7 +590,7 @@ mod tests {
                 .lines_holding(&index.holding(&["needle".to_string()]), |id| {
                     usize::try_from(id).ok()
                 })
-                .map(|(key, _)| key >> 32)
+                .map(|found| found.key >> 32)
                 .collect()
         };
         assert!(level(&mut kept, &c).unwrap());
