@@ -7,7 +7,7 @@
 //! starts the index afresh when dead slots outnumber live ones.
 
 use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use foldhash::HashMap;
 
@@ -89,6 +89,49 @@ struct Match {
 /// How often a phrase occurs in each field of one item (by slot).
 type Hits = Vec<(u32, [u32; FIELDS])>;
 
+/// Occurrences a word has at least for its hits to be kept once worked out.
+const FREQUENT: usize = 2_048;
+/// Bytes of kept hits at most.
+const MAX_KEPT_HITS_BYTES: usize = 16 << 20;
+
+/// The hits of the frequent words (`to`, `field`, `admin`) as the index
+/// holds them now: walking every occurrence of such a word is most of what
+/// a query asking for it costs, and the answer is the same until the index
+/// changes. Emptied by every change; a copy of the index starts empty.
+#[derive(Debug, Default)]
+struct KeptHits {
+    by_word: Mutex<(HashMap<u32, Arc<Hits>>, usize)>,
+}
+
+impl Clone for KeptHits {
+    fn clone(&self) -> KeptHits {
+        KeptHits::default()
+    }
+}
+
+impl KeptHits {
+    fn clear(&mut self) {
+        let kept = self.by_word.get_mut().unwrap_or_else(|p| p.into_inner());
+        if !kept.0.is_empty() {
+            *kept = Default::default();
+        }
+    }
+
+    fn get(&self, word: u32) -> Option<Arc<Hits>> {
+        let kept = self.by_word.lock().unwrap_or_else(|p| p.into_inner());
+        kept.0.get(&word).cloned()
+    }
+
+    fn keep(&self, word: u32, hits: &Arc<Hits>) {
+        let mut kept = self.by_word.lock().unwrap_or_else(|p| p.into_inner());
+        let bytes = std::mem::size_of_val(hits.as_slice());
+        if kept.1 + bytes <= MAX_KEPT_HITS_BYTES {
+            kept.1 += bytes;
+            kept.0.insert(word, hits.clone());
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct WordIndex {
     vocabulary: HashMap<Box<str>, u32>,
@@ -101,6 +144,7 @@ pub struct WordIndex {
     slots: Vec<Slot>,
     live: HashMap<i64, u32>,
     live_words: u64,
+    kept_hits: KeptHits,
 }
 
 /// A word as the index keeps it: lower-cased already (`words::parts`), its
@@ -130,6 +174,7 @@ impl Rows for WordIndex {
     }
 
     fn let_go(&mut self, slot: u32) {
+        self.kept_hits.clear();
         let slot = &mut self.slots[slot as usize];
         slot.item = None;
         self.live_words -= u64::from(slot.words);
@@ -141,6 +186,7 @@ impl WordIndex {
     /// separated by spaces; an item already held under `id` is replaced.
     pub fn add(&mut self, id: i64, item: Arc<Item>, fields: [&str; FIELDS]) {
         self.remove(id);
+        self.kept_hits.clear();
         let Ok(slot) = u32::try_from(self.slots.len()) else {
             return;
         };
@@ -222,7 +268,7 @@ impl WordIndex {
         };
         let required = ranges(&query.required);
         let excluded = ranges(&query.excluded);
-        let hits: Vec<Hits> = phrases.iter().map(|p| self.phrase_hits(p)).collect();
+        let hits: Vec<Arc<Hits>> = phrases.iter().map(|p| self.phrase_hits(p)).collect();
         let holds = |terms: &std::ops::Range<usize>, slot: u32| {
             hits[terms.clone()]
                 .iter()
@@ -312,9 +358,28 @@ impl WordIndex {
     }
 
     /// How often `phrase` occurs in each field of every live item holding
-    /// it, ascending by slot.
-    fn phrase_hits(&self, phrase: &Phrase) -> Hits {
+    /// it, ascending by slot; a frequent word's are worked out once.
+    fn phrase_hits(&self, phrase: &Phrase) -> Arc<Hits> {
         let options = self.word_options(phrase);
+        let frequent = match options.as_slice() {
+            [word] if !phrase.prefix => word
+                .first()
+                .filter(|w| self.postings[**w as usize].len() >= FREQUENT),
+            _ => None,
+        };
+        if let Some(kept) = frequent.and_then(|word| self.kept_hits.get(*word)) {
+            return kept;
+        }
+        let hits = Arc::new(self.walked_hits(&options));
+        if let Some(word) = frequent {
+            self.kept_hits.keep(*word, &hits);
+        }
+        hits
+    }
+
+    /// The hits of the phrase of `options` (each word's ids), found by
+    /// walking its rarest word's occurrences.
+    fn walked_hits(&self, options: &[Vec<u32>]) -> Hits {
         if options.is_empty() || options.iter().any(Vec::is_empty) {
             return Vec::new();
         }
@@ -393,7 +458,7 @@ struct Bm25 {
 }
 
 impl Bm25 {
-    fn new(index: &WordIndex, hits: &[Hits]) -> Bm25 {
+    fn new(index: &WordIndex, hits: &[Arc<Hits>]) -> Bm25 {
         let rows = index.live.len() as f64;
         let idf = hits
             .iter()
@@ -409,7 +474,7 @@ impl Bm25 {
         }
     }
 
-    fn score(&self, slot: u32, words: u32, hits: &[Hits]) -> f64 {
+    fn score(&self, slot: u32, words: u32, hits: &[Arc<Hits>]) -> f64 {
         let length = f64::from(words);
         let mut score = 0.0;
         for (phrase, idf) in hits.iter().zip(&self.idf) {
@@ -498,6 +563,46 @@ mod tests {
         index.add(3, item("c2"), ["other", "", ""]);
         assert!(ids(&index, &["parse http"], &[]).is_empty(), "replaced");
         assert_eq!((index.live(), index.dead()), (2, 2));
+    }
+
+    #[test]
+    fn a_frequent_words_kept_hits_follow_every_change_of_the_index() {
+        let scores = |index: &WordIndex| -> Vec<(i64, u64)> {
+            let query = WordQuery {
+                required: vec![vec![phrase("to", false)]],
+                excluded: Vec::new(),
+            };
+            let matched = index.matches(&query, usize::MAX);
+            matched.iter().map(|m| (m.id, m.bm25.to_bits())).collect()
+        };
+        let mut index = WordIndex::default();
+        // enough occurrences of `to` for its hits to be kept
+        for id in 1..=(FREQUENT as i64 + 10) {
+            let body = if id % 3 == 0 { "to to" } else { "to" };
+            index.add(id, item("x"), ["name", "", body]);
+        }
+        let before = scores(&index);
+        assert_eq!(scores(&index), before, "asked twice, kept once");
+        assert!(index.kept_hits.get(index.vocabulary["to"]).is_some());
+        index.remove(3);
+        index.add(5, item("y"), ["name", "", "other words"]);
+        index.add(9_999, item("z"), ["to", "", "to to to"]);
+        // a fresh index of the same items in the same order of ids
+        let mut fresh = WordIndex::default();
+        for id in 1..=(FREQUENT as i64 + 10) {
+            let body = if id % 3 == 0 { "to to" } else { "to" };
+            if id != 3 && id != 5 {
+                fresh.add(id, item("x"), ["name", "", body]);
+            }
+        }
+        let after = scores(&index);
+        assert_ne!(after, before);
+        assert!(after.iter().all(|(id, _)| *id != 3 && *id != 5));
+        assert!(after.iter().any(|(id, _)| *id == 9_999));
+        let ids = |s: &[(i64, u64)]| s.iter().map(|(id, _)| *id).collect::<Vec<_>>();
+        let mut expected = ids(&scores(&fresh));
+        expected.push(9_999);
+        assert_eq!(ids(&after), expected);
     }
 
     /// The FTS5 expression FTS5 matched for `query` before the index was
