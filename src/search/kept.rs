@@ -155,7 +155,11 @@ impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
         }
     }
 
-    pub fn get(&self, key: &K) -> Option<V> {
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
         self.map.get(key).cloned()
     }
 
@@ -170,6 +174,58 @@ impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
         if self.map.insert(key, value).is_none() {
             self.bytes += size;
         }
+    }
+}
+
+/// What an index works out from itself alone and keeps beside itself (a
+/// frequent word's hits): at most LIMIT bytes (as `Bounded`), emptied by
+/// every change of the index (`clear`), and never copied with it, since a
+/// copy is made to be changed.
+pub struct Memo<K, V, const LIMIT: usize>(Mutex<Bounded<K, V>>);
+
+impl<K: std::hash::Hash + Eq, V: Clone, const LIMIT: usize> Default for Memo<K, V, LIMIT> {
+    fn default() -> Self {
+        Memo(Mutex::new(Bounded::new(LIMIT)))
+    }
+}
+
+impl<K: std::hash::Hash + Eq, V: Clone, const LIMIT: usize> Memo<K, V, LIMIT> {
+    fn lock(&self) -> MutexGuard<'_, Bounded<K, V>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        self.lock().get(key)
+    }
+
+    pub fn keep(&self, key: K, value: V, size: usize) {
+        self.lock().insert(key, value, size);
+    }
+
+    pub fn clear(&mut self) {
+        let kept = self.0.get_mut().unwrap_or_else(|p| p.into_inner());
+        if !kept.map.is_empty() {
+            kept.map.clear();
+            kept.bytes = 0;
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq, V: Clone, const LIMIT: usize> Clone for Memo<K, V, LIMIT> {
+    fn clone(&self) -> Self {
+        Memo::default()
+    }
+}
+
+impl<K, V, const LIMIT: usize> std::fmt::Debug for Memo<K, V, LIMIT> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Memo")
     }
 }
 
@@ -219,6 +275,18 @@ mod tests {
         // 2 and 3 go: three removed beside no live row pass an allowance of one
         assert_eq!(rows_to_read(&mut held, vec![6], 1), [6]);
         assert_eq!((held.live(), held.dead()), (0, 0), "built afresh");
+    }
+
+    #[test]
+    fn a_memo_is_emptied_by_a_change_and_not_copied() {
+        let mut memo: Memo<i32, &str, 80> = Memo::default();
+        memo.keep(1, "a", 10);
+        assert_eq!(memo.get(&1), Some("a"));
+        assert_eq!(memo.clone().get(&1), None, "a copy starts empty");
+        memo.clear();
+        assert_eq!(memo.get(&1), None);
+        memo.keep(2, "b", 11);
+        assert_eq!(memo.get(&2), None, "over an eighth of its bound");
     }
 
     #[test]

@@ -7,12 +7,12 @@
 //! starts the index afresh when dead slots outnumber live ones.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use foldhash::HashMap;
 
 use super::ascending::holds_from;
-use super::kept::Rows;
+use super::kept::{Memo, Rows};
 use super::records::Item;
 
 /// The fields of an item's words, in the order they are given.
@@ -94,44 +94,6 @@ const FREQUENT: usize = 2_048;
 /// Bytes of kept hits at most.
 const MAX_KEPT_HITS_BYTES: usize = 16 << 20;
 
-/// The hits of the frequent words (`to`, `field`, `admin`) as the index
-/// holds them now: walking every occurrence of such a word is most of what
-/// a query asking for it costs, and the answer is the same until the index
-/// changes. Emptied by every change; a copy of the index starts empty.
-#[derive(Debug, Default)]
-struct KeptHits {
-    by_word: Mutex<(HashMap<u32, Arc<Hits>>, usize)>,
-}
-
-impl Clone for KeptHits {
-    fn clone(&self) -> KeptHits {
-        KeptHits::default()
-    }
-}
-
-impl KeptHits {
-    fn clear(&mut self) {
-        let kept = self.by_word.get_mut().unwrap_or_else(|p| p.into_inner());
-        if !kept.0.is_empty() {
-            *kept = Default::default();
-        }
-    }
-
-    fn get(&self, word: u32) -> Option<Arc<Hits>> {
-        let kept = self.by_word.lock().unwrap_or_else(|p| p.into_inner());
-        kept.0.get(&word).cloned()
-    }
-
-    fn keep(&self, word: u32, hits: &Arc<Hits>) {
-        let mut kept = self.by_word.lock().unwrap_or_else(|p| p.into_inner());
-        let bytes = std::mem::size_of_val(hits.as_slice());
-        if kept.1 + bytes <= MAX_KEPT_HITS_BYTES {
-            kept.1 += bytes;
-            kept.0.insert(word, hits.clone());
-        }
-    }
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct WordIndex {
     vocabulary: HashMap<Box<str>, u32>,
@@ -144,7 +106,11 @@ pub struct WordIndex {
     slots: Vec<Slot>,
     live: HashMap<i64, u32>,
     live_words: u64,
-    kept_hits: KeptHits,
+    /// The hits of the frequent words (`to`, `field`, `admin`) as the
+    /// index holds them now: walking every occurrence of such a word is
+    /// most of what a query asking for it costs, and the answer is the same
+    /// until the index changes.
+    kept_hits: Memo<u32, Arc<Hits>, MAX_KEPT_HITS_BYTES>,
 }
 
 /// A word as the index keeps it: lower-cased already (`words::parts`), its
@@ -367,12 +333,13 @@ impl WordIndex {
                 .filter(|w| self.postings[**w as usize].len() >= FREQUENT),
             _ => None,
         };
-        if let Some(kept) = frequent.and_then(|word| self.kept_hits.get(*word)) {
+        if let Some(kept) = frequent.and_then(|word| self.kept_hits.get(word)) {
             return kept;
         }
         let hits = Arc::new(self.walked_hits(&options));
         if let Some(word) = frequent {
-            self.kept_hits.keep(*word, &hits);
+            let size = std::mem::size_of_val(hits.as_slice());
+            self.kept_hits.keep(*word, hits.clone(), size);
         }
         hits
     }
@@ -583,7 +550,7 @@ mod tests {
         }
         let before = scores(&index);
         assert_eq!(scores(&index), before, "asked twice, kept once");
-        assert!(index.kept_hits.get(index.vocabulary["to"]).is_some());
+        assert!(index.kept_hits.get(&index.vocabulary["to"]).is_some());
         index.remove(3);
         index.add(5, item("y"), ["name", "", "other words"]);
         index.add(9_999, item("z"), ["to", "", "to to to"]);

@@ -20,7 +20,7 @@ use foldhash::HashMap;
 use rusqlite::Connection;
 
 use super::ascending::holds_from;
-use super::kept::{self, Rows, Shelf};
+use super::kept::{self, Memo, Rows, Shelf};
 use super::records;
 use crate::store::StoreError;
 
@@ -31,6 +31,10 @@ const MAX_TEXT_BYTES: usize = 128 << 20;
 const DEAD_ALLOWANCE: usize = 256;
 /// Queries a process answers by scanning before it builds the index.
 const SCANS_BEFORE_BUILDING: u32 = 1;
+/// Runs a term's spellings are in at least for them to be kept once found.
+const FREQUENT_RUNS: usize = 64;
+/// Bytes of kept runs at most.
+const MAX_KEPT_HOLDINGS_BYTES: usize = 8 << 20;
 
 /// A line of a file: the file's slot and the line's index (0-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,6 +72,10 @@ pub struct RunIndex {
     files: Vec<FileSlot>,
     live: HashMap<i64, u32>,
     live_bytes: usize,
+    /// The runs of the spellings held by many (`field`, `admin`) as the
+    /// index holds them now: finding them reads long lists of runs, and
+    /// they are the same until the index changes.
+    kept_holdings: Memo<Vec<String>, Arc<Holding>, MAX_KEPT_HOLDINGS_BYTES>,
 }
 
 /// A byte a run is made of.
@@ -107,6 +115,7 @@ impl Rows for RunIndex {
     }
 
     fn let_go(&mut self, slot: u32) {
+        self.kept_holdings.clear();
         let file = &mut self.files[slot as usize];
         file.line_starts = Vec::new();
         file.plain = FixedBitSet::new();
@@ -196,6 +205,7 @@ impl RunIndex {
         if self.live_bytes + text.len() > MAX_TEXT_BYTES {
             return false;
         }
+        self.kept_holdings.clear();
         let Ok(slot) = u32::try_from(self.files.len()) else {
             return false;
         };
@@ -241,7 +251,10 @@ impl RunIndex {
 
     /// The runs holding any of `literals` (lower-cased, each
     /// `within_runs`), and how many lines those runs are in.
-    pub fn holding(&self, literals: &[String]) -> Holding {
+    pub fn holding(&self, literals: &[String]) -> Arc<Holding> {
+        if let Some(kept) = self.kept_holdings.get(literals) {
+            return kept;
+        }
         let mut runs: Vec<usize> = literals
             .iter()
             .flat_map(|literal| self.runs_holding(literal.as_bytes()))
@@ -249,14 +262,20 @@ impl RunIndex {
         runs.sort_unstable();
         runs.dedup();
         let lines = runs.iter().map(|run| self.lines[*run].len()).sum();
-        Holding { runs, lines }
+        let holding = Arc::new(Holding { runs, lines });
+        if holding.runs.len() >= FREQUENT_RUNS {
+            let size = std::mem::size_of_val(holding.runs.as_slice());
+            self.kept_holdings
+                .keep(literals.to_vec(), holding.clone(), size);
+        }
+        holding
     }
 
     /// Of the spellings of several terms a matching line holds one of each,
     /// those of the term held by the fewest lines: the fewest lines to verify.
     /// A term with a spelling under three bytes (found by reading every run,
     /// and on most lines) is weighed only when every term has one.
-    pub fn rarest<'t>(&self, terms: impl Iterator<Item = &'t [String]>) -> Option<Holding> {
+    pub fn rarest<'t>(&self, terms: impl Iterator<Item = &'t [String]>) -> Option<Arc<Holding>> {
         let (long, short): (Vec<&[String]>, Vec<&[String]>) = terms
             .filter(|literals| literals.iter().all(|l| within_runs(l)))
             .partition(|literals| literals.iter().all(|l| l.len() >= 3));
@@ -512,6 +531,23 @@ mod tests {
         assert_eq!(found("ke").len(), 4, "under three bytes, every run is read");
         assert_eq!(found("etke"), [(2, "keys = [GetKey()]")]);
         assert!(!within_runs("self.key") && within_runs("get_key"));
+    }
+
+    #[test]
+    fn the_kept_runs_of_a_frequent_spelling_follow_every_file_added() {
+        let mut index = RunIndex::default();
+        let many: String = (0..FREQUENT_RUNS).map(|n| format!("key{n}\n")).collect();
+        assert!(index.add_file(1, &many));
+        let key = ["key".to_string()];
+        assert_eq!(index.holding(&key).runs.len(), FREQUENT_RUNS);
+        assert!(index.kept_holdings.get(&key[..]).is_some(), "kept");
+        assert!(index.add_file(2, "KEYZ = 1"));
+        let after = index.holding(&key);
+        assert_eq!(
+            (after.runs.len(), after.lines),
+            (FREQUENT_RUNS + 1, FREQUENT_RUNS + 1)
+        );
+        assert_eq!(index.clone().kept_holdings.get(&key[..]).map(|_| ()), None);
     }
 
     #[test]
