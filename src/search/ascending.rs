@@ -7,9 +7,19 @@
 /// earlier element can be wanted: the wants only rise); `*from` moves to
 /// where the search ended.
 pub fn holds_from<T: Ord>(list: &[T], from: &mut usize, wanted: &T) -> bool {
+    holds_key_from(list, from, wanted, |element| element)
+}
+
+/// As [`holds_from`], for a list ascending by `key` of its elements.
+pub fn holds_key_from<T, K: Ord + ?Sized>(
+    list: &[T],
+    from: &mut usize,
+    wanted: &K,
+    key: impl Fn(&T) -> &K,
+) -> bool {
     let rest = list.get(*from..).unwrap_or_default();
     let mut bound = 1;
-    while bound < rest.len() && rest[bound] < *wanted {
+    while bound < rest.len() && key(&rest[bound]) < wanted {
         bound *= 2;
     }
     let low = bound / 2;
@@ -17,8 +27,8 @@ pub fn holds_from<T: Ord>(list: &[T], from: &mut usize, wanted: &T) -> bool {
     *from += low
         + rest
             .get(low..end)
-            .map_or(0, |r| r.partition_point(|o| o < wanted));
-    list.get(*from) == Some(wanted)
+            .map_or(0, |r| r.partition_point(|o| key(o) < wanted));
+    list.get(*from).is_some_and(|found| key(found) == wanted)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use foldhash::HashMap;
 
-use super::ascending::holds_from;
+use super::ascending::{holds_from, holds_key_from};
 use super::kept::{Memo, Rows};
 use super::records::Item;
 
@@ -327,21 +327,71 @@ impl WordIndex {
     /// it, ascending by slot; a frequent word's are worked out once.
     fn phrase_hits(&self, phrase: &Phrase) -> Arc<Hits> {
         let options = self.word_options(phrase);
-        let frequent = match options.as_slice() {
+        match options.as_slice() {
             [word] if !phrase.prefix => word
                 .first()
-                .filter(|w| self.postings[**w as usize].len() >= FREQUENT),
-            _ => None,
-        };
-        if let Some(kept) = frequent.and_then(|word| self.kept_hits.get(word)) {
+                .map_or_else(Arc::default, |word| self.word_hits(*word)),
+            _ => Arc::new(self.walked_hits(&options)),
+        }
+    }
+
+    /// The hits of the word `word`: kept once walked when it is frequent.
+    fn word_hits(&self, word: u32) -> Arc<Hits> {
+        let frequent = self.postings[word as usize].len() >= FREQUENT;
+        if let Some(kept) = self.kept_hits.get(&word).filter(|_| frequent) {
             return kept;
         }
-        let hits = Arc::new(self.walked_hits(&options));
-        if let Some(word) = frequent {
+        let hits = Arc::new(self.walked_hits(&[vec![word]]));
+        if frequent {
             let size = std::mem::size_of_val(hits.as_slice());
-            self.kept_hits.keep(*word, hits.clone(), size);
+            self.kept_hits.keep(word, hits.clone(), size);
         }
         hits
+    }
+
+    /// The slots holding every word of a phrase of several, when even its
+    /// rarest word is frequent: each word's items are then kept, and only
+    /// the items holding them all are worth walking.
+    fn slots_holding_all(&self, options: &[Vec<u32>], anchor: u32) -> Option<Vec<u32>> {
+        if options.len() < 2 || self.postings[anchor as usize].len() < FREQUENT {
+            return None;
+        }
+        let mut lists: Vec<Arc<Hits>> = options
+            .iter()
+            .map(|words| match words.as_slice() {
+                [word] => Some(self.word_hits(*word)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        lists.sort_unstable_by_key(|hits| hits.len());
+        let (first, rest) = lists.split_first()?;
+        let mut cursors = vec![0; rest.len()];
+        Some(
+            first
+                .iter()
+                .map(|(slot, _)| *slot)
+                .filter(|wanted| {
+                    rest.iter()
+                        .zip(cursors.iter_mut())
+                        .all(|(hits, from)| holds_key_from(hits, from, wanted, |hit| &hit.0))
+                })
+                .collect(),
+        )
+    }
+
+    /// The occurrences of `word` in the items of `slots` (ascending).
+    fn occurrences_in(&self, word: u32, slots: &[u32]) -> Vec<Occurrence> {
+        let postings = &self.postings[word as usize];
+        let mut from = 0;
+        let mut found = Vec::new();
+        for slot in slots {
+            holds_key_from(postings, &mut from, slot, |o| &o.slot);
+            while let Some(occurrence) = postings.get(from).filter(|o| o.slot == *slot) {
+                found.push(*occurrence);
+                from += 1;
+            }
+        }
+        found
     }
 
     /// The hits of the phrase of `options` (each word's ids), found by
@@ -360,13 +410,19 @@ impl WordIndex {
         else {
             return Vec::new();
         };
-        let mut starts: Vec<Occurrence> = options[anchor]
-            .iter()
-            .flat_map(|w| self.postings[*w as usize].iter().copied())
-            .collect();
-        if options[anchor].len() > 1 {
-            starts.sort_unstable();
-        }
+        let starts = match self.slots_holding_all(options, options[anchor][0]) {
+            Some(slots) => self.occurrences_in(options[anchor][0], &slots),
+            None => {
+                let mut starts: Vec<Occurrence> = options[anchor]
+                    .iter()
+                    .flat_map(|w| self.postings[*w as usize].iter().copied())
+                    .collect();
+                if options[anchor].len() > 1 {
+                    starts.sort_unstable();
+                }
+                starts
+            }
+        };
         // where each word's search for the previous start ended: the wanted
         // occurrences rise with the starts
         let mut cursors: Vec<Vec<usize>> = options.iter().map(|w| vec![0; w.len()]).collect();
@@ -530,6 +586,62 @@ mod tests {
         index.add(3, item("c2"), ["other", "", ""]);
         assert!(ids(&index, &["parse http"], &[]).is_empty(), "replaced");
         assert_eq!((index.live(), index.dead()), (2, 2));
+    }
+
+    #[test]
+    fn a_phrase_of_frequent_words_walks_only_the_items_holding_them_all_and_finds_every_hit() {
+        // fields of pseudo-random words: `model` and `admin` frequent, the
+        // phrase `model admin` in some fields, the words apart in others
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let words = ["model", "admin", "x"];
+        let mut items: Vec<[String; FIELDS]> = Vec::new();
+        for _ in 0..3_000 {
+            items.push([(); FIELDS].map(|_| {
+                let length = next(6);
+                (0..length)
+                    .map(|_| words[next(3) as usize])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }));
+        }
+        let mut index = WordIndex::default();
+        for (id, fields) in items.iter().enumerate() {
+            index.add(id as i64, item("i"), [&fields[0], &fields[1], &fields[2]]);
+        }
+        for gone in (0..3_000).step_by(7) {
+            index.remove(gone);
+        }
+        let phrase = phrase("model admin", false);
+        assert!(index.postings[index.vocabulary["model"] as usize].len() >= FREQUENT);
+        assert!(index.postings[index.vocabulary["admin"] as usize].len() >= FREQUENT);
+        let options = index.word_options(&phrase);
+        assert!(
+            index.slots_holding_all(&options, options[1][0]).is_some(),
+            "the items holding both are walked"
+        );
+        let expected: Hits = items
+            .iter()
+            .enumerate()
+            .filter(|(id, _)| id % 7 != 0)
+            .filter_map(|(id, fields)| {
+                let counts = fields.clone().map(|field| {
+                    let words: Vec<&str> = field.split(' ').collect();
+                    words
+                        .windows(2)
+                        .filter(|w| w == &["model", "admin"])
+                        .count() as u32
+                });
+                (counts.iter().sum::<u32>() > 0).then_some((id as u32, counts))
+            })
+            .collect();
+        assert!(expected.len() > 100);
+        assert_eq!(*index.phrase_hits(&phrase), expected);
     }
 
     #[test]
