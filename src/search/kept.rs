@@ -1,8 +1,9 @@
 //! Memory the search area keeps between the queries of a process: what
 //! belongs to one database at one revision (`Keyed`, on a `Shelf`, started
 //! afresh or brought level when either moves), indexes of rows brought
-//! level by the row ids that came and went (`Rows`), and maps bounded in
-//! bytes (`Bounded`).
+//! level by the row ids that came and went (`Rows`), maps bounded in bytes
+//! (`Bounded`), and what an index works out from itself and keeps beside
+//! itself until it changes (`Memo`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

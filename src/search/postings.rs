@@ -338,7 +338,7 @@ impl WordIndex {
     /// The hits of the word `word`: kept once walked when it is frequent.
     fn word_hits(&self, word: u32) -> Arc<Hits> {
         let frequent = self.postings[word as usize].len() >= FREQUENT;
-        if let Some(kept) = self.kept_hits.get(&word).filter(|_| frequent) {
+        if frequent && let Some(kept) = self.kept_hits.get(&word) {
             return kept;
         }
         let hits = Arc::new(self.walked_hits(&[vec![word]]));
