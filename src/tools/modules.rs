@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 pub const STATE_FILE: &str = "subsystems-state.json";
@@ -99,7 +99,8 @@ pub struct ModuleState {
 
 struct Cached {
     stamp: Option<(SystemTime, u64)>,
-    state: StateFile,
+    /// Shared with every caller that read it: most calls only look.
+    state: Arc<StateFile>,
 }
 
 /// A module's switch in a read of the switchboard: on unless switched off
@@ -124,7 +125,7 @@ impl ModuleState {
         if !module.switchable() {
             return Ok(true);
         }
-        Ok(switched_on(&self.load()?, module))
+        Ok(switched_on(self.load()?.as_ref(), module))
     }
 
     /// Each of `modules` with its switch, from one read of the switchboard.
@@ -138,7 +139,7 @@ impl ModuleState {
 
     /// Switches a module; written atomically (temporary file, then rename).
     pub fn set(&self, module: Module, enabled: bool) -> Result<(), ModuleStateError> {
-        let mut state = self.load()?;
+        let mut state = StateFile::clone(self.load()?.as_ref());
         state.modules.insert(module.id().to_string(), enabled);
         let write_error = |source| ModuleStateError::Write {
             path: self.path.clone(),
@@ -160,7 +161,7 @@ impl ModuleState {
         Ok(())
     }
 
-    fn load(&self) -> Result<StateFile, ModuleStateError> {
+    fn load(&self) -> Result<Arc<StateFile>, ModuleStateError> {
         let stamp = std::fs::metadata(&self.path).ok().map(|meta| {
             (
                 meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
@@ -176,7 +177,7 @@ impl ModuleState {
         {
             return Ok(cached.state.clone());
         }
-        let state = match stamp {
+        let state = Arc::new(match stamp {
             None => StateFile::default(),
             Some(_) => {
                 let text = std::fs::read(&self.path).map_err(|source| ModuleStateError::Read {
@@ -188,7 +189,7 @@ impl ModuleState {
                     source,
                 })?
             }
-        };
+        });
         *cache = Some(Cached {
             stamp,
             state: state.clone(),
