@@ -116,25 +116,35 @@ pub struct Read {
 }
 
 /// Collects the items and the code lines of a query in one read transaction,
-/// so the revision a cursor is bound to is the one the hits came from.
+/// so the revision a cursor is bound to is the one the hits came from. With
+/// `check_level`, None (having read nothing more) when the index is behind a
+/// source of the sieve's corpora: the caller catches up and asks again.
 pub fn collect(
     store: &Store,
     query: &Query,
     matcher: &LineMatcher,
     sieve: &Sieve,
-) -> Result<Read, ToolError> {
+    check_level: bool,
+) -> Result<Option<Read>, ToolError> {
     store.view_at_once(|c| {
-        let revision = records::indexed_revision(c)?;
-        let updated_at = records::updated_at(c)?;
+        let sources = records::Sources::read(c)?;
+        if check_level && !sync::level_in(c, sieve.corpora, &sources)? {
+            return Ok(None);
+        }
+        let revision = sources.indexed_revision();
+        // the files' own count of commits: a task or a document written keeps
+        // their table and texts, and every batch that rewrote files (the first
+        // of a catch-up too, before the graph's revision is recorded) drops them
+        let files_revision = sources.writes(sync::FILES_SOURCE);
         let mut collected = items_of(c, query, sieve, revision)?;
         if sieve.corpora.contains(&Corpus::Code) {
-            code_lines(c, query, matcher, sieve, &mut collected)?;
+            code_lines(c, query, matcher, sieve, files_revision, &mut collected)?;
         }
-        Ok(Read {
+        Ok(Some(Read {
             revision,
-            updated_at,
+            updated_at: sources.updated_at(),
             collected,
-        })
+        }))
     })
 }
 
@@ -175,17 +185,18 @@ fn code_lines(
     query: &Query,
     matcher: &LineMatcher,
     sieve: &Sieve,
+    files_revision: i64,
     collected: &mut Collected,
 ) -> Result<(), ToolError> {
-    let prefilter = matching::trigram_prefilter(query);
-    if prefilter.is_none() && !matcher.by_regex() {
+    let prefiltered = matching::has_trigram_prefilter(query);
+    if !prefiltered && !matcher.by_regex() {
         collected.notes.push(format!(
             "code text was not searched: substring search needs a word of {} or more characters",
             matching::MIN_SUBSTRING
         ));
         return Ok(());
     }
-    if prefilter.is_none() {
+    if !prefiltered {
         collected.notes.push(format!(
             "the regex requires no literal of {} or more characters, so every file was scanned",
             matching::MIN_SUBSTRING
@@ -194,12 +205,8 @@ fn code_lines(
     let Some(scanner) = matcher.first().cloned() else {
         return Ok(());
     };
-    // the files' own count of commits: a task or a document written keeps
-    // their table and texts, and every batch that rewrote files (the first
-    // of a catch-up too, before the graph's revision is recorded) drops them
-    let files_revision = records::writes(c, sync::FILES_SOURCE)?;
     let table = texts::files(c, sieve.database, files_revision)?;
-    let by_runs = prefilter.is_some()
+    let by_runs = prefiltered
         && matcher
             .term_literals()
             .any(|literals| literals.iter().all(|l| runs::within_runs(l)));
@@ -220,7 +227,7 @@ fn code_lines(
         files_revision,
         table: &table,
     };
-    let candidates = match &prefilter {
+    let candidates = match &matching::trigram_prefilter(query) {
         Some(prefilter) => {
             let candidates = index.candidates(prefilter)?;
             scan.narrow(&index, &candidates)?;
@@ -256,6 +263,7 @@ fn code_lines(
 fn code_line(file: &records::KeptFile, number: u32, text: LineText, verdict: Verdict) -> CodeLine {
     CodeLine {
         whole_word: verdict.whole_word,
+        test: file.test,
         path: file.path.clone(),
         line: number,
         text,

@@ -7,7 +7,7 @@
 //! whole when full, so a flood of distinct queries costs memory only up to
 //! the bound.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use aho_corasick::AhoCorasick;

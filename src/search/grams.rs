@@ -3,8 +3,6 @@
 //! same function makes a file's tokens and a query's, so they always agree;
 //! a hash two trigrams share only widens the prefilter, never narrows it.
 
-use std::collections::HashSet;
-
 /// The shortest text a trigram prefilter can narrow.
 pub const MIN_CHARS: usize = 3;
 
@@ -24,15 +22,29 @@ pub fn tokens(text: &str) -> String {
 /// The distinct trigram tokens of `text` as a list (a query's), in order of
 /// first appearance; empty under three characters.
 pub fn token_list(text: &str) -> Vec<String> {
-    let mut seen = HashSet::new();
+    // a query's words are short: a list is the cheapest set
+    let mut seen = Vec::new();
     trigram_hashes(text)
-        .filter(|hash| seen.insert(*hash))
+        .filter(|hash| {
+            let new = !seen.contains(hash);
+            if new {
+                seen.push(*hash);
+            }
+            new
+        })
         .map(|hash| {
             let mut token = String::with_capacity(8);
             push_hex(&mut token, hash);
             token
         })
         .collect()
+}
+
+/// Whether one of the words of `text` (split at whitespace) has a
+/// trigram: what makes `token_list` of it nonempty.
+pub fn has_trigram_in_a_word(text: &str) -> bool {
+    text.split_whitespace()
+        .any(|word| trigram_hashes(word).next().is_some())
 }
 
 /// Sorted and deduplicated: cheaper than a hash set for thousands of values.
@@ -80,6 +92,7 @@ fn push_hex(out: &mut String, hash: u32) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::HashSet;
 
     #[test]
     fn a_query_shares_its_tokens_with_every_text_that_holds_it() {

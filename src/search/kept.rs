@@ -5,7 +5,6 @@
 //! (`Bounded`), and what an index works out from itself and keeps beside
 //! itself until it changes (`Memo`).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -144,7 +143,7 @@ pub fn current<'k, T>(
 pub struct Bounded<K, V> {
     limit: usize,
     bytes: usize,
-    map: HashMap<K, V>,
+    map: foldhash::HashMap<K, V>,
 }
 
 impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
@@ -152,7 +151,7 @@ impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
         Bounded {
             limit,
             bytes: 0,
-            map: HashMap::new(),
+            map: foldhash::HashMap::default(),
         }
     }
 

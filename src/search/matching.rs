@@ -42,25 +42,6 @@ fn term_phrases(term: &Term) -> Option<Vec<Phrase>> {
     Some(vec![phrase(parts)])
 }
 
-/// The spellings a term may have in code text, matched without regard to
-/// case: as written, and for an identifier its snake_case and run-together
-/// forms (which cover camelCase and PascalCase).
-fn spellings(term: &Term) -> Vec<String> {
-    let mut spellings = vec![term.text.clone()];
-    let parts = term.parts();
-    let single_run = words::runs(&term.text).count() == 1;
-    if !term.phrase && single_run && parts.len() > 1 {
-        spellings.push(parts.join("_"));
-        spellings.push(parts.concat());
-    }
-    if term.phrase && parts.len() > 1 {
-        spellings.push(parts.join("_"));
-    }
-    let mut seen = std::collections::HashSet::new();
-    spellings.retain(|s| seen.insert(s.to_lowercase()));
-    spellings
-}
-
 /// The shortest substring code text search can prefilter.
 pub const MIN_SUBSTRING: usize = grams::MIN_CHARS;
 
@@ -251,7 +232,7 @@ impl LineMatcher {
 }
 
 fn ascii_literals(term: &Term) -> Option<Vec<String>> {
-    let spelled = spellings(term);
+    let spelled = term.spellings();
     let plain = |s: &String| s.is_ascii() && !s.is_empty() && !s.contains(char::is_whitespace);
     spelled
         .iter()
@@ -284,7 +265,8 @@ pub fn literal_automaton(literals: &[String]) -> Option<AhoCorasick> {
 }
 
 fn spelling_regex(term: &Term) -> Option<Regex> {
-    let alternatives: Vec<String> = spellings(term)
+    let alternatives: Vec<String> = term
+        .spellings()
         .iter()
         .map(|spelling| {
             let escaped: Vec<String> = spelling.split_whitespace().map(regex::escape).collect();
@@ -322,10 +304,27 @@ pub struct Prefilter {
 /// None when nothing of 3 or more characters is required (the caller then
 /// says so instead of scanning).
 pub fn trigram_prefilter(query: &Query) -> Option<Prefilter> {
-    let mut requirements: Vec<Vec<Vec<String>>> = Vec::new();
+    let requirements = requirements(query, trigrams_of);
+    (!requirements.is_empty()).then_some(Prefilter { requirements })
+}
+
+/// Whether the query has a trigram prefilter (`trigram_prefilter` is
+/// Some), without working out its tokens: most queries find their lines
+/// through the runs, and only ask this.
+pub fn has_trigram_prefilter(query: &Query) -> bool {
+    !requirements(query, |text| {
+        grams::has_trigram_in_a_word(text).then_some(())
+    })
+    .is_empty()
+}
+
+/// What `of` makes of each spelling of every positive term and of the
+/// regex's required literals, as the prefilter's requirements.
+fn requirements<T>(query: &Query, of: impl Fn(&str) -> Option<T>) -> Vec<Vec<T>> {
+    let mut requirements: Vec<Vec<T>> = Vec::new();
     for term in &query.terms {
-        let spelled = spellings(term);
-        let options: Vec<Vec<String>> = spelled.iter().filter_map(|s| trigrams_of(s)).collect();
+        let spelled = term.spellings();
+        let options: Vec<T> = spelled.iter().filter_map(|s| of(s)).collect();
         // a spelling too short to prefilter could match anywhere: the term then narrows nothing
         if options.len() == spelled.len() && !options.is_empty() {
             requirements.push(options);
@@ -335,11 +334,11 @@ pub fn trigram_prefilter(query: &Query) -> Option<Prefilter> {
         requirements.extend(
             required_literals(source)
                 .iter()
-                .filter_map(|l| trigrams_of(l))
-                .map(|tokens| vec![tokens]),
+                .filter_map(|l| of(l))
+                .map(|found| vec![found]),
         );
     }
-    (!requirements.is_empty()).then_some(Prefilter { requirements })
+    requirements
 }
 
 /// `text`'s trigram tokens, all required; None under 3 characters.
@@ -554,6 +553,34 @@ mod tests {
                     || ranges.iter().any(|(start, end)| words::on_word_boundaries(&line, *start, *end)),
             });
             proptest::prop_assert_eq!(matcher.verdict(&line), told);
+        }
+    }
+
+    proptest::proptest! {
+        /// Asking whether a query has a prefilter answers what working the
+        /// prefilter out does, for any words, phrases and regexes.
+        #[test]
+        fn whether_a_query_has_a_prefilter_is_told_without_its_tokens(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "ab", "abc", "a b", "\"ab cd\"", "\"ab cde\"", "Ab", "\u{e9}\u{e9}", "\u{df}x",
+                    "\u{130}x", "getKey", "x_y", "-abc", "ab*", "/ab/", "/abc+/", "/a(bcd|efg)/",
+                    "/[a-z]{3}/", "\u{1F600}ab", "ffi", "\u{FB03}",
+                ]),
+                1..4,
+            ),
+        ) {
+            let text = pieces.join(" ");
+            if let Ok(query) = crate::search::query::parse("q", &text, &[], &crate::search::query::Vocabulary {
+                languages: &[],
+                statuses: &[],
+            }) {
+                proptest::prop_assert_eq!(
+                    has_trigram_prefilter(&query),
+                    trigram_prefilter(&query).is_some(),
+                    "{}", text
+                );
+            }
         }
     }
 }

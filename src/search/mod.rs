@@ -50,7 +50,7 @@ pub const AREA: Area = Area {
 
 /// The index's revision: it moves whenever the index takes in a change.
 pub fn revision(store: &Store) -> Result<i64, StoreError> {
-    store.view(records::indexed_revision)
+    store.view(|c| Ok(records::Sources::read(c)?.indexed_revision()))
 }
 
 pub fn register(registry: &mut Registry) {

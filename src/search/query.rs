@@ -63,8 +63,9 @@ pub fn corpus_of_kind(kind: &str) -> Option<Corpus> {
     }
 }
 
-/// A word or phrase of the query.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A word or phrase of the query. Compared, hashed and shown by what was
+/// written (a cursor is bound to that): the rest is worked out from it.
+#[derive(Clone)]
 pub struct Term {
     /// As written, without quotes, the leading `-` or the trailing `*`.
     pub text: String,
@@ -72,13 +73,83 @@ pub struct Term {
     pub phrase: bool,
     /// Written with a trailing `*`: its last word may go on.
     pub prefix: bool,
+    /// Its identifier parts and its spellings, worked out once: matching,
+    /// ranking and highlighting each ask for them.
+    parts: Vec<String>,
+    spellings: Vec<String>,
 }
 
 impl Term {
-    /// Its identifier parts; empty for punctuation only.
-    pub fn parts(&self) -> Vec<String> {
-        words::all_parts(&self.text)
+    pub fn new(text: &str, phrase: bool, prefix: bool) -> Term {
+        let parts = words::all_parts(text);
+        Term {
+            text: text.to_string(),
+            phrase,
+            prefix,
+            spellings: spellings(text, phrase, &parts),
+            parts,
+        }
     }
+
+    /// Its identifier parts; empty for punctuation only.
+    pub fn parts(&self) -> &[String] {
+        &self.parts
+    }
+
+    /// The spellings it may have in code text, matched without regard to
+    /// case: as written, and for an identifier its snake_case and
+    /// run-together forms (which cover camelCase and PascalCase).
+    pub fn spellings(&self) -> &[String] {
+        &self.spellings
+    }
+}
+
+impl PartialEq for Term {
+    fn eq(&self, other: &Term) -> bool {
+        (&self.text, self.phrase, self.prefix) == (&other.text, other.phrase, other.prefix)
+    }
+}
+
+impl Eq for Term {}
+
+impl std::fmt::Debug for Term {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Term")
+            .field("text", &self.text)
+            .field("phrase", &self.phrase)
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+impl std::hash::Hash for Term {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (&self.text, self.phrase, self.prefix).hash(state);
+    }
+}
+
+/// The spellings of a term written `text` of `parts` (see `Term::spellings`).
+fn spellings(text: &str, phrase: bool, parts: &[String]) -> Vec<String> {
+    let mut spellings = vec![text.to_string()];
+    let single_run = words::runs(text).count() == 1;
+    if !phrase && single_run && parts.len() > 1 {
+        spellings.push(parts.join("_"));
+        spellings.push(parts.concat());
+    }
+    if phrase && parts.len() > 1 {
+        spellings.push(parts.join("_"));
+    }
+    // three at most: a list is the cheapest set
+    let mut seen: Vec<String> = Vec::new();
+    spellings.retain(|s| {
+        let lower = s.to_lowercase();
+        let new = !seen.contains(&lower);
+        if new {
+            seen.push(lower);
+        }
+        new
+    });
+    spellings
 }
 
 /// The filters, from the query's `name:value` words and the separate arguments.
@@ -202,11 +273,7 @@ fn push_term(query: &mut Query, excluded: bool, text: &str, phrase: bool, prefix
     if text.is_empty() {
         return;
     }
-    let term = Term {
-        text: text.to_string(),
-        phrase,
-        prefix,
-    };
+    let term = Term::new(text, phrase, prefix);
     let list = if excluded {
         &mut query.excluded
     } else {
@@ -446,11 +513,26 @@ mod tests {
     }
 
     fn term(text: &str) -> Term {
-        Term {
-            text: text.into(),
-            phrase: false,
-            prefix: false,
-        }
+        Term::new(text, false, false)
+    }
+
+    /// A cursor is bound to a query as shown (`Offsets::new`): what a term
+    /// works out from its text must not change that.
+    #[test]
+    fn a_term_is_shown_compared_and_hashed_by_what_was_written() {
+        let term = Term::new("getKey", false, true);
+        assert_eq!(
+            format!("{term:?}"),
+            r#"Term { text: "getKey", phrase: false, prefix: true }"#
+        );
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let hasher = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+        assert_eq!(
+            hasher.hash_one(&term),
+            hasher.hash_one((&term.text, term.phrase, term.prefix))
+        );
+        assert_eq!(term, Term::new("getKey", false, true));
+        assert_ne!(term, Term::new("getKey", false, false));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::query::Query;
 use super::records::Item;
-use super::standing::{Standing, is_test_path, kind_weight};
+use super::standing::{Standing, kind_weight};
 use super::texts::FileText;
 use super::words;
 
@@ -25,6 +25,8 @@ pub struct CodeLine {
     pub line: u32,
     pub text: LineText,
     pub whole_word: bool,
+    /// Whether its file's path is a test's.
+    pub test: bool,
 }
 
 /// A line's text, as where it is in its file's text: the lines that are
@@ -250,16 +252,6 @@ fn holds_parts(parts: &str, run: &Finder) -> bool {
 /// gives the same first hits as ordering all of them would.
 pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
     let wanted = Wanted::of(query);
-    // a file's lines come together: whether its path is a test's is asked once
-    let mut last_path: Option<(Arc<str>, bool)> = None;
-    let mut line_is_test = |path: &Arc<str>| match &last_path {
-        Some((last, test)) if Arc::ptr_eq(last, path) => *test,
-        _ => {
-            let test = is_test_path(path);
-            last_path = Some((path.clone(), test));
-            test
-        }
-    };
     let mut ranked: Vec<Ranked> = found
         .into_iter()
         .enumerate()
@@ -281,7 +273,7 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
                 } else {
                     Rule::TextPartial
                 },
-                test: line_is_test(&line.path),
+                test: line.test,
                 weight: kind_weight("line"),
                 bm25: 0.0,
                 at,
@@ -317,6 +309,7 @@ fn order(a: &Ranked, b: &Ranked) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::standing::is_test_path;
 
     fn query(text: &str) -> Query {
         crate::search::query::parsed_for_tests(text)
@@ -364,6 +357,7 @@ mod tests {
                 line: 3,
                 text: LineText::of("x = QuerySet()"),
                 whole_word: true,
+                test: false,
             }),
         ];
         let ranked = rank(&query("QuerySet"), found, usize::MAX);
@@ -480,6 +474,7 @@ mod tests {
                                 line: bm25.unsigned_abs(),
                                 text: LineText::of(names[name]),
                                 whole_word: kind % 2 == 0,
+                                test: is_test_path(paths[path]),
                             })
                         } else {
                             item("symbols", kinds[kind], names[name], paths[path], f64::from(bm25))

@@ -56,23 +56,51 @@ pub fn task_for_tests(name: &str) -> Item {
     }
 }
 
-/// The revision of every source the index caught up with (and the
-/// `writes:` counts), by source.
-pub fn source_revisions(c: &Connection) -> Result<HashMap<String, i64>, StoreError> {
-    sql(c, || {
-        let mut statement = c.prepare_cached("SELECT source, revision FROM search_sources")?;
-        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.collect()
-    })
+/// What `search_sources` holds, read in one statement: the revision of
+/// every source the index caught up with, the `writes:` counts, and when
+/// the index last took in a change. A query reads it once.
+pub struct Sources {
+    rows: Vec<(String, i64, Option<String>)>,
 }
 
-/// The revision of `source` the index last caught up with.
-pub fn source_revision(c: &Connection, source: &str) -> Result<Option<i64>, StoreError> {
-    sql(c, || {
-        c.prepare_cached("SELECT revision FROM search_sources WHERE source = ?1")?
-            .query_row([source], |row| row.get(0))
-            .optional()
-    })
+impl Sources {
+    pub fn read(c: &Connection) -> Result<Sources, StoreError> {
+        sql(c, || {
+            let mut statement =
+                c.prepare_cached("SELECT source, revision, updated_at FROM search_sources")?;
+            let rows =
+                statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
+            Ok(Sources {
+                rows: rows.collect::<rusqlite::Result<_>>()?,
+            })
+        })
+    }
+
+    /// The revision of `source` the index last caught up with.
+    pub fn revision_of(&self, source: &str) -> Option<i64> {
+        self.rows
+            .iter()
+            .find(|(name, _, _)| name == source)
+            .map(|(_, revision, _)| *revision)
+    }
+
+    /// How many commits rewrote `source`'s units (see `count_write`).
+    pub fn writes(&self, source: &str) -> i64 {
+        self.revision_of(&writes_row(source)).unwrap_or(0)
+    }
+
+    /// The index's revision: the sum over every row, so it moves with
+    /// every change a catch-up commits (see `count_write`).
+    pub fn indexed_revision(&self) -> i64 {
+        self.rows
+            .iter()
+            .fold(0i64, |sum, (_, revision, _)| sum.wrapping_add(*revision))
+    }
+
+    /// When the index last took in a change, if ever.
+    pub fn updated_at(&self) -> Option<String> {
+        self.rows.iter().filter_map(|(_, _, at)| at.clone()).max()
+    }
 }
 
 pub fn set_source_revision(
@@ -110,19 +138,6 @@ pub fn count_write(c: &Connection, source: &str, at: &str) -> Result<(), StoreEr
         )?
         .execute(params![writes_row(source), at])
         .map(|_| ())
-    })
-}
-
-/// How many commits rewrote `source`'s units (see `count_write`).
-pub fn writes(c: &Connection, source: &str) -> Result<i64, StoreError> {
-    Ok(source_revision(c, &writes_row(source))?.unwrap_or(0))
-}
-
-/// When the index last took in a change, if ever.
-pub fn updated_at(c: &Connection) -> Result<Option<String>, StoreError> {
-    sql(c, || {
-        c.prepare_cached("SELECT max(updated_at) FROM search_sources")?
-            .query_row([], |row| row.get(0))
     })
 }
 
@@ -277,6 +292,9 @@ pub struct KeptFile {
     /// Shared by the lines of code text found in it.
     pub path: std::sync::Arc<str>,
     pub lang: String,
+    /// Whether its path is a test's (`standing::is_test_path`): asked of
+    /// every line found in it.
+    pub test: bool,
 }
 
 /// Every indexed file, by path.
@@ -285,9 +303,11 @@ pub fn all_files(c: &Connection) -> Result<Vec<KeptFile>, StoreError> {
         let mut statement =
             c.prepare_cached("SELECT id, path, lang FROM search_files ORDER BY path")?;
         let rows = statement.query_map([], |row| {
+            let path: String = row.get(1)?;
             Ok(KeptFile {
                 id: row.get(0)?,
-                path: row.get::<_, String>(1)?.into(),
+                test: super::standing::is_test_path(&path),
+                path: path.into(),
                 lang: row.get(2)?,
             })
         })?;
@@ -376,14 +396,5 @@ pub fn defer_merging(c: &Connection) -> Result<(), StoreError> {
             [],
         )
         .map(|_| ())
-    })
-}
-
-/// The sum of the sources' revisions the index caught up with: it moves
-/// whenever the index takes in a change, so cursors follow it.
-pub fn indexed_revision(c: &Connection) -> Result<i64, StoreError> {
-    sql(c, || {
-        c.prepare_cached("SELECT coalesce(sum(revision), 0) FROM search_sources")?
-            .query_row([], |row| row.get(0))
     })
 }

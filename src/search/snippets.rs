@@ -40,12 +40,12 @@ impl Highlighter {
         let mut alternatives: Vec<String> = Vec::new();
         for term in &query.terms {
             alternatives.push(term.text.trim().to_string());
-            for part in term.parts() {
+            let parts = term.parts();
+            for part in parts {
                 if part.chars().count() >= 2 {
-                    alternatives.push(part);
+                    alternatives.push(part.clone());
                 }
             }
-            let parts = term.parts();
             if parts.len() > 1 {
                 alternatives.push(parts.join("_"));
             }
@@ -113,6 +113,9 @@ impl Highlighter {
 /// thousands of matches costs what a short one does.
 pub fn snippet(line: &str, ranges: &[(usize, usize)]) -> (String, Vec<Highlight>) {
     let line = line.trim_end();
+    if line.len() <= 4 * SNIPPET_CHARS && line.is_ascii() {
+        return ascii_snippet(line, ranges);
+    }
     let first = floor_boundary(line, ranges.first().map_or(0, |(start, _)| *start));
     // a third of the width before the first match, unless the line ends sooner
     let from =
@@ -133,6 +136,29 @@ pub fn snippet(line: &str, ranges: &[(usize, usize)]) -> (String, Vec<Highlight>
         })
         .collect();
     (cut.to_string(), highlights)
+}
+
+/// [`snippet`] of a short ASCII line (trimmed), where a byte is a
+/// character: nothing is counted.
+fn ascii_snippet(line: &str, ranges: &[(usize, usize)]) -> (String, Vec<Highlight>) {
+    let first = ranges
+        .first()
+        .map_or(0, |(start, _)| *start)
+        .min(line.len());
+    let from = first
+        .saturating_sub(SNIPPET_CHARS / 3)
+        .min(line.len().saturating_sub(SNIPPET_CHARS));
+    let to = (from + SNIPPET_CHARS).min(line.len());
+    let char_at = |byte: usize| (byte.clamp(from, to) - from) as u32;
+    let highlights = ranges
+        .iter()
+        .filter(|(start, end)| *end > from && *start < to)
+        .map(|(start, end)| Highlight {
+            start: char_at(*start),
+            end: char_at(*end),
+        })
+        .collect();
+    (line[from..to].to_string(), highlights)
 }
 
 /// The byte offset `count` characters before `at` (or 0).
@@ -229,6 +255,20 @@ mod tests {
                     let start = floor_boundary(&line, *at);
                     (start, floor_boundary(&line, start + len).max(start))
                 })
+                .collect();
+            ranges.sort_unstable();
+            prop_assert_eq!(snippet(&line, &ranges), counted_snippet(&line, &ranges));
+        }
+
+        /// The same for ASCII lines, short (cut without counting) and long.
+        #[test]
+        fn an_ascii_cut_and_its_highlights_are_those_counted_from_the_line_start(
+            line in "[ -~]{0,1100}",
+            picks in proptest::collection::vec((0usize..1200, 0usize..30), 0..6),
+        ) {
+            let mut ranges: Vec<(usize, usize)> = picks
+                .iter()
+                .map(|(at, len)| ((*at).min(line.len()), (at + len).min(line.len())))
                 .collect();
             ranges.sort_unstable();
             prop_assert_eq!(snippet(&line, &ranges), counted_snippet(&line, &ranges));

@@ -12,6 +12,7 @@ use super::records::{self, Item};
 use super::words::{all_parts, index_words};
 use crate::store::StoreError;
 use crate::tools::{ToolContext, ToolError};
+use rusqlite::Connection;
 
 /// A file's text is kept for substring and regex search up to this size.
 pub const MAX_TEXT_BYTES: u64 = 2 << 20;
@@ -58,7 +59,7 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
         }
         Ok::<Option<usize>, ToolError>(rewritten)
     };
-    let recorded = context.hub.store.view(records::source_revisions)?;
+    let recorded = context.hub.store.view(records::Sources::read)?;
     let mut rewritten = Vec::new();
     if corpora
         .iter()
@@ -88,28 +89,45 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
 
 /// The revision of each source the index caught up with, read once for a
 /// catch-up (only a catch-up moves them, one at a time).
-type Recorded = HashMap<String, i64>;
+type Recorded = records::Sources;
 
 /// Whether the index has caught up with every source `corpora` come from:
-/// every revision read in one visit to the pool, as every query asks.
+/// every revision read in one visit to the pool.
 fn level_with_every_source(context: &ToolContext, corpora: &[Corpus]) -> Result<bool, ToolError> {
-    let wants = |corpus: Corpus| corpora.contains(&corpus);
-    if wants(Corpus::Docs) {
+    first_scan(context, corpora)?;
+    let level = context
+        .hub
+        .store
+        .view(|c| level_in(c, corpora, &records::Sources::read(c)?))?;
+    Ok(level)
+}
+
+/// What a query does before it looks at the index: the documents' mounts
+/// are scanned, once per process, for changes made while no hub ran.
+pub fn first_scan(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolError> {
+    if corpora.contains(&Corpus::Docs) {
         crate::docs::feed::scan_once(context)?;
     }
-    let level = context.hub.store.view(|c| {
-        let recorded = records::source_revisions(c)?;
-        if (wants(Corpus::Symbols) || wants(Corpus::Code))
-            && behind(&recorded, FILES_SOURCE, crate::graph::revision_in(c)?)
-        {
-            return Ok::<bool, StoreError>(false);
-        }
-        if wants(Corpus::Tasks) && behind(&recorded, "board", crate::board::revision_in(c)?) {
-            return Ok(false);
-        }
-        Ok(!(wants(Corpus::Docs) && behind(&recorded, "docs", crate::docs::revision_in(c)?)))
-    })?;
-    Ok(level)
+    Ok(())
+}
+
+/// Whether `recorded`, read on `c`, is level with every source `corpora`
+/// come from, as `c` sees them: a query asks in the transaction it reads in.
+pub fn level_in(
+    c: &Connection,
+    corpora: &[Corpus],
+    recorded: &Recorded,
+) -> Result<bool, StoreError> {
+    let wants = |corpus: Corpus| corpora.contains(&corpus);
+    if (wants(Corpus::Symbols) || wants(Corpus::Code))
+        && behind(recorded, FILES_SOURCE, crate::graph::revision_in(c)?)
+    {
+        return Ok(false);
+    }
+    if wants(Corpus::Tasks) && behind(recorded, "board", crate::board::revision_in(c)?) {
+        return Ok(false);
+    }
+    Ok(!(wants(Corpus::Docs) && behind(recorded, "docs", crate::docs::revision_in(c)?)))
 }
 
 fn files_revision(context: &ToolContext) -> Result<i64, ToolError> {
@@ -129,7 +147,7 @@ fn docs_revision(context: &ToolContext) -> Result<i64, ToolError> {
 
 /// Whether the index is behind `source` at `revision`.
 fn behind(recorded: &Recorded, source: &str, revision: i64) -> bool {
-    recorded.get(source) != Some(&revision)
+    recorded.revision_of(source) != Some(revision)
 }
 
 /// The source the indexed files (and their symbols) come from.

@@ -10,7 +10,6 @@
 //! and token sets (16 MiB) are bounded; everything is dropped whole when the
 //! files move on, so what is kept is always the indexed.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -56,7 +55,7 @@ impl FileText {
 /// Every indexed file in path order, and each one's place in it by row id.
 pub struct FileTable {
     in_order: Vec<records::KeptFile>,
-    place_of: HashMap<i64, usize>,
+    place_of: foldhash::HashMap<i64, usize>,
 }
 
 impl FileTable {
@@ -219,6 +218,7 @@ mod tests {
             id,
             path: path.into(),
             lang: "python".into(),
+            test: false,
         }
     }
 

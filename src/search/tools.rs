@@ -143,15 +143,31 @@ impl Tool for Search {
             None => None,
         };
         let (corpora, mut notes) = corpora_of(context, &query)?;
-        super::sync::catch_up(context, &corpora)?;
         let store = &context.hub.store;
         let sieve = Sieve::new(&query, &corpora, store.path())?;
         let highlighter = Highlighter::new(&query, regex);
+        super::sync::first_scan(context, &corpora)?;
+        let mut check_level = true;
         let collect::Read {
             revision,
             updated_at,
             mut collected,
-        } = collect::collect(store, &query, highlighter.line_matcher(), &sieve)?;
+        } = loop {
+            let read = collect::collect(
+                store,
+                &query,
+                highlighter.line_matcher(),
+                &sieve,
+                check_level,
+            )?;
+            if let Some(read) = read {
+                break read;
+            }
+            super::sync::catch_up(context, &corpora)?;
+            // what the catch-up left is read as it is: a source that moved
+            // again meanwhile is taken in by the next query
+            check_level = false;
+        };
         let offsets = Offsets::new(
             &context.hub.cursors,
             Self::SPEC.name,
