@@ -247,7 +247,13 @@ fn code_lines(
         let found: Vec<CodeLine> = matching_lines(&content, place, &scan, matcher)
             .into_iter()
             .map(|(number, text, verdict)| {
-                code_line(file, number, LineText::within(&content, text), verdict)
+                code_line(
+                    file,
+                    place,
+                    number,
+                    LineText::within(&content, text),
+                    verdict,
+                )
             })
             .collect();
         for line in found {
@@ -260,8 +266,15 @@ fn code_lines(
 }
 
 /// Line `number` of `file`, its text `text`, that matched.
-fn code_line(file: &records::KeptFile, number: u32, text: LineText, verdict: Verdict) -> CodeLine {
+fn code_line(
+    file: &records::KeptFile,
+    place: usize,
+    number: u32,
+    text: LineText,
+    verdict: Verdict,
+) -> CodeLine {
     CodeLine {
+        in_path_order: (place as u64) << 32 | u64::from(number),
         whole_word: verdict.whole_word,
         test: file.test,
         path: file.path.clone(),
@@ -320,7 +333,10 @@ impl Lines<'_> {
             let Some((line_text, verdict)) = verdicts.verdict(index, &holding, &found, text) else {
                 continue;
             };
-            if !add_line(collected, code_line(kept, line + 1, line_text, verdict)) {
+            if !add_line(
+                collected,
+                code_line(kept, place, line + 1, line_text, verdict),
+            ) {
                 break;
             }
         }

@@ -27,6 +27,10 @@ pub struct CodeLine {
     pub whole_word: bool,
     /// Whether its file's path is a test's.
     pub test: bool,
+    /// Its place among the lines of every indexed file: its file's place
+    /// in path order (as bytes) above its line number. Two lines compare
+    /// by it as by their paths then lines.
+    pub in_path_order: u64,
 }
 
 /// A line's text, as where it is in its file's text: the lines that are
@@ -291,19 +295,23 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
 }
 
 fn order(a: &Ranked, b: &Ranked) -> Ordering {
+    order_before_place(a, b).then_with(|| match (&a.found, &b.found) {
+        (Found::Line(x), Found::Line(y)) => x.in_path_order.cmp(&y.in_path_order),
+        _ => a.place().cmp(&b.place()),
+    })
+}
+
+/// Every rule of the ordering but the last ties (where the hits are).
+fn order_before_place(a: &Ranked, b: &Ranked) -> Ordering {
     let by_kind_then_bm25 = || b.weight.cmp(&a.weight).then(a.bm25.total_cmp(&b.bm25));
     let by_bm25_then_kind = || a.bm25.total_cmp(&b.bm25).then(b.weight.cmp(&a.weight));
-    a.rule
-        .cmp(&b.rule)
-        .then(a.test.cmp(&b.test))
-        .then_with(|| {
-            if a.rule < Rule::TextWholeWord {
-                by_kind_then_bm25()
-            } else {
-                by_bm25_then_kind()
-            }
-        })
-        .then_with(|| a.place().cmp(&b.place()))
+    a.rule.cmp(&b.rule).then(a.test.cmp(&b.test)).then_with(|| {
+        if a.rule < Rule::TextWholeWord {
+            by_kind_then_bm25()
+        } else {
+            by_bm25_then_kind()
+        }
+    })
 }
 
 #[cfg(test)]
@@ -358,6 +366,7 @@ mod tests {
                 text: LineText::of("x = QuerySet()"),
                 whole_word: true,
                 test: false,
+                in_path_order: 3,
             }),
         ];
         let ranked = rank(&query("QuerySet"), found, usize::MAX);
@@ -465,6 +474,12 @@ mod tests {
             let kinds = ["class", "variable", "method", "heading"];
             let names = ["QuerySet", "queryset", "get_queryset", "other"];
             let paths = ["a.py", "tests/b.py", "c.py"];
+            let in_path_order = |path: &str, line: u32| {
+                let mut sorted = paths;
+                sorted.sort_unstable();
+                let place = sorted.iter().position(|p| *p == path).unwrap_or(0);
+                (place as u64) << 32 | u64::from(line)
+            };
             let found = || -> Vec<Found> {
                 hits.iter()
                     .map(|&(kind, name, path, bm25, line)| {
@@ -475,6 +490,7 @@ mod tests {
                                 text: LineText::of(names[name]),
                                 whole_word: kind % 2 == 0,
                                 test: is_test_path(paths[path]),
+                                in_path_order: in_path_order(paths[path], bm25.unsigned_abs()),
                             })
                         } else {
                             item("symbols", kinds[kind], names[name], paths[path], f64::from(bm25))
@@ -484,7 +500,8 @@ mod tests {
             };
             let all = rank(&query("QuerySet"), found(), usize::MAX);
             let mut stable = rank(&query("QuerySet"), found(), 0);
-            stable.sort_by(order);
+            // the last ties by the paths themselves, as the ordering states them
+            stable.sort_by(|a, b| order_before_place(a, b).then_with(|| a.place().cmp(&b.place())));
             let labels = |r: &[Ranked]| r.iter().map(label).collect::<Vec<_>>();
             proptest::prop_assert_eq!(labels(&all), labels(&stable));
             let some = rank(&query("QuerySet"), found(), shown);

@@ -59,8 +59,10 @@ pub struct FileTable {
 }
 
 impl FileTable {
-    /// The table of `files`, given in path order.
-    fn of(files: Vec<records::KeptFile>) -> FileTable {
+    /// The table of `files`, put in path order as Rust compares strings
+    /// (bytes), the order lines are ranked by (`CodeLine::in_path_order`).
+    fn of(mut files: Vec<records::KeptFile>) -> FileTable {
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let place_of = files
             .iter()
             .enumerate()
