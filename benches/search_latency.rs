@@ -4,10 +4,17 @@
 //! milliseconds and the hits found. `scripts/bench-search.py` runs it:
 //! `cargo bench --bench search_latency -- REPO STATE QUERIES.json ROUNDS`,
 //! where QUERIES.json maps a class name to a list of queries.
+//!
+//! With `SEARCH_BENCH_ONE_ROUND` set it asks every query once to warm up,
+//! then once more inside `one_round` and prints nothing: under callgrind
+//! (`scripts/search-instructions.sh`), collecting only in that function
+//! counts the instructions of the queries alone, a figure this machine's
+//! noise cannot move.
 
 // the runtime's error is the wire error (see src/lib.rs)
 #![allow(clippy::result_large_err)]
 
+use cos_hub::envelope::ErrorBody;
 use cos_hub::hub;
 use cos_hub::tools::{Hub, HubConfig, Source, Unwatched};
 use serde_json::{Map, Value, json};
@@ -16,6 +23,21 @@ use std::time::Instant;
 fn percentile(sorted: &[f64], share: f64) -> f64 {
     let at = ((sorted.len() as f64 - 1.0) * share).round() as usize;
     sorted[at.min(sorted.len() - 1)]
+}
+
+/// Every query of every class, once.
+#[inline(never)]
+fn one_round(classes: &Map<String, Value>, call: &dyn Fn(&str) -> Result<u64, ErrorBody>) {
+    for q in classes.values().flat_map(queries_of) {
+        let _ = std::hint::black_box(call(q));
+    }
+}
+
+fn queries_of(list: &Value) -> impl Iterator<Item = &str> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
 }
 
 fn main() {
@@ -42,14 +64,16 @@ fn main() {
     };
     // the first call brings the index level with the graph, board and documents
     let _ = call("warm");
+    if std::env::var_os("SEARCH_BENCH_ONE_ROUND").is_some() {
+        for q in classes.values().flat_map(queries_of) {
+            let _ = call(q);
+        }
+        one_round(&classes, &call);
+        return;
+    }
     let mut report = Map::new();
     for (class, list) in &classes {
-        let list: Vec<&str> = list
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let list: Vec<&str> = queries_of(list).collect();
         let mut times = Vec::new();
         let mut hits = 0;
         for _ in 0..rounds {

@@ -113,10 +113,17 @@ impl Highlighter {
 /// thousands of matches costs what a short one does.
 pub fn snippet(line: &str, ranges: &[(usize, usize)]) -> (String, Vec<Highlight>) {
     let line = line.trim_end();
-    if line.len() <= 4 * SNIPPET_CHARS && line.is_ascii() {
-        return ascii_snippet(line, ranges);
-    }
     let first = floor_boundary(line, ranges.first().map_or(0, |(start, _)| *start));
+    if line.len() <= 4 * SNIPPET_CHARS && line.is_ascii() {
+        // a byte is a character: nothing is counted
+        let from = first
+            .saturating_sub(SNIPPET_CHARS / 3)
+            .min(line.len().saturating_sub(SNIPPET_CHARS));
+        let to = (from + SNIPPET_CHARS).min(line.len());
+        return highlighted(line, ranges, from..to, |byte| {
+            (byte.clamp(from, to) - from) as u32
+        });
+    }
     // a third of the width before the first match, unless the line ends sooner
     let from =
         chars_back(line, first, SNIPPET_CHARS / 3).min(chars_back(line, line.len(), SNIPPET_CHARS));
@@ -124,41 +131,32 @@ pub fn snippet(line: &str, ranges: &[(usize, usize)]) -> (String, Vec<Highlight>
         .char_indices()
         .nth(SNIPPET_CHARS)
         .map_or(line.len(), |(at, _)| from + at);
-    let cut = &line[from..to];
-    let starts: Vec<usize> = cut.char_indices().map(|(at, _)| from + at).collect();
-    let char_at = |byte: usize| starts.partition_point(|at| *at < byte) as u32;
-    let highlights = ranges
-        .iter()
-        .filter(|(start, end)| *end > from && *start < to)
-        .map(|(start, end)| Highlight {
-            start: char_at(*start),
-            end: char_at(*end),
-        })
+    let starts: Vec<usize> = line[from..to]
+        .char_indices()
+        .map(|(at, _)| from + at)
         .collect();
-    (cut.to_string(), highlights)
+    highlighted(line, ranges, from..to, |byte| {
+        starts.partition_point(|at| *at < byte) as u32
+    })
 }
 
-/// [`snippet`] of a short ASCII line (trimmed), where a byte is a
-/// character: nothing is counted.
-fn ascii_snippet(line: &str, ranges: &[(usize, usize)]) -> (String, Vec<Highlight>) {
-    let first = ranges
-        .first()
-        .map_or(0, |(start, _)| *start)
-        .min(line.len());
-    let from = first
-        .saturating_sub(SNIPPET_CHARS / 3)
-        .min(line.len().saturating_sub(SNIPPET_CHARS));
-    let to = (from + SNIPPET_CHARS).min(line.len());
-    let char_at = |byte: usize| (byte.clamp(from, to) - from) as u32;
+/// The cut `bytes` of `line` and the ranges within it, moved to the
+/// characters `char_at` counts from the cut's start.
+fn highlighted(
+    line: &str,
+    ranges: &[(usize, usize)],
+    bytes: std::ops::Range<usize>,
+    char_at: impl Fn(usize) -> u32,
+) -> (String, Vec<Highlight>) {
     let highlights = ranges
         .iter()
-        .filter(|(start, end)| *end > from && *start < to)
+        .filter(|(start, end)| *end > bytes.start && *start < bytes.end)
         .map(|(start, end)| Highlight {
             start: char_at(*start),
             end: char_at(*end),
         })
         .collect();
-    (line[from..to].to_string(), highlights)
+    (line[bytes].to_string(), highlights)
 }
 
 /// The byte offset `count` characters before `at` (or 0).

@@ -5,7 +5,7 @@
 //! their texts, each beside a lower-cased copy, so a code-text scan reads
 //! memory instead of SQLite pages and finds a literal with a plain substring
 //! search. Keyed by the database and the count of the index's commits that
-//! rewrote files (`records::writes`): a task or a document written keeps
+//! rewrote files (`records::Sources::writes`): a task or a document written keeps
 //! them, every batch of files drops them. Texts (128 MiB with their copies)
 //! and token sets (16 MiB) are bounded; everything is dropped whole when the
 //! files move on, so what is kept is always the indexed.
