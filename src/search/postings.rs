@@ -410,26 +410,29 @@ impl WordIndex {
         else {
             return Vec::new();
         };
-        let starts = match self.slots_holding_all(options, options[anchor][0]) {
-            Some(slots) => self.occurrences_in(options[anchor][0], &slots),
-            None => {
-                let mut starts: Vec<Occurrence> = options[anchor]
-                    .iter()
-                    .flat_map(|w| self.postings[*w as usize].iter().copied())
-                    .collect();
-                if options[anchor].len() > 1 {
-                    starts.sort_unstable();
-                }
-                starts
-            }
-        };
+        // one word's occurrences are walked where they lie, not copied
+        let starts: std::borrow::Cow<[Occurrence]> =
+            match self.slots_holding_all(options, options[anchor][0]) {
+                Some(slots) => self.occurrences_in(options[anchor][0], &slots).into(),
+                None => match options[anchor].as_slice() {
+                    [word] => self.postings[*word as usize].as_slice().into(),
+                    words => {
+                        let mut starts: Vec<Occurrence> = words
+                            .iter()
+                            .flat_map(|w| self.postings[*w as usize].iter().copied())
+                            .collect();
+                        starts.sort_unstable();
+                        starts.into()
+                    }
+                },
+            };
         // where each word's search for the previous start ended: the wanted
         // occurrences rise with the starts
         let mut cursors: Vec<Vec<usize>> = options.iter().map(|w| vec![0; w.len()]).collect();
         let mut hits: Hits = Vec::new();
         // a slot's occurrences come together: whether it is live is asked once
         let mut dead_slot = None;
-        for start in starts {
+        for &start in starts.iter() {
             if start.position() < anchor as u32 || dead_slot == Some(start.slot) {
                 continue;
             }
