@@ -168,11 +168,18 @@ impl<K: std::hash::Hash + Eq, V: Clone> Bounded<K, V> {
             return;
         }
         if self.bytes + size > self.limit {
-            self.map.clear();
-            self.bytes = 0;
+            self.clear();
         }
         if self.map.insert(key, value).is_none() {
             self.bytes += size;
+        }
+    }
+
+    /// Empties it; what it held was only ever a copy.
+    pub fn clear(&mut self) {
+        if !self.map.is_empty() {
+            self.map.clear();
+            self.bytes = 0;
         }
     }
 }
@@ -209,11 +216,7 @@ impl<K: std::hash::Hash + Eq, V: Clone, const LIMIT: usize> Memo<K, V, LIMIT> {
     }
 
     pub fn clear(&mut self) {
-        let kept = self.0.get_mut().unwrap_or_else(|p| p.into_inner());
-        if !kept.map.is_empty() {
-            kept.map.clear();
-            kept.bytes = 0;
-        }
+        self.0.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
     }
 }
 
