@@ -241,20 +241,26 @@ mod tests {
         assert_eq!(highlights.len(), SNIPPET_CHARS / 4);
     }
 
+    /// Sorted ranges of `line` on character boundaries, from (start, length) picks.
+    fn picked_ranges(line: &str, picks: &[(usize, usize)]) -> Vec<(usize, usize)> {
+        let mut ranges: Vec<(usize, usize)> = picks
+            .iter()
+            .map(|(at, len)| {
+                let start = floor_boundary(line, *at);
+                (start, floor_boundary(line, start + len).max(start))
+            })
+            .collect();
+        ranges.sort_unstable();
+        ranges
+    }
+
     proptest! {
         #[test]
         fn the_cut_and_its_highlights_are_those_counted_from_the_line_start(
             line in "(\\PC|[ ]){0,600}",
             picks in proptest::collection::vec((0usize..700, 0usize..30), 0..6),
         ) {
-            let mut ranges: Vec<(usize, usize)> = picks
-                .iter()
-                .map(|(at, len)| {
-                    let start = floor_boundary(&line, *at);
-                    (start, floor_boundary(&line, start + len).max(start))
-                })
-                .collect();
-            ranges.sort_unstable();
+            let ranges = picked_ranges(&line, &picks);
             prop_assert_eq!(snippet(&line, &ranges), counted_snippet(&line, &ranges));
         }
 
@@ -264,11 +270,7 @@ mod tests {
             line in "[ -~]{0,1100}",
             picks in proptest::collection::vec((0usize..1200, 0usize..30), 0..6),
         ) {
-            let mut ranges: Vec<(usize, usize)> = picks
-                .iter()
-                .map(|(at, len)| ((*at).min(line.len()), (at + len).min(line.len())))
-                .collect();
-            ranges.sort_unstable();
+            let ranges = picked_ranges(&line, &picks);
             prop_assert_eq!(snippet(&line, &ranges), counted_snippet(&line, &ranges));
         }
 
