@@ -106,11 +106,11 @@ pub struct WordIndex {
     slots: Vec<Slot>,
     live: HashMap<i64, u32>,
     live_words: u64,
-    /// The hits of the frequent words (`to`, `field`, `admin`) as the
-    /// index holds them now: walking every occurrence of such a word is
-    /// most of what a query asking for it costs, and the answer is the same
-    /// until the index changes.
-    kept_hits: Memo<u32, Arc<Hits>, MAX_KEPT_HITS_BYTES>,
+    /// The hits of the phrases of frequent words (`to`, `field`, `model
+    /// admin`) as the index holds them now, by their words' ids: walking
+    /// every occurrence of such a word is most of what a query asking for
+    /// it costs, and the walk finds the same until the index changes.
+    kept_hits: Memo<Vec<Vec<u32>>, Arc<Hits>, MAX_KEPT_HITS_BYTES>,
 }
 
 /// A word as the index keeps it: lower-cased already (`words::parts`), its
@@ -212,8 +212,11 @@ impl WordIndex {
         self.slots.get(slot as usize)?.item.as_ref()
     }
 
-    /// The live items matching `query`, ascending by row id, at most `limit`.
-    fn matches(&self, query: &WordQuery, limit: usize) -> Vec<Match> {
+    /// The live items matching `query`: at most `limit`, those with the
+    /// lowest row ids, in no particular order. The candidates rise by slot,
+    /// so each phrase's hits are walked once from where the last look
+    /// ended, not searched anew for every candidate.
+    fn matching(&self, query: &WordQuery, limit: usize) -> Vec<Match> {
         // every phrase, numbered as FTS5 numbered them (left to right), and
         // each term's range of them
         let phrases: Vec<&Phrase> = query
@@ -235,11 +238,6 @@ impl WordIndex {
         let required = ranges(&query.required);
         let excluded = ranges(&query.excluded);
         let hits: Vec<Arc<Hits>> = phrases.iter().map(|p| self.phrase_hits(p)).collect();
-        let holds = |terms: &std::ops::Range<usize>, slot: u32| {
-            hits[terms.clone()]
-                .iter()
-                .any(|h| h.binary_search_by_key(&slot, |(s, _)| *s).is_ok())
-        };
         let Some(first) = required.first() else {
             return Vec::new();
         };
@@ -247,24 +245,47 @@ impl WordIndex {
             .iter()
             .flat_map(|h| h.iter().map(|(slot, _)| *slot))
             .collect();
-        candidates.sort_unstable();
-        candidates.dedup();
-        candidates.retain(|slot| {
-            required[1..].iter().all(|term| holds(term, *slot))
-                && !excluded.iter().any(|term| holds(term, *slot))
-        });
+        // one phrase's hits are already ascending and distinct
+        if first.len() > 1 {
+            candidates.sort_unstable();
+            candidates.dedup();
+        }
         let bm25 = Bm25::new(self, &hits);
-        let mut matched: Vec<Match> = candidates
-            .into_iter()
-            .filter(|slot| self.item_at(*slot).is_some())
-            .map(|slot| Match {
-                id: self.slots[slot as usize].id,
+        let mut from = vec![0; hits.len()];
+        let mut held: Vec<Option<&[u32; FIELDS]>> = vec![None; hits.len()];
+        let mut matched = Vec::new();
+        for slot in candidates {
+            for ((phrase, from), held) in hits.iter().zip(&mut from).zip(&mut held) {
+                *held = holds_key_from(phrase, from, &slot, |(s, _)| s).then(|| &phrase[*from].1);
+            }
+            let holds =
+                |term: &std::ops::Range<usize>| held[term.clone()].iter().any(Option::is_some);
+            if !required[1..].iter().all(holds) || excluded.iter().any(holds) {
+                continue;
+            }
+            let Some(live) = self.slots.get(slot as usize).filter(|s| s.item.is_some()) else {
+                continue;
+            };
+            matched.push(Match {
+                id: live.id,
                 slot,
-                bm25: bm25.score(slot, self.slots[slot as usize].words, &hits),
-            })
-            .collect();
+                bm25: bm25.score(live.words, &held),
+            });
+        }
+        if matched.len() > limit {
+            if limit > 0 {
+                matched.select_nth_unstable_by_key(limit - 1, |m| m.id);
+            }
+            matched.truncate(limit);
+        }
+        matched
+    }
+
+    /// The items matching `query`, ascending by row id, at most `limit`.
+    #[cfg(test)]
+    fn matches(&self, query: &WordQuery, limit: usize) -> Vec<Match> {
+        let mut matched = self.matching(query, limit);
         matched.sort_unstable_by_key(|m| m.id);
-        matched.truncate(limit);
         matched
     }
 
@@ -279,8 +300,9 @@ impl WordIndex {
     /// when no more match, all of them ascending by row id, and false. Only
     /// the kept ones are handed out.
     pub fn best(&self, query: &WordQuery, read: usize, keep: usize) -> (Vec<Scored>, bool) {
-        let mut matched = self.matches(query, read);
+        let mut matched = self.matching(query, read);
         if matched.len() <= keep {
+            matched.sort_unstable_by_key(|m| m.id);
             return (self.scored(matched), false);
         }
         let by_bm25 = |a: &Match, b: &Match| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id));
@@ -324,27 +346,39 @@ impl WordIndex {
     }
 
     /// How often `phrase` occurs in each field of every live item holding
-    /// it, ascending by slot; a frequent word's are worked out once.
+    /// it, ascending by slot.
     fn phrase_hits(&self, phrase: &Phrase) -> Arc<Hits> {
-        let options = self.word_options(phrase);
-        match options.as_slice() {
-            [word] if !phrase.prefix => word
-                .first()
-                .map_or_else(Arc::default, |word| self.word_hits(*word)),
-            _ => Arc::new(self.walked_hits(&options)),
-        }
+        self.hits_of(self.word_options(phrase))
     }
 
-    /// The hits of the word `word`: kept once walked when it is frequent.
+    /// The hits of the word `word`.
     fn word_hits(&self, word: u32) -> Arc<Hits> {
-        let frequent = self.postings[word as usize].len() >= FREQUENT;
-        if frequent && let Some(kept) = self.kept_hits.get(&word) {
+        self.hits_of(vec![vec![word]])
+    }
+
+    /// The hits of the phrase of `options` (each word's ids): kept once
+    /// walked when even its rarest word is frequent, since the walk then
+    /// reads long lists and finds the same until the index changes.
+    fn hits_of(&self, options: Vec<Vec<u32>>) -> Arc<Hits> {
+        let occurrences = |words: &Vec<u32>| -> usize {
+            words.iter().map(|w| self.postings[*w as usize].len()).sum()
+        };
+        let frequent = options
+            .iter()
+            .map(occurrences)
+            .min()
+            .is_some_and(|rarest| rarest >= FREQUENT);
+        if frequent && let Some(kept) = self.kept_hits.get(&options) {
             return kept;
         }
-        let hits = Arc::new(self.walked_hits(&[vec![word]]));
+        let hits = Arc::new(self.walked_hits(&options));
         if frequent {
-            let size = std::mem::size_of_val(hits.as_slice());
-            self.kept_hits.keep(word, hits.clone(), size);
+            let size = std::mem::size_of_val(hits.as_slice())
+                + options
+                    .iter()
+                    .map(|w| std::mem::size_of_val(w.as_slice()))
+                    .sum::<usize>();
+            self.kept_hits.keep(options, hits.clone(), size);
         }
         hits
     }
@@ -500,19 +534,19 @@ impl Bm25 {
         }
     }
 
-    fn score(&self, slot: u32, words: u32, hits: &[Arc<Hits>]) -> f64 {
+    /// The score of an item of `words` words holding each phrase `held`
+    /// times in each field (None: not at all).
+    fn score(&self, words: u32, held: &[Option<&[u32; FIELDS]>]) -> f64 {
         let length = f64::from(words);
         let mut score = 0.0;
-        for (phrase, idf) in hits.iter().zip(&self.idf) {
-            let frequency = match phrase.binary_search_by_key(&slot, |(s, _)| *s) {
-                Ok(at) => phrase[at]
-                    .1
+        for (counts, idf) in held.iter().zip(&self.idf) {
+            let frequency = counts.map_or(0.0, |counts| {
+                counts
                     .iter()
                     .zip(WEIGHTS)
                     .map(|(count, weight)| f64::from(*count) * weight)
-                    .sum(),
-                Err(_) => 0.0,
-            };
+                    .sum()
+            });
             // in FTS5's order of operations, for the same doubles
             score += idf
                 * ((frequency * (K1 + 1.0))
@@ -648,43 +682,60 @@ mod tests {
     }
 
     #[test]
-    fn a_frequent_words_kept_hits_follow_every_change_of_the_index() {
-        let scores = |index: &WordIndex| -> Vec<(i64, u64)> {
+    fn the_kept_hits_of_frequent_words_and_their_phrases_follow_every_change_of_the_index() {
+        let scores = |index: &WordIndex, words: &str| -> Vec<(i64, u64)> {
             let query = WordQuery {
-                required: vec![vec![phrase("to", false)]],
+                required: vec![vec![phrase(words, false)]],
                 excluded: Vec::new(),
             };
             let matched = index.matches(&query, usize::MAX);
             matched.iter().map(|m| (m.id, m.bm25.to_bits())).collect()
         };
+        let body = |id: i64| match id % 3 {
+            0 => "to be to be",
+            1 => "to be",
+            _ => "be to",
+        };
         let mut index = WordIndex::default();
-        // enough occurrences of `to` for its hits to be kept
+        // enough occurrences of `to` and `be` for their hits to be kept
         for id in 1..=(FREQUENT as i64 + 10) {
-            let body = if id % 3 == 0 { "to to" } else { "to" };
-            index.add(id, item("x"), ["name", "", body]);
+            index.add(id, item("x"), ["name", "", body(id)]);
         }
-        let before = scores(&index);
-        assert_eq!(scores(&index), before, "asked twice, kept once");
-        assert!(index.kept_hits.get(&index.vocabulary["to"]).is_some());
+        let kept = |index: &WordIndex, words: &[&str]| {
+            let key: Vec<Vec<u32>> = words.iter().map(|w| vec![index.vocabulary[*w]]).collect();
+            index.kept_hits.get(&key).is_some()
+        };
+        let mut before = Vec::new();
+        for (words, key) in [("to", &["to"][..]), ("to be", &["to", "be"][..])] {
+            before.push(scores(&index, words));
+            assert_eq!(
+                scores(&index, words),
+                before[before.len() - 1],
+                "asked twice, kept once"
+            );
+            assert!(kept(&index, key), "{words} kept");
+        }
         index.remove(3);
         index.add(5, item("y"), ["name", "", "other words"]);
-        index.add(9_999, item("z"), ["to", "", "to to to"]);
+        index.add(9_999, item("z"), ["to be", "", "to be to"]);
         // a fresh index of the same items in the same order of ids
         let mut fresh = WordIndex::default();
         for id in 1..=(FREQUENT as i64 + 10) {
-            let body = if id % 3 == 0 { "to to" } else { "to" };
             if id != 3 && id != 5 {
-                fresh.add(id, item("x"), ["name", "", body]);
+                fresh.add(id, item("x"), ["name", "", body(id)]);
             }
         }
-        let after = scores(&index);
-        assert_ne!(after, before);
-        assert!(after.iter().all(|(id, _)| *id != 3 && *id != 5));
-        assert!(after.iter().any(|(id, _)| *id == 9_999));
-        let ids = |s: &[(i64, u64)]| s.iter().map(|(id, _)| *id).collect::<Vec<_>>();
-        let mut expected = ids(&scores(&fresh));
-        expected.push(9_999);
-        assert_eq!(ids(&after), expected);
+        fresh.add(5, item("y"), ["name", "", "other words"]);
+        fresh.add(9_999, item("z"), ["to be", "", "to be to"]);
+        for (words, before) in ["to", "to be"].into_iter().zip(before) {
+            let after = scores(&index, words);
+            assert_ne!(after, before, "{words}");
+            assert!(after.iter().any(|(id, _)| *id == 9_999), "{words}");
+            assert!(
+                after == scores(&fresh, words),
+                "{words}: as a fresh index scores"
+            );
+        }
     }
 
     /// The FTS5 expression FTS5 matched for `query` before the index was
