@@ -8,7 +8,7 @@ use rusqlite::Connection;
 use std::sync::Arc;
 
 use super::items;
-use super::matching::{self, LineMatcher, Verdict};
+use super::matching::{self, Check, LineMatcher, Verdict};
 use super::query::{Corpus, Query};
 use super::rank::{CodeLine, Found, LineText};
 use super::records;
@@ -315,11 +315,11 @@ impl Lines<'_> {
     /// whose spellings lie within runs), in path and line order, each
     /// verified as a scanned line is.
     fn by_runs(&self, index: &runs::RunIndex, collected: &mut Collected) -> Result<(), ToolError> {
-        let Some(rarest) = index.rarest(self.matcher.term_literals()) else {
+        let Some((term, rarest)) = index.rarest(self.matcher.term_literals()) else {
             return Ok(());
         };
         let mut holding = index.lines_holding(&rarest, |id| self.table.place(id).map(|(p, _)| p));
-        let mut verdicts = RunVerdicts::new(self.matcher);
+        let mut verdicts = RunVerdicts::new(self.matcher, term);
         let mut file: Option<(usize, Option<OpenFile>)> = None;
         while let Some(found) = holding.next() {
             let place = (found.key >> 32) as usize;
@@ -362,27 +362,33 @@ impl Lines<'_> {
     }
 }
 
-/// The verdicts on the lines the lines by run found. When a line must hold
-/// only the spellings of one term (`LineMatcher::only_literals`), each line
-/// found holds one, and a plain line's verdict is its runs': a spelling lies
-/// inside one run, and a match at a run's edge meets the line's edge or a
-/// byte that is no word's, so the run alone tells whether it is a whole
-/// word. Each run is then verified once, not each of its lines, and those
-/// lines' text is not read; every other line is verified by its text.
+/// The verdicts on the lines the lines by run found, all holding a
+/// spelling of one term (the rarest). On a plain line, whether that term is
+/// a whole word there is its runs': a spelling lies inside one run, and a
+/// match at a run's edge meets the line's edge or a byte that is no word's,
+/// so the run alone tells. Each run is asked once, not each of its lines.
+/// When the line must hold only that term's spellings
+/// (`LineMatcher::only_literals`), that is the line's verdict and its text
+/// is not read; else the other terms are verified by the line's text. A line
+/// that is not plain is verified by its text alone.
 struct RunVerdicts<'m> {
     matcher: &'m LineMatcher,
-    by_runs: bool,
+    held: Option<Check>,
+    only_held: bool,
     whole_word: foldhash::HashMap<u32, bool>,
 }
 
 impl RunVerdicts<'_> {
-    fn new(matcher: &LineMatcher) -> RunVerdicts<'_> {
-        let by_runs = matcher
+    /// The verdicts on lines holding the term at `term` of the matcher's
+    /// `term_literals`.
+    fn new(matcher: &LineMatcher, term: usize) -> RunVerdicts<'_> {
+        let only_held = matcher
             .only_literals()
             .is_some_and(|literals| literals.iter().all(|l| runs::within_runs(l)));
         RunVerdicts {
             matcher,
-            by_runs,
+            held: matcher.check_of_term(term),
+            only_held,
             whole_word: foldhash::HashMap::default(),
         }
     }
@@ -396,22 +402,26 @@ impl RunVerdicts<'_> {
         found: &runs::FoundLine,
         file: &Arc<texts::FileText>,
     ) -> Option<(LineText, Verdict)> {
-        if self.by_runs && found.plain {
-            let matcher = self.matcher;
-            let whole_word = lines.runs_of(found).any(|run| {
-                *self.whole_word.entry(run).or_insert_with(|| {
-                    matcher
-                        .verdict(index.run_text(run))
-                        .is_some_and(|verdict| verdict.whole_word)
-                })
-            });
+        let Some(held) = self.held.filter(|_| found.plain) else {
+            let line = runs::line_at(&file.text, found.bytes.clone());
+            let verdict = self.matcher.verdict(line)?;
+            return Some((LineText::within(file, line), verdict));
+        };
+        let matcher = self.matcher;
+        let whole_word = lines.runs_of(found).any(|run| {
+            *self
+                .whole_word
+                .entry(run)
+                .or_insert_with(|| matcher.whole_word_in(held, index.run_text(run)))
+        });
+        if self.only_held {
             return Some((
                 LineText::at(file, found.bytes.clone()),
                 Verdict { whole_word },
             ));
         }
         let line = runs::line_at(&file.text, found.bytes.clone());
-        let verdict = self.matcher.verdict(line)?;
+        let verdict = matcher.verdict_holding(line, held, whole_word)?;
         Some((LineText::within(file, line), verdict))
     }
 }
@@ -637,7 +647,8 @@ mod tests {
             ),
             query in proptest::sample::select(vec![
                 "cachedProperty", "cached_property", "key", "getKey", "property -cached",
-                "get_key x", "Cached property", "_key", "KEY", "etke",
+                "get_key x", "Cached property", "_key", "KEY", "etke", "propert key",
+                "etke cached", "roper getKey",
             ]),
         ) {
             let text = words.concat();
@@ -650,8 +661,9 @@ mod tests {
             proptest::prop_assert!(index.add_file(7, &text));
             let rarest = index.rarest(matcher.term_literals());
             proptest::prop_assume!(rarest.is_some());
-            let mut lines = index.lines_holding(&rarest.unwrap(), |id| (id == 7).then_some(0));
-            let mut verdicts = RunVerdicts::new(&matcher);
+            let (term, rarest) = rarest.unwrap();
+            let mut lines = index.lines_holding(&rarest, |id| (id == 7).then_some(0));
+            let mut verdicts = RunVerdicts::new(&matcher, term);
             let mut by_runs = Vec::new();
             while let Some(found) = lines.next() {
                 if let Some((line, verdict)) = verdicts.verdict(&index, &lines, &found, &file) {

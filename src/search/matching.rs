@@ -97,6 +97,11 @@ impl Iterator for Occurrences<'_> {
     }
 }
 
+/// One of what a matching line must hold (a required term's spellings),
+/// as [`LineMatcher::check_of_term`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Check(usize);
+
 /// Verifies code lines against the query.
 #[derive(Debug)]
 pub struct LineMatcher {
@@ -109,8 +114,9 @@ pub struct LineMatcher {
     regex: Option<Regex>,
     literals: Option<Vec<String>>,
     /// Each required term's spellings, as `literals` gives the scanned
-    /// one's, for the terms whose spellings allow it (none with a regex).
-    term_literals: Vec<Vec<String>>,
+    /// one's, for the terms whose spellings allow it (none with a regex),
+    /// each beside the place of its term's check in `checks`.
+    term_literals: Vec<(usize, Vec<String>)>,
 }
 
 impl LineMatcher {
@@ -128,7 +134,8 @@ impl LineMatcher {
         let term_literals = match &regex {
             None => required
                 .iter()
-                .filter_map(|(_, t)| ascii_literals(t))
+                .enumerate()
+                .filter_map(|(check, (_, t))| ascii_literals(t).map(|l| (check, l)))
                 .collect(),
             Some(_) => Vec::new(),
         };
@@ -158,7 +165,12 @@ impl LineMatcher {
     /// have them as [`LineMatcher::literals`] has the scanned term's: a
     /// line that matches holds one spelling of each of these terms.
     pub fn term_literals(&self) -> impl Iterator<Item = &[String]> {
-        self.term_literals.iter().map(Vec::as_slice)
+        self.term_literals.iter().map(|(_, literals)| literals.as_slice())
+    }
+
+    /// The check of the term at `term` among [`LineMatcher::term_literals`].
+    pub fn check_of_term(&self, term: usize) -> Option<Check> {
+        self.term_literals.get(term).map(|(check, _)| Check(*check))
     }
 
     /// The spellings of the query's one term, lower-cased, when holding one
@@ -166,7 +178,9 @@ impl LineMatcher {
     /// no exclusion, no regex.
     pub fn only_literals(&self) -> Option<&[String]> {
         match (self.checks.as_slice(), self.term_literals.as_slice()) {
-            ([Spelled::Automaton(_)], [literals]) if self.excluded.is_empty() => Some(literals),
+            ([Spelled::Automaton(_)], [(_, literals)]) if self.excluded.is_empty() => {
+                Some(literals)
+            }
             _ => None,
         }
     }
@@ -185,11 +199,35 @@ impl LineMatcher {
     /// [`LineMatcher::ranges`] tells, without collecting where. Every line
     /// a query finds is verified; only the shown ones need their ranges.
     pub fn verdict(&self, line: &str) -> Option<Verdict> {
+        self.verdict_beside(line, None)
+    }
+
+    /// [`LineMatcher::verdict`] of a line known to pass `held`'s check, and
+    /// whether one of that check's matches there is a whole word: the other
+    /// checks are asked of the line, that one is not.
+    pub fn verdict_holding(&self, line: &str, held: Check, whole_word: bool) -> Option<Verdict> {
+        self.verdict_beside(line, Some((held, whole_word)))
+    }
+
+    /// Whether `held`'s check finds a whole word in `text`.
+    pub fn whole_word_in(&self, held: Check, text: &str) -> bool {
+        self.checks.get(held.0).is_some_and(|check| {
+            check
+                .find_iter(text)
+                .any(|(start, end)| words::on_word_boundaries(text, start, end))
+        })
+    }
+
+    fn verdict_beside(&self, line: &str, held: Option<(Check, bool)>) -> Option<Verdict> {
         if self.excluded.iter().any(|r| r.is_match(line)) {
             return None;
         }
-        let mut whole_word = self.regex.is_some();
-        for check in &self.checks {
+        let mut whole_word = self.regex.is_some() || held.is_some_and(|(_, whole)| whole);
+        let skipped = held.map(|(check, _)| check.0);
+        for (at, check) in self.checks.iter().enumerate() {
+            if Some(at) == skipped {
+                continue;
+            }
             let mut found = false;
             // once a whole word is found, one match says the term is held
             let _ = check.find_iter(line).any(|(start, end)| {

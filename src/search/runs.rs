@@ -272,18 +272,23 @@ impl RunIndex {
     }
 
     /// Of the spellings of several terms a matching line holds one of each,
-    /// those of the term held by the fewest lines: the fewest lines to verify.
-    /// A term with a spelling under three bytes (found by reading every run,
-    /// and on most lines) is weighed only when every term has one.
-    pub fn rarest<'t>(&self, terms: impl Iterator<Item = &'t [String]>) -> Option<Arc<Holding>> {
-        let (long, short): (Vec<&[String]>, Vec<&[String]>) = terms
-            .filter(|literals| literals.iter().all(|l| within_runs(l)))
-            .partition(|literals| literals.iter().all(|l| l.len() >= 3));
+    /// those of the term held by the fewest lines (the fewest lines to
+    /// verify), and that term's place among `terms`. A term with a spelling
+    /// under three bytes (found by reading every run, and on most lines) is
+    /// weighed only when every term has one.
+    pub fn rarest<'t>(
+        &self,
+        terms: impl Iterator<Item = &'t [String]>,
+    ) -> Option<(usize, Arc<Holding>)> {
+        let (long, short): (Vec<_>, Vec<_>) = terms
+            .enumerate()
+            .filter(|(_, literals)| literals.iter().all(|l| within_runs(l)))
+            .partition(|(_, literals)| literals.iter().all(|l| l.len() >= 3));
         let weighed = if long.is_empty() { short } else { long };
         weighed
             .into_iter()
-            .map(|literals| self.holding(literals))
-            .min_by_key(|holding| holding.lines)
+            .map(|(term, literals)| (term, self.holding(literals)))
+            .min_by_key(|(_, holding)| holding.lines)
     }
 
     /// The lines of the runs `holding` found, each once, ordered by their
@@ -560,7 +565,8 @@ mod tests {
             vec!["a.b".to_string()],
             vec!["b".to_string()],
         ];
-        let rarest = index.rarest(terms.iter().map(Vec::as_slice)).unwrap();
+        let (term, rarest) = index.rarest(terms.iter().map(Vec::as_slice)).unwrap();
+        assert_eq!(term, 1);
         let lines: Vec<u64> = index
             .lines_holding(&rarest, |_| Some(0))
             .map(|found| found.key)
