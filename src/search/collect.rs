@@ -208,7 +208,7 @@ fn code_lines(
     let table = texts::files(c, sieve.database, files_revision)?;
     let by_runs = prefiltered
         && matcher
-            .term_literals()
+            .run_literals()
             .any(|literals| literals.iter().all(|l| runs::within_runs(l)));
     if by_runs && let Some(index) = runs::index(c, sieve.database, files_revision)? {
         let lines = Lines {
@@ -311,11 +311,11 @@ struct Lines<'a> {
 }
 
 impl Lines<'_> {
-    /// The lines holding a spelling of the query's rarest term (of those
-    /// whose spellings lie within runs), in path and line order, each
-    /// verified as a scanned line is.
+    /// The lines holding one of the rarest list of the matcher's
+    /// `run_literals` (of those lying within runs), in path and line order,
+    /// each verified as a scanned line is.
     fn by_runs(&self, index: &runs::RunIndex, collected: &mut Collected) -> Result<(), ToolError> {
-        let Some((term, rarest)) = index.rarest(self.matcher.term_literals()) else {
+        let Some((term, rarest)) = index.rarest(self.matcher.run_literals()) else {
             return Ok(());
         };
         let mut holding = index.lines_holding(&rarest, |id| self.table.place(id).map(|(p, _)| p));
@@ -362,15 +362,17 @@ impl Lines<'_> {
     }
 }
 
-/// The verdicts on the lines the lines by run found, all holding a
-/// spelling of one term (the rarest). On a plain line, whether that term is
+/// The verdicts on the lines the lines by run found, all holding one of
+/// the rarest list of `LineMatcher::run_literals`. When that list is a
+/// term's spellings, on a plain line whether that term is
 /// a whole word there is its runs': a spelling lies inside one run, and a
 /// match at a run's edge meets the line's edge or a byte that is no word's,
 /// so the run alone tells. Each run is asked once, not each of its lines.
 /// When the line must hold only that term's spellings
 /// (`LineMatcher::only_literals`), that is the line's verdict and its text
 /// is not read; else the other terms are verified by the line's text. A line
-/// that is not plain is verified by its text alone.
+/// that is not plain, or found by a term's part, is verified by its text
+/// alone.
 struct RunVerdicts<'m> {
     matcher: &'m LineMatcher,
     held: Option<Check>,
@@ -379,8 +381,8 @@ struct RunVerdicts<'m> {
 }
 
 impl RunVerdicts<'_> {
-    /// The verdicts on lines holding the term at `term` of the matcher's
-    /// `term_literals`.
+    /// The verdicts on lines holding one of the list at `term` of the
+    /// matcher's `run_literals`.
     fn new(matcher: &LineMatcher, term: usize) -> RunVerdicts<'_> {
         let only_held = matcher
             .only_literals()
@@ -648,7 +650,7 @@ mod tests {
             query in proptest::sample::select(vec![
                 "cachedProperty", "cached_property", "key", "getKey", "property -cached",
                 "get_key x", "Cached property", "_key", "KEY", "etke", "propert key",
-                "etke cached", "roper getKey",
+                "etke cached", "roper getKey", "\"cached property\"", "\"get key\" -x",
             ]),
         ) {
             let text = words.concat();
@@ -659,7 +661,7 @@ mod tests {
             let file = Arc::new(texts::FileText::of(&text));
             let mut index = runs::RunIndex::default();
             proptest::prop_assert!(index.add_file(7, &text));
-            let rarest = index.rarest(matcher.term_literals());
+            let rarest = index.rarest(matcher.run_literals());
             proptest::prop_assume!(rarest.is_some());
             let (term, rarest) = rarest.unwrap();
             let mut lines = index.lines_holding(&rarest, |id| (id == 7).then_some(0));

@@ -9,6 +9,7 @@ use super::postings::{Phrase, WordQuery};
 use super::query::{Query, Term};
 use super::words;
 use aho_corasick::{AhoCorasick, MatchKind};
+use memchr::memmem::Finder;
 use regex_syntax::hir::{Hir, HirKind};
 
 /// What the query asks of the word index, or None when no term holds a word.
@@ -117,7 +118,18 @@ pub struct LineMatcher {
     /// one's, for the terms whose spellings allow it (none with a regex),
     /// each beside the place of its term's check in `checks`.
     term_literals: Vec<(usize, Vec<String>)>,
+    /// For each required term of ASCII spellings that `term_literals`
+    /// leaves out (a phrase, which holds spaces), each of its parts that
+    /// every spelling holds, lower-cased, as a list of one.
+    part_literals: Vec<Vec<String>>,
+    /// The same parts, each found in a line's ASCII-lower-cased bytes: a
+    /// line lacking one cannot match, and is told so without its regex.
+    part_finders: Vec<Finder<'static>>,
 }
+
+/// The longest line whose parts are looked for before its regex runs
+/// (lower-cased on the stack).
+const PART_CHECKED_LINE: usize = 512;
 
 impl LineMatcher {
     pub fn new(query: &Query, regex: Option<Regex>) -> LineMatcher {
@@ -139,6 +151,15 @@ impl LineMatcher {
                 .collect(),
             Some(_) => Vec::new(),
         };
+        let part_literals = match &regex {
+            None => required
+                .iter()
+                .filter(|(_, t)| ascii_literals(t).is_none())
+                .flat_map(|(_, t)| parts_every_spelling_holds(t))
+                .map(|part| vec![part])
+                .collect(),
+            Some(_) => Vec::new(),
+        };
         let checks = required
             .iter()
             .map(|(r, t)| {
@@ -153,6 +174,12 @@ impl LineMatcher {
             regex,
             literals,
             term_literals,
+            part_finders: part_literals
+                .iter()
+                .flatten()
+                .map(|part| Finder::new(part.as_bytes()).into_owned())
+                .collect(),
+            part_literals,
         }
     }
 
@@ -161,14 +188,19 @@ impl LineMatcher {
         self.regex.is_some()
     }
 
-    /// Every required term's spellings, lower-cased, for the terms that
-    /// have them as [`LineMatcher::literals`] has the scanned term's: a
-    /// line that matches holds one spelling of each of these terms.
-    pub fn term_literals(&self) -> impl Iterator<Item = &[String]> {
-        self.term_literals.iter().map(|(_, literals)| literals.as_slice())
+    /// What a matching line holds one of each of, each a list of
+    /// lower-cased literals: every required term's spellings, for the terms
+    /// that have them as [`LineMatcher::literals`] has the scanned term's,
+    /// then the parts of the other terms that every spelling of theirs holds.
+    pub fn run_literals(&self) -> impl Iterator<Item = &[String]> {
+        self.term_literals
+            .iter()
+            .map(|(_, literals)| literals.as_slice())
+            .chain(self.part_literals.iter().map(Vec::as_slice))
     }
 
-    /// The check of the term at `term` among [`LineMatcher::term_literals`].
+    /// The check of the term whose spellings are the list at `term` among
+    /// [`LineMatcher::run_literals`] (None for a list of a term's parts).
     pub fn check_of_term(&self, term: usize) -> Option<Check> {
         self.term_literals.get(term).map(|(check, _)| Check(*check))
     }
@@ -219,7 +251,7 @@ impl LineMatcher {
     }
 
     fn verdict_beside(&self, line: &str, held: Option<(Check, bool)>) -> Option<Verdict> {
-        if self.excluded.iter().any(|r| r.is_match(line)) {
+        if !self.holds_every_part(line) || self.excluded.iter().any(|r| r.is_match(line)) {
             return None;
         }
         let mut whole_word = self.regex.is_some() || held.is_some_and(|(_, whole)| whole);
@@ -240,6 +272,22 @@ impl LineMatcher {
             }
         }
         Some(Verdict { whole_word })
+    }
+
+    /// False when `line` lacks one of the parts every spelling of a term
+    /// holds (`part_literals`), so it cannot match; true otherwise, and for
+    /// a line too long to tell cheaply.
+    fn holds_every_part(&self, line: &str) -> bool {
+        if self.part_finders.is_empty() || line.len() > PART_CHECKED_LINE {
+            return true;
+        }
+        let mut lower = [0u8; PART_CHECKED_LINE];
+        let lower = &mut lower[..line.len()];
+        lower.copy_from_slice(line.as_bytes());
+        lower.make_ascii_lowercase();
+        self.part_finders
+            .iter()
+            .all(|finder| finder.find(lower).is_some())
     }
 
     /// Where `line` matches (byte ranges, sorted), or None when it does not.
@@ -276,6 +324,23 @@ fn ascii_literals(term: &Term) -> Option<Vec<String>> {
         .iter()
         .all(plain)
         .then(|| spelled.iter().map(|s| s.to_ascii_lowercase()).collect())
+}
+
+/// The parts of `term`, lower-cased, that each of its spellings holds,
+/// when its spellings are ASCII: its regex then compiles without Unicode,
+/// so a line it matches holds each of them as written in some case.
+fn parts_every_spelling_holds(term: &Term) -> Vec<String> {
+    let spelled = term.spellings();
+    if !spelled.iter().all(|s| s.is_ascii()) {
+        return Vec::new();
+    }
+    let lower: Vec<String> = spelled.iter().map(|s| s.to_ascii_lowercase()).collect();
+    term.parts()
+        .iter()
+        .map(|part| part.to_ascii_lowercase())
+        .filter(|part| !part.is_empty() && part.is_ascii())
+        .filter(|part| lower.iter().all(|s| s.contains(part.as_str())))
+        .collect()
 }
 
 /// The automaton finding what `spelling_regex` finds, when the term's
@@ -547,6 +612,37 @@ mod tests {
         proptest::strategy::Strategy::prop_map(proptest::collection::vec(pieces, 0..30), |pieces| {
             pieces.concat()
         })
+    }
+
+    proptest::proptest! {
+        /// A line's verdict is what the terms' own regexes say (each finds
+        /// something, no excluded one does), whatever is asked first to
+        /// turn a line away cheaply.
+        #[test]
+        fn a_verdict_is_what_the_terms_regexes_say(
+            words in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "json", "JSON", "Json", "response", "RESPONSE", "json response",
+                    "json_response", "JsonResponse", " ", "\t", "  ", "x", "_", "\u{e9}",
+                    "\u{17f}", "\u{212a}", "key", "get", "sON", "jso",
+                ]),
+                0..14,
+            ),
+            text in proptest::sample::select(vec![
+                "\"json response\"", "\"json response\" -x", "json response", "JsonResponse",
+                "\"get key\"", "\"k\u{e9} json\"", "\"json response\" key", "\"son res\"",
+            ]),
+            long in proptest::bool::ANY,
+        ) {
+            let mut line = words.concat();
+            if long {
+                line = format!("{}{line}", "y ".repeat(PART_CHECKED_LINE / 2));
+            }
+            let matcher = LineMatcher::new(&query(text), None);
+            let said = matcher.required.iter().all(|r| r.is_match(&line))
+                && !matcher.excluded.iter().any(|r| r.is_match(&line));
+            proptest::prop_assert_eq!(matcher.verdict(&line).is_some(), said, "{:?}", line);
+        }
     }
 
     proptest::proptest! {
