@@ -320,11 +320,16 @@ impl RunIndex {
                 }
             }
         }
+        let by_place = found.len() > FIRST_SORTED;
+        if by_place {
+            found = grouped_by_place(found);
+        }
         LinesInOrder {
             index: self,
             found,
             next: 0,
             sorted: 0,
+            by_place,
         }
     }
 
@@ -369,14 +374,39 @@ pub struct FoundLine {
     runs: std::ops::Range<usize>,
 }
 
-/// The lines [`RunIndex::lines_holding`] found, in key order. Sorted a batch
-/// at a time: a query stops at its first MAX_LINES lines, and a common word
-/// is on tens of thousands.
+/// `found` in ascending order of their files' places (the lines of one
+/// file together, in no set order): a counting sort, two passes over lines
+/// a comparison sort would compare many times over.
+fn grouped_by_place(found: Vec<Entry>) -> Vec<Entry> {
+    let place = |entry: &Entry| (entry.0 >> 32) as usize;
+    let places = found.iter().map(place).max().map_or(0, |last| last + 1);
+    let mut starts = vec![0usize; places + 1];
+    for entry in &found {
+        starts[place(entry) + 1] += 1;
+    }
+    for at in 1..starts.len() {
+        starts[at] += starts[at - 1];
+    }
+    let mut grouped = vec![(0, 0, 0); found.len()];
+    for entry in found {
+        let at = &mut starts[place(&entry)];
+        grouped[*at] = entry;
+        *at += 1;
+    }
+    grouped
+}
+
+/// The lines [`RunIndex::lines_holding`] found, in key order. Put in order a
+/// batch at a time: a query stops at its first MAX_LINES lines, and a
+/// common word is on tens of thousands. Many lines come grouped by their
+/// files' places, and each file's are sorted when the walk reaches them; a
+/// few are sorted in batches that double.
 pub struct LinesInOrder<'i> {
     index: &'i RunIndex,
     found: Vec<Entry>,
     next: usize,
     sorted: usize,
+    by_place: bool,
 }
 
 impl Iterator for LinesInOrder<'_> {
@@ -416,6 +446,13 @@ impl LinesInOrder<'_> {
         let rest = &mut self.found[self.sorted..];
         if rest.is_empty() {
             return false;
+        }
+        if self.by_place {
+            let place = rest[0].0 >> 32;
+            let file = rest.partition_point(|entry| entry.0 >> 32 == place);
+            rest[..file].sort_unstable();
+            self.sorted += file;
+            return true;
         }
         let batch = self.sorted.max(FIRST_SORTED).min(rest.len());
         if batch < rest.len() {
