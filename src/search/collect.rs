@@ -364,10 +364,10 @@ impl Lines<'_> {
 
 /// The verdicts on the lines the lines by run found, all holding one of
 /// the rarest list of `LineMatcher::run_literals`. When that list is a
-/// term's spellings, on a plain line whether that term is
-/// a whole word there is its runs': a spelling lies inside one run, and a
-/// match at a run's edge meets the line's edge or a byte that is no word's,
-/// so the run alone tells. Each run is asked once, not each of its lines.
+/// term's spellings, on a plain line whether that term is a whole word
+/// there is its runs': a spelling lies inside one run, and a match at a
+/// run's edge meets the line's edge or a byte that is no word's, so the run
+/// alone tells. Each run is asked once, not each of its lines.
 /// When the line must hold only that term's spellings
 /// (`LineMatcher::only_literals`), that is the line's verdict and its text
 /// is not read; else the other terms are verified by the line's text. A line

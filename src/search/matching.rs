@@ -120,7 +120,9 @@ pub struct LineMatcher {
     term_literals: Vec<(usize, Vec<String>)>,
     /// For each required term of ASCII spellings that `term_literals`
     /// leaves out (a phrase, which holds spaces), each of its parts that
-    /// every spelling holds, lower-cased, as a list of one.
+    /// every spelling holds, lower-cased, as a list of one. Not for a term
+    /// such as `os.path`: its literal scan over candidate files is cheaper
+    /// than verifying every line holding `path`.
     part_literals: Vec<Vec<String>>,
     /// The same parts, each found in a line's ASCII-lower-cased bytes: a
     /// line lacking one cannot match, and is told so without its regex.
