@@ -145,22 +145,9 @@ impl LineMatcher {
             (None, Some((_, term))) => ascii_literals(term),
             _ => None,
         };
-        let term_literals = match &regex {
-            None => required
-                .iter()
-                .enumerate()
-                .filter_map(|(check, (_, t))| ascii_literals(t).map(|l| (check, l)))
-                .collect(),
-            Some(_) => Vec::new(),
-        };
-        let part_literals = match &regex {
-            None => required
-                .iter()
-                .filter(|(_, t)| ascii_literals(t).is_none())
-                .flat_map(|(_, t)| parts_every_spelling_holds(t))
-                .map(|part| vec![part])
-                .collect(),
-            Some(_) => Vec::new(),
+        let (term_literals, part_literals) = match &regex {
+            None => literal_lists(&required),
+            Some(_) => Default::default(),
         };
         let checks = required
             .iter()
@@ -326,6 +313,26 @@ fn ascii_literals(term: &Term) -> Option<Vec<String>> {
         .iter()
         .all(plain)
         .then(|| spelled.iter().map(|s| s.to_ascii_lowercase()).collect())
+}
+
+/// Of the required terms (each beside its check's place), the spellings as
+/// literals of those whose spellings allow it (`ascii_literals`), and for
+/// the others each part that every spelling holds, as a list of one.
+type LiteralLists = (Vec<(usize, Vec<String>)>, Vec<Vec<String>>);
+
+fn literal_lists(required: &[(Regex, &Term)]) -> LiteralLists {
+    let (mut spelled, mut parts) = LiteralLists::default();
+    for (check, (_, term)) in required.iter().enumerate() {
+        match ascii_literals(term) {
+            Some(literals) => spelled.push((check, literals)),
+            None => parts.extend(
+                parts_every_spelling_holds(term)
+                    .into_iter()
+                    .map(|p| vec![p]),
+            ),
+        }
+    }
+    (spelled, parts)
 }
 
 /// The parts of `term`, lower-cased, that each of its spellings holds,

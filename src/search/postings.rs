@@ -251,11 +251,12 @@ impl WordIndex {
             candidates.dedup();
         }
         let bm25 = Bm25::new(self, &hits);
-        let mut from = vec![0; hits.len()];
+        // where each phrase's search for the previous candidate ended
+        let mut cursors = vec![0; hits.len()];
         let mut held: Vec<Option<&[u32; FIELDS]>> = vec![None; hits.len()];
         let mut matched = Vec::new();
         for slot in candidates {
-            for ((phrase, from), held) in hits.iter().zip(&mut from).zip(&mut held) {
+            for ((phrase, from), held) in hits.iter().zip(&mut cursors).zip(&mut held) {
                 *held = holds_key_from(phrase, from, &slot, |(s, _)| s).then(|| &phrase[*from].1);
             }
             let holds =
@@ -356,16 +357,18 @@ impl WordIndex {
         self.hits_of(vec![vec![word]])
     }
 
+    /// How often any of `words` occurs.
+    fn occurrences(&self, words: &[u32]) -> usize {
+        words.iter().map(|w| self.postings[*w as usize].len()).sum()
+    }
+
     /// The hits of the phrase of `options` (each word's ids): kept once
     /// walked when even its rarest word is frequent, since the walk then
     /// reads long lists and finds the same until the index changes.
     fn hits_of(&self, options: Vec<Vec<u32>>) -> Arc<Hits> {
-        let occurrences = |words: &Vec<u32>| -> usize {
-            words.iter().map(|w| self.postings[*w as usize].len()).sum()
-        };
         let frequent = options
             .iter()
-            .map(occurrences)
+            .map(|words| self.occurrences(words))
             .min()
             .is_some_and(|rarest| rarest >= FREQUENT);
         if frequent && let Some(kept) = self.kept_hits.get(&options) {
@@ -387,7 +390,7 @@ impl WordIndex {
     /// rarest word is frequent: each word's items are then kept, and only
     /// the items holding them all are worth walking.
     fn slots_holding_all(&self, options: &[Vec<u32>], anchor: u32) -> Option<Vec<u32>> {
-        if options.len() < 2 || self.postings[anchor as usize].len() < FREQUENT {
+        if options.len() < 2 || self.occurrences(&[anchor]) < FREQUENT {
             return None;
         }
         let mut lists: Vec<Arc<Hits>> = options
@@ -434,13 +437,10 @@ impl WordIndex {
         if options.is_empty() || options.iter().any(Vec::is_empty) {
             return Vec::new();
         }
-        let occurrences = |words: &[u32]| -> usize {
-            words.iter().map(|w| self.postings[*w as usize].len()).sum()
-        };
         // the rarest word is walked, the others looked up beside it
         let Some(anchor) = (0..options.len())
             .filter(|at| options[*at].len() == 1 || options.len() == 1)
-            .min_by_key(|at| occurrences(&options[*at]))
+            .min_by_key(|at| self.occurrences(&options[*at]))
         else {
             return Vec::new();
         };

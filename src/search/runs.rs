@@ -320,16 +320,18 @@ impl RunIndex {
                 }
             }
         }
-        let by_place = found.len() > FIRST_SORTED;
-        if by_place {
+        let sorted = if found.len() > SORTED_AT_ONCE {
             found = grouped_by_place(found);
-        }
+            0
+        } else {
+            found.sort_unstable();
+            found.len()
+        };
         LinesInOrder {
             index: self,
             found,
             next: 0,
-            sorted: 0,
-            by_place,
+            sorted,
         }
     }
 
@@ -353,8 +355,9 @@ pub struct Holding {
     lines: usize,
 }
 
-/// Lines sorted before the first is handed out; each next batch doubles.
-const FIRST_SORTED: usize = 1024;
+/// Lines sorted all at once: past this many, they are grouped by their
+/// files' places and each file's sorted when the walk reaches it.
+const SORTED_AT_ONCE: usize = 1024;
 
 /// A line of a run: its key (its file's place << 32 | its index), its
 /// file's slot, and the run.
@@ -396,17 +399,16 @@ fn grouped_by_place(found: Vec<Entry>) -> Vec<Entry> {
     grouped
 }
 
-/// The lines [`RunIndex::lines_holding`] found, in key order. Put in order a
-/// batch at a time: a query stops at its first MAX_LINES lines, and a
-/// common word is on tens of thousands. Many lines come grouped by their
-/// files' places, and each file's are sorted when the walk reaches them; a
-/// few are sorted in batches that double.
+/// The lines [`RunIndex::lines_holding`] found, in key order. A query stops
+/// at its first MAX_LINES lines, and a common word is on tens of thousands:
+/// many lines come grouped by their files' places, and each file's are
+/// sorted only when the walk reaches them; a few are sorted at once.
 pub struct LinesInOrder<'i> {
     index: &'i RunIndex,
     found: Vec<Entry>,
     next: usize,
+    /// The lines before it are in key order.
     sorted: usize,
-    by_place: bool,
 }
 
 impl Iterator for LinesInOrder<'_> {
@@ -414,14 +416,14 @@ impl Iterator for LinesInOrder<'_> {
 
     fn next(&mut self) -> Option<FoundLine> {
         loop {
-            if self.next == self.sorted && !self.sort_next_batch() {
+            if self.next == self.sorted && !self.sort_next_file() {
                 return None;
             }
             let first = self.next;
             let (key, slot, _) = self.found[first];
             self.next += 1;
             // a line holding several of the runs is found once for each
-            while (self.next < self.sorted || self.sort_next_batch())
+            while (self.next < self.sorted || self.sort_next_file())
                 && self.found[self.next].0 == key
             {
                 self.next += 1;
@@ -440,26 +442,17 @@ impl Iterator for LinesInOrder<'_> {
 }
 
 impl LinesInOrder<'_> {
-    /// Puts the smallest of the lines not handed out yet in order after
-    /// those that were; false when none is left.
-    fn sort_next_batch(&mut self) -> bool {
+    /// Puts the next file's lines in order after those handed out; false
+    /// when none is left.
+    fn sort_next_file(&mut self) -> bool {
         let rest = &mut self.found[self.sorted..];
-        if rest.is_empty() {
+        let Some(first) = rest.first() else {
             return false;
-        }
-        if self.by_place {
-            let place = rest[0].0 >> 32;
-            let file = rest.partition_point(|entry| entry.0 >> 32 == place);
-            rest[..file].sort_unstable();
-            self.sorted += file;
-            return true;
-        }
-        let batch = self.sorted.max(FIRST_SORTED).min(rest.len());
-        if batch < rest.len() {
-            rest.select_nth_unstable(batch - 1);
-        }
-        rest[..batch].sort_unstable();
-        self.sorted += batch;
+        };
+        let place = first.0 >> 32;
+        let file = rest.partition_point(|entry| entry.0 >> 32 == place);
+        rest[..file].sort_unstable();
+        self.sorted += file;
         true
     }
 
@@ -616,7 +609,7 @@ mod tests {
     }
 
     #[test]
-    fn many_lines_come_in_key_order_each_once_across_the_sorted_batches() {
+    fn many_lines_come_in_key_order_each_once_file_by_file() {
         let mut index = RunIndex::default();
         // lines holding the literal in two runs (found twice), others not at all
         let text = |file: u64| -> String {
@@ -648,7 +641,7 @@ mod tests {
             }
         }
         expected.sort_unstable();
-        assert!(expected.len() > 3 * FIRST_SORTED, "several batches");
+        assert!(expected.len() > 3 * SORTED_AT_ONCE, "grouped by place");
         assert_eq!(found, expected);
     }
 
