@@ -88,7 +88,7 @@ pub(super) fn meta(entries: &[(&str, Value)]) -> Map<String, Value> {
 #[serde(deny_unknown_fields)]
 pub struct ImpactInput {
     /// A node uid, a repository path, or a symbol name.
-    #[schema(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
     pub uid: String,
     /// Hops of dependents to follow, 1 to 6 (default 3).
     #[schema(minimum = 1, maximum = 6)]
@@ -192,7 +192,7 @@ impl Tool for GraphImpact {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReferencesInput {
-    #[schema(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
     pub uid: String,
     #[serde(default)]
     #[schema(schema_with = edge_kinds)]
@@ -281,9 +281,9 @@ impl Tool for GraphReferences {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PathInput {
-    #[schema(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
     pub source: String,
-    #[schema(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
     pub target: String,
     /// 1 to 10 (default 5).
     #[schema(minimum = 1, maximum = 10)]
@@ -405,7 +405,7 @@ fn shortest_path(
 #[serde(deny_unknown_fields)]
 pub struct ExportInput {
     /// Where to start (default: the repository's root folder).
-    #[schema(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
     pub root: Option<String>,
     #[serde(default)]
     #[schema(schema_with = export_edge_kinds)]

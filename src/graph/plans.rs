@@ -17,7 +17,7 @@ use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 #[serde(deny_unknown_fields)]
 pub struct TraceInput {
     /// Where the chain starts: a function or method uid, a path or a name.
-    #[schema(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
     pub uid: String,
     /// Calls to follow, 1 to 8 (default 4).
     #[schema(minimum = 1, maximum = 8)]
@@ -156,7 +156,7 @@ impl Tool for GraphTrace {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimilarInput {
-    #[schema(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
     pub uid: String,
     /// 1 to 50 (default 10).
     #[schema(minimum = 1, maximum = 50)]

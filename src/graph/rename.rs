@@ -50,7 +50,7 @@ fn is_test_path(path: &str) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct RenamePlanInput {
     /// The symbol to rename: a uid, a path or a name.
-    #[schema(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
     pub uid: String,
     /// The new name: an identifier (letters, digits, underscores; not starting with a digit).
     /// The spec states the ASCII form; letters and digits of other scripts are taken too.

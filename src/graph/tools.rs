@@ -135,8 +135,8 @@ impl Tool for GraphIndex {
 #[into_params(parameter_in = Query)]
 pub struct GraphSearchInput {
     /// Words of a symbol, file or heading name (prefix match).
-    #[schema(pattern = r"\S")]
-    #[param(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
+    #[param(format = "cos-not-blank")]
     pub query: String,
     #[schema(schema_with = node_kind)]
     #[param(schema_with = node_kind)]
@@ -323,8 +323,8 @@ pub fn resolve_node(
 #[into_params(parameter_in = Query)]
 pub struct ResolveInput {
     /// A node uid, a repository path, or a symbol name.
-    #[schema(pattern = r"\S")]
-    #[param(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
+    #[param(format = "cos-not-blank")]
     pub query: String,
 }
 
@@ -373,8 +373,8 @@ pub enum Direction {
 #[into_params(parameter_in = Query)]
 pub struct ContextInput {
     /// A node uid, a repository path, or a symbol name.
-    #[schema(pattern = r"\S")]
-    #[param(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
+    #[param(format = "cos-not-blank")]
     pub uid: String,
     #[param(inline)]
     pub direction: Option<Direction>,

@@ -20,6 +20,12 @@ const NOT_IN_NAMES: &str =
 const NOT_VISIBLE: &str =
     r"\x00-\x20\x7f-\xa0\xad\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069\u3000\ufeff";
 
+/// White space as `str::trim` removes it (Unicode White_Space), as a
+/// character-class body: wider than ECMA-262's `\s`, which leaves U+0085
+/// (next line) out, so `\S` would let through what the hub finds blank.
+const WHITE_SPACE: &str =
+    r"\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000";
+
 /// A rule as a published schema states it: the `format` marker a field's
 /// schema carries in the code, replaced by `pattern` when published
 /// (tools::schema), with the lengths it implies; on a list, its items'.
@@ -29,7 +35,13 @@ pub struct SchemaRule {
     pub lengths: Option<(usize, usize)>,
 }
 
-pub const SCHEMA_RULES: [SchemaRule; 6] = [
+pub const SCHEMA_RULES: [SchemaRule; 7] = [
+    // a uid, a name or a query to look up: anything but white space alone
+    SchemaRule {
+        marker: "cos-not-blank",
+        pattern: not_blank_pattern,
+        lengths: None,
+    },
     SchemaRule {
         marker: "cos-name",
         pattern: name_pattern,
@@ -99,6 +111,10 @@ fn folder_prefix_pattern() -> String {
 pub const MAX_LIST_ITEM_CHARS: usize = 500;
 
 /// `check_name` as a pattern.
+fn not_blank_pattern() -> String {
+    format!("[^{WHITE_SPACE}]")
+}
+
 fn name_pattern() -> String {
     format!("^[^{NOT_IN_NAMES}]*$")
 }
@@ -240,10 +256,10 @@ mod tests {
     /// Text drawn from the characters the rules are about, among ordinary ones.
     fn tricky_text() -> impl Strategy<Value = String> {
         let tricky = prop::sample::select(vec![
-            '\0', '\t', '\n', '\r', '\u{1B}', ' ', '\u{7F}', '\u{85}', '\u{9F}', '\u{A0}',
-            '\u{AD}', '\u{1680}', '\u{2000}', '\u{200B}', '\u{200F}', '\u{2028}', '\u{202E}',
-            '\u{202F}', '\u{205F}', '\u{2060}', '\u{2066}', '\u{3000}', '\u{FEFF}', 'a', 'Z', '7',
-            '-', 'é', '中', '🚀',
+            '\0', '\t', '\n', '\u{B}', '\u{C}', '\r', '\u{1B}', ' ', '\u{7F}', '\u{85}', '\u{9F}',
+            '\u{A0}', '\u{AD}', '\u{1680}', '\u{2000}', '\u{200A}', '\u{200B}', '\u{200F}',
+            '\u{2028}', '\u{2029}', '\u{202E}', '\u{202F}', '\u{205F}', '\u{2060}', '\u{2066}',
+            '\u{3000}', '\u{FEFF}', 'a', 'Z', '7', '-', 'é', '中', '🚀',
         ]);
         prop::collection::vec(prop_oneof![tricky, any::<char>()], 0..12)
             .prop_map(|chars| chars.into_iter().collect())
@@ -252,6 +268,8 @@ mod tests {
     proptest! {
         #[test]
         fn each_published_pattern_accepts_exactly_what_its_check_accepts(text in tricky_text()) {
+            // what a uid, a name or a query to look up is refused as: blank once trimmed
+            prop_assert_eq!(rule("cos-not-blank").is_match(&text), !text.trim().is_empty());
             prop_assert_eq!(rule("cos-name").is_match(&text), check_name("f", &text).is_ok());
             prop_assert_eq!(
                 rule("cos-visible-name").is_match(&text),

@@ -107,8 +107,8 @@ impl Tool for TaskHistory {
 pub struct SearchInput {
     /// Words that must all appear in the title or description (prefix match);
     /// text without words (`->`) is found as written.
-    #[schema(pattern = r"\S")]
-    #[param(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
+    #[param(format = "cos-not-blank")]
     pub text: Option<String>,
     pub status: Option<Status>,
     pub kind: Option<Kind>,

@@ -37,8 +37,8 @@ pub struct BoardInput {
     pub epic: Option<String>,
     /// Words that must all appear in the title or description; text
     /// without words (`->`) is found as written.
-    #[schema(pattern = r"\S")]
-    #[param(pattern = r"\S")]
+    #[schema(format = "cos-not-blank")]
+    #[param(format = "cos-not-blank")]
     pub text: Option<String>,
 }
 
