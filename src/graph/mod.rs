@@ -43,7 +43,6 @@ pub const AREA: Area = Area {
     register,
 };
 
-/// The graph's revision, bumped by every index run that changed it.
 pub use records::{GraphNode, files_with_hashes, nodes_in_file};
 
 /// The names of the languages the graph parses.
@@ -51,6 +50,7 @@ pub fn language_names() -> Vec<&'static str> {
     facts::Language::ALL.iter().map(|l| l.name()).collect()
 }
 
+/// The graph's revision, bumped by every index run that changed it.
 pub fn revision(store: &Store) -> Result<i64, StoreError> {
     store.read(index::revision)
 }
@@ -59,6 +59,23 @@ pub fn revision(store: &Store) -> Result<i64, StoreError> {
 /// read several areas' revisions in one visit to the pool).
 pub fn revision_in(connection: &rusqlite::Connection) -> Result<i64, StoreError> {
     index::revision(connection).map_err(|error| StoreError::on(connection, error))
+}
+
+/// Whether a path is a test's: under a `test`/`tests`/`__tests__` folder, or
+/// named `test_*`, `*_test.*`, `*_tests.*`, `*.test.*` or `*.spec.*`. The one
+/// rule for every tool that sets tests apart (the rename plan lists their
+/// sites on their own; search ranks a test after the code it tests).
+pub fn is_test_path(path: &str) -> bool {
+    let mut segments = path.split('/');
+    let file = segments.next_back().unwrap_or("");
+    let in_test_folder = segments.any(|s| matches!(s, "test" | "tests" | "__tests__"));
+    let stem = file.split('.').next().unwrap_or(file);
+    in_test_folder
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
 }
 
 /// Registers every graph tool.

@@ -3,7 +3,7 @@
 //! graph cannot see (docs, string literals, tests it missed), with a risk
 //! level and the order to edit files in.
 
-use super::records;
+use super::{is_test_path, records};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, json};
@@ -31,18 +31,6 @@ fn in_string_literal(line: &str, word: &str) -> bool {
         line.split(*quote)
             .enumerate()
             .any(|(index, part)| index % 2 == 1 && has_word(part, word))
-    })
-}
-
-fn is_test_path(path: &str) -> bool {
-    path.split('/').any(|segment| {
-        segment == "tests"
-            || segment == "test"
-            || segment.starts_with("test_")
-            || segment.ends_with("_test.py")
-            || segment.ends_with("_test.go")
-            || segment.contains(".test.")
-            || segment.contains(".spec.")
     })
 }
 

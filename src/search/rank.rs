@@ -317,7 +317,7 @@ fn order_before_place(a: &Ranked, b: &Ranked) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::standing::is_test_path;
+    use crate::graph::is_test_path;
 
     fn query(text: &str) -> Query {
         crate::search::query::parsed_for_tests(text)

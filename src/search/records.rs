@@ -292,7 +292,7 @@ pub struct KeptFile {
     /// Shared by the lines of code text found in it.
     pub path: std::sync::Arc<str>,
     pub lang: String,
-    /// Whether its path is a test's (`standing::is_test_path`): asked of
+    /// Whether its path is a test's (`graph::is_test_path`): asked of
     /// every line found in it.
     pub test: bool,
 }
@@ -306,7 +306,7 @@ pub fn all_files(c: &Connection) -> Result<Vec<KeptFile>, StoreError> {
             let path: String = row.get(1)?;
             Ok(KeptFile {
                 id: row.get(0)?,
-                test: super::standing::is_test_path(&path),
+                test: crate::graph::is_test_path(&path),
                 path: path.into(),
                 lang: row.get(2)?,
             })

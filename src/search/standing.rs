@@ -12,7 +12,7 @@ pub struct Standing {
     /// A symbol other than a file: an exact name match is its definition.
     pub definition: bool,
     pub task: bool,
-    /// Under a test folder or named as a test (`is_test_path`).
+    /// Under a test folder or named as a test (`graph::is_test_path`).
     pub test: bool,
     pub weight: i32,
     /// The name's parts run together.
@@ -38,7 +38,7 @@ impl Standing {
         Standing {
             definition: corpus == "symbols" && !file,
             task: corpus == "tasks",
-            test: path.is_some_and(is_test_path),
+            test: path.is_some_and(crate::graph::is_test_path),
             weight: kind_weight(kind),
             folded_name: name_parts.split(' ').collect::<String>().into(),
             folded_stem: file.then(|| words::folded(stem).into()),
@@ -65,20 +65,4 @@ fn file_stem_parts(path: Option<&str>) -> Vec<String> {
     let file = path.and_then(|p| p.rsplit('/').next()).unwrap_or("");
     let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
     words::all_parts(stem)
-}
-
-/// Whether a path is a test's: under a `test`/`tests`/`__tests__` folder, or
-/// named `test_*`, `*_test.*`, `*_tests.*`, `*.test.*` or `*.spec.*`. Within
-/// one rule a test ranks after the code it tests.
-pub fn is_test_path(path: &str) -> bool {
-    let mut segments = path.split('/');
-    let file = segments.next_back().unwrap_or("");
-    let in_test_folder = segments.any(|s| matches!(s, "test" | "tests" | "__tests__"));
-    let stem = file.split('.').next().unwrap_or(file);
-    in_test_folder
-        || stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem.ends_with("_tests")
-        || file.contains(".test.")
-        || file.contains(".spec.")
 }
