@@ -171,6 +171,8 @@ fn items_of(
             "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
         ));
     }
+    // the filter hides how many pass: room for all, not a doubling at a time
+    collected.found.reserve(scored.len());
     collected.found.extend(
         scored
             .into_iter()
@@ -319,6 +321,12 @@ impl Lines<'_> {
             return Ok(());
         };
         let mut holding = index.lines_holding(&rarest, |id| self.table.place(id).map(|(p, _)| p));
+        // room for every line that may be added, so a thousand are not copied
+        // again at each doubling
+        let room = MAX_LINES.saturating_sub(collected.lines);
+        collected
+            .found
+            .reserve(holding.size_hint().1.unwrap_or(0).min(room));
         let mut verdicts = RunVerdicts::new(self.matcher, term);
         let mut file: Option<(usize, Option<OpenFile>)> = None;
         while let Some(found) = holding.next() {

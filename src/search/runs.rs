@@ -439,6 +439,12 @@ impl Iterator for LinesInOrder<'_> {
             }
         }
     }
+
+    /// At most one line per entry left: a line holding several runs has an
+    /// entry for each.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.found.len() - self.next))
+    }
 }
 
 impl LinesInOrder<'_> {
