@@ -633,10 +633,15 @@ mod tests {
         // the places turn the files' order around, and leave file 2 out
         let place = |id: i64| (id != 2).then(|| (10 - id) as usize);
         let holding = index.holding(&["key".to_string()]);
-        let found: Vec<u64> = index
-            .lines_holding(&holding, place)
-            .map(|found| found.key)
-            .collect();
+        let lines = index.lines_holding(&holding, place);
+        // the search reserves room for the lines by this bound
+        let bound = lines.size_hint().1.expect("an upper bound");
+        let found: Vec<u64> = lines.map(|found| found.key).collect();
+        assert!(
+            found.len() <= bound,
+            "{} lines over a bound of {bound}",
+            found.len()
+        );
         let mut expected = Vec::new();
         for id in 1..=4i64 {
             let Some(at) = place(id) else { continue };
