@@ -69,7 +69,7 @@ impl TaskFilter {
 /// Turns free text into a safe FTS5 query: every word must appear (as a
 /// prefix). None when the text holds no word, only punctuation or symbols.
 pub(super) fn fts_query(text: &str) -> Result<Option<String>, ToolError> {
-    if text.trim().is_empty() {
+    if crate::tools::text::is_blank(text) {
         return Err(ToolError::invalid(
             "text",
             "text with at least one visible character",

@@ -175,13 +175,13 @@ impl Tool for GraphSearch {
         if let Some(kind) = input.kind.as_deref() {
             check_node_kind("kind", kind)?;
         }
-        let wanted = input.query.trim();
-        if wanted.is_empty() {
+        if crate::tools::text::is_blank(&input.query) {
             return Err(ToolError::invalid(
                 "query",
                 "text with at least one visible character",
             ));
         }
+        let wanted = input.query.trim();
         // no words to index (`->`, `==`): names holding it as written instead
         let words = fts_query(wanted).map_or(records::NameMatch::Holding(wanted), |query| {
             records::NameMatch::Words(query)
@@ -257,10 +257,10 @@ pub fn resolve_node(
     field: &str,
 ) -> Result<Resolved, ToolError> {
     let lookup = |uid: &str| records::node_by_uid(connection, uid);
-    let input = input.trim();
-    if input.is_empty() {
+    if crate::tools::text::is_blank(input) {
         return Err(ToolError::invalid(field, "a node uid, a path or a name"));
     }
+    let input = input.trim();
     if let Some((id, node)) = lookup(input)? {
         return Ok(Resolved {
             id,
