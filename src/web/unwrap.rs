@@ -89,20 +89,19 @@ impl<T: Serialize> Success<T> {
 
 impl<T: Serialize> IntoResponse for Success<T> {
     fn into_response(self) -> Response {
-        // Serialised once; the body's own size gives tokens_estimated.
-        let data = match serde_json::to_vec(&self.data) {
-            Ok(bytes) => bytes,
-            Err(error) => {
-                tracing::error!(%error, "serialising a REST answer failed");
-                return ApiError::new(ErrorBody::new(
-                    Category::Internal,
-                    Code::E_INTERNAL,
-                    "the answer could not be serialised",
-                ))
-                .into_response();
-            }
-        };
-        let body = rest_body(&data, self.layer, self.diagnostics);
+        // Serialised once, straight into the body; its own size gives tokens_estimated.
+        let mut body = Vec::with_capacity(BODY_CAPACITY);
+        body.extend_from_slice(DATA_OPEN);
+        if let Err(error) = serde_json::to_writer(&mut body, &self.data) {
+            tracing::error!(%error, "serialising a REST answer failed");
+            return ApiError::new(ErrorBody::new(
+                Category::Internal,
+                Code::E_INTERNAL,
+                "the answer could not be serialised",
+            ))
+            .into_response();
+        }
+        let body = with_meta(body, self.layer, self.diagnostics);
         respond(self.status, self.headers, body)
     }
 }
@@ -150,10 +149,26 @@ fn respond(
     response
 }
 
+/// What a REST success body opens with: its data follows.
+const DATA_OPEN: &[u8] = br#"{"data":"#;
+
+/// Room a success body starts with: most answers fit, so the body is not
+/// regrown and copied while its data is serialised (a search page is 1 to 10 KB).
+const BODY_CAPACITY: usize = 8 * 1024;
+
 /// `{"data":<data>,"meta":{...}}` around already-serialised data; `diagnostics`
 /// join the envelope's own meta keys.
 pub fn rest_body(data: &[u8], layer: &str, diagnostics: Map<String, Value>) -> Vec<u8> {
-    let data_size = Size::of_bytes(data);
+    let mut body = Vec::with_capacity(DATA_OPEN.len() + data.len() + 256);
+    body.extend_from_slice(DATA_OPEN);
+    body.extend_from_slice(data);
+    with_meta(body, layer, diagnostics)
+}
+
+/// Closes `body` (`DATA_OPEN` and the serialised data) with the envelope's
+/// meta, whose `tokens_estimated` counts the whole body, meta included.
+fn with_meta(mut body: Vec<u8>, layer: &str, diagnostics: Map<String, Value>) -> Vec<u8> {
+    let data_size = Size::of_bytes(body.get(DATA_OPEN.len()..).unwrap_or_default());
     let mut envelope_meta = Meta {
         layer: layer.to_string(),
         tokens_estimated: 0,
@@ -180,9 +195,6 @@ pub fn rest_body(data: &[u8], layer: &str, diagnostics: Map<String, Value>) -> V
         tokens = total.tokens();
         meta = meta_for(tokens);
     }
-    let mut body = Vec::with_capacity(data.len() + meta.len() + wrapper);
-    body.extend_from_slice(br#"{"data":"#);
-    body.extend_from_slice(data);
     body.extend_from_slice(br#","meta":"#);
     body.extend_from_slice(&meta);
     body.push(b'}');
