@@ -2,6 +2,7 @@
 //! matched and what opens them, with counts per area and a cursor.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use utoipa::ToSchema;
 
 /// Where a document hit is.
@@ -36,10 +37,12 @@ pub struct Highlight {
 /// One ranked hit.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct SearchHit {
+    // the words a hit shares with every other (its area, why, what matched)
+    // are borrowed, not copied for each hit
     /// `symbols`, `code`, `docs` or `tasks`.
-    pub area: String,
+    pub area: Cow<'static, str>,
     /// A symbol's kind (class, function, ...), `line`, `heading` or `task`.
-    pub kind: String,
+    pub kind: Cow<'static, str>,
     /// The symbol's name, the section's heading, the task's title, or the file of a line.
     pub title: String,
     pub path: Option<String>,
@@ -49,10 +52,10 @@ pub struct SearchHit {
     pub snippet: String,
     pub highlights: Vec<Highlight>,
     /// The fields that matched: name, path, body, text, id.
-    pub matched: Vec<String>,
+    pub matched: Vec<Cow<'static, str>>,
     /// The ranking rule that placed the hit: exact definition, name,
     /// whole word in name, partial name, text (whole word), text (partial).
-    pub why: String,
+    pub why: Cow<'static, str>,
     pub opens: Opens,
 }
 

@@ -53,7 +53,7 @@ impl Highlighter {
         alternatives.retain(|a| !a.is_empty());
         // longest first (as escaped for a regex), so a whole identifier wins
         // over its parts
-        alternatives.sort_by_key(|a| std::cmp::Reverse(regex::escape(a).len()));
+        alternatives.sort_by_cached_key(|a| std::cmp::Reverse(regex::escape(a).len()));
         alternatives.dedup();
         Highlighter {
             words: words_of(&alternatives),

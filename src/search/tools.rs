@@ -4,6 +4,7 @@
 use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::{Map, json};
+use std::borrow::Cow;
 use utoipa::{IntoParams, ToSchema};
 
 use super::collect::{self, Sieve};
@@ -332,7 +333,7 @@ fn facets_of(ranked: &[Ranked]) -> Facets {
 }
 
 fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
-    let why = ranked.rule.wording().to_string();
+    let why = Cow::Borrowed(ranked.rule.wording());
     match &ranked.found {
         Found::Line(line) => {
             let text = line.text.as_str();
@@ -345,7 +346,7 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
                 line: Some(line.line),
                 snippet,
                 highlights,
-                matched: vec!["text".into()],
+                matched: vec![Cow::Borrowed("text")],
                 why,
                 opens: Opens {
                     location: Some(format!("{}:{}", line.path, line.line)),
@@ -357,7 +358,7 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
             let item = &found.item;
             let mut matched = Vec::new();
             if highlighter.matches(&item.name) {
-                matched.push("name".to_string());
+                matched.push(Cow::Borrowed("name"));
             }
             if item.path.as_deref().is_some_and(|p| highlighter.matches(p)) {
                 matched.push("path".into());
@@ -382,8 +383,8 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
             let ranges = highlighter.ranges(&text);
             let (snippet, highlights) = snippets::snippet(&text, &ranges);
             SearchHit {
-                area: item.corpus.clone(),
-                kind: item.kind.clone(),
+                area: area_name(&item.corpus),
+                kind: Cow::Owned(item.kind.clone()),
                 title: item.name.clone(),
                 path: item.path.clone(),
                 line,
@@ -395,6 +396,15 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
             }
         }
     }
+}
+
+/// The area's own name when `corpus` is one (it always is), so it is not copied.
+fn area_name(corpus: &str) -> Cow<'static, str> {
+    Corpus::ALL
+        .iter()
+        .map(|c| c.name())
+        .find(|name| *name == corpus)
+        .map_or_else(|| Cow::Owned(corpus.to_string()), Cow::Borrowed)
 }
 
 fn opens_of(item: &records::Item, line: Option<u32>) -> Opens {
