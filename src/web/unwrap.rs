@@ -341,4 +341,30 @@ mod tests {
             Size::of_bytes(&body).tokens()
         );
     }
+
+    #[tokio::test]
+    async fn a_success_body_holds_its_data_and_counts_itself_whole() {
+        // below and past the room a body starts with, ASCII and not
+        for length in [10, BODY_CAPACITY, 3 * BODY_CAPACITY] {
+            let data = serde_json::json!({"name": "日本", "n": "x".repeat(length)});
+            let mut diagnostics = Map::new();
+            diagnostics.insert("mode".into(), serde_json::json!("lexical"));
+            let response = Success::ok(data.clone(), "search")
+                .with_diagnostics(diagnostics)
+                .into_response();
+            assert_eq!(response.status(), StatusCode::OK);
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(value["data"], data);
+            assert_eq!(value["meta"]["layer"], "search");
+            assert_eq!(value["meta"]["mode"], "lexical");
+            assert_eq!(
+                value["meta"]["tokens_estimated"].as_u64().unwrap() as usize,
+                Size::of_bytes(&body).tokens(),
+                "{length}"
+            );
+        }
+    }
 }
