@@ -4,7 +4,6 @@
 //! Plain tool bodies over the runtime's state; they must not reach into other
 //! areas' tables or into HTTP/MCP concerns.
 
-use crate::envelope::{Category, Code};
 use crate::store::Migration;
 use crate::tools::{
     Answer, Area, Module, Registry, Tool, ToolContext, ToolError, ToolSpec,
@@ -147,14 +146,6 @@ pub struct ModuleSetInput {
     pub enabled: bool,
 }
 
-fn module_state_error(error: ModuleStateError) -> ToolError {
-    ToolError::fail(
-        Category::Unavailable,
-        Code::E_MODULE_STATE,
-        error.to_string(),
-    )
-}
-
 fn module_info(context: &ToolContext, module: Module, enabled: bool) -> ModuleInfo {
     ModuleInfo {
         id: module.id().to_string(),
@@ -236,7 +227,7 @@ impl Tool for ModuleList {
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<ModuleListing>, ToolError> {
         Ok(Answer::from(ModuleListing {
-            modules: module_infos(context).map_err(module_state_error)?,
+            modules: module_infos(context)?,
             state_file: context.hub.modules.path().display().to_string(),
         }))
     }
@@ -271,11 +262,7 @@ impl Tool for ModuleSet {
                 "true: the core module cannot be switched off",
             ));
         }
-        context
-            .hub
-            .modules
-            .set(module, input.enabled)
-            .map_err(module_state_error)?;
+        context.hub.modules.set(module, input.enabled)?;
         Ok(Answer::from(module_info(context, module, input.enabled)))
     }
 }

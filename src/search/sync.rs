@@ -647,13 +647,13 @@ mod tests {
         // without recording the graph's revision, as a catch-up of many
         // batches does between them
         std::fs::write(repo.path().join("a.py"), "needle_after = 2\n").unwrap();
-        let context = ToolContext {
-            hub: hub.state(),
-            source: Source::Cli,
-            registry: hub.registry(),
-            progress: &Unwatched,
-            budget: crate::envelope::Budget::None,
-        };
+        let context = ToolContext::new(
+            hub.state(),
+            Source::Cli,
+            hub.registry(),
+            &Unwatched,
+            crate::envelope::Budget::None,
+        );
         let revision = crate::graph::revision(&hub.state().store).unwrap();
         let unit = file_unit(hub.state(), "file:a.py", "a.py", "rewritten", "python").unwrap();
         apply(&context, FILES_SOURCE, revision, &[], vec![unit], false).unwrap();

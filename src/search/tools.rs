@@ -298,13 +298,9 @@ fn corpora_of(
         (Corpus::Docs, crate::docs::MODULE),
         (Corpus::Tasks, crate::board::MODULE),
     ];
-    let switches = context
-        .hub
-        .modules
-        .all(&gates.map(|(_, module)| module))
-        .map_err(|e| ToolError::internal("reading the module switches", e))?;
-    for ((corpus, _), (module, on)) in gates.into_iter().zip(switches) {
-        if !on && corpora.contains(&corpus) {
+    let switches = context.switches()?;
+    for (corpus, module) in gates {
+        if !switches.is_on(module) && corpora.contains(&corpus) {
             corpora.retain(|c| *c != corpus);
             notes.push(format!(
                 "{} were not searched: the {} module is switched off",

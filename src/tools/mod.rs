@@ -33,7 +33,7 @@ use utoipa::ToSchema;
 pub use answer::{Answer, Page};
 pub use area::Area;
 pub use error::ToolError;
-pub use modules::{Module, ModuleState};
+pub use modules::{Module, ModuleState, Switches};
 
 /// How long a read-only call may run before it is answered `E_TIMEOUT`. A
 /// write is never cut short: it runs to its end and answers, so a client that
@@ -251,9 +251,38 @@ pub struct ToolContext<'a> {
     /// The budget the answer will be held to, for tools that size their own
     /// pages (a document read pages its text so no cut lands inside it).
     pub budget: Budget,
+    /// The module switches as this call first read them (`switches`).
+    switches: std::sync::OnceLock<Switches>,
 }
 
-impl ToolContext<'_> {
+impl<'a> ToolContext<'a> {
+    pub fn new(
+        hub: &'a HubState,
+        source: Source,
+        registry: &'a Registry,
+        progress: &'a dyn Progress,
+        budget: Budget,
+    ) -> ToolContext<'a> {
+        ToolContext {
+            hub,
+            source,
+            registry,
+            progress,
+            budget,
+            switches: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The module switches, read once a call: the gate and the tool's body
+    /// see the same read of the switchboard, and it is stat'ed once.
+    pub fn switches(&self) -> Result<&Switches, ToolError> {
+        if let Some(switches) = self.switches.get() {
+            return Ok(switches);
+        }
+        let read = self.hub.modules.switches()?;
+        Ok(self.switches.get_or_init(|| read))
+    }
+
     /// The most an answer of `spec` may weigh under this call's budget, or
     /// `None` when nothing is trimmed.
     pub fn answer_limit(&self, spec: &ToolSpec) -> Option<usize> {
@@ -544,30 +573,18 @@ impl Hub {
         progress: &dyn Progress,
         body: impl FnOnce(&ToolContext) -> Result<O, ToolError>,
     ) -> Result<O, ErrorBody> {
-        self.gate(spec).map_err(|error| self.report(spec, error))?;
-        let context = ToolContext {
-            hub: &self.state,
-            source: call.source,
-            registry: &self.registry,
+        let context = ToolContext::new(
+            &self.state,
+            call.source,
+            &self.registry,
             progress,
-            budget: call.budget,
-        };
+            call.budget,
+        );
+        gate(spec, &context).map_err(|error| self.report(spec, error))?;
         match catch_unwind(AssertUnwindSafe(|| body(&context))) {
             Ok(Ok(output)) => Ok(output),
             Ok(Err(error)) => Err(self.report(spec, error)),
             Err(panic) => Err(self.report(spec, ToolError::Panic(panic_message(&*panic)))),
-        }
-    }
-
-    fn gate(&self, spec: &ToolSpec) -> Result<(), ToolError> {
-        match self.state.modules.is_enabled(spec.module) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(module_disabled(spec.module)),
-            Err(error) => Err(ToolError::fail(
-                Category::Unavailable,
-                Code::E_MODULE_STATE,
-                error.to_string(),
-            )),
         }
     }
 
@@ -580,6 +597,15 @@ impl Hub {
             body.error_id = None;
         }
         body
+    }
+}
+
+/// Refuses a call whose tool's module is switched off.
+fn gate(spec: &ToolSpec, context: &ToolContext) -> Result<(), ToolError> {
+    if !spec.module.switchable() || context.switches()?.is_on(spec.module) {
+        Ok(())
+    } else {
+        Err(module_disabled(spec.module))
     }
 }
 
@@ -724,5 +750,37 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         text.clone()
     } else {
         "a panic without a message".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOTES: Module = Module::new("notes", "a module for tests");
+
+    #[test]
+    fn a_call_reads_the_switchboard_once_and_keeps_that_read() {
+        let repo = tempfile::tempdir().unwrap();
+        let hub = Hub::open(
+            HubConfig::for_repo(repo.path(), None),
+            Registry::of_areas(&[]),
+        )
+        .unwrap();
+        let call = || {
+            ToolContext::new(
+                hub.state(),
+                Source::Cli,
+                hub.registry(),
+                &Unwatched,
+                Budget::None,
+            )
+        };
+        let context = call();
+        assert!(context.switches().unwrap().is_on(NOTES));
+        hub.state().modules.set(NOTES, false).unwrap();
+        // the call goes on with the read its gate made
+        assert!(context.switches().unwrap().is_on(NOTES));
+        assert!(!call().switches().unwrap().is_on(NOTES));
     }
 }

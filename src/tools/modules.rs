@@ -85,6 +85,17 @@ pub enum ModuleStateError {
     },
 }
 
+/// What every front door answers when the switchboard cannot be read or written.
+impl From<ModuleStateError> for super::ToolError {
+    fn from(error: ModuleStateError) -> super::ToolError {
+        super::ToolError::fail(
+            crate::envelope::Category::Unavailable,
+            crate::envelope::Code::E_MODULE_STATE,
+            error.to_string(),
+        )
+    }
+}
+
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct StateFile {
     #[serde(default)]
@@ -101,6 +112,17 @@ struct Cached {
     stamp: Option<(SystemTime, u64)>,
     /// Shared with every caller that read it: most calls only look.
     state: Arc<StateFile>,
+}
+
+/// The switches as one read of the switchboard found them.
+#[derive(Debug, Clone)]
+pub struct Switches(Arc<StateFile>);
+
+impl Switches {
+    /// Whether `module` is on: unless switched off (the core module cannot be).
+    pub fn is_on(&self, module: Module) -> bool {
+        switched_on(&self.0, module)
+    }
 }
 
 /// A module's switch in a read of the switchboard: on unless switched off
@@ -125,15 +147,20 @@ impl ModuleState {
         if !module.switchable() {
             return Ok(true);
         }
-        Ok(switched_on(self.load()?.as_ref(), module))
+        Ok(self.switches()?.is_on(module))
+    }
+
+    /// Every switch, from one read of the switchboard.
+    pub fn switches(&self) -> Result<Switches, ModuleStateError> {
+        Ok(Switches(self.load()?))
     }
 
     /// Each of `modules` with its switch, from one read of the switchboard.
     pub fn all(&self, modules: &[Module]) -> Result<Vec<(Module, bool)>, ModuleStateError> {
-        let state = self.load()?;
+        let switches = self.switches()?;
         Ok(modules
             .iter()
-            .map(|module| (*module, switched_on(&state, *module)))
+            .map(|module| (*module, switches.is_on(*module)))
             .collect())
     }
 
