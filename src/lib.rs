@@ -22,4 +22,5 @@ pub mod search;
 pub mod store;
 pub mod supervise;
 pub mod tools;
+pub mod watching;
 pub mod web;

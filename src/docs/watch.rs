@@ -8,19 +8,18 @@
 //! be watched (the watch limit reached) is scanned every `INTERVAL` instead,
 //! and every mount is scanned when the kernel says it dropped events.
 
-use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, DebouncedEvent, Debouncer, new_debouncer};
+use notify::{Event, EventKind};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::mounts::{Mount, Mounts};
 use super::paths::is_markdown;
 use super::tools::DocsScan;
 use crate::tools::{Hub, Source, Tool, Unwatched};
+use crate::watching::{Batch, FolderWatch, Heard, Tree};
 
 /// Least time between two scans of a mount, and between two looks at which
 /// mounts there are (`docs.toml` may change while the hub runs).
@@ -59,9 +58,8 @@ pub fn start(hub: Hub) -> Option<Watcher> {
 }
 
 fn watch(hub: Hub, stop: Arc<AtomicBool>) {
-    let (sender, receiver) = mpsc::channel::<DebounceEventResult>();
-    let mut kernel = match new_debouncer(DEBOUNCE, None, sender) {
-        Ok(debouncer) => Some(debouncer),
+    let mut kernel = match FolderWatch::new() {
+        Ok(kernel) => Some(kernel),
         Err(error) => {
             tracing::warn!(%error, "documents are scanned every {} s: the kernel's file events are not available", INTERVAL.as_secs());
             None
@@ -70,13 +68,14 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
     let mut marks = Marks::default();
     let mut next_look = Instant::now();
     while !stop.load(Ordering::Relaxed) {
-        match receiver.recv_timeout(STOP_CHECK) {
-            Ok(batch) => marks.note(&batch),
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => kernel = None,
-        }
-        for batch in receiver.try_iter() {
-            marks.note(&batch);
+        match kernel.as_mut() {
+            Some(watch) => match watch.next_batch(STOP_CHECK, DEBOUNCE) {
+                Heard::Batch(batch) => marks.note(&batch),
+                Heard::Nothing => {}
+                // the kernel's events stopped: every mount is polled
+                Heard::Ended => kernel = None,
+            },
+            None => std::thread::sleep(STOP_CHECK),
         }
         if Instant::now() < next_look || stop.load(Ordering::Relaxed) {
             continue;
@@ -105,16 +104,13 @@ fn scan(hub: &Hub, mount: &str) {
     }
 }
 
-/// What the kernel watches on behalf of this watcher.
-type Kernel = Debouncer<RecommendedWatcher, notify_debouncer_full::RecommendedCache>;
-
 /// Which mounts are watched, which are polled, and which changed since
 /// their last scan.
 #[derive(Default)]
 struct Marks {
     mounts: Vec<Mount>,
-    /// Folders the kernel watches, by mount key.
-    watched: BTreeMap<String, PathBuf>,
+    /// Folder trees the kernel watches, by mount key.
+    watched: BTreeMap<String, Tree>,
     /// Mounts that could not be watched: scanned every look.
     polled: BTreeSet<String>,
     changed: BTreeSet<String>,
@@ -124,7 +120,7 @@ impl Marks {
     /// Takes up the mounts as they now are: watches new folders (each is
     /// scanned once, as it may have changed while unwatched), lets go of
     /// mounts no longer declared.
-    fn follow(&mut self, mounts: Vec<Mount>, mut kernel: Option<&mut Kernel>) {
+    fn follow(&mut self, mounts: Vec<Mount>, mut kernel: Option<&mut FolderWatch>) {
         if kernel.is_none() {
             // the kernel's events stopped: nothing is watched any more
             self.watched.clear();
@@ -132,12 +128,16 @@ impl Marks {
         let gone: Vec<String> = self
             .watched
             .iter()
-            .filter(|(key, root)| !mounts.iter().any(|m| &m.key == *key && &m.root == *root))
+            .filter(|(key, tree)| {
+                !mounts
+                    .iter()
+                    .any(|m| &m.key == *key && tree_of(m) == **tree)
+            })
             .map(|(key, _)| key.clone())
             .collect();
         for key in gone {
-            if let (Some(root), Some(kernel)) = (self.watched.remove(&key), kernel.as_deref_mut()) {
-                let _ = kernel.unwatch(&root);
+            if let (Some(tree), Some(kernel)) = (self.watched.remove(&key), kernel.as_deref_mut()) {
+                kernel.remove(&tree);
             }
         }
         self.polled.clear();
@@ -146,7 +146,7 @@ impl Marks {
                 continue;
             }
             let watching = match kernel.as_deref_mut() {
-                Some(kernel) => kernel.watch(&mount.root, RecursiveMode::Recursive),
+                Some(kernel) => kernel.add(tree_of(mount)),
                 None => {
                     self.polled.insert(mount.key.clone());
                     continue;
@@ -154,7 +154,7 @@ impl Marks {
             };
             match watching {
                 Ok(()) => {
-                    self.watched.insert(mount.key.clone(), mount.root.clone());
+                    self.watched.insert(mount.key.clone(), tree_of(mount));
                     self.changed.insert(mount.key.clone());
                 }
                 Err(error) => {
@@ -167,28 +167,21 @@ impl Marks {
     }
 
     /// Marks the mounts a batch of events touches.
-    fn note(&mut self, batch: &DebounceEventResult) {
-        match batch {
-            Ok(events) => {
-                for event in events {
-                    self.note_event(event);
-                }
-            }
-            Err(errors) => {
-                for error in errors {
-                    tracing::warn!(%error, "file watching reported an error; every mount is scanned to be safe");
-                }
-                self.changed.extend(self.watched.keys().cloned());
-            }
+    fn note(&mut self, batch: &Batch) {
+        for error in &batch.errors {
+            tracing::warn!(%error, "file watching reported an error; every mount is scanned to be safe");
         }
-    }
-
-    fn note_event(&mut self, event: &DebouncedEvent) {
-        if event.need_rescan() {
+        if batch.dropped || !batch.errors.is_empty() {
             // the kernel dropped events: anything may have changed
             self.changed.extend(self.watched.keys().cloned());
             return;
         }
+        for event in &batch.events {
+            self.note_event(event);
+        }
+    }
+
+    fn note_event(&mut self, event: &Event) {
         if matches!(event.kind, EventKind::Access(_)) {
             return;
         }
@@ -208,6 +201,18 @@ impl Marks {
         due.into_iter()
             .filter(|key| self.mounts.iter().any(|m| &m.key == key))
             .collect()
+    }
+}
+
+/// A mount's folders as the kernel watches them: all but what it excludes.
+fn tree_of(mount: &Mount) -> Tree {
+    Tree {
+        root: mount.root.clone(),
+        left_out: mount
+            .excluded
+            .iter()
+            .map(|out| mount.root.join(out))
+            .collect(),
     }
 }
 
@@ -233,8 +238,7 @@ fn touches(mount: &Mount, path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notify_debouncer_full::notify::event::{AccessKind, CreateKind, Flag, ModifyKind};
-    use notify_debouncer_full::notify::{Event, EventKind};
+    use notify::event::{AccessKind, CreateKind, ModifyKind};
 
     fn mount(key: &str, root: &Path) -> Mount {
         let mut mounts = Mounts::load(root, &root.join(".cos")).unwrap();
@@ -243,17 +247,18 @@ mod tests {
         mount
     }
 
-    fn event(kind: EventKind, path: &Path) -> DebouncedEvent {
-        DebouncedEvent::new(
-            Event::new(kind).add_path(path.to_path_buf()),
-            Instant::now(),
-        )
+    fn event(kind: EventKind, path: &Path) -> Batch {
+        Batch {
+            events: vec![Event::new(kind).add_path(path.to_path_buf())],
+            ..Batch::default()
+        }
     }
 
     fn marks_over(root: &Path) -> Marks {
+        let notes = mount("notes", root);
         Marks {
-            mounts: vec![mount("notes", root)],
-            watched: BTreeMap::from([("notes".into(), root.to_path_buf())]),
+            watched: BTreeMap::from([("notes".into(), tree_of(&notes))]),
+            mounts: vec![notes],
             ..Marks::default()
         }
     }
@@ -268,12 +273,12 @@ mod tests {
         );
         let saved = folder.path().join("Guide.MD");
         std::fs::write(&saved, "# Guide\n").unwrap();
-        marks.note(&Ok(vec![event(EventKind::Access(AccessKind::Any), &saved)]));
+        marks.note(&event(EventKind::Access(AccessKind::Any), &saved));
         assert!(
             marks.take_due().is_empty(),
             "reading a file changes nothing"
         );
-        marks.note(&Ok(vec![event(EventKind::Modify(ModifyKind::Any), &saved)]));
+        marks.note(&event(EventKind::Modify(ModifyKind::Any), &saved));
         assert_eq!(marks.take_due(), vec!["notes".to_string()]);
         assert!(marks.take_due().is_empty(), "one change, one scan");
     }
@@ -307,27 +312,28 @@ mod tests {
     fn dropped_events_and_watch_errors_scan_every_watched_mount() {
         let folder = tempfile::tempdir().unwrap();
         let mut marks = marks_over(folder.path());
-        let rescan = DebouncedEvent::new(
-            Event::new(EventKind::Other).set_flag(Flag::Rescan),
-            Instant::now(),
-        );
-        marks.note(&Ok(vec![rescan]));
+        let dropped = Batch {
+            dropped: true,
+            ..Batch::default()
+        };
+        marks.note(&dropped);
         assert_eq!(marks.take_due(), vec!["notes".to_string()]);
-        let lost = notify_debouncer_full::notify::Error::generic("queue overflow");
-        marks.note(&Err(vec![lost]));
+        let failed = Batch {
+            errors: vec![notify::Error::generic("queue overflow")],
+            ..Batch::default()
+        };
+        marks.note(&failed);
         assert_eq!(marks.take_due(), vec!["notes".to_string()]);
         let text = folder.path().join("x.txt");
         std::fs::write(&text, "not a document").unwrap();
-        let created = event(EventKind::Create(CreateKind::File), &text);
-        marks.note(&Ok(vec![created]));
+        marks.note(&event(EventKind::Create(CreateKind::File), &text));
         assert!(marks.take_due().is_empty());
     }
 
     #[test]
     fn a_mount_is_watched_once_scanned_when_taken_up_and_let_go_when_undeclared() {
         let folder = tempfile::tempdir().unwrap();
-        let (sender, _receiver) = mpsc::channel::<DebounceEventResult>();
-        let mut kernel = new_debouncer(DEBOUNCE, None, sender).unwrap();
+        let mut kernel = FolderWatch::new().unwrap();
         let missing = mount("later", &folder.path().join("later"));
         let present = mount("notes", folder.path());
         let mut marks = Marks::default();

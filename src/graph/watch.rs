@@ -6,18 +6,17 @@
 //! guard (a panic is contained and logged with its error id) and the
 //! forensic log apply.
 
-use notify_debouncer_full::notify::{EventKind, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, DebouncedEvent, new_debouncer};
+use notify::{Event, EventKind};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use super::PENDING;
 use super::extract::Language;
 use crate::envelope::Code;
 use crate::tools::{Hub, Pending, Source, Tool, Unwatched};
+use crate::watching::{Batch, FolderWatch, Heard, Tree};
 
 /// Quiet time after the last change before re-indexing.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
@@ -55,15 +54,10 @@ pub fn start(hub: Hub) -> Option<Watcher> {
 }
 
 fn watch(hub: Hub, stop: Arc<AtomicBool>) {
-    let (sender, receiver) = mpsc::channel::<DebounceEventResult>();
     let root = hub.state().config.repo_root.clone();
     let state_dir = hub.state().config.state_dir.clone();
-    let debouncer = new_debouncer(DEBOUNCE, None, sender).and_then(|mut debouncer| {
-        debouncer.watch(&root, RecursiveMode::Recursive)?;
-        Ok(debouncer)
-    });
-    let _debouncer = match debouncer {
-        Ok(debouncer) => debouncer,
+    let mut kernel = match watch_repository(&root, &state_dir) {
+        Ok(kernel) => kernel,
         Err(error) => {
             tracing::warn!(%error, "the graph will not follow file changes: the repository cannot be watched");
             return;
@@ -71,33 +65,40 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
     };
     reindex(&hub);
     while !stop.load(Ordering::Relaxed) {
-        let batch = match receiver.recv_timeout(STOP_CHECK) {
-            Ok(batch) => batch,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        let batch = match kernel.next_batch(STOP_CHECK, DEBOUNCE) {
+            Heard::Batch(batch) => batch,
+            Heard::Nothing => continue,
+            Heard::Ended => break,
         };
-        // Collapse whatever else arrived meanwhile into this one run.
-        let mut changed = relevant(&batch, &root, &state_dir);
-        for more in receiver.try_iter() {
-            changed |= relevant(&more, &root, &state_dir);
-        }
-        if changed && !stop.load(Ordering::Relaxed) {
+        if relevant(&batch, &root, &state_dir) && !stop.load(Ordering::Relaxed) {
             reindex(&hub);
         }
     }
 }
 
+/// The repository's folders, but for `.git` and the hub's state, whose
+/// writes never change the graph.
+fn watch_repository(root: &Path, state_dir: &Path) -> notify::Result<FolderWatch> {
+    let mut kernel = FolderWatch::new()?;
+    kernel.add(Tree {
+        root: root.to_path_buf(),
+        left_out: vec![root.join(".git"), state_dir.to_path_buf()],
+    })?;
+    Ok(kernel)
+}
+
 /// Whether a batch of events calls for a re-index.
-fn relevant(batch: &DebounceEventResult, root: &Path, state_dir: &Path) -> bool {
-    match batch {
-        Ok(events) => events.iter().any(|event| matters(event, root, state_dir)),
-        Err(errors) => {
-            for error in errors {
-                tracing::warn!(%error, "file watching reported an error; re-indexing to be safe");
-            }
-            true
-        }
+fn relevant(batch: &Batch, root: &Path, state_dir: &Path) -> bool {
+    for error in &batch.errors {
+        tracing::warn!(%error, "file watching reported an error; re-indexing to be safe");
     }
+    // the kernel dropped events: anything may have changed
+    batch.dropped
+        || !batch.errors.is_empty()
+        || batch
+            .events
+            .iter()
+            .any(|event| matters(event, root, state_dir))
 }
 
 /// A change matters when it is a source file the graph reads, a Rust
@@ -107,11 +108,7 @@ fn relevant(batch: &DebounceEventResult, root: &Path, state_dir: &Path) -> bool 
 /// folder), outside the state directory and `.git`. Opening or reading a path
 /// never matters: indexing opens every folder it walks, and re-indexing on
 /// that would never stop.
-fn matters(event: &DebouncedEvent, root: &Path, state_dir: &Path) -> bool {
-    if event.need_rescan() {
-        // the kernel dropped events: anything may have changed
-        return true;
-    }
+fn matters(event: &Event, root: &Path, state_dir: &Path) -> bool {
     if matches!(event.kind, EventKind::Access(_)) {
         return false;
     }
@@ -193,23 +190,21 @@ mod tests {
         act: impl FnOnce(),
         wait: Duration,
         until_relevant: bool,
-    ) -> Vec<DebounceEventResult> {
-        let (sender, receiver) = mpsc::channel();
-        let mut debouncer = new_debouncer(Duration::from_millis(50), None, sender).unwrap();
-        debouncer.watch(root, RecursiveMode::Recursive).unwrap();
+    ) -> Vec<Batch> {
+        let mut kernel = watch_repository(root, &root.join(".cos")).unwrap();
         act();
         let deadline = Instant::now() + wait;
         let mut batches = Vec::new();
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match receiver.recv_timeout(left) {
-                Ok(batch) => {
+            match kernel.next_batch(left, Duration::from_millis(50)) {
+                Heard::Batch(batch) => {
                     let done = until_relevant && relevant(&batch, root, &root.join(".cos"));
                     batches.push(batch);
                     if done {
                         break;
                     }
                 }
-                Err(_) => break,
+                Heard::Nothing | Heard::Ended => break,
             }
         }
         batches
