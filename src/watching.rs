@@ -12,6 +12,8 @@
 
 use notify::event::ModifyKind;
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use std::collections::BTreeSet;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
@@ -43,6 +45,17 @@ pub struct Batch {
     /// Events were lost (the kernel's queue or ours overflowed): anything
     /// may have changed.
     pub dropped: bool,
+    /// Watched folders the batch shows are gone (deleted, or moved away):
+    /// a path that is gone cannot be asked whether it was a folder, and
+    /// the hub's own temporary files come and go all the time.
+    pub vanished_folders: Vec<PathBuf>,
+}
+
+impl Batch {
+    /// Whether `path` was a watched folder this batch saw go.
+    pub fn lost_folder(&self, path: &Path) -> bool {
+        self.vanished_folders.iter().any(|gone| gone == path)
+    }
 }
 
 /// What waiting for the kernel came to.
@@ -61,6 +74,8 @@ pub struct FolderWatch {
     queue: mpsc::Receiver<notify::Result<Event>>,
     overflowed: Arc<AtomicBool>,
     trees: Vec<Tree>,
+    /// Every folder watched (ordered, so a folder's descendants follow it).
+    folders: BTreeSet<PathBuf>,
 }
 
 impl FolderWatch {
@@ -68,7 +83,17 @@ impl FolderWatch {
         let (sender, queue) = mpsc::sync_channel(QUEUE_BOUND);
         let overflowed = Arc::new(AtomicBool::new(false));
         let overflowing = overflowed.clone();
-        let watcher = notify::recommended_watcher(move |event| {
+        let watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+            // opening, reading and closing change nothing, and an index run
+            // opens every folder and file: queued, they would overflow the
+            // queue, and a dropped event asks for the very run that made them
+            if let Ok(Event {
+                kind: EventKind::Access(_),
+                ..
+            }) = event
+            {
+                return;
+            }
             if let Err(mpsc::TrySendError::Full(_)) = sender.try_send(event) {
                 overflowing.store(true, Ordering::Relaxed);
             }
@@ -78,6 +103,7 @@ impl FolderWatch {
             queue,
             overflowed,
             trees: Vec::new(),
+            folders: BTreeSet::new(),
         })
     }
 
@@ -132,6 +158,7 @@ impl FolderWatch {
             }
         }
         batch.dropped |= self.overflowed.swap(false, Ordering::Relaxed);
+        self.forget_vanished_folders(&mut batch);
         self.follow_new_folders(&batch);
         Heard::Batch(batch)
     }
@@ -142,6 +169,45 @@ impl FolderWatch {
             Ok(event) => batch.events.push(event),
             Err(error) => batch.errors.push(error),
         }
+    }
+
+    /// Folders a removal or a move took away: their kernel watches went with
+    /// them, and the batch says they were folders.
+    fn forget_vanished_folders(&mut self, batch: &mut Batch) {
+        let candidates: Vec<PathBuf> = batch
+            .events
+            .iter()
+            .filter(|event| {
+                matches!(
+                    event.kind,
+                    EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
+                )
+            })
+            .flat_map(|event| &event.paths)
+            .filter(|path| self.folders.contains(*path))
+            .cloned()
+            .collect();
+        for path in candidates {
+            // a path may come in several events: named once
+            if self.folders.contains(&path) && std::fs::symlink_metadata(&path).is_err() {
+                self.forget_beneath(&path);
+                batch.vanished_folders.push(path);
+            }
+        }
+    }
+
+    /// Drops `top` and the folders beneath it from the record.
+    fn forget_beneath(&mut self, top: &Path) -> Vec<PathBuf> {
+        let beneath: Vec<PathBuf> = self
+            .folders
+            .range::<Path, _>((Bound::Included(top), Bound::Unbounded))
+            .take_while(|folder| folder.starts_with(top))
+            .cloned()
+            .collect();
+        for folder in &beneath {
+            self.folders.remove(folder);
+        }
+        beneath
     }
 
     fn follow_new_folders(&mut self, batch: &Batch) {
@@ -174,7 +240,9 @@ impl FolderWatch {
                 continue;
             }
             match self.watcher.watch(&folder, RecursiveMode::NonRecursive) {
-                Ok(()) => {}
+                Ok(()) => {
+                    self.folders.insert(folder.clone());
+                }
                 // gone meanwhile: its removal is an event of its parent
                 Err(error) if matches!(error.kind, notify::ErrorKind::PathNotFound) => continue,
                 Err(error) => return Err(error),
@@ -192,16 +260,12 @@ impl FolderWatch {
     }
 
     fn unwatch_folders(&mut self, tree: &Tree) {
-        let mut folders = vec![tree.root.clone()];
-        while let Some(folder) = folders.pop() {
-            if !tree.holds(&folder) {
-                continue;
-            }
-            let _ = self.watcher.unwatch(&folder);
-            for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
-                if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                    folders.push(entry.path());
-                }
+        for folder in self.forget_beneath(&tree.root) {
+            if tree.holds(&folder) {
+                let _ = self.watcher.unwatch(&folder);
+            } else {
+                // left out of this tree, so watched for another: kept
+                self.folders.insert(folder);
             }
         }
     }
@@ -218,21 +282,16 @@ mod tests {
 
     const QUIET: Duration = Duration::from_millis(50);
 
-    /// Every path the watch reports changed within `wait` of `act` (opening
-    /// a folder, as watching one does, changes nothing).
+    /// Every path the watch reports within `wait` of `act`.
     fn heard(watch: &mut FolderWatch, act: impl FnOnce(), wait: Duration) -> Vec<PathBuf> {
         act();
         let deadline = Instant::now() + wait;
         let mut paths = Vec::new();
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             match watch.next_batch(left, QUIET) {
-                Heard::Batch(batch) => paths.extend(
-                    batch
-                        .events
-                        .into_iter()
-                        .filter(|event| !matches!(event.kind, EventKind::Access(_)))
-                        .flat_map(|event| event.paths),
-                ),
+                Heard::Batch(batch) => {
+                    paths.extend(batch.events.into_iter().flat_map(|event| event.paths))
+                }
                 Heard::Nothing | Heard::Ended => break,
             }
         }
@@ -264,6 +323,18 @@ mod tests {
             Duration::from_millis(300),
         );
         assert!(paths.is_empty(), "left-out folders were heard: {paths:?}");
+        let paths = heard(
+            &mut watch,
+            || {
+                let _ = std::fs::read_dir(root.join("src/deep")).unwrap().count();
+                std::fs::read(root.join(".cos/cos.db-wal")).unwrap();
+            },
+            Duration::from_millis(300),
+        );
+        assert!(
+            paths.is_empty(),
+            "opening and reading were heard: {paths:?}"
+        );
         let saved = root.join("src/deep/m.py");
         let paths = heard(
             &mut watch,
@@ -336,5 +407,58 @@ mod tests {
             Duration::from_secs(2),
         );
         assert!(paths.contains(&note), "the notes tree stays: {paths:?}");
+    }
+
+    #[test]
+    fn a_folder_that_goes_is_named_in_the_batch_and_a_file_that_goes_is_not() {
+        let folder = tempfile::tempdir().unwrap();
+        let root = folder.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("pkg/deleted/deeper")).unwrap();
+        std::fs::create_dir_all(root.join("pkg/moved")).unwrap();
+        let mut watch = FolderWatch::new().unwrap();
+        watch.add(tree_of(&root)).unwrap();
+        let temp = root.join("pkg/.guide.md.1.cos-tmp");
+        std::fs::write(&temp, "# Guide\n").unwrap();
+        std::fs::rename(&temp, root.join("pkg/guide.md")).unwrap();
+        std::fs::remove_dir_all(root.join("pkg/deleted")).unwrap();
+        std::fs::rename(root.join("pkg/moved"), folder.path().join("away")).unwrap();
+        let mut vanished = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match watch.next_batch(left, QUIET) {
+                Heard::Batch(batch) => vanished.extend(batch.vanished_folders),
+                Heard::Nothing | Heard::Ended => break,
+            }
+        }
+        vanished.sort();
+        assert_eq!(
+            vanished,
+            [
+                root.join("pkg/deleted"),
+                root.join("pkg/deleted/deeper"),
+                root.join("pkg/moved")
+            ]
+        );
+        assert!(watch.folders.iter().all(|kept| kept.exists()));
+    }
+
+    #[test]
+    fn more_changes_than_the_queue_holds_are_said_to_be_dropped() {
+        let folder = tempfile::tempdir().unwrap();
+        let root = folder.path().canonicalize().unwrap();
+        let mut watch = FolderWatch::new().unwrap();
+        watch.add(tree_of(&root)).unwrap();
+        for n in 0..QUEUE_BOUND + 100 {
+            std::fs::write(root.join(format!("f{n}")), "").unwrap();
+        }
+        // nobody takes events meanwhile, as while a watcher re-indexes
+        std::thread::sleep(Duration::from_secs(1));
+        let (mut dropped, mut largest) = (false, 0);
+        while let Heard::Batch(batch) = watch.next_batch(Duration::from_millis(500), QUIET) {
+            dropped |= batch.dropped;
+            largest = largest.max(batch.events.len());
+        }
+        assert!(dropped, "an overflow went unsaid");
+        assert!(largest <= QUEUE_BOUND, "{largest} events held at once");
     }
 }

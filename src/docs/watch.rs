@@ -179,6 +179,19 @@ impl Marks {
         for event in &batch.events {
             self.note_event(event);
         }
+        // a folder deleted or moved away takes its documents with it
+        for gone in &batch.vanished_folders {
+            self.mark(|mount| holds(mount, gone));
+        }
+    }
+
+    /// Marks the watched mounts `touched` says a change reached.
+    fn mark(&mut self, touched: impl Fn(&Mount) -> bool) {
+        for mount in &self.mounts {
+            if self.watched.contains_key(&mount.key) && touched(mount) {
+                self.changed.insert(mount.key.clone());
+            }
+        }
     }
 
     fn note_event(&mut self, event: &Event) {
@@ -186,11 +199,7 @@ impl Marks {
             return;
         }
         for path in &event.paths {
-            for mount in &self.mounts {
-                if self.watched.contains_key(&mount.key) && touches(mount, path) {
-                    self.changed.insert(mount.key.clone());
-                }
-            }
+            self.mark(|mount| touches(mount, path));
         }
     }
 
@@ -216,29 +225,32 @@ fn tree_of(mount: &Mount) -> Tree {
     }
 }
 
+/// Whether `path` is inside `mount` and outside what it excludes (`.git`,
+/// the hub's state).
+fn holds(mount: &Mount, path: &Path) -> bool {
+    path.strip_prefix(&mount.root).is_ok_and(|inside| {
+        !mount
+            .excluded
+            .iter()
+            .any(|excluded| inside.starts_with(excluded))
+    })
+}
+
 /// Whether a change at `path` can change `mount`'s documents: a Markdown
-/// file, a folder (moved in whole, its files bring no events of their own)
-/// or a path that is gone (a folder of documents deleted), inside the mount
-/// and outside what it excludes (`.git`, the hub's state).
+/// file or a folder (moved in whole, its files bring no events of their
+/// own) that the mount holds. A folder that went is in the batch's
+/// `vanished_folders`; a file of another kind that went (the hub's and
+/// editors' temporary files) changes nothing.
 fn touches(mount: &Mount, path: &Path) -> bool {
-    let Ok(inside) = path.strip_prefix(&mount.root) else {
-        return false;
-    };
-    if mount
-        .excluded
-        .iter()
-        .any(|excluded| inside.starts_with(excluded))
-    {
-        return false;
-    }
     let name = path.file_name().map(|n| n.to_string_lossy());
-    name.is_some_and(|name| is_markdown(&name)) || path.is_dir() || !path.exists()
+    holds(mount, path) && (name.is_some_and(|name| is_markdown(&name)) || path.is_dir())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use notify::event::{AccessKind, CreateKind, ModifyKind};
+    use std::path::PathBuf;
 
     fn mount(key: &str, root: &Path) -> Mount {
         let mut mounts = Mounts::load(root, &root.join(".cos")).unwrap();
@@ -284,7 +296,7 @@ mod tests {
     }
 
     #[test]
-    fn only_markdown_folders_and_vanished_paths_inside_the_mount_count() {
+    fn only_markdown_files_and_folders_inside_the_mount_count() {
         let folder = tempfile::tempdir().unwrap();
         let root = folder.path();
         std::fs::create_dir_all(root.join("moved/in")).unwrap();
@@ -294,7 +306,11 @@ mod tests {
         let marks = marks_over(root);
         let mount = &marks.mounts[0];
         assert!(touches(mount, &root.join("moved/in")));
-        assert!(touches(mount, &root.join("deleted-folder")));
+        assert!(
+            !touches(mount, &root.join(".guide.md.1.cos-tmp")),
+            "a temporary file gone"
+        );
+        assert!(holds(mount, &root.join("deleted-folder")));
         assert!(touches(mount, &root.join("notes.markdown")));
         assert!(!touches(mount, &root.join("main.rs")), "not a document");
         assert!(!touches(mount, &root.join(".git/HEAD.md")), "inside .git");
@@ -360,5 +376,21 @@ mod tests {
             "polled without the kernel"
         );
         assert_eq!(marks.take_due(), vec!["later".to_string()], "every look");
+    }
+
+    #[test]
+    fn a_folder_that_went_marks_the_mount_holding_it() {
+        let folder = tempfile::tempdir().unwrap();
+        let root = folder.path();
+        let mut marks = marks_over(root);
+        let went = |path: PathBuf| Batch {
+            vanished_folders: vec![path],
+            ..Batch::default()
+        };
+        marks.note(&went(root.join(".git/objects")));
+        marks.note(&went(folder.path().with_extension("elsewhere")));
+        assert!(marks.take_due().is_empty(), "not the mount's own");
+        marks.note(&went(root.join("guides")));
+        assert_eq!(marks.take_due(), vec!["notes".to_string()]);
     }
 }

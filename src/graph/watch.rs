@@ -95,6 +95,8 @@ fn relevant(batch: &Batch, root: &Path, state_dir: &Path) -> bool {
     // the kernel dropped events: anything may have changed
     batch.dropped
         || !batch.errors.is_empty()
+        // a folder deleted or moved away takes its files with it
+        || !batch.vanished_folders.is_empty()
         || batch
             .events
             .iter()
@@ -102,12 +104,13 @@ fn relevant(batch: &Batch, root: &Path, state_dir: &Path) -> bool {
 }
 
 /// A change matters when it is a source file the graph reads, a Rust
-/// manifest, a folder (one
-/// moved or copied in whole: its files' own events may come before the watch
-/// on it does), a `.gitignore`, or a path that is gone (a deleted file or
-/// folder), outside the state directory and `.git`. Opening or reading a path
-/// never matters: indexing opens every folder it walks, and re-indexing on
-/// that would never stop.
+/// manifest, a folder (one moved or copied in whole: its files' own events
+/// may come before the watch on it does) or a `.gitignore`, outside the
+/// state directory and `.git`; a folder that went is in the batch's
+/// `vanished_folders`. Opening or reading a path never matters: indexing
+/// opens every folder it walks, and re-indexing on that would never stop.
+/// Nor does a file of another kind that went: the temporary files the hub
+/// and editors write and rename away would re-index on every save.
 fn matters(event: &Event, root: &Path, state_dir: &Path) -> bool {
     if matches!(event.kind, EventKind::Access(_)) {
         return false;
@@ -128,7 +131,6 @@ fn path_matters(path: &Path, root: &Path, state_dir: &Path) -> bool {
         // a package's library name decides how its binaries' calls resolve
         || name.ends_with("Cargo.toml")
         || path.is_dir()
-        || !path.exists()
 }
 
 /// One watcher run of the index tool; whatever happens, the graph is no
@@ -241,6 +243,42 @@ mod tests {
         );
         assert!(
             written
+                .iter()
+                .any(|batch| relevant(batch, &root, &state_dir))
+        );
+    }
+
+    #[test]
+    fn a_temporary_file_renamed_away_is_not_a_change_but_a_folder_deleted_is() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
+        let state_dir = root.join(".cos");
+        // what a document's durable write (or an editor's save) does
+        let saved = batches_after(
+            &root,
+            || {
+                let temp = root.join("docs/.guide.md.7.cos-tmp");
+                std::fs::write(&temp, "notes").unwrap();
+                std::fs::rename(&temp, root.join("docs/notes.txt")).unwrap();
+            },
+            Duration::from_millis(600),
+            false,
+        );
+        assert!(!saved.is_empty(), "the save was heard");
+        assert!(
+            !saved.iter().any(|batch| relevant(batch, &root, &state_dir)),
+            "a temporary file that went re-indexes: {saved:?}"
+        );
+        let deleted = batches_after(
+            &root,
+            || std::fs::remove_dir_all(root.join("pkg/sub")).unwrap(),
+            Duration::from_secs(10),
+            true,
+        );
+        assert!(
+            deleted
                 .iter()
                 .any(|batch| relevant(batch, &root, &state_dir))
         );
