@@ -174,19 +174,15 @@ impl FolderWatch {
     /// Folders a removal or a move took away: their kernel watches went with
     /// them, and the batch says they were folders.
     fn forget_vanished_folders(&mut self, batch: &mut Batch) {
-        let candidates: Vec<PathBuf> = batch
-            .events
-            .iter()
-            .filter(|event| {
-                matches!(
-                    event.kind,
-                    EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
-                )
-            })
-            .flat_map(|event| &event.paths)
-            .filter(|path| self.folders.contains(*path))
-            .cloned()
-            .collect();
+        let candidates: Vec<PathBuf> = paths_where(batch, |kind| {
+            matches!(
+                kind,
+                EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
+            )
+        })
+        .filter(|path| self.folders.contains(*path))
+        .cloned()
+        .collect();
         for path in candidates {
             // a path may come in several events: named once
             if self.folders.contains(&path) && std::fs::symlink_metadata(&path).is_err() {
@@ -211,17 +207,13 @@ impl FolderWatch {
     }
 
     fn follow_new_folders(&mut self, batch: &Batch) {
-        let appeared = batch
-            .events
-            .iter()
-            .filter(|event| {
-                matches!(
-                    event.kind,
-                    EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(_))
-                )
-            })
-            .flat_map(|event| &event.paths)
-            .filter(|path| is_folder(path));
+        let appeared = paths_where(batch, |kind| {
+            matches!(
+                kind,
+                EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(_))
+            )
+        })
+        .filter(|path| is_folder(path));
         for path in appeared {
             for tree in self.trees.clone() {
                 if let Err(error) = self.watch_folders(&tree, path) {
@@ -271,6 +263,15 @@ impl FolderWatch {
     }
 }
 
+/// The paths of the batch's events of the kinds `wanted` picks.
+fn paths_where(batch: &Batch, wanted: fn(&EventKind) -> bool) -> impl Iterator<Item = &PathBuf> {
+    batch
+        .events
+        .iter()
+        .filter(move |event| wanted(&event.kind))
+        .flat_map(|event| &event.paths)
+}
+
 /// A folder itself, not a link to one.
 fn is_folder(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
@@ -296,6 +297,20 @@ mod tests {
             }
         }
         paths
+    }
+
+    /// Writes `path` and asserts the watch reports it.
+    fn assert_heard_writing(watch: &mut FolderWatch, path: &Path) {
+        let paths = heard(
+            watch,
+            || std::fs::write(path, "# Text\n").unwrap(),
+            Duration::from_secs(2),
+        );
+        assert!(
+            paths.iter().any(|heard| heard == path),
+            "{} not heard: {paths:?}",
+            path.display()
+        );
     }
 
     fn tree_of(root: &Path) -> Tree {
@@ -335,13 +350,7 @@ mod tests {
             paths.is_empty(),
             "opening and reading were heard: {paths:?}"
         );
-        let saved = root.join("src/deep/m.py");
-        let paths = heard(
-            &mut watch,
-            || std::fs::write(&saved, "x = 1\n").unwrap(),
-            Duration::from_secs(2),
-        );
-        assert!(paths.contains(&saved), "{paths:?}");
+        assert_heard_writing(&mut watch, &root.join("src/deep/m.py"));
     }
 
     #[test]
@@ -362,13 +371,7 @@ mod tests {
             Duration::from_millis(500),
         );
         for later in ["made/inner/new.md", "moved/a/b/new.md"] {
-            let saved = root.join(later);
-            let paths = heard(
-                &mut watch,
-                || std::fs::write(&saved, "# New\n").unwrap(),
-                Duration::from_secs(2),
-            );
-            assert!(paths.contains(&saved), "{later} not heard: {paths:?}");
+            assert_heard_writing(&mut watch, &root.join(later));
         }
     }
 
@@ -386,13 +389,8 @@ mod tests {
         watch.add(whole.clone()).unwrap();
         watch.add(docs.clone()).unwrap();
         watch.remove(&docs);
-        let guide = root.join("docs/guides/a.md");
-        let paths = heard(
-            &mut watch,
-            || std::fs::write(&guide, "# A\n").unwrap(),
-            Duration::from_secs(2),
-        );
-        assert!(paths.contains(&guide), "the whole tree still holds it");
+        // the whole tree still holds it
+        assert_heard_writing(&mut watch, &root.join("docs/guides/a.md"));
         watch.remove(&whole);
         let paths = heard(
             &mut watch,
@@ -400,13 +398,8 @@ mod tests {
             Duration::from_millis(300),
         );
         assert!(paths.is_empty(), "let go of: {paths:?}");
-        let note = root.join("notes/n.md");
-        let paths = heard(
-            &mut watch,
-            || std::fs::write(&note, "# N\n").unwrap(),
-            Duration::from_secs(2),
-        );
-        assert!(paths.contains(&note), "the notes tree stays: {paths:?}");
+        // the notes tree stays
+        assert_heard_writing(&mut watch, &root.join("notes/n.md"));
     }
 
     #[test]
