@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-/// Events held between two batches; past it the batch says events were
-/// dropped, as the kernel's own queue overflowing does.
+/// Events held waiting, and held in one batch; past it the batch says
+/// events were dropped, as the kernel's own queue overflowing does.
 const QUEUE_BOUND: usize = 4096;
 
 /// A folder tree to watch: its root and the folders beneath it left out.
@@ -45,17 +45,10 @@ pub struct Batch {
     /// Events were lost (the kernel's queue or ours overflowed): anything
     /// may have changed.
     pub dropped: bool,
-    /// Watched folders the batch shows are gone (deleted, or moved away):
-    /// a path that is gone cannot be asked whether it was a folder, and
-    /// the hub's own temporary files come and go all the time.
+    /// Watched folders the batch shows are gone (deleted, or moved away).
+    /// A path that is gone cannot be asked what it was, and most that go
+    /// are temporary files (the hub's, an editor's), which change nothing.
     pub vanished_folders: Vec<PathBuf>,
-}
-
-impl Batch {
-    /// Whether `path` was a watched folder this batch saw go.
-    pub fn lost_folder(&self, path: &Path) -> bool {
-        self.vanished_folders.iter().any(|gone| gone == path)
-    }
 }
 
 /// What waiting for the kernel came to.
@@ -111,7 +104,7 @@ impl FolderWatch {
     /// folder gone meanwhile is not one) the tree is let go of again.
     pub fn add(&mut self, tree: Tree) -> notify::Result<()> {
         if let Err(error) = self.watch_folders(&tree, &tree.root) {
-            self.unwatch_folders(&tree);
+            self.remove(&tree);
             return Err(error);
         }
         if !self.trees.contains(&tree) {
@@ -166,6 +159,7 @@ impl FolderWatch {
     fn take(&self, batch: &mut Batch, arrived: notify::Result<Event>) {
         match arrived {
             Ok(event) if event.need_rescan() => batch.dropped = true,
+            Ok(_) if batch.events.len() >= QUEUE_BOUND => batch.dropped = true,
             Ok(event) => batch.events.push(event),
             Err(error) => batch.errors.push(error),
         }
