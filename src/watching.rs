@@ -10,7 +10,7 @@
 //! Owns the kernel watch and its event queue; knows no area: callers say
 //! which folders to watch, which to leave out, and what an event means.
 
-use notify::event::ModifyKind;
+use notify::event::{CreateKind, ModifyKind};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
 use std::ops::Bound;
@@ -201,10 +201,12 @@ impl FolderWatch {
     }
 
     fn follow_new_folders(&mut self, batch: &Batch) {
+        // the kernel says when it made a file: only the rest are looked at
         let appeared = paths_where(batch, |kind| {
             matches!(
                 kind,
-                EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(_))
+                EventKind::Create(CreateKind::Folder | CreateKind::Any | CreateKind::Other)
+                    | EventKind::Modify(ModifyKind::Name(_))
             )
         })
         .filter(|path| is_folder(path));
