@@ -161,12 +161,12 @@ fn module_info(context: &ToolContext, module: Module, enabled: bool) -> ModuleIn
 }
 
 fn module_infos(context: &ToolContext) -> Result<Vec<ModuleInfo>, ModuleStateError> {
+    let switches = context.hub.modules.switches()?;
     Ok(context
-        .hub
-        .modules
-        .all(&context.registry.modules())?
+        .registry
+        .modules()
         .into_iter()
-        .map(|(module, enabled)| module_info(context, module, enabled))
+        .map(|module| module_info(context, module, switches.is_on(module)))
         .collect())
 }
 

@@ -309,6 +309,16 @@ mod tests {
         );
     }
 
+    /// A fresh folder (its real path, as the kernel reports it) with `folders` made in it.
+    fn folder_with(folders: &[&str]) -> (tempfile::TempDir, PathBuf) {
+        let folder = tempfile::tempdir().unwrap();
+        let root = folder.path().canonicalize().unwrap();
+        for sub in folders {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        (folder, root)
+    }
+
     fn tree_of(root: &Path) -> Tree {
         Tree {
             root: root.to_path_buf(),
@@ -318,11 +328,7 @@ mod tests {
 
     #[test]
     fn writes_in_left_out_folders_are_not_heard_and_the_rest_are() {
-        let folder = tempfile::tempdir().unwrap();
-        let root = folder.path().canonicalize().unwrap();
-        for sub in [".cos", ".git/objects", "src/deep"] {
-            std::fs::create_dir_all(root.join(sub)).unwrap();
-        }
+        let (_folder, root) = folder_with(&[".cos", ".git/objects", "src/deep"]);
         let mut watch = FolderWatch::new().unwrap();
         watch.add(tree_of(&root)).unwrap();
         let paths = heard(
@@ -351,11 +357,8 @@ mod tests {
 
     #[test]
     fn folders_made_or_moved_in_later_are_watched_to_their_depths() {
-        let folder = tempfile::tempdir().unwrap();
-        let root = folder.path().canonicalize().unwrap().join("repo");
-        let outside = folder.path().canonicalize().unwrap().join("outside");
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::create_dir_all(outside.join("a/b")).unwrap();
+        let (_folder, parent) = folder_with(&["repo", "outside/a/b"]);
+        let (root, outside) = (parent.join("repo"), parent.join("outside"));
         let mut watch = FolderWatch::new().unwrap();
         watch.add(tree_of(&root)).unwrap();
         heard(
@@ -373,10 +376,7 @@ mod tests {
 
     #[test]
     fn a_tree_let_go_of_is_not_heard_but_a_tree_sharing_its_folders_still_is() {
-        let folder = tempfile::tempdir().unwrap();
-        let root = folder.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("docs/guides")).unwrap();
-        std::fs::create_dir_all(root.join("notes")).unwrap();
+        let (_folder, root) = folder_with(&["docs/guides", "notes"]);
         let whole = tree_of(&root);
         let notes = tree_of(&root.join("notes"));
         let docs = tree_of(&root.join("docs"));
@@ -400,10 +400,7 @@ mod tests {
 
     #[test]
     fn a_folder_that_goes_is_named_in_the_batch_and_a_file_that_goes_is_not() {
-        let folder = tempfile::tempdir().unwrap();
-        let root = folder.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("pkg/deleted/deeper")).unwrap();
-        std::fs::create_dir_all(root.join("pkg/moved")).unwrap();
+        let (folder, root) = folder_with(&["pkg/deleted/deeper", "pkg/moved"]);
         let mut watch = FolderWatch::new().unwrap();
         watch.add(tree_of(&root)).unwrap();
         let temp = root.join("pkg/.guide.md.1.cos-tmp");
@@ -433,8 +430,7 @@ mod tests {
 
     #[test]
     fn more_changes_than_the_queue_holds_are_said_to_be_dropped() {
-        let folder = tempfile::tempdir().unwrap();
-        let root = folder.path().canonicalize().unwrap();
+        let (_folder, root) = folder_with(&[]);
         let mut watch = FolderWatch::new().unwrap();
         watch.add(tree_of(&root)).unwrap();
         for n in 0..QUEUE_BOUND + 100 {

@@ -181,15 +181,15 @@ impl Marks {
         }
         // a folder deleted or moved away takes its documents with it
         for gone in &batch.vanished_folders {
-            self.mark(|mount| holds(mount, gone));
+            self.mark(|tree| tree.holds(gone));
         }
     }
 
-    /// Marks the watched mounts `touched` says a change reached.
-    fn mark(&mut self, touched: impl Fn(&Mount) -> bool) {
-        for mount in &self.mounts {
-            if self.watched.contains_key(&mount.key) && touched(mount) {
-                self.changed.insert(mount.key.clone());
+    /// Marks the watched mounts whose folder tree `touched` says a change reached.
+    fn mark(&mut self, touched: impl Fn(&Tree) -> bool) {
+        for (key, tree) in &self.watched {
+            if touched(tree) {
+                self.changed.insert(key.clone());
             }
         }
     }
@@ -199,7 +199,7 @@ impl Marks {
             return;
         }
         for path in &event.paths {
-            self.mark(|mount| touches(mount, path));
+            self.mark(|tree| touches(tree, path));
         }
     }
 
@@ -225,25 +225,15 @@ fn tree_of(mount: &Mount) -> Tree {
     }
 }
 
-/// Whether `path` is inside `mount` and outside what it excludes (`.git`,
-/// the hub's state).
-fn holds(mount: &Mount, path: &Path) -> bool {
-    path.strip_prefix(&mount.root).is_ok_and(|inside| {
-        !mount
-            .excluded
-            .iter()
-            .any(|excluded| inside.starts_with(excluded))
-    })
-}
-
-/// Whether a change at `path` can change `mount`'s documents: a Markdown
-/// file or a folder (moved in whole, its files bring no events of their
-/// own) that the mount holds. A folder that went is in the batch's
-/// `vanished_folders`; a file of another kind that went (the hub's and
-/// editors' temporary files) changes nothing.
-fn touches(mount: &Mount, path: &Path) -> bool {
+/// Whether a change at `path` can change the documents of the mount whose
+/// folders are `tree` (all but `.git` and the hub's state): a Markdown file
+/// or a folder (moved in whole, its files bring no events of their own)
+/// that it holds. A folder that went is in the batch's `vanished_folders`;
+/// a file of another kind that went (the hub's and editors' temporary
+/// files) changes nothing.
+fn touches(tree: &Tree, path: &Path) -> bool {
     let name = path.file_name().map(|n| n.to_string_lossy());
-    holds(mount, path) && (name.is_some_and(|name| is_markdown(&name)) || path.is_dir())
+    tree.holds(path) && (name.is_some_and(|name| is_markdown(&name)) || path.is_dir())
 }
 
 #[cfg(test)]
@@ -304,13 +294,13 @@ mod tests {
         std::fs::create_dir_all(root.join(".cos")).unwrap();
         std::fs::write(root.join("main.rs"), "fn main() {}").unwrap();
         let marks = marks_over(root);
-        let mount = &marks.mounts[0];
+        let mount = &marks.watched["notes"];
         assert!(touches(mount, &root.join("moved/in")));
         assert!(
             !touches(mount, &root.join(".guide.md.1.cos-tmp")),
             "a temporary file gone"
         );
-        assert!(holds(mount, &root.join("deleted-folder")));
+        assert!(mount.holds(&root.join("deleted-folder")));
         assert!(touches(mount, &root.join("notes.markdown")));
         assert!(!touches(mount, &root.join("main.rs")), "not a document");
         assert!(!touches(mount, &root.join(".git/HEAD.md")), "inside .git");

@@ -33,7 +33,7 @@ impl Corpus {
         }
     }
 
-    fn named(name: &str) -> Option<Corpus> {
+    pub fn named(name: &str) -> Option<Corpus> {
         Corpus::ALL.into_iter().find(|corpus| corpus.name() == name)
     }
 }

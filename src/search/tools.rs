@@ -396,11 +396,10 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
 
 /// The area's own name when `corpus` is one (it always is), so it is not copied.
 fn area_name(corpus: &str) -> Cow<'static, str> {
-    Corpus::ALL
-        .iter()
-        .map(|c| c.name())
-        .find(|name| *name == corpus)
-        .map_or_else(|| Cow::Owned(corpus.to_string()), Cow::Borrowed)
+    Corpus::named(corpus).map_or_else(
+        || Cow::Owned(corpus.to_string()),
+        |named| Cow::Borrowed(named.name()),
+    )
 }
 
 fn opens_of(item: &records::Item, line: Option<u32>) -> Opens {

@@ -143,25 +143,9 @@ impl ModuleState {
         &self.path
     }
 
-    pub fn is_enabled(&self, module: Module) -> Result<bool, ModuleStateError> {
-        if !module.switchable() {
-            return Ok(true);
-        }
-        Ok(self.switches()?.is_on(module))
-    }
-
     /// Every switch, from one read of the switchboard.
     pub fn switches(&self) -> Result<Switches, ModuleStateError> {
         Ok(Switches(self.load()?))
-    }
-
-    /// Each of `modules` with its switch, from one read of the switchboard.
-    pub fn all(&self, modules: &[Module]) -> Result<Vec<(Module, bool)>, ModuleStateError> {
-        let switches = self.switches()?;
-        Ok(modules
-            .iter()
-            .map(|module| (*module, switches.is_on(*module)))
-            .collect())
     }
 
     /// Switches a module; written atomically (temporary file, then rename).
@@ -237,17 +221,14 @@ mod tests {
     fn switches_persist_across_handles_and_an_always_on_module_stays_on() {
         let dir = tempfile::tempdir().unwrap();
         let first = ModuleState::new(dir.path());
-        assert!(first.is_enabled(NOTES).unwrap());
+        assert!(first.switches().unwrap().is_on(NOTES));
         first.set(NOTES, false).unwrap();
-        let second = ModuleState::new(dir.path());
-        assert!(!second.is_enabled(NOTES).unwrap());
-        assert!(second.is_enabled(TAGS).unwrap());
-        second.set(CORE, false).unwrap();
-        assert!(second.is_enabled(CORE).unwrap());
-        assert_eq!(
-            second.all(&[CORE, NOTES, TAGS]).unwrap(),
-            [(CORE, true), (NOTES, false), (TAGS, true)]
-        );
+        let second = ModuleState::new(dir.path()).switches().unwrap();
+        assert!(!second.is_on(NOTES));
+        assert!(second.is_on(TAGS));
+        let third = ModuleState::new(dir.path());
+        third.set(CORE, false).unwrap();
+        assert!(third.switches().unwrap().is_on(CORE));
     }
 
     #[test]
@@ -255,7 +236,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(STATE_FILE), "{not json").unwrap();
         let state = ModuleState::new(dir.path());
-        let error = state.is_enabled(NOTES).unwrap_err();
+        let error = state.switches().unwrap_err();
         assert!(error.to_string().contains("delete it"), "{error}");
     }
 }
