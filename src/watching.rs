@@ -166,7 +166,8 @@ impl FolderWatch {
     }
 
     /// Folders a removal or a move took away: their kernel watches went with
-    /// them, and the batch says they were folders.
+    /// them (notify lets go of a watch whose folder is deleted or moved
+    /// away), and the batch says they were folders.
     fn forget_vanished_folders(&mut self, batch: &mut Batch) {
         let candidates: Vec<PathBuf> = paths_where(batch, |kind| {
             matches!(
@@ -400,14 +401,15 @@ mod tests {
 
     #[test]
     fn a_folder_that_goes_is_named_in_the_batch_and_a_file_that_goes_is_not() {
-        let (folder, root) = folder_with(&["pkg/deleted/deeper", "pkg/moved"]);
+        let (_folder, root) = folder_with(&["pkg/deleted/deeper", "pkg/moved"]);
         let mut watch = FolderWatch::new().unwrap();
         watch.add(tree_of(&root)).unwrap();
         let temp = root.join("pkg/.guide.md.1.cos-tmp");
         std::fs::write(&temp, "# Guide\n").unwrap();
         std::fs::rename(&temp, root.join("pkg/guide.md")).unwrap();
         std::fs::remove_dir_all(root.join("pkg/deleted")).unwrap();
-        std::fs::rename(root.join("pkg/moved"), folder.path().join("away")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::rename(root.join("pkg/moved"), outside.path().join("away")).unwrap();
         let mut vanished = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(2);
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
@@ -426,6 +428,16 @@ mod tests {
             ]
         );
         assert!(watch.folders.iter().all(|kept| kept.exists()));
+        // the folder moved away is out of the tree: what happens in it is not heard
+        let paths = heard(
+            &mut watch,
+            || std::fs::write(outside.path().join("away/later.md"), "# Later\n").unwrap(),
+            Duration::from_millis(300),
+        );
+        assert!(
+            paths.is_empty(),
+            "a folder moved away is still heard: {paths:?}"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! be watched (the watch limit reached) is scanned every `INTERVAL` instead,
 //! and every mount is scanned when the kernel says it dropped events.
 
-use notify::{Event, EventKind};
+use notify::Event;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -194,10 +194,9 @@ impl Marks {
         }
     }
 
+    /// Marks the mounts an event's paths touch (the kernel watch never
+    /// hands over opening and reading: `watching`).
     fn note_event(&mut self, event: &Event) {
-        if matches!(event.kind, EventKind::Access(_)) {
-            return;
-        }
         for path in &event.paths {
             self.mark(|tree| touches(tree, path));
         }
@@ -239,7 +238,8 @@ fn touches(tree: &Tree, path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notify::event::{AccessKind, CreateKind, ModifyKind};
+    use notify::EventKind;
+    use notify::event::{CreateKind, ModifyKind};
     use std::path::PathBuf;
 
     fn mount(key: &str, root: &Path) -> Mount {
@@ -275,11 +275,6 @@ mod tests {
         );
         let saved = folder.path().join("Guide.MD");
         std::fs::write(&saved, "# Guide\n").unwrap();
-        marks.note(&event(EventKind::Access(AccessKind::Any), &saved));
-        assert!(
-            marks.take_due().is_empty(),
-            "reading a file changes nothing"
-        );
         marks.note(&event(EventKind::Modify(ModifyKind::Any), &saved));
         assert_eq!(marks.take_due(), vec!["notes".to_string()]);
         assert!(marks.take_due().is_empty(), "one change, one scan");

@@ -6,7 +6,7 @@
 //! guard (a panic is contained and logged with its error id) and the
 //! forensic log apply.
 
-use notify::{Event, EventKind};
+use notify::Event;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,7 +56,8 @@ pub fn start(hub: Hub) -> Option<Watcher> {
 fn watch(hub: Hub, stop: Arc<AtomicBool>) {
     let root = hub.state().config.repo_root.clone();
     let state_dir = hub.state().config.state_dir.clone();
-    let mut kernel = match watch_repository(&root, &state_dir) {
+    let tree = repository_tree(&root, &state_dir);
+    let mut kernel = match watch_repository(&tree) {
         Ok(kernel) => kernel,
         Err(error) => {
             tracing::warn!(%error, "the graph will not follow file changes: the repository cannot be watched");
@@ -70,7 +71,7 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
             Heard::Nothing => continue,
             Heard::Ended => break,
         };
-        if relevant(&batch, &root, &state_dir) && !stop.load(Ordering::Relaxed) {
+        if relevant(&batch, &tree) && !stop.load(Ordering::Relaxed) {
             reindex(&hub);
         }
     }
@@ -78,17 +79,21 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
 
 /// The repository's folders, but for `.git` and the hub's state, whose
 /// writes never change the graph.
-fn watch_repository(root: &Path, state_dir: &Path) -> notify::Result<FolderWatch> {
-    let mut kernel = FolderWatch::new()?;
-    kernel.add(Tree {
+fn repository_tree(root: &Path, state_dir: &Path) -> Tree {
+    Tree {
         root: root.to_path_buf(),
         left_out: vec![root.join(".git"), state_dir.to_path_buf()],
-    })?;
+    }
+}
+
+fn watch_repository(tree: &Tree) -> notify::Result<FolderWatch> {
+    let mut kernel = FolderWatch::new()?;
+    kernel.add(tree.clone())?;
     Ok(kernel)
 }
 
 /// Whether a batch of events calls for a re-index.
-fn relevant(batch: &Batch, root: &Path, state_dir: &Path) -> bool {
+fn relevant(batch: &Batch, tree: &Tree) -> bool {
     for error in &batch.errors {
         tracing::warn!(%error, "file watching reported an error; re-indexing to be safe");
     }
@@ -100,29 +105,24 @@ fn relevant(batch: &Batch, root: &Path, state_dir: &Path) -> bool {
         || batch
             .events
             .iter()
-            .any(|event| matters(event, root, state_dir))
+            .any(|event| matters(event, tree))
 }
 
 /// A change matters when it is a source file the graph reads, a Rust
 /// manifest, a folder (one moved or copied in whole: its files' own events
-/// may come before the watch on it does) or a `.gitignore`, outside the
-/// state directory and `.git`; a folder that went is in the batch's
-/// `vanished_folders`. Opening or reading a path never matters: indexing
-/// opens every folder it walks, and re-indexing on that would never stop.
-/// Nor does a file of another kind that went: the temporary files the hub
-/// and editors write and rename away would re-index on every save.
-fn matters(event: &Event, root: &Path, state_dir: &Path) -> bool {
-    if matches!(event.kind, EventKind::Access(_)) {
-        return false;
-    }
-    event
-        .paths
-        .iter()
-        .any(|path| path_matters(path, root, state_dir))
+/// may come before the watch on it does) or a `.gitignore`, that the
+/// repository's tree holds (an event about `.git` or the state folder
+/// itself comes from the watch on their parent); a folder that went is in
+/// the batch's `vanished_folders`. Opening or reading a path never reaches
+/// here (`watching` drops it: indexing opens every folder it walks). Nor
+/// does a file of another kind that went matter: the temporary files the
+/// hub and editors write and rename away would re-index on every save.
+fn matters(event: &Event, tree: &Tree) -> bool {
+    event.paths.iter().any(|path| path_matters(path, tree))
 }
 
-fn path_matters(path: &Path, root: &Path, state_dir: &Path) -> bool {
-    if path.starts_with(state_dir) || path.strip_prefix(root).is_ok_and(|p| p.starts_with(".git")) {
+fn path_matters(path: &Path, tree: &Tree) -> bool {
+    if !tree.holds(path) {
         return false;
     }
     let name = path.to_string_lossy();
@@ -193,14 +193,15 @@ mod tests {
         wait: Duration,
         until_relevant: bool,
     ) -> Vec<Batch> {
-        let mut kernel = watch_repository(root, &root.join(".cos")).unwrap();
+        let tree = repository_tree(root, &root.join(".cos"));
+        let mut kernel = watch_repository(&tree).unwrap();
         act();
         let deadline = Instant::now() + wait;
         let mut batches = Vec::new();
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             match kernel.next_batch(left, Duration::from_millis(50)) {
                 Heard::Batch(batch) => {
-                    let done = until_relevant && relevant(&batch, root, &root.join(".cos"));
+                    let done = until_relevant && relevant(&batch, &tree);
                     batches.push(batch);
                     if done {
                         break;
@@ -216,7 +217,7 @@ mod tests {
     fn re_indexes_after(root: &Path, act: impl FnOnce()) -> bool {
         batches_after(root, act, Duration::from_secs(10), true)
             .iter()
-            .any(|batch| relevant(batch, root, &root.join(".cos")))
+            .any(|batch| relevant(batch, &repository_tree(root, &root.join(".cos"))))
     }
 
     #[test]
@@ -225,7 +226,7 @@ mod tests {
         let root = repo.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
         std::fs::write(root.join("pkg/sub/m.py"), "def f(): pass\n").unwrap();
-        let state_dir = root.join(".cos");
+        let tree = repository_tree(&root, &root.join(".cos"));
         // what an index run does: list every folder and read the files
         let read = batches_after(
             &root,
@@ -239,7 +240,7 @@ mod tests {
             false,
         );
         assert!(
-            !read.iter().any(|batch| relevant(batch, &root, &state_dir)),
+            !read.iter().any(|batch| relevant(batch, &tree)),
             "reading re-indexes: {read:?}"
         );
         assert!(re_indexes_after(&root, || std::fs::write(
@@ -255,7 +256,7 @@ mod tests {
         let root = repo.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("docs")).unwrap();
         std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
-        let state_dir = root.join(".cos");
+        let tree = repository_tree(&root, &root.join(".cos"));
         // what a document's durable write (or an editor's save) does
         let saved = batches_after(
             &root,
@@ -269,12 +270,37 @@ mod tests {
         );
         assert!(!saved.is_empty(), "the save was heard");
         assert!(
-            !saved.iter().any(|batch| relevant(batch, &root, &state_dir)),
+            !saved.iter().any(|batch| relevant(batch, &tree)),
             "a temporary file that went re-indexes: {saved:?}"
         );
         assert!(re_indexes_after(&root, || std::fs::remove_dir_all(
             root.join("pkg/sub")
         )
         .unwrap()));
+    }
+
+    #[test]
+    fn only_sources_manifests_and_folders_the_tree_holds_matter() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        let tree = repository_tree(&root, &root.join(".cos"));
+        for path in ["pkg/m.py", "Cargo.toml", ".gitignore", "pkg"] {
+            assert!(path_matters(&root.join(path), &tree), "{path}");
+        }
+        // `.git` and the state folder as entries of the root, and what is in them
+        for path in [
+            ".git",
+            ".git/hooks/x.py",
+            ".cos",
+            ".cos/cos.db",
+            "notes.txt",
+        ] {
+            assert!(!path_matters(&root.join(path), &tree), "{path}");
+        }
+        assert!(!path_matters(
+            &repo.path().with_extension("elsewhere").join("m.py"),
+            &tree
+        ));
     }
 }
