@@ -220,13 +220,22 @@ mod tests {
             .any(|batch| relevant(batch, &repository_tree(root, &root.join(".cos"))))
     }
 
-    #[test]
-    fn reading_the_tree_is_not_a_change_but_writing_a_source_file_is() {
+    /// A fresh repository (its real path, as the kernel reports it) with
+    /// `folders` made in it, and its watched tree.
+    fn repository_with(folders: &[&str]) -> (tempfile::TempDir, std::path::PathBuf, Tree) {
         let repo = tempfile::tempdir().unwrap();
         let root = repo.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
-        std::fs::write(root.join("pkg/sub/m.py"), "def f(): pass\n").unwrap();
+        for folder in folders {
+            std::fs::create_dir_all(root.join(folder)).unwrap();
+        }
         let tree = repository_tree(&root, &root.join(".cos"));
+        (repo, root, tree)
+    }
+
+    #[test]
+    fn reading_the_tree_is_not_a_change_but_writing_a_source_file_is() {
+        let (_repo, root, tree) = repository_with(&["pkg/sub"]);
+        std::fs::write(root.join("pkg/sub/m.py"), "def f(): pass\n").unwrap();
         // what an index run does: list every folder and read the files
         let read = batches_after(
             &root,
@@ -252,11 +261,7 @@ mod tests {
 
     #[test]
     fn a_temporary_file_renamed_away_is_not_a_change_but_a_folder_deleted_is() {
-        let repo = tempfile::tempdir().unwrap();
-        let root = repo.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("docs")).unwrap();
-        std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
-        let tree = repository_tree(&root, &root.join(".cos"));
+        let (_repo, root, tree) = repository_with(&["docs", "pkg/sub"]);
         // what a document's durable write (or an editor's save) does
         let saved = batches_after(
             &root,
@@ -281,10 +286,7 @@ mod tests {
 
     #[test]
     fn only_sources_manifests_and_folders_the_tree_holds_matter() {
-        let repo = tempfile::tempdir().unwrap();
-        let root = repo.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("pkg")).unwrap();
-        let tree = repository_tree(&root, &root.join(".cos"));
+        let (repo, root, tree) = repository_with(&["pkg"]);
         for path in ["pkg/m.py", "Cargo.toml", ".gitignore", "pkg"] {
             assert!(path_matters(&root.join(path), &tree), "{path}");
         }
