@@ -739,13 +739,33 @@ async fn search_ready_claim_and_reposition() {
         .map(|c| c["id"].as_str().unwrap())
         .collect();
     assert_eq!(order, ["TASK-004", "TASK-003"]);
-    let (status, _) = server
+    // an anchor in another column is the board's state, not a bad request
+    let (status, refused) = server
         .post_json(
             "/api/board/tasks/TASK-004/reposition",
             json!({"after": "TASK-002"}),
         )
         .await;
-    assert_eq!(status, 400, "the anchor must be in the same column");
+    assert_eq!(
+        status, 409,
+        "the anchor must be in the same column: {refused}"
+    );
+    assert_eq!(refused["error"]["code"], "STALE_STATE");
+    assert_eq!(refused["error"]["details"]["field"], "after");
+    assert_eq!(refused["error"]["details"]["current"]["id"], "TASK-002");
+    assert_ne!(
+        refused["error"]["details"]["current"]["status"], "icebox",
+        "{refused}"
+    );
+    let (status, refused) = server
+        .post_json(
+            "/api/board/tasks/TASK-004/reposition",
+            json!({"before": "TASK-4"}),
+        )
+        .await;
+    assert_eq!(status, 400, "a task is not placed beside itself: {refused}");
+    assert_eq!(refused["error"]["details"]["field"], "before");
+    assert_eq!(refused["error"]["details"]["with"], "id");
     let (status, _) = server
         .post_json("/api/board/tasks/TASK-004/reposition", json!({}))
         .await;

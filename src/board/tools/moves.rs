@@ -132,7 +132,8 @@ impl Tool for TaskReposition {
     type Output = Task;
     const SPEC: ToolSpec = spec(
         "cos_task_reposition",
-        "Reorders a task within its column: give exactly one of `before` or `after` (a task in the same column).",
+        "Reorders a task within its column: give exactly one of `before` or `after` (another task in the same column). \
+         An anchor in another column is STALE_STATE (409, details.current holds the anchor as it is now).",
     ).writing(false, true);
 
     fn run(context: &ToolContext, input: RepositionInput) -> Result<Answer<Task>, ToolError> {
@@ -152,23 +153,30 @@ impl Tool for TaskReposition {
             .hub
             .store
             .write(|tx| {
+                let field = if place_before { "before" } else { "after" };
                 let (seq, task) = require_task(tx, &input.id)?;
                 let (anchor_seq, anchor) = require_task(tx, &anchor_id)?;
                 if anchor_seq == seq {
-                    return Err(ToolError::invalid(
-                        if place_before { "before" } else { "after" },
-                        "another task",
+                    return Err(ToolError::invalid_pair(
+                        field,
+                        "id",
+                        "a task other than the one being repositioned",
                     ));
                 }
                 if anchor.status != task.status {
-                    return Err(ToolError::invalid(
-                        if place_before { "before" } else { "after" },
+                    // the board as it is now, not the request, is at odds:
+                    // either task may have moved since the caller read it
+                    return Err(refuse(
+                        Category::Conflict,
+                        Code::STALE_STATE,
                         format!(
-                            "a task in {} ({} is in {})",
-                            task.status.as_str(),
+                            "{field}: {} is in {}, not in {} with {}; re-read the column and name a task in it",
                             anchor.id,
-                            anchor.status.as_str()
+                            anchor.status.as_str(),
+                            task.status.as_str(),
+                            task.id
                         ),
+                        json!({"field": field, "current": anchor}),
                     ));
                 }
                 let column = records::load_cards(
