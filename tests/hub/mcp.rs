@@ -8,8 +8,10 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use tokio::sync::OnceCell;
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -20,11 +22,56 @@ fn arguments(value: Value) -> Map<String, Value> {
     }
 }
 
+/// A tool's answer, checked against the output schema tools/list gave for
+/// it: a client such as the TypeScript SDK's refuses structured content
+/// outside it, so every answer of every test here must fit, trimmed or not.
 async fn call(client: &Client, name: &'static str, args: Value) -> CallToolResult {
-    client
+    let result = client
         .call_tool(CallToolRequestParams::new(name).with_arguments(arguments(args)))
         .await
-        .unwrap_or_else(|error| panic!("{name}: a tool answer, not a protocol error: {error}"))
+        .unwrap_or_else(|error| panic!("{name}: a tool answer, not a protocol error: {error}"));
+    if let Some(structured) = &result.structured_content {
+        let schemas = output_schemas(client).await;
+        let schema = schemas
+            .get(name)
+            .unwrap_or_else(|| panic!("{name}: an output schema in tools/list"));
+        let outside: Vec<String> = schema
+            .iter_errors(structured)
+            .map(|error| format!("{error} (at {})", error.instance_path()))
+            .take(5)
+            .collect();
+        assert!(
+            outside.is_empty(),
+            "{name}: the answer is outside its advertised output schema: {outside:?}"
+        );
+    }
+    result
+}
+
+/// Every tool's output schema from tools/list, compiled once (every hub the
+/// tests start lists the same tools).
+async fn output_schemas(client: &Client) -> &'static HashMap<String, jsonschema::Validator> {
+    static SCHEMAS: OnceCell<HashMap<String, jsonschema::Validator>> = OnceCell::const_new();
+    SCHEMAS
+        .get_or_init(|| async {
+            let tools = client.list_all_tools().await.expect("tools/list");
+            tools
+                .into_iter()
+                .map(|tool| {
+                    let schema = Value::Object(
+                        tool.output_schema
+                            .as_deref()
+                            .cloned()
+                            .expect("an output schema"),
+                    );
+                    let validator = jsonschema::validator_for(&schema).unwrap_or_else(|error| {
+                        panic!("{}: its output schema compiles: {error}", tool.name)
+                    });
+                    (tool.name.to_string(), validator)
+                })
+                .collect()
+        })
+        .await
 }
 
 /// The envelope, checked to be the structured content and the same JSON as text.
@@ -383,6 +430,128 @@ async fn every_tool_over_stdio() {
         );
     }
     exercise(&client).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_answer_fits_its_tools_output_schema_whether_trimmed_paged_or_refused() {
+    let repo = tempfile::tempdir().unwrap();
+    let tasks = repo.path().join("tasks");
+    write_tasks(&tasks, 400);
+    let imported = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
+        .args(["board", "import", "--dir"])
+        .arg(&tasks)
+        .current_dir(repo.path())
+        .env_remove("COS_STATE_DIR")
+        .output()
+        .unwrap();
+    assert!(imported.status.success());
+    let docs = repo.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let sections: String = (0..80)
+        .map(|n| {
+            format!(
+                "## Part {n}\n\n{}\n\n### Detail {n}\n\n{}\n\n",
+                "Generated prose. ".repeat(40),
+                "more ".repeat(150)
+            )
+        })
+        .collect();
+    std::fs::write(docs.join("big.md"), format!("# Big\n\n{sections}")).unwrap();
+    let lines: String = (0..2_000)
+        .map(|n| format!("line {n} of a document without headings, long enough to page\n"))
+        .collect();
+    std::fs::write(docs.join("flat.md"), lines).unwrap();
+    let client = stdio_client(repo.path()).await;
+
+    // every tool, given nothing: its answer or its refusal
+    for tool in cos_hub::hub::default_registry().iter() {
+        call(&client, tool.spec.name, json!({})).await;
+    }
+    // pages of a large document, with and without headings, to their ends
+    for path in ["big.md", "flat.md"] {
+        let mut args = json!({"mount": "docs", "path": path});
+        for _ in 0..200 {
+            let page = envelope(&call(&client, "cos_docs_read", args.clone()).await);
+            assert_eq!(page["ok"], true, "{page}");
+            let Some(cursor) = page["data"]["next_cursor"].as_str() else {
+                break;
+            };
+            args["cursor"] = json!(cursor);
+        }
+    }
+    let big = envelope(
+        &call(
+            &client,
+            "cos_docs_read",
+            json!({"mount": "docs", "path": "big.md", "section": "Big/Part 7"}),
+        )
+        .await,
+    );
+    assert_eq!(big["ok"], true, "{big}");
+    let document = big["data"]["document"].clone();
+    for (name, args) in [
+        (
+            "cos_docs_read_many",
+            json!({"mount": "docs", "paths": ["big.md", "flat.md", "none.md"]}),
+        ),
+        ("cos_docs_list", json!({"mount": "docs", "limit": 1})),
+        (
+            "cos_docs_patch",
+            json!({"mount": "docs", "path": "big.md", "request_id": "fit-1",
+            "base": {"rev": document["rev"], "hash": document["hash"]},
+            "operations": [{"op": "append_to_section", "section": "Big/Part 3", "content": "added"}]}),
+        ),
+        (
+            "cos_docs_patch",
+            json!({"mount": "docs", "path": "big.md", "request_id": "fit-2",
+            "base": {"rev": document["rev"], "hash": document["hash"]},
+            "operations": [{"op": "append", "content": "stale"}]}),
+        ),
+        ("cos_docs_receipt", json!({"request_id": "fit-1"})),
+        ("cos_docs_history", json!({"limit": 1})),
+        ("cos_search", json!({"q": "generated"})),
+        (
+            "cos_search",
+            json!({"q": "/task number \\d+ for/", "limit": 100}),
+        ),
+        ("cos_search", json!({"q": "prose", "area": "docs"})),
+        ("cos_search", json!({"q": "conect"})),
+        ("cos_task_board", json!({})),
+        (
+            "cos_task_search",
+            json!({"text": "generated", "limit": 200}),
+        ),
+        ("cos_task_ready", json!({"limit": 200})),
+        ("cos_graph_search", json!({"query": "connect"})),
+        ("cos_graph_export", json!({})),
+    ] {
+        call(&client, name, args).await;
+    }
+    let resolved = envelope(&call(&client, "cos_graph_resolve", json!({"query": "save"})).await);
+    let uid = resolved["data"]["node"]["uid"].clone();
+    assert!(uid.is_string(), "{resolved}");
+    for name in [
+        "cos_graph_context",
+        "cos_graph_impact",
+        "cos_graph_references",
+        "cos_graph_trace",
+        "cos_graph_similar",
+    ] {
+        call(&client, name, json!({"uid": uid})).await;
+    }
+    call(
+        &client,
+        "cos_graph_rename_plan",
+        json!({"uid": uid, "new_name": "store"}),
+    )
+    .await;
+    call(
+        &client,
+        "cos_graph_path",
+        json!({"source": uid, "target": uid}),
+    )
+    .await;
     client.cancel().await.unwrap();
 }
 
