@@ -26,30 +26,57 @@ pub struct FolderInput {
     pub dir: String,
 }
 
-/// Resolves the folder; callers other than the local shell stay inside the repository.
+/// Resolves the folder; callers other than the local shell stay inside the
+/// repository, out of `.git` and the state folder, symbolic links followed.
 fn resolve_dir(context: &ToolContext, dir: &str) -> Result<PathBuf, ToolError> {
     if dir.trim().is_empty() {
         return Err(ToolError::invalid("dir", "a folder path"));
     }
-    let root = &context.hub.config.repo_root;
-    let path = root.join(dir);
-    if context.source != Source::Cli {
-        let inside = path
-            .components()
-            .all(|c| !matches!(c, std::path::Component::ParentDir))
-            && path.starts_with(root);
-        if !inside {
-            return Err(ToolError::from(
-                crate::envelope::ErrorBody::new(
-                    Category::Validation,
-                    Code::E_PATH,
-                    "dir: must be a folder inside the repository",
-                )
-                .with_details(json!({"field": "dir"})),
-            ));
-        }
+    if dir.chars().any(char::is_control) {
+        return Err(dir_refusal(
+            "dir: a folder path without NUL or other control characters",
+        ));
+    }
+    let config = &context.hub.config;
+    let path = config.repo_root.join(dir);
+    if context.source != Source::Cli && !stays_inside(&path, &config.repo_root, &config.state_dir) {
+        return Err(dir_refusal(
+            "dir: must be a folder inside the repository, outside .git and the hub's state folder",
+        ));
     }
     Ok(path)
+}
+
+/// `path` is beneath `root` as written and as the disk resolves it (its
+/// deepest existing folder, links followed), and not in `.git` or `state_dir`.
+fn stays_inside(path: &Path, root: &Path, state_dir: &Path) -> bool {
+    let lexically = path
+        .components()
+        .all(|c| !matches!(c, std::path::Component::ParentDir))
+        && path.starts_with(root);
+    let real = |p: &Path| p.canonicalize().ok();
+    let Some(real_root) = real(root) else {
+        return false;
+    };
+    let Some(existing) = path.ancestors().find_map(real) else {
+        return false;
+    };
+    let kept_out = [Some(real_root.join(".git")), real(state_dir)];
+    lexically
+        && existing.starts_with(&real_root)
+        && !kept_out
+            .iter()
+            .flatten()
+            .any(|folder| existing.starts_with(folder))
+        && !path.starts_with(root.join(".git"))
+        && !path.starts_with(state_dir)
+}
+
+fn dir_refusal(message: &str) -> ToolError {
+    ToolError::from(
+        crate::envelope::ErrorBody::new(Category::Validation, Code::E_PATH, message)
+            .with_details(json!({"field": "dir"})),
+    )
 }
 
 // ---------------------------------------------------------------- export
@@ -126,7 +153,14 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ToolError> {
 }
 
 fn task_files(dir: &Path) -> Result<Vec<String>, ToolError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| ToolError::io("task folder", e))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::not_found(
+            Code::E_NOT_FOUND,
+            "dir: no such folder (relative paths start at the repository root)",
+        )
+        .with_details(json!({"field": "dir"})),
+        _ => ToolError::io("task folder", e),
+    })?;
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .filter_map(|entry| entry.file_name().into_string().ok())
@@ -636,4 +670,44 @@ fn link_dependencies(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stays_inside;
+
+    #[test]
+    fn a_folder_stays_inside_unless_it_leaves_by_dots_links_git_or_the_state_folder() {
+        let root_holder = tempfile::tempdir().unwrap();
+        let root = root_holder.path();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join(".cos")).unwrap();
+        std::fs::create_dir_all(root.join("boards")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("away")).unwrap();
+        let state = root.join(".cos");
+        let inside = |dir: &str| stays_inside(&root.join(dir), root, &state);
+        assert!(inside("boards"));
+        assert!(inside("boards/new/deeper"), "folders still to be made");
+        assert!(inside("tasks"));
+        assert!(!inside("../elsewhere"));
+        assert!(!inside("boards/../../elsewhere"));
+        assert!(
+            !inside(outside.path().to_str().unwrap()),
+            "an absolute path"
+        );
+        assert!(!inside("away"), "a link to a folder outside");
+        assert!(
+            !inside("away/new"),
+            "a folder to be made beyond such a link"
+        );
+        assert!(!inside(".git"));
+        assert!(!inside(".git/hooks"));
+        assert!(!inside(".cos/tasks"), "the state folder");
+        // a state folder elsewhere is kept out wherever it is
+        let elsewhere = outside.path().join("state");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        assert!(stays_inside(&root.join(".cos"), root, &elsewhere));
+        assert!(!stays_inside(&elsewhere, root, &elsewhere));
+    }
 }

@@ -555,6 +555,60 @@ async fn every_answer_fits_its_tools_output_schema_whether_trimmed_paged_or_refu
     client.cancel().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_export_and_import_the_board_only_inside_the_repository() {
+    let repo = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join(".git")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("linked")).unwrap();
+    let client = stdio_client(repo.path()).await;
+    call(
+        &client,
+        "cos_task_create",
+        json!({"title": "Exported by an agent"}),
+    )
+    .await;
+
+    let exported = envelope(&call(&client, "cos_board_export", json!({"dir": "board"})).await);
+    assert_eq!(exported["data"]["written"], 1, "{exported}");
+    let imported = envelope(&call(&client, "cos_board_import", json!({"dir": "board"})).await);
+    assert_eq!(imported["ok"], true, "{imported}");
+
+    let outside_dir = outside.path().join("tasks");
+    for dir in [
+        "../escape",
+        outside_dir.to_str().unwrap(),
+        "linked",
+        "linked/deeper",
+        ".git/tasks",
+        ".cos/tasks",
+        "bo\u{0}ard",
+        "board\nnext",
+    ] {
+        for tool in ["cos_board_export", "cos_board_import"] {
+            let refused = envelope(&call(&client, tool, json!({"dir": dir})).await);
+            assert_eq!(
+                refused["error"]["code"], "E_PATH",
+                "{tool} {dir:?}: {refused}"
+            );
+            assert_eq!(refused["error"]["details"]["field"], "dir");
+        }
+    }
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing was written outside"
+    );
+    let missing = envelope(&call(&client, "cos_board_import", json!({"dir": "nowhere"})).await);
+    assert_eq!(missing["error"]["code"], "E_NOT_FOUND", "{missing}");
+    assert_eq!(missing["error"]["details"]["field"], "dir");
+    assert!(
+        missing["error"].get("error_id").is_none(),
+        "a refusal, not a fault: {missing}"
+    );
+    client.cancel().await.unwrap();
+}
+
 /// An MCP client of `cos mcp` serving `repo` over stdio, as agents start it.
 async fn stdio_client(repo: &Path) -> Client {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cos"));
