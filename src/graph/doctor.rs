@@ -99,12 +99,13 @@ impl Tool for GraphDoctor {
     fn run(context: &ToolContext, input: DoctorInput) -> Result<Answer<Doctor>, ToolError> {
         let chosen = chosen_categories(input.categories.as_deref())?;
         let root = context.hub.config.repo_root.clone();
-        let (examined, offsets) = context.hub.store.view(|c| {
-            let examined = examine(c, &root)?;
+        let (examined, offsets, from) = context.hub.store.view(|c| {
             let offsets = graph_offsets(context, c, Self::SPEC.name, ())?;
-            Ok::<_, ToolError>((examined, offsets))
+            // a cursor that cannot continue is refused before the whole graph is examined
+            let from = offsets.start_in("cursor", input.cursor.as_deref())?;
+            let examined = examine(c, &root)?;
+            Ok::<_, ToolError>((examined, offsets, from))
         })?;
-        let from = offsets.start_in("cursor", input.cursor.as_deref())?;
         let names: Vec<&str> = examined
             .found
             .iter()
