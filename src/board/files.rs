@@ -26,6 +26,10 @@ pub struct FolderInput {
     pub dir: String,
 }
 
+/// The longest folder path, and name within it, Linux accepts (PATH_MAX, NAME_MAX).
+const MAX_DIR_BYTES: usize = 4096;
+const MAX_NAME_BYTES: usize = 255;
+
 /// Resolves the folder; callers other than the local shell stay inside the
 /// repository, out of `.git` and the state folder, symbolic links followed.
 fn resolve_dir(context: &ToolContext, dir: &str) -> Result<PathBuf, ToolError> {
@@ -36,6 +40,15 @@ fn resolve_dir(context: &ToolContext, dir: &str) -> Result<PathBuf, ToolError> {
         return Err(dir_refusal(
             "dir: a folder path without NUL or other control characters",
         ));
+    }
+    if dir.len() > MAX_DIR_BYTES
+        || Path::new(dir)
+            .iter()
+            .any(|name| name.len() > MAX_NAME_BYTES)
+    {
+        return Err(dir_refusal(&format!(
+            "dir: a folder path of at most {MAX_DIR_BYTES} bytes, each name in it at most {MAX_NAME_BYTES}"
+        )));
     }
     let config = &context.hub.config;
     let path = config.repo_root.join(dir);

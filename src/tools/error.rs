@@ -106,6 +106,8 @@ impl ToolError {
                 std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
                     Category::Permission
                 }
+                // a name longer than the filesystem takes comes from the input
+                std::io::ErrorKind::InvalidFilename => Category::Validation,
                 std::io::ErrorKind::TimedOut
                 | std::io::ErrorKind::Interrupted
                 | std::io::ErrorKind::WouldBlock => Category::Transient,
@@ -161,6 +163,10 @@ impl ToolError {
             (ToolError::Io { context, .. }, Category::NotFound) => {
                 (Code::E_NOT_FOUND, format!("{context}: not found"))
             }
+            (ToolError::Io { context, .. }, Category::Validation) => (
+                Code::E_PATH,
+                format!("{context}: a name longer than the filesystem accepts"),
+            ),
             (ToolError::Store { .. }, Category::NotFound) => {
                 (Code::E_NOT_FOUND, "no such record".to_string())
             }

@@ -25,9 +25,9 @@ fn arguments(value: Value) -> Map<String, Value> {
 /// A tool's answer, checked against the output schema tools/list gave for
 /// it: a client such as the TypeScript SDK's refuses structured content
 /// outside it, so every answer of every test here must fit, trimmed or not.
-async fn call(client: &Client, name: &'static str, args: Value) -> CallToolResult {
+async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
     let result = client
-        .call_tool(CallToolRequestParams::new(name).with_arguments(arguments(args)))
+        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments(args)))
         .await
         .unwrap_or_else(|error| panic!("{name}: a tool answer, not a protocol error: {error}"));
     if let Some(structured) = &result.structured_content {
@@ -606,6 +606,84 @@ async fn agents_export_and_import_the_board_only_inside_the_repository() {
         missing["error"].get("error_id").is_none(),
         "a refusal, not a fault: {missing}"
     );
+    client.cancel().await.unwrap();
+}
+
+/// A plausible value of a JSON Schema `type`, to fill the arguments a call
+/// needs besides the one under test.
+fn plain_value(schema: &Value) -> Value {
+    let kind = schema["type"]
+        .as_str()
+        .or_else(|| schema["type"].as_array().and_then(|t| t.first()?.as_str()))
+        .unwrap_or("string");
+    match kind {
+        "integer" | "number" => json!(1),
+        "boolean" => json!(false),
+        "array" => json!([]),
+        "object" => json!({}),
+        _ => schema["enum"]
+            .as_array()
+            .and_then(|values| values.first().cloned())
+            .unwrap_or_else(|| json!("x")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_text_in_any_argument_of_any_tool_is_refused_never_a_fault() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("docs")).unwrap();
+    std::fs::write(repo.path().join("docs/guide.md"), "# Guide\n\n## Setup\n").unwrap();
+    std::fs::write(repo.path().join("app.py"), "def run():\n    pass\n").unwrap();
+    let client = stdio_client(repo.path()).await;
+    let hostile = [
+        "\u{0}".to_string(),
+        "a\u{1}b\u{7f}".to_string(),
+        "../../../etc/passwd".to_string(),
+        "/etc/passwd".to_string(),
+        "%2e%2e%2fescape".to_string(),
+        "C:\\Windows".to_string(),
+        " ".to_string(),
+        "\u{202e}é\u{fe0f}\u{10ffff}".to_string(),
+        "x".repeat(20_000),
+    ];
+    let tools = client.list_all_tools().await.unwrap();
+    for tool in &tools {
+        let name = tool.name.as_ref();
+        let schema = Value::Object((*tool.input_schema).clone());
+        let properties = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let base: Map<String, Value> = properties
+            .iter()
+            .filter(|(field, _)| required.contains(&field.as_str()))
+            .map(|(field, schema)| (field.clone(), plain_value(schema)))
+            .collect();
+        for field in properties.keys() {
+            for text in &hostile {
+                let mut args = base.clone();
+                args.insert(field.clone(), json!(text));
+                let answer = envelope(&call(&client, name, Value::Object(args)).await);
+                if answer["ok"] == false {
+                    let error = &answer["error"];
+                    assert_ne!(
+                        error["category"],
+                        "internal",
+                        "{name} {field}={:?}: {answer}",
+                        text.chars().take(40).collect::<String>()
+                    );
+                    assert!(
+                        error.get("error_id").is_none() || error["category"] == "transient",
+                        "{name} {field}: a refusal, not a fault: {answer}"
+                    );
+                }
+            }
+        }
+    }
     client.cancel().await.unwrap();
 }
 
