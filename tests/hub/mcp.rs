@@ -629,22 +629,34 @@ fn plain_value(schema: &Value) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn hostile_text_in_any_argument_of_any_tool_is_refused_never_a_fault() {
+async fn hostile_values_in_any_argument_of_any_tool_are_refused_never_a_fault() {
     let repo = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(repo.path().join("docs")).unwrap();
     std::fs::write(repo.path().join("docs/guide.md"), "# Guide\n\n## Setup\n").unwrap();
     std::fs::write(repo.path().join("app.py"), "def run():\n    pass\n").unwrap();
     let client = stdio_client(repo.path()).await;
     let hostile = [
-        "\u{0}".to_string(),
-        "a\u{1}b\u{7f}".to_string(),
-        "../../../etc/passwd".to_string(),
-        "/etc/passwd".to_string(),
-        "%2e%2e%2fescape".to_string(),
-        "C:\\Windows".to_string(),
-        " ".to_string(),
-        "\u{202e}é\u{fe0f}\u{10ffff}".to_string(),
-        "x".repeat(20_000),
+        json!("\u{0}"),
+        json!("a\u{1}b\u{7f}"),
+        json!("../../../etc/passwd"),
+        json!("/etc/passwd"),
+        json!("%2e%2e%2fescape"),
+        json!("C:\\Windows"),
+        json!(" "),
+        json!("\u{202e}é\u{fe0f}\u{10ffff}"),
+        json!("x".repeat(20_000)),
+        // and values of every other shape, at the edges of their types
+        json!(-1),
+        json!(i64::MAX),
+        json!(u64::MAX),
+        json!(1e300),
+        json!(0.5),
+        json!(null),
+        json!(true),
+        json!([]),
+        json!([null, {"a": [1]}]),
+        json!({"": null}),
+        json!(vec!["x"; 10_000]),
     ];
     let tools = client.list_all_tools().await.unwrap();
     for tool in &tools {
@@ -664,17 +676,17 @@ async fn hostile_text_in_any_argument_of_any_tool_is_refused_never_a_fault() {
             .map(|(field, schema)| (field.clone(), plain_value(schema)))
             .collect();
         for field in properties.keys() {
-            for text in &hostile {
+            for value in &hostile {
                 let mut args = base.clone();
-                args.insert(field.clone(), json!(text));
+                args.insert(field.clone(), value.clone());
                 let answer = envelope(&call(&client, name, Value::Object(args)).await);
                 if answer["ok"] == false {
                     let error = &answer["error"];
                     assert_ne!(
                         error["category"],
                         "internal",
-                        "{name} {field}={:?}: {answer}",
-                        text.chars().take(40).collect::<String>()
+                        "{name} {field}={:.80}: {answer}",
+                        value.to_string()
                     );
                     assert!(
                         error.get("error_id").is_none() || error["category"] == "transient",
