@@ -244,6 +244,11 @@ mod tests {
             std::io::Error::from(std::io::ErrorKind::PermissionDenied),
         );
         assert_eq!(denied.category(), Category::Permission);
+        // ENAMETOOLONG: the name came from the input
+        let long = ToolError::io("task file", std::io::Error::from_raw_os_error(36));
+        let body = long.to_body("def456");
+        assert_eq!(body.category, Category::Validation);
+        assert_eq!(body.code, Code::E_PATH);
         let other = ToolError::io(
             "/secret/path/x.db",
             std::io::Error::other("disk on fire at /secret/path"),
