@@ -117,6 +117,23 @@ fn write_tasks(folder: &Path, count: usize) {
     }
 }
 
+/// A repository whose board holds `count` generated tasks (imported by
+/// `cos board import`), with a little code beside them.
+fn repository_with_tasks(count: usize) -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    let tasks = repo.path().join("tasks");
+    write_tasks(&tasks, count);
+    let imported = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
+        .args(["board", "import", "--dir"])
+        .arg(&tasks)
+        .current_dir(repo.path())
+        .env_remove("COS_STATE_DIR")
+        .output()
+        .unwrap();
+    assert!(imported.status.success());
+    repo
+}
+
 async fn exercise(client: &Client) {
     // tools/list: every registered tool, with object schemas
     let tools = client.list_all_tools().await.unwrap();
@@ -399,18 +416,7 @@ async fn exercise(client: &Client) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_tool_over_stdio() {
-    let repo = tempfile::tempdir().unwrap();
-    let tasks = repo.path().join("tasks");
-    write_tasks(&tasks, 3000);
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
-        .args(["board", "import", "--dir"])
-        .arg(&tasks)
-        .current_dir(repo.path())
-        .env_remove("COS_STATE_DIR")
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-
+    let repo = repository_with_tasks(3000);
     let client = stdio_client(repo.path()).await;
     let info = client.peer_info().expect("server info after initialize");
     assert_eq!(
@@ -435,17 +441,7 @@ async fn every_tool_over_stdio() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_answer_fits_its_tools_output_schema_whether_trimmed_paged_or_refused() {
-    let repo = tempfile::tempdir().unwrap();
-    let tasks = repo.path().join("tasks");
-    write_tasks(&tasks, 400);
-    let imported = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
-        .args(["board", "import", "--dir"])
-        .arg(&tasks)
-        .current_dir(repo.path())
-        .env_remove("COS_STATE_DIR")
-        .output()
-        .unwrap();
-    assert!(imported.status.success());
+    let repo = repository_with_tasks(400);
     let docs = repo.path().join("docs");
     std::fs::create_dir_all(&docs).unwrap();
     let sections: String = (0..80)
