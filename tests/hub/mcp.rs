@@ -2,6 +2,7 @@
 //! child process) and over streamable HTTP (`/mcp` on a served hub).
 
 use crate::common::TestServer;
+use proptest::prelude::*;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
@@ -693,6 +694,86 @@ async fn hostile_values_in_any_argument_of_any_tool_are_refused_never_a_fault() 
         }
     }
     client.cancel().await.unwrap();
+}
+
+/// Any JSON an agent might send as an argument: text of any characters and
+/// length, numbers of any size, and values nested in arrays and objects.
+fn any_argument() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("JSON numbers are finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        ".{0,40}".prop_map(Value::String),
+        "[a-zA-Z0-9/._ -]{0,24}".prop_map(Value::String),
+        (0usize..6_000).prop_map(|n| Value::String("é".repeat(n))),
+    ];
+    leaf.prop_recursive(3, 48, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            proptest::collection::vec(("[a-z_]{1,12}", inner), 0..5)
+                .prop_map(|members| Value::Object(members.into_iter().collect())),
+        ]
+    })
+}
+
+#[test]
+fn any_arguments_to_any_tool_get_an_answer_within_its_schema_never_a_fault() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("docs")).unwrap();
+    std::fs::write(repo.path().join("docs/guide.md"), "# Guide\n\n## Setup\n").unwrap();
+    std::fs::write(repo.path().join("app.py"), "def run():\n    pass\n").unwrap();
+    let client = runtime.block_on(stdio_client(repo.path()));
+    // each tool's name and its arguments' names, from tools/list
+    let tools: Vec<(String, Vec<String>)> = runtime
+        .block_on(client.list_all_tools())
+        .unwrap()
+        .into_iter()
+        .map(|tool| {
+            let fields = tool
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|properties| properties.keys().cloned().collect())
+                .unwrap_or_default();
+            (tool.name.to_string(), fields)
+        })
+        .collect();
+    let config = proptest::test_runner::Config {
+        cases: 1_000,
+        failure_persistence: None,
+        ..Default::default()
+    };
+    proptest!(config, |(
+        tool in 0..tools.len(),
+        given in proptest::collection::vec((any::<usize>(), any_argument()), 0..5),
+        stray in proptest::option::weighted(0.1, ("[a-z_]{1,12}", any_argument())),
+    )| {
+        let (name, fields) = &tools[tool];
+        let mut args = Map::new();
+        for (pick, value) in given {
+            if !fields.is_empty() {
+                args.insert(fields[pick % fields.len()].clone(), value);
+            }
+        }
+        if let Some((field, value)) = stray {
+            args.insert(field, value);
+        }
+        let answer = envelope(&runtime.block_on(call(&client, name, Value::Object(args.clone()))));
+        if answer["ok"] == false {
+            let error = &answer["error"];
+            prop_assert_ne!(&error["category"], "internal", "{} {:?}: {}", name, args, answer);
+            prop_assert!(
+                error.get("error_id").is_none() || error["category"] == "transient",
+                "{} {:?}: a refusal, not a fault: {}", name, args, answer
+            );
+        }
+    });
+    runtime.block_on(client.cancel()).unwrap();
 }
 
 /// An MCP client of `cos mcp` serving `repo` over stdio, as agents start it.
