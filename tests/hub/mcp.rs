@@ -1,5 +1,7 @@
 //! Every tool over MCP with a real client (rmcp's), over stdio (`cos mcp` as a
-//! child process) and over streamable HTTP (`/mcp` on a served hub).
+//! child process) and over streamable HTTP (`/mcp` on a served hub). Every
+//! answer is checked against the output schema tools/list gave for its tool;
+//! hostile and generated arguments must be refused, never answered as faults.
 
 use crate::common::TestServer;
 use proptest::prelude::*;
