@@ -63,26 +63,24 @@ fn resolve_dir(context: &ToolContext, dir: &str) -> Result<PathBuf, ToolError> {
 /// `path` is beneath `root` as written and as the disk resolves it (its
 /// deepest existing folder, links followed), and not in `.git` or `state_dir`.
 fn stays_inside(path: &Path, root: &Path, state_dir: &Path) -> bool {
-    let lexically = path
-        .components()
-        .all(|c| !matches!(c, std::path::Component::ParentDir))
-        && path.starts_with(root);
+    let kept_out = [root.join(".git"), state_dir.to_path_buf()];
+    let as_written = path.starts_with(root)
+        && !path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+        && !kept_out.iter().any(|folder| path.starts_with(folder));
+    if !as_written {
+        return false;
+    }
     let real = |p: &Path| p.canonicalize().ok();
-    let Some(real_root) = real(root) else {
+    let (Some(real_root), Some(existing)) = (real(root), path.ancestors().find_map(real)) else {
         return false;
     };
-    let Some(existing) = path.ancestors().find_map(real) else {
-        return false;
-    };
-    let kept_out = [Some(real_root.join(".git")), real(state_dir)];
-    lexically
-        && existing.starts_with(&real_root)
+    existing.starts_with(&real_root)
         && !kept_out
             .iter()
-            .flatten()
+            .filter_map(|folder| real(folder))
             .any(|folder| existing.starts_with(folder))
-        && !path.starts_with(root.join(".git"))
-        && !path.starts_with(state_dir)
 }
 
 fn dir_refusal(message: &str) -> ToolError {

@@ -163,10 +163,14 @@ impl ToolError {
             (ToolError::Io { context, .. }, Category::NotFound) => {
                 (Code::E_NOT_FOUND, format!("{context}: not found"))
             }
-            (ToolError::Io { context, .. }, Category::Validation) => (
-                Code::E_PATH,
-                format!("{context}: a name longer than the filesystem accepts"),
-            ),
+            (ToolError::Io { context, source }, _)
+                if source.kind() == std::io::ErrorKind::InvalidFilename =>
+            {
+                (
+                    Code::E_PATH,
+                    format!("{context}: a name longer than the filesystem accepts"),
+                )
+            }
             (ToolError::Store { .. }, Category::NotFound) => {
                 (Code::E_NOT_FOUND, "no such record".to_string())
             }

@@ -608,6 +608,28 @@ async fn agents_export_and_import_the_board_only_inside_the_repository() {
     client.cancel().await.unwrap();
 }
 
+/// A repository holding one document under `docs/` and one Python file.
+fn repository_with_a_document_and_code() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("docs")).unwrap();
+    std::fs::write(repo.path().join("docs/guide.md"), "# Guide\n\n## Setup\n").unwrap();
+    std::fs::write(repo.path().join("app.py"), "def run():\n    pass\n").unwrap();
+    repo
+}
+
+/// An answer or a refusal by what is wrong, never an internal fault (only a
+/// transient refusal, a busy database, carries a forensic error id).
+fn assert_not_a_fault(asked: &str, answer: &Value) {
+    if answer["ok"] == false {
+        let error = &answer["error"];
+        assert_ne!(error["category"], "internal", "{asked}: {answer}");
+        assert!(
+            error.get("error_id").is_none() || error["category"] == "transient",
+            "{asked}: a refusal, not a fault: {answer}"
+        );
+    }
+}
+
 /// A plausible value of a JSON Schema `type`, to fill the arguments a call
 /// needs besides the one under test.
 fn plain_value(schema: &Value) -> Value {
@@ -629,10 +651,7 @@ fn plain_value(schema: &Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn hostile_values_in_any_argument_of_any_tool_are_refused_never_a_fault() {
-    let repo = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(repo.path().join("docs")).unwrap();
-    std::fs::write(repo.path().join("docs/guide.md"), "# Guide\n\n## Setup\n").unwrap();
-    std::fs::write(repo.path().join("app.py"), "def run():\n    pass\n").unwrap();
+    let repo = repository_with_a_document_and_code();
     let client = stdio_client(repo.path()).await;
     let hostile = [
         json!("\u{0}"),
@@ -679,19 +698,8 @@ async fn hostile_values_in_any_argument_of_any_tool_are_refused_never_a_fault() 
                 let mut args = base.clone();
                 args.insert(field.clone(), value.clone());
                 let answer = envelope(&call(&client, name, Value::Object(args)).await);
-                if answer["ok"] == false {
-                    let error = &answer["error"];
-                    assert_ne!(
-                        error["category"],
-                        "internal",
-                        "{name} {field}={:.80}: {answer}",
-                        value.to_string()
-                    );
-                    assert!(
-                        error.get("error_id").is_none() || error["category"] == "transient",
-                        "{name} {field}: a refusal, not a fault: {answer}"
-                    );
-                }
+                let asked = format!("{name} {field}={:.80}", value.to_string());
+                assert_not_a_fault(&asked, &answer);
             }
         }
     }
@@ -725,10 +733,7 @@ fn any_argument() -> impl Strategy<Value = Value> {
 #[test]
 fn any_arguments_to_any_tool_get_an_answer_within_its_schema_never_a_fault() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let repo = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(repo.path().join("docs")).unwrap();
-    std::fs::write(repo.path().join("docs/guide.md"), "# Guide\n\n## Setup\n").unwrap();
-    std::fs::write(repo.path().join("app.py"), "def run():\n    pass\n").unwrap();
+    let repo = repository_with_a_document_and_code();
     let client = runtime.block_on(stdio_client(repo.path()));
     // each tool's name and its arguments' names, from tools/list
     let tools: Vec<(String, Vec<String>)> = runtime
@@ -766,14 +771,7 @@ fn any_arguments_to_any_tool_get_an_answer_within_its_schema_never_a_fault() {
             args.insert(field, value);
         }
         let answer = envelope(&runtime.block_on(call(&client, name, Value::Object(args.clone()))));
-        if answer["ok"] == false {
-            let error = &answer["error"];
-            prop_assert_ne!(&error["category"], "internal", "{} {:?}: {}", name, args, answer);
-            prop_assert!(
-                error.get("error_id").is_none() || error["category"] == "transient",
-                "{} {:?}: a refusal, not a fault: {}", name, args, answer
-            );
-        }
+        assert_not_a_fault(&format!("{name} {args:?}"), &answer);
     });
     runtime.block_on(client.cancel()).unwrap();
 }
