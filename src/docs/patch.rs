@@ -84,7 +84,7 @@ pub fn apply(text: &str, operations: &[Operation]) -> Result<String, ToolError> 
 
 /// `content` ending in a line break, so what follows starts on its own line.
 fn as_lines(content: &str) -> String {
-    if content.is_empty() || content.ends_with('\n') {
+    if content.is_empty() || content.ends_with(['\n', '\r']) {
         content.to_string()
     } else {
         format!("{content}\n")
@@ -105,7 +105,7 @@ fn section<'a>(sections: &'a [Section], wanted: &str) -> Result<&'a Section, Too
 
 /// Where text that follows `text[..end]` must start: on a new line.
 fn separated(text: &str, end: usize, content: &str) -> String {
-    if end > 0 && !text[..end].ends_with('\n') {
+    if end > 0 && !text[..end].ends_with(['\n', '\r']) {
         format!("\n{}", as_lines(content))
     } else {
         as_lines(content)
@@ -178,7 +178,7 @@ fn apply_one(text: &str, operation: &Operation) -> Result<String, ToolError> {
         }
         Operation::Prepend { content } => {
             let at = front_matter_end(text);
-            splice(text, at, at, &as_lines(content))
+            splice(text, at, at, &separated(text, at, content))
         }
         Operation::ReplaceAll { content } => content.clone(),
     })
@@ -192,15 +192,21 @@ fn body_end(sections: &[Section], found: &Section) -> usize {
         .map_or(found.end, |sub| sub.start)
 }
 
-/// The offset after a leading `---` ... `---` front matter block, else 0.
+/// The offset after a leading front matter block (YAML between `---` lines,
+/// or TOML between `+++` lines, as the outline reads them), else 0.
 fn front_matter_end(text: &str) -> usize {
-    let Some(rest) = text.strip_prefix("---\n") else {
+    let mut lines = text.split_inclusive('\n');
+    let Some(fence) = lines
+        .next()
+        .map(str::trim_end)
+        .filter(|first| ["---", "+++"].contains(first))
+    else {
         return 0;
     };
-    let mut offset = 4;
-    for line in rest.split_inclusive('\n') {
+    let mut offset = text.len() - text.split_once('\n').map_or("", |(_, rest)| rest).len();
+    for line in lines {
         offset += line.len();
-        if line.trim_end() == "---" {
+        if line.trim_end() == fence {
             return offset;
         }
     }
@@ -224,6 +230,25 @@ mod tests {
             json!({"op": "append", "content": "x", "section": "Setup"}),
         );
         assert!(parsed.is_err(), "{parsed:?}");
+    }
+
+    #[test]
+    fn sections_are_found_in_texts_with_any_line_ending() {
+        for ending in ["\r\n", "\r"] {
+            let text = DOC.replace('\n', ending);
+            let replaced = apply(
+                &text,
+                &[Operation::ReplaceSection {
+                    section: "Guide/Setup".into(),
+                    content: "new steps".into(),
+                }],
+            );
+            let expected = format!(
+                "# Guide{e}intro{e}## Setup{e}new steps\n## Use{e}use it{e}",
+                e = ending
+            );
+            assert_eq!(replaced.ok(), Some(expected), "{ending:?}");
+        }
     }
 
     #[test]
@@ -318,6 +343,32 @@ mod tests {
             .ok()
             .as_deref(),
             Some("---\nx: 1\n---\ntop\nbody\n")
+        );
+        let prepend = |text: &str| {
+            apply(
+                text,
+                &[Operation::Prepend {
+                    content: "top".into(),
+                }],
+            )
+            .ok()
+        };
+        assert_eq!(
+            prepend("---\r\nx: 1\r\n---\r\nbody\r\n").as_deref(),
+            Some("---\r\nx: 1\r\n---\r\ntop\nbody\r\n")
+        );
+        assert_eq!(
+            prepend("+++\nx = 1\n+++\nbody\n").as_deref(),
+            Some("+++\nx = 1\n+++\ntop\nbody\n")
+        );
+        assert_eq!(
+            prepend("---\nx: 1\n---").as_deref(),
+            Some("---\nx: 1\n---\ntop\n"),
+            "a front matter closing the text"
+        );
+        assert_eq!(
+            prepend("---\nnot closed\n").as_deref(),
+            Some("top\n---\nnot closed\n")
         );
     }
 

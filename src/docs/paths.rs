@@ -19,6 +19,13 @@ const MAX_COMPONENT_BYTES: usize = 255;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DocPath(String);
 
+/// Ordered and hashed as its text, so maps keyed by it are searched by `&str`.
+impl std::borrow::Borrow<str> for DocPath {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 impl DocPath {
     /// A path the hub stored itself after checking it.
     pub(super) fn trusted(path: &str) -> DocPath {

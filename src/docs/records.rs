@@ -195,14 +195,33 @@ pub fn listing(
     })
 }
 
-pub fn count_listed(connection: &Connection, mount: &str, prefix: &str) -> Result<i64, StoreError> {
-    sql(connection, || -> rusqlite::Result<i64> {
+/// A listing's scope (a mount, under a prefix) as it stands: how many live
+/// documents it holds, and its version, the last history entry that touched
+/// any document in it (a move or delete marks the row it leaves too), so a
+/// cursor goes stale only when its own listing changed.
+pub struct ListedScope {
+    pub total: i64,
+    pub version: i64,
+}
+
+pub fn listed_scope(
+    connection: &Connection,
+    mount: &str,
+    prefix: &str,
+) -> Result<ListedScope, StoreError> {
+    sql(connection, || -> rusqlite::Result<ListedScope> {
         connection
             .prepare_cached(
-                "SELECT count(*) FROM docs_documents WHERE mount = ?1 AND deleted = 0
+                "SELECT count(*) FILTER (WHERE deleted = 0), coalesce(max(seq), 0)
+               FROM docs_documents WHERE mount = ?1
                AND (?2 = '' OR path = ?2 OR substr(path, 1, length(?2) + 1) = ?2 || '/')",
             )?
-            .query_row(params![mount, prefix], |row| row.get(0))
+            .query_row(params![mount, prefix], |row| {
+                Ok(ListedScope {
+                    total: row.get(0)?,
+                    version: row.get(1)?,
+                })
+            })
     })
 }
 

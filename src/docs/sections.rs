@@ -98,7 +98,7 @@ pub fn outline(text: &str) -> Vec<Section> {
     // lines counted from one heading to the next, not from the top each time
     let (mut line, mut counted_to) = (1, 0);
     for (index, (level, title, start, heading_end)) in found.iter().enumerate() {
-        line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted_to..*start]).count();
+        line += line_breaks(text, counted_to, *start);
         counted_to = *start;
         let title = title.trim().to_string();
         while stack.last().is_some_and(|(above, _)| *above >= *level) {
@@ -141,18 +141,31 @@ pub fn title_of(text: &str, file_name: &str) -> String {
         })
 }
 
+/// Where the line holding `offset` starts.
 fn line_start(text: &str, offset: usize) -> usize {
-    text[..offset].rfind('\n').map_or(0, |newline| newline + 1)
+    memchr::memrchr2(b'\n', b'\r', &text.as_bytes()[..offset]).map_or(0, |brk| brk + 1)
 }
 
-/// The offset just past the line holding `offset - 1` (its newline included).
+/// The offset just past the line holding `offset - 1` (its line break included).
 fn line_end(text: &str, offset: usize) -> usize {
-    if offset > 0 && text.as_bytes().get(offset - 1) == Some(&b'\n') {
-        return offset;
+    let bytes = text.as_bytes();
+    let past_break = |at: usize| match (bytes[at], bytes.get(at + 1)) {
+        (b'\r', Some(b'\n')) => at + 2,
+        _ => at + 1,
+    };
+    if offset > 0 && matches!(bytes[offset - 1], b'\n' | b'\r') {
+        return past_break(offset - 1).max(offset);
     }
-    text[offset..]
-        .find('\n')
-        .map_or(text.len(), |newline| offset + newline + 1)
+    memchr::memchr2(b'\n', b'\r', &bytes[offset..]).map_or(text.len(), |at| past_break(offset + at))
+}
+
+/// Line breaks in `text[from..to]`, counting CR LF once and a lone CR as one
+/// (CommonMark's three line endings); `to` must not split a CR LF.
+pub fn line_breaks(text: &str, from: usize, to: usize) -> usize {
+    let bytes = text.as_bytes();
+    memchr::memchr2_iter(b'\n', b'\r', &bytes[from..to])
+        .filter(|&at| !(bytes[from + at] == b'\r' && bytes.get(from + at + 1) == Some(&b'\n')))
+        .count()
 }
 
 /// GitHub's heading slug: lower case, letters, digits, `-` and `_` kept,
@@ -267,7 +280,7 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn any_text_has_sections_nested_within_it(text in "(#{1,3} ?|\\PC|\n|```|> |- |---){0,200}") {
+        fn any_text_has_sections_nested_within_it(text in "(#{1,3} ?|\\PC|\n|\r|\r\n|```|> |- |---|===){0,200}") {
             let sections = outline(&text);
             for section in &sections {
                 proptest::prop_assert!(section.start <= section.body_start());
@@ -276,7 +289,12 @@ mod tests {
                 proptest::prop_assert!(text.is_char_boundary(section.start) && text.is_char_boundary(section.end));
                 proptest::prop_assert!(find(&sections, "section", &section.anchor).is_ok());
                 // counted once along the text, as counting from the top would
-                proptest::prop_assert_eq!(section.line, text[..section.start].matches('\n').count() + 1);
+                proptest::prop_assert_eq!(section.line, line_breaks(&text, 0, section.start) + 1);
+                // a heading starts its line, whichever line ending the text uses
+                proptest::prop_assert!(section.start == 0 || matches!(text.as_bytes()[section.start - 1], b'\n' | b'\r'));
+            }
+            for pair in sections.windows(2) {
+                proptest::prop_assert!(pair[0].start < pair[1].start, "one heading per line");
             }
             // the title stops parsing at the first titled heading: the outline's own
             let first_titled = sections.iter().map(|s| s.title.clone()).find(|t| !t.is_empty());

@@ -458,7 +458,7 @@ pub fn scan(store: &Store, mount: &Mount, dir: Option<&MountDir>) -> Result<usiz
         }
     }
     for path in known.keys() {
-        if !on_disk.keys().any(|p| p.as_str() == path) {
+        if !on_disk.contains_key(path.as_str()) {
             changed.push(DocPath::trusted(path));
         }
     }

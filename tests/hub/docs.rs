@@ -899,6 +899,45 @@ async fn listings_page_exactly_and_a_cursor_goes_stale_when_documents_change() {
     std::fs::remove_file(server.repo().join("docs/guides/plain.md")).unwrap();
     let (_, first) = server.get("/api/docs/list?mount=docs&limit=2").await;
     let cursor = first["data"]["next_cursor"].as_str().unwrap().to_string();
+    let (_, in_guides) = server
+        .get("/api/docs/list?mount=docs&prefix=guides&limit=1")
+        .await;
+    let guides_cursor = in_guides["data"]["next_cursor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    write(&server, "NOTES.md", "# Notes kept at the top\n");
+    let (status, _) = server.get("/api/docs/list?mount=repo").await;
+    assert_eq!(status, 200);
+    let (status, next) = server
+        .get(&format!(
+            "/api/docs/list?mount=docs&limit=2&cursor={cursor}"
+        ))
+        .await;
+    assert_eq!(
+        status, 200,
+        "a change in another mount leaves this listing: {next}"
+    );
+    assert_eq!(next["data"]["documents"][0]["path"], "c.md");
+    create(&server, "b2.md", "# outside guides\n", "l-b2").await;
+    let (status, next) = server
+        .get(&format!(
+            "/api/docs/list?mount=docs&prefix=guides&limit=1&cursor={guides_cursor}"
+        ))
+        .await;
+    assert_eq!(
+        status, 200,
+        "a change outside the prefix leaves this listing: {next}"
+    );
+    assert_eq!(next["data"]["documents"][0]["path"], "guides/e.md");
+    std::fs::remove_file(server.repo().join("docs/guides/d.md")).unwrap();
+    let (status, gone) = server
+        .get(&format!(
+            "/api/docs/list?mount=docs&prefix=guides&limit=1&cursor={guides_cursor}"
+        ))
+        .await;
+    assert_eq!(status, 409, "a document leaving the listing: {gone}");
+    assert_eq!(error_of(&gone)["code"], "STALE_CURSOR");
     create(&server, "aa.md", "# new\n", "l-aa").await;
     let (status, stale) = server
         .get(&format!(

@@ -165,12 +165,13 @@ impl Tool for DocsList {
         let scope = format!("cos_docs_list|{}|{prefix}", mount.key);
         let keyring = context.hub.cursors.clone();
         store.view(|connection| {
-            let revision = records::revision(connection)?;
+            let scope_now = records::listed_scope(connection, &mount.key, &prefix)?;
+            let version = scope_now.version;
             let after = match &input.cursor {
                 None => String::new(),
                 Some(cursor) => {
                     let at = keyring.open("cursor", &scope, cursor)?;
-                    if at["v"].as_i64() != Some(revision) {
+                    if at["v"].as_i64() != Some(version) {
                         return Err(stale("cursor", LIST_MOVED));
                     }
                     at["a"]
@@ -180,7 +181,6 @@ impl Tool for DocsList {
                 }
             };
             let rows = records::listing(connection, &mount.key, &prefix, &after, limit + 1)?;
-            let total = records::count_listed(connection, &mount.key, &prefix)?;
             let more = rows.len() > limit;
             let documents: Vec<DocEntry> = rows
                 .into_iter()
@@ -199,7 +199,7 @@ impl Tool for DocsList {
             let seal = {
                 let keyring = keyring.clone();
                 let scope = scope.clone();
-                move |after: &str| keyring.seal(&scope, &json!({"a": after, "v": revision}))
+                move |after: &str| keyring.seal(&scope, &json!({"a": after, "v": version}))
             };
             let next_cursor = more
                 .then(|| documents.last().map(|d| seal(&d.path)))
@@ -210,7 +210,7 @@ impl Tool for DocsList {
                 mount: mount.key.clone(),
                 prefix: prefix.clone(),
                 documents,
-                total,
+                total: scope_now.total,
                 next_cursor,
             })
             .with_page(Page {
@@ -477,12 +477,9 @@ fn read_page(
             &json!({"o": end, "s": section, "r": source.identity.rev, "h": source.identity.hash, "x": source.historical}),
         )
     });
-    let first_line = text[..start].matches('\n').count() + 1;
-    let last_line = first_line
-        + text[start..end]
-            .trim_end_matches('\n')
-            .matches('\n')
-            .count();
+    let first_line = sections::line_breaks(text, 0, start) + 1;
+    let body_end = start + text[start..end].trim_end_matches(['\n', '\r']).len();
+    let last_line = first_line + sections::line_breaks(text, start, body_end);
     Ok(DocPage {
         document: source.identity.clone(),
         section,
