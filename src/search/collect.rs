@@ -80,13 +80,13 @@ impl<'a> Sieve<'a> {
 
     fn item_passes(&self, item: &records::Item) -> bool {
         let filters = &self.query.filters;
-        let in_corpus = self.corpora.iter().any(|c| c.name() == item.corpus);
-        let kind = filters.kinds.is_empty() || filters.kinds.contains(&item.kind);
+        let in_corpus = self.corpora.iter().any(|c| c.name() == &*item.corpus);
+        let kind = filters.kinds.is_empty() || filters.kinds.iter().any(|k| **k == *item.kind);
         let status = filters.statuses.is_empty()
             || item
                 .status
                 .as_ref()
-                .is_some_and(|s| filters.statuses.contains(s));
+                .is_some_and(|s| filters.statuses.iter().any(|wanted| **wanted == **s));
         in_corpus
             && kind
             && status
@@ -746,14 +746,14 @@ mod tests {
             let item = records::Item {
                 corpus: "symbols".into(),
                 kind: "class".into(),
-                name: name.clone(),
-                name_parts: name.clone(),
-                target: format!("t{n}"),
-                path: Some(format!("p{n}.py")),
+                name: name.as_str().into(),
+                name_parts: name.as_str().into(),
+                target: format!("t{n}").into(),
+                path: Some(format!("p{n}.py").into()),
                 line: Some(1),
                 lang: Some("python".into()),
                 status: None,
-                body: String::new(),
+                body: "".into(),
                 standing: Default::default(),
             };
             let words = format!("{name} {}", if n % 7 == 0 { "admin" } else { "" });
@@ -778,11 +778,11 @@ mod tests {
             .found
             .iter()
             .map(|found| match found {
-                Found::Item(hit) => hit.item.name.clone(),
+                Found::Item(hit) => hit.item.name.to_string(),
                 Found::Line(_) => panic!("no code text was asked for"),
             })
             .collect();
-        let expected: Vec<String> = every.iter().map(|hit| hit.item.name.clone()).collect();
+        let expected: Vec<String> = every.iter().map(|hit| hit.item.name.to_string()).collect();
         assert_eq!(kept, expected);
     }
 }

@@ -119,7 +119,9 @@ fn level(index: &mut WordIndex, c: &Connection) -> Result<(), StoreError> {
             if new.binary_search(&id).is_ok() {
                 add(id, item, words);
             }
-        })
+        })?;
+        index.shrink_to_fit();
+        Ok(())
     } else {
         for id in new {
             if let Some((item, words)) = records::item_with_words(c, id)? {
@@ -167,7 +169,7 @@ mod tests {
             index
                 .search(&query, usize::MAX)
                 .iter()
-                .map(|hit| hit.item.name.clone())
+                .map(|hit| hit.item.name.to_string())
                 .collect()
         };
         level(&mut kept, &c).unwrap();

@@ -179,7 +179,7 @@ impl Wanted {
     /// (single spaces between parts). Asked of every item a query matches:
     /// what does not depend on the query comes from the item's standing.
     fn rule_for(&self, item: &Item, standing: &Standing) -> Rule {
-        if standing.definition && self.exact.as_deref() == Some(item.name.as_str()) {
+        if standing.definition && self.exact.as_deref() == Some(&*item.name) {
             return Rule::ExactDefinition;
         }
         let is_name = !self.folded.is_empty()
@@ -193,7 +193,7 @@ impl Wanted {
         if is_name {
             return Rule::Name;
         }
-        let name_parts = item.name_parts.as_str();
+        let name_parts = &*item.name_parts;
         let in_name = |joined: &Finder| holds_parts(name_parts, joined);
         if self.joined_parts.iter().all(in_name) {
             return Rule::WholeWordInName;
@@ -219,13 +219,13 @@ impl Wanted {
 /// `item`'s standing, worked out at its first ranking.
 fn standing_of(item: &Item) -> &Standing {
     item.standing.get_or_init(|| {
-        Standing::of(
+        Box::new(Standing::of(
             &item.corpus,
             &item.kind,
             &item.name,
             &item.name_parts,
             item.path.as_deref(),
-        )
+        ))
     })
 }
 
@@ -329,13 +329,13 @@ mod tests {
                 corpus: corpus.into(),
                 kind: kind.into(),
                 name: name.into(),
-                name_parts: words::all_parts(name).join(" "),
-                target: format!("{path}::{name}"),
+                name_parts: words::all_parts(name).join(" ").into(),
+                target: format!("{path}::{name}").into(),
                 path: Some(path.into()),
                 line: Some(1),
                 lang: None,
                 status: None,
-                body: String::new(),
+                body: "".into(),
                 standing: Default::default(),
             }),
             bm25,

@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::standing::Standing;
 
@@ -17,25 +17,45 @@ fn sql<T>(
     run().map_err(|error| StoreError::on(connection, error))
 }
 
-/// A symbol, section or task as indexed.
+/// A symbol, section or task as indexed. The word index keeps one for every
+/// item in memory, so its text is boxed (no spare capacity), and the text
+/// many items repeat (corpus, kind, path, language, status) is shared when
+/// items are read in bulk ([`Interner`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Item {
-    pub corpus: String,
-    pub kind: String,
-    pub name: String,
+    pub corpus: Arc<str>,
+    pub kind: Arc<str>,
+    pub name: Box<str>,
     /// The name's identifier parts (`words::all_parts`), space-separated.
-    pub name_parts: String,
+    pub name_parts: Box<str>,
     /// What opens it: a graph uid, `mount/path#anchor`, a task id.
-    pub target: String,
-    pub path: Option<String>,
+    pub target: Box<str>,
+    pub path: Option<Arc<str>>,
     pub line: Option<u32>,
-    pub lang: Option<String>,
-    pub status: Option<String>,
+    pub lang: Option<Arc<str>>,
+    pub status: Option<Arc<str>>,
     /// Text snippets come from: a section's or task's text, a symbol's qualified name.
-    pub body: String,
+    pub body: Box<str>,
     /// What ranking asks of it whatever the query, worked out at its first
     /// ranking: an item is kept across queries, and ranked by most of them.
-    pub standing: OnceLock<Standing>,
+    /// Boxed: most items are never ranked, and hold a pointer only.
+    pub standing: OnceLock<Box<Standing>>,
+}
+
+/// One copy of each text repeated across the items read in one pass: the
+/// symbols of a file share its path, and all items a handful of kinds.
+#[derive(Default)]
+pub struct Interner(std::collections::HashSet<Arc<str>>);
+
+impl Interner {
+    pub fn shared(&mut self, text: &str) -> Arc<str> {
+        if let Some(known) = self.0.get(text) {
+            return known.clone();
+        }
+        let new: Arc<str> = text.into();
+        self.0.insert(new.clone());
+        new
+    }
 }
 
 /// A task named `name`, for tests of what keeps items.
@@ -51,7 +71,7 @@ pub fn task_for_tests(name: &str) -> Item {
         line: None,
         lang: None,
         status: Some("ready".into()),
-        body: String::new(),
+        body: "".into(),
         standing: Default::default(),
     }
 }
@@ -229,18 +249,21 @@ pub fn add_grams(c: &Connection, id: i64, grams: &str) -> Result<(), StoreError>
 }
 
 /// A row of `ITEM_WITH_WORDS` as an item.
-fn item_of(row: &rusqlite::Row) -> rusqlite::Result<Item> {
+fn item_of(row: &rusqlite::Row, interner: &mut Interner) -> rusqlite::Result<Item> {
+    let text = |at: usize| -> rusqlite::Result<&str> { Ok(row.get_ref(at)?.as_str()?) };
+    let maybe =
+        |at: usize| -> rusqlite::Result<Option<&str>> { Ok(row.get_ref(at)?.as_str_or_null()?) };
     Ok(Item {
-        corpus: row.get(0)?,
-        kind: row.get(1)?,
-        name: row.get(2)?,
-        name_parts: row.get(3)?,
-        target: row.get(4)?,
-        path: row.get(5)?,
+        corpus: interner.shared(text(0)?),
+        kind: interner.shared(text(1)?),
+        name: text(2)?.into(),
+        name_parts: text(3)?.into(),
+        target: text(4)?.into(),
+        path: maybe(5)?.map(|path| interner.shared(path)),
         line: row.get(6)?,
-        lang: row.get(7)?,
-        status: row.get(8)?,
-        body: row.get(11)?,
+        lang: maybe(7)?.map(|lang| interner.shared(lang)),
+        status: maybe(8)?.map(|status| interner.shared(status)),
+        body: text(11)?.into(),
         standing: Default::default(),
     })
 }
@@ -265,7 +288,9 @@ const ITEM_WITH_WORDS: &str = "SELECT corpus, kind, name, name_parts, target, pa
 pub fn item_with_words(c: &Connection, id: i64) -> Result<Option<(Item, String)>, StoreError> {
     sql(c, || {
         c.prepare_cached(&format!("{ITEM_WITH_WORDS} WHERE id = ?1"))?
-            .query_row([id], |row| Ok((item_of(row)?, row.get(9)?)))
+            .query_row([id], |row| {
+                Ok((item_of(row, &mut Interner::default())?, row.get(9)?))
+            })
             .optional()
     })
 }
@@ -278,8 +303,13 @@ pub fn each_item_with_words(
     sql(c, || {
         let mut statement = c.prepare_cached(ITEM_WITH_WORDS)?;
         let mut rows = statement.query([])?;
+        let mut interner = Interner::default();
         while let Some(row) = rows.next()? {
-            visit(row.get(10)?, item_of(row)?, row.get_ref(9)?.as_str()?);
+            visit(
+                row.get(10)?,
+                item_of(row, &mut interner)?,
+                row.get_ref(9)?.as_str()?,
+            );
         }
         Ok(())
     })
@@ -397,4 +427,45 @@ pub fn defer_merging(c: &Connection) -> Result<(), StoreError> {
         )
         .map(|_| ())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_read_in_one_pass_share_the_text_they_repeat() {
+        let c = Connection::open_in_memory().unwrap();
+        for migration in crate::search::schema::MIGRATIONS {
+            c.execute_batch(migration.sql).unwrap();
+        }
+        for name in ["first", "second"] {
+            let item = Item {
+                path: Some("src/shared.rs".into()),
+                lang: Some("rust".into()),
+                ..task_for_tests(name)
+            };
+            add_item(
+                &c,
+                name,
+                &item,
+                &[name.into(), String::new(), String::new()],
+            )
+            .unwrap();
+        }
+        let mut read = Vec::new();
+        each_item_with_words(&c, |_, item, _| read.push(item)).unwrap();
+        let [first, second] = &read[..] else {
+            panic!("two items, not {}", read.len());
+        };
+        assert_eq!((&*first.name, &*second.name), ("first", "second"));
+        let same = |a: &Option<Arc<str>>, b: &Option<Arc<str>>| {
+            Arc::ptr_eq(a.as_ref().unwrap(), b.as_ref().unwrap())
+        };
+        assert!(same(&first.path, &second.path), "one copy of the path");
+        assert!(same(&first.lang, &second.lang));
+        assert!(same(&first.status, &second.status));
+        assert!(Arc::ptr_eq(&first.kind, &second.kind));
+        assert_eq!(first.path.as_deref(), Some("src/shared.rs"));
+    }
 }

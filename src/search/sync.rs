@@ -282,15 +282,15 @@ fn file_unit(
                 .unwrap_or_else(|| qualified.to_string());
             let item = Item {
                 corpus: Corpus::Symbols.name().into(),
-                kind: node.kind,
-                name_parts: all_parts(&node.label).join(" "),
-                name: node.label,
-                target: node.uid,
-                path: Some(path.to_string()),
+                kind: node.kind.into(),
+                name_parts: all_parts(&node.label).join(" ").into(),
+                name: node.label.into(),
+                target: node.uid.into(),
+                path: Some(path.into()),
                 line: node.line,
-                lang: Some(lang.to_string()),
+                lang: Some(lang.into()),
                 status: None,
-                body: line_text,
+                body: line_text.into(),
                 standing: Default::default(),
             };
             (item, words)
@@ -357,14 +357,14 @@ fn catch_up_tasks(context: &ToolContext, recorded: &Recorded) -> Result<Option<u
             let item = Item {
                 corpus: Corpus::Tasks.name().into(),
                 kind: KIND_OF_TASK.into(),
-                name_parts: all_parts(&task.title).join(" "),
-                name: task.title,
-                target: task.id,
+                name_parts: all_parts(&task.title).join(" ").into(),
+                name: task.title.into(),
+                target: task.id.into(),
                 path: None,
                 line: None,
                 lang: None,
-                status: Some(task.status.as_str().to_string()),
-                body,
+                status: Some(task.status.as_str().into()),
+                body: body.into(),
                 standing: Default::default(),
             };
             units.push(Unit {
@@ -468,14 +468,14 @@ fn section_item(
     let item = Item {
         corpus: Corpus::Docs.name().into(),
         kind: KIND_OF_SECTION.into(),
-        name_parts: all_parts(&name).join(" "),
-        name,
-        target: format!("{}/{}#{}", document.mount, document.path, anchor),
-        path: Some(document.path.clone()),
+        name_parts: all_parts(&name).join(" ").into(),
+        name: name.into(),
+        target: format!("{}/{}#{}", document.mount, document.path, anchor).into(),
+        path: Some(document.path.as_str().into()),
         line: u32::try_from(line).ok(),
         lang: Some("markdown".into()),
         status: None,
-        body: body.to_string(),
+        body: body.into(),
         standing: Default::default(),
     };
     (item, words)

@@ -317,7 +317,7 @@ fn facets_of(ranked: &[Ranked]) -> Facets {
     for found in ranked {
         let counter = match &found.found {
             Found::Line(_) => &mut facets.code,
-            Found::Item(hit) => match hit.item.corpus.as_str() {
+            Found::Item(hit) => match &*hit.item.corpus {
                 "symbols" => &mut facets.symbols,
                 "docs" => &mut facets.docs,
                 _ => &mut facets.tasks,
@@ -359,18 +359,18 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
             if item.path.as_deref().is_some_and(|p| highlighter.matches(p)) {
                 matched.push("path".into());
             }
-            let (line, text) = match item.corpus.as_str() {
-                "symbols" => (item.line, item.body.clone()),
+            let (line, text) = match &*item.corpus {
+                "symbols" => (item.line, item.body.to_string()),
                 _ => match highlighter.first_line(&item.body) {
                     Some((index, text)) => {
                         matched.push("body".into());
                         let line = item.line.map(|l| l + index as u32);
                         (line, text.to_string())
                     }
-                    None => (item.line, item.name.clone()),
+                    None => (item.line, item.name.to_string()),
                 },
             };
-            if item.corpus == "tasks" && highlighter.matches(&item.target) {
+            if &*item.corpus == "tasks" && highlighter.matches(&item.target) {
                 matched.push("id".into());
             }
             if matched.is_empty() {
@@ -380,9 +380,9 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
             let (snippet, highlights) = snippets::snippet(&text, &ranges);
             SearchHit {
                 area: area_name(&item.corpus),
-                kind: Cow::Owned(item.kind.clone()),
-                title: item.name.clone(),
-                path: item.path.clone(),
+                kind: Cow::Owned(item.kind.to_string()),
+                title: item.name.to_string(),
+                path: item.path.as_deref().map(str::to_string),
                 line,
                 snippet,
                 highlights,
@@ -404,17 +404,17 @@ fn area_name(corpus: &str) -> Cow<'static, str> {
 
 fn opens_of(item: &records::Item, line: Option<u32>) -> Opens {
     let location = match (&item.path, line) {
-        (Some(path), Some(line)) if item.corpus != "docs" => Some(format!("{path}:{line}")),
+        (Some(path), Some(line)) if &*item.corpus != "docs" => Some(format!("{path}:{line}")),
         _ => None,
     };
-    match item.corpus.as_str() {
+    match &*item.corpus {
         "symbols" => Opens {
-            uid: Some(item.target.clone()),
+            uid: Some(item.target.to_string()),
             location,
             ..Opens::default()
         },
         "tasks" => Opens {
-            task_id: Some(item.target.clone()),
+            task_id: Some(item.target.to_string()),
             ..Opens::default()
         },
         _ => {
