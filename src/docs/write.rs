@@ -21,6 +21,7 @@
 //!    no longer say what happened, the receipt turns `unknown`.
 
 use serde_json::{Value, json};
+use std::collections::HashSet;
 
 use super::chain::content_hash;
 use super::disk::{self, MountDir};
@@ -489,15 +490,20 @@ fn changed_sections(store: &Store, base_hash: &str, now: &[u8]) -> Value {
         pieces
     };
     let (old, new) = (texts(before), texts(after));
-    let mut changed: Vec<String> = Vec::new();
+    // by lookup: a document may have thousands of sections
+    let old_pieces: HashSet<(&str, &str)> =
+        old.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let new_paths: HashSet<&str> = new.iter().map(|(p, _)| p.as_str()).collect();
+    let mut listed: HashSet<&str> = HashSet::new();
+    let mut changed: Vec<&str> = Vec::new();
     for (path, text) in &new {
-        if !old.iter().any(|(p, t)| p == path && t == text) && !changed.contains(path) {
-            changed.push(path.clone());
+        if !old_pieces.contains(&(path.as_str(), text.as_str())) && listed.insert(path) {
+            changed.push(path);
         }
     }
     for (path, _) in &old {
-        if !new.iter().any(|(p, _)| p == path) && !changed.contains(path) {
-            changed.push(path.clone());
+        if !new_paths.contains(path.as_str()) && listed.insert(path) {
+            changed.push(path);
         }
     }
     json!(changed)

@@ -402,6 +402,7 @@ impl Sites {
     /// docs and strings.
     fn edit_order(&self, definition: &str) -> Vec<String> {
         let mut order = vec![definition.to_string()];
+        let mut listed: std::collections::HashSet<&str> = [definition].into_iter().collect();
         for sites in [
             &self.import_sites,
             &self.call_sites,
@@ -410,7 +411,7 @@ impl Sites {
             &self.string_literals,
         ] {
             for site in sites {
-                if !order.contains(&site.path) {
+                if listed.insert(&site.path) {
                     order.push(site.path.clone());
                 }
             }
