@@ -82,12 +82,24 @@ pub fn apply(text: &str, operations: &[Operation]) -> Result<String, ToolError> 
     Ok(text)
 }
 
-/// `content` ending in a line break, so what follows starts on its own line.
-fn as_lines(content: &str) -> String {
+/// `content` ending in a line break, so what follows starts on its own
+/// line: the line ending `text` uses (its first), so a CR LF document stays
+/// CR LF.
+fn as_lines(text: &str, content: &str) -> String {
     if content.is_empty() || content.ends_with(['\n', '\r']) {
         content.to_string()
     } else {
-        format!("{content}\n")
+        format!("{content}{}", line_ending(text))
+    }
+}
+
+/// The line ending `text` uses first: LF, CR LF or a lone CR; LF when none.
+fn line_ending(text: &str) -> &'static str {
+    let bytes = text.as_bytes();
+    match memchr::memchr2(b'\n', b'\r', bytes) {
+        Some(at) if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') => "\r\n",
+        Some(at) if bytes[at] == b'\r' => "\r",
+        _ => "\n",
     }
 }
 
@@ -106,9 +118,9 @@ fn section<'a>(sections: &'a [Section], wanted: &str) -> Result<&'a Section, Too
 /// Where text that follows `text[..end]` must start: on a new line.
 fn separated(text: &str, end: usize, content: &str) -> String {
     if end > 0 && !text[..end].ends_with(['\n', '\r']) {
-        format!("\n{}", as_lines(content))
+        format!("{}{}", line_ending(text), as_lines(text, content))
     } else {
-        as_lines(content)
+        as_lines(text, content)
     }
 }
 
@@ -130,7 +142,7 @@ fn apply_one(text: &str, operation: &Operation) -> Result<String, ToolError> {
         } => {
             let sections = outline();
             let found = section(&sections, name)?;
-            splice(text, found.start, found.start, &as_lines(content))
+            splice(text, found.start, found.start, &as_lines(text, content))
         }
         Operation::InsertAfterSection {
             section: name,
@@ -244,10 +256,21 @@ mod tests {
                 }],
             );
             let expected = format!(
-                "# Guide{e}intro{e}## Setup{e}new steps\n## Use{e}use it{e}",
+                "# Guide{e}intro{e}## Setup{e}new steps{e}## Use{e}use it{e}",
                 e = ending
             );
             assert_eq!(replaced.ok(), Some(expected), "{ending:?}");
+            let appended = apply(
+                &format!("# Log{ending}last"),
+                &[Operation::Append {
+                    content: "more".into(),
+                }],
+            );
+            assert_eq!(
+                appended.ok(),
+                Some(format!("# Log{ending}last{ending}more{ending}")),
+                "the document's own line ending: {ending:?}"
+            );
         }
     }
 
@@ -355,7 +378,7 @@ mod tests {
         };
         assert_eq!(
             prepend("---\r\nx: 1\r\n---\r\nbody\r\n").as_deref(),
-            Some("---\r\nx: 1\r\n---\r\ntop\nbody\r\n")
+            Some("---\r\nx: 1\r\n---\r\ntop\r\nbody\r\n")
         );
         assert_eq!(
             prepend("+++\nx = 1\n+++\nbody\n").as_deref(),
