@@ -175,6 +175,26 @@ test("edit one section and save with If-Match and an Idempotency-Key", async ({ 
   await screenshot(page, "documents-edited");
 });
 
+test("a CR LF document keeps its line endings through an edit in the browser", async ({ page, request }) => {
+  const crlf = TWO_SECTIONS.replaceAll("\n", "\r\n");
+  await createDoc(request, "runbook-crlf.md", crlf);
+  await open(page, "runbook-crlf.md");
+  await page.getByRole("button", { name: "Edit the section Deploy" }).click();
+  const editor = page.getByTestId("doc-textarea");
+  await expect(editor).toContainText("Run the deploy script.");
+  await editor.getByText("Run the deploy script.").click();
+  await page.keyboard.press("End");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("Then watch the dashboard.");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("doc-notice")).toContainText("Saved as rev 2");
+  const { content } = await readDoc(request, "runbook-crlf.md");
+  expect(content).toBe(crlf.replace("Run the deploy script.", "Run the deploy script.\r\nThen watch the dashboard."));
+  expect(content.replaceAll("\r\n", "")).not.toMatch(/[\r\n]/);
+  const history = await historyOf(request, "runbook-crlf.md");
+  expect(history[0]).toMatchObject({ rev: 2, op: "patch" });
+});
+
 test("a save whose answer was lost is retried with the same key and writes once", async ({ page, request }) => {
   await createDoc(request, "retry.md", TWO_SECTIONS);
   await open(page, "retry.md");

@@ -8,6 +8,7 @@ import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { EditorState } from "@codemirror/state";
 import { EditorView, drawSelection, highlightActiveLine, keymap, lineNumbers } from "@codemirror/view";
 import { type MutableRefObject, useEffect, useRef, useState } from "react";
+import { lineEndingOf, withLineEnding } from "./lines";
 import { MarkdownView } from "./MarkdownView";
 import type { RenderPlace } from "./markdown";
 
@@ -65,11 +66,14 @@ export function DocEditor({ initialText, textRef, place, label, saving, onChange
         ],
       }),
     });
-    textRef.current = () => view.state.doc.toString();
+    // CodeMirror splits lines at any break and joins them with LF
+    const ending = lineEndingOf(initialText);
+    const text = () => withLineEnding(view.state.doc.toString(), ending);
+    textRef.current = text;
     view.focus();
     return () => {
       window.clearTimeout(timer);
-      textRef.current = () => view.state.doc.toString();
+      textRef.current = text;
       view.destroy();
     };
   }, [initialText, textRef]);

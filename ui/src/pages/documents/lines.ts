@@ -25,3 +25,13 @@ export function* markdownLines(text: string): Generator<{ line: string; offset: 
     offset = end;
   }
 }
+
+/** The line ending `text` uses first: CR LF, a lone CR, or LF (also when it has none). */
+export function lineEndingOf(text: string): string {
+  return /\r\n|\r|\n/.exec(text)?.[0] ?? "\n";
+}
+
+/** `text` with every line break as `ending`: the editor hands back LF only, and a save puts the document's own back. */
+export function withLineEnding(text: string, ending: string): string {
+  return ending === "\n" ? text : text.replace(/\r\n|\r|\n/g, ending);
+}
