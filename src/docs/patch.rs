@@ -117,7 +117,7 @@ fn section<'a>(sections: &'a [Section], wanted: &str) -> Result<&'a Section, Too
 
 /// Where text that follows `text[..end]` must start: on a new line.
 fn separated(text: &str, end: usize, content: &str) -> String {
-    if end > 0 && !text[..end].ends_with(['\n', '\r']) {
+    if end > 0 && !content.is_empty() && !text[..end].ends_with(['\n', '\r']) {
         format!("{}{}", line_ending(text), as_lines(text, content))
     } else {
         as_lines(text, content)
@@ -406,5 +406,109 @@ mod tests {
         )
         .map_err(|error| format!("{error:?}"));
         assert_eq!(next.as_deref(), Ok("# Other\n\nnew, no final line break"));
+    }
+
+    /// One operation's result, its refusal a failed case.
+    fn applied(
+        text: &str,
+        operation: Operation,
+    ) -> Result<String, proptest::test_runner::TestCaseError> {
+        apply(text, &[operation])
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e:?}")))
+    }
+
+    /// Markdown-like text with every line ending and some headings, fences,
+    /// quotes, lists and setext underlines.
+    const MARKDOWNISH: &str = "(#{1,3} |\\PC|\n|\r|\r\n|```|> |- |---|===|Setup|Use){0,120}";
+
+    proptest::proptest! {
+            #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+            #[test]
+            fn a_section_operation_changes_its_section_and_nothing_else(
+                before in MARKDOWNISH,
+                heading in "(\n|\r|\r\n)#{1,3} [^\r\n]{0,6}(\n|\r|\r\n)?",
+                after in MARKDOWNISH,
+                pick in proptest::prelude::any::<proptest::sample::Index>(),
+                content in "(\\PC|\n|\r\n){0,20}",
+            ) {
+                // one heading at least, most of the time, wherever it lands
+                let text = format!("{before}{heading}{after}");
+                let outline = sections::outline(&text);
+                if outline.is_empty() {
+                    // the heading fell inside a code fence or front matter
+                    return Ok(());
+                }
+                let chosen = &outline[pick.index(outline.len())];
+                // by anchor, else by heading path (an anchor may be another heading's path)
+                let names_it = |name: &String| sections::find(&outline, "section", name).ok() == Some(chosen);
+                let Some(name) = [&chosen.anchor, &chosen.path].into_iter().find(|name| names_it(name)) else {
+                    return Ok(());
+                };
+                let run = |operation: Operation| apply(&text, &[operation]);
+                let named = || name.clone();
+
+                let body = &text[chosen.body_start()..chosen.end];
+                if body.is_empty() || body.ends_with(['\n', '\r']) {
+                    let same = run(Operation::ReplaceSection { section: named(), content: body.into() });
+                    proptest::prop_assert_eq!(same.ok(), Some(text.clone()), "its own body back");
+                }
+                let replaced = applied(&text, Operation::ReplaceSection { section: named(), content: content.clone() })?;
+                proptest::prop_assert!(replaced.starts_with(&text[..chosen.body_start()]));
+                proptest::prop_assert!(replaced.ends_with(&text[chosen.end..]));
+                proptest::prop_assert!(replaced.contains(content.as_str()));
+
+                let deleted = run(Operation::DeleteSection { section: named() });
+                proptest::prop_assert_eq!(
+                    deleted.ok(),
+                    Some(format!("{}{}", &text[..chosen.start], &text[chosen.end..]))
+                );
+
+                let inserts = [
+                    (Operation::InsertBeforeSection { section: named(), content: content.clone() }, chosen.start),
+                    (Operation::InsertAfterSection { section: named(), content: content.clone() }, chosen.end),
+                    (Operation::AppendToSection { section: named(), content: content.clone() }, body_end(&outline, chosen)),
+                ];
+                let ending = line_ending(&text);
+                for (operation, at) in inserts {
+                    let out = applied(&text, operation.clone())?;
+                    proptest::prop_assert!(out.starts_with(&text[..at]), "{operation:?}");
+                    proptest::prop_assert!(out.ends_with(&text[at..]), "{operation:?}");
+                    let added = &out[at..out.len() - (text.len() - at)];
+                    // the content, and line breaks of the document's own kind around it
+                    let around = added.replacen(content.as_str(), "", 1);
+                    proptest::prop_assert!(added.contains(content.as_str()), "{operation:?}");
+                    proptest::prop_assert!(around.is_empty() || around == ending || around == ending.repeat(2), "{around:?}");
+                }
+            }
+
+            #[test]
+            fn whole_document_operations_keep_what_they_do_not_touch(
+                text in MARKDOWNISH,
+                content in "(\\PC|\n|\r\n){0,20}",
+                find in "(\\PC|\n){1,3}",
+            ) {
+                let ending = line_ending(&text);
+                let appended = applied(&text, Operation::Append { content: content.clone() })?;
+                proptest::prop_assert!(appended.starts_with(&text));
+                let added = appended[text.len()..].replacen(content.as_str(), "", 1);
+                proptest::prop_assert!(added.is_empty() || added == ending || added == ending.repeat(2), "{added:?}");
+
+                let top = front_matter_end(&text);
+                let prepended = applied(&text, Operation::Prepend { content: content.clone() })?;
+                proptest::prop_assert!(prepended.starts_with(&text[..top]));
+                proptest::prop_assert!(prepended.ends_with(&text[top..]));
+                proptest::prop_assert!(prepended[top..].starts_with(&content) || prepended[top..].starts_with(ending));
+
+                let count = text.matches(find.as_str()).count();
+                let replace = |expected_count| apply(&text, &[Operation::ReplaceText {
+                    find: find.clone(),
+                    replace: content.clone(),
+                    expected_count,
+                }]);
+                if count > 0 {
+                    proptest::prop_assert_eq!(replace(count).ok(), Some(text.replace(find.as_str(), &content)));
+                }
+                proptest::prop_assert!(replace(count + 1).is_err(), "a count that differs changes nothing");
+            }
     }
 }
