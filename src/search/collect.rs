@@ -731,10 +731,7 @@ mod tests {
 
     #[test]
     fn many_matching_items_are_cut_to_the_best_by_bm25_then_row_id() {
-        let c = Connection::open_in_memory().unwrap();
-        for migration in crate::search::schema::MIGRATIONS {
-            c.execute_batch(migration.sql).unwrap();
-        }
+        let c = crate::search::schema::index_for_tests();
         for n in 0..(MAX_ITEMS + 150) {
             // names weigh most: some items hold the word in their name, the
             // rest in their body, repeated a varying number of times

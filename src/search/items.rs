@@ -139,10 +139,7 @@ mod tests {
 
     #[test]
     fn a_moved_revision_reads_the_new_items_and_lets_go_of_the_gone() {
-        let c = Connection::open_in_memory().unwrap();
-        for migration in crate::search::schema::MIGRATIONS {
-            c.execute_batch(migration.sql).unwrap();
-        }
+        let c = crate::search::schema::index_for_tests();
         let add = |name: &str| {
             let item = records::task_for_tests(name);
             records::add_item(

@@ -435,10 +435,7 @@ mod tests {
 
     #[test]
     fn items_read_in_one_pass_share_the_text_they_repeat() {
-        let c = Connection::open_in_memory().unwrap();
-        for migration in crate::search::schema::MIGRATIONS {
-            c.execute_batch(migration.sql).unwrap();
-        }
+        let c = crate::search::schema::index_for_tests();
         for name in ["first", "second"] {
             let item = Item {
                 path: Some("src/shared.rs".into()),

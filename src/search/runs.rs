@@ -658,10 +658,7 @@ mod tests {
 
     #[test]
     fn a_moved_revision_lets_go_of_the_gone_files_and_reads_the_new() {
-        let c = Connection::open_in_memory().unwrap();
-        for migration in crate::search::schema::MIGRATIONS {
-            c.execute_batch(migration.sql).unwrap();
-        }
+        let c = crate::search::schema::index_for_tests();
         records::add_file(&c, "a.py", "python", "needle_one = 1").unwrap();
         records::add_file(&c, "b.py", "python", "other = 2").unwrap();
         // (the kept index is shared by the tests of this process: `level`

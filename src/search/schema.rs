@@ -123,3 +123,14 @@ CREATE VIRTUAL TABLE search_trigrams USING fts5(
 DELETE FROM search_units;
 DELETE FROM search_sources WHERE substr(source, 1, 6) <> 'writes';
 ";
+
+/// An empty search index in memory, for the tests of the modules that read it.
+#[cfg(test)]
+pub fn index_for_tests() -> rusqlite::Connection {
+    let c = rusqlite::Connection::open_in_memory().expect("an in-memory database");
+    for migration in MIGRATIONS {
+        c.execute_batch(migration.sql)
+            .expect("the search migrations");
+    }
+    c
+}

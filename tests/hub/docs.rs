@@ -897,53 +897,27 @@ async fn listings_page_exactly_and_a_cursor_goes_stale_when_documents_change() {
         "else the file name"
     );
     std::fs::remove_file(server.repo().join("docs/guides/plain.md")).unwrap();
-    let (_, first) = server.get("/api/docs/list?mount=docs&limit=2").await;
-    let cursor = first["data"]["next_cursor"].as_str().unwrap().to_string();
-    let (_, in_guides) = server
-        .get("/api/docs/list?mount=docs&prefix=guides&limit=1")
-        .await;
-    let guides_cursor = in_guides["data"]["next_cursor"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (top, in_guides) = ("mount=docs&limit=2", "mount=docs&prefix=guides&limit=1");
+    let after = |query: &str, cursor: &str| format!("/api/docs/list?{query}&cursor={cursor}");
+    let cursor_of = |page: &Value| page["data"]["next_cursor"].as_str().unwrap().to_string();
+    let cursor = cursor_of(&server.get(&format!("/api/docs/list?{top}")).await.1);
+    let guides_cursor = cursor_of(&server.get(&format!("/api/docs/list?{in_guides}")).await.1);
     write(&server, "NOTES.md", "# Notes kept at the top\n");
     let (status, _) = server.get("/api/docs/list?mount=repo").await;
     assert_eq!(status, 200);
-    let (status, next) = server
-        .get(&format!(
-            "/api/docs/list?mount=docs&limit=2&cursor={cursor}"
-        ))
-        .await;
-    assert_eq!(
-        status, 200,
-        "a change in another mount leaves this listing: {next}"
-    );
+    let (status, next) = server.get(&after(top, &cursor)).await;
+    assert_eq!(status, 200, "a change in another mount leaves it: {next}");
     assert_eq!(next["data"]["documents"][0]["path"], "c.md");
     create(&server, "b2.md", "# outside guides\n", "l-b2").await;
-    let (status, next) = server
-        .get(&format!(
-            "/api/docs/list?mount=docs&prefix=guides&limit=1&cursor={guides_cursor}"
-        ))
-        .await;
-    assert_eq!(
-        status, 200,
-        "a change outside the prefix leaves this listing: {next}"
-    );
+    let (status, next) = server.get(&after(in_guides, &guides_cursor)).await;
+    assert_eq!(status, 200, "a change outside the prefix leaves it: {next}");
     assert_eq!(next["data"]["documents"][0]["path"], "guides/e.md");
     std::fs::remove_file(server.repo().join("docs/guides/d.md")).unwrap();
-    let (status, gone) = server
-        .get(&format!(
-            "/api/docs/list?mount=docs&prefix=guides&limit=1&cursor={guides_cursor}"
-        ))
-        .await;
+    let (status, gone) = server.get(&after(in_guides, &guides_cursor)).await;
     assert_eq!(status, 409, "a document leaving the listing: {gone}");
     assert_eq!(error_of(&gone)["code"], "STALE_CURSOR");
     create(&server, "aa.md", "# new\n", "l-aa").await;
-    let (status, stale) = server
-        .get(&format!(
-            "/api/docs/list?mount=docs&limit=2&cursor={cursor}"
-        ))
-        .await;
+    let (status, stale) = server.get(&after(top, &cursor)).await;
     assert_eq!(status, 409, "{stale}");
     assert_eq!(error_of(&stale)["code"], "STALE_CURSOR");
     assert_eq!(
