@@ -1,7 +1,8 @@
 //! Keeping the graph fresh while the hub serves (`cos serve`, `cos mcp`):
 //! one index at start, then a re-index whenever a source file under the
 //! repository changes (debounced), on a thread of its own. Only new and
-//! changed files are parsed again. Each run is a call of `cos_graph_index`
+//! changed files are parsed again; a repository the kernel cannot watch is
+//! re-indexed on a timer instead. Each run is a call of `cos_graph_index`
 //! through the tool runtime, like any other caller's: the module gate, the
 //! guard (a panic is contained and logged with its error id) and the
 //! forensic log apply.
@@ -37,7 +38,8 @@ const STOP_CHECK: Duration = Duration::from_millis(500);
 
 /// Starts watching `hub`'s repository on a thread of its own, so setting up the
 /// watch (which visits every folder) never delays serving; `None` when no thread
-/// can be had. Problems later are logged, and the graph then just is not refreshed.
+/// can be had. A repository the kernel cannot watch is re-indexed every `POLL`
+/// instead; problems later are logged.
 pub fn start(hub: Hub) -> Option<Watcher> {
     let stop = Arc::new(AtomicBool::new(false));
     let stopping = stop.clone();
@@ -53,6 +55,11 @@ pub fn start(hub: Hub) -> Option<Watcher> {
     }
 }
 
+/// How often a repository the kernel cannot watch (its limit on watches
+/// reached, `fs.inotify.max_user_watches`) is re-indexed instead, at least:
+/// a run that took long waits ten times its own length before the next.
+const POLL: Duration = Duration::from_secs(10);
+
 fn watch(hub: Hub, stop: Arc<AtomicBool>) {
     let root = hub.state().config.repo_root.clone();
     let state_dir = hub.state().config.state_dir.clone();
@@ -60,7 +67,12 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
     let mut kernel = match watch_repository(&tree) {
         Ok(kernel) => kernel,
         Err(error) => {
-            tracing::warn!(%error, "the graph will not follow file changes: the repository cannot be watched");
+            tracing::warn!(
+                %error,
+                "the repository cannot be watched (has the kernel's limit on watches, fs.inotify.max_user_watches, been reached?): the graph is re-indexed every {} s instead",
+                POLL.as_secs()
+            );
+            poll(&hub, &stop, POLL);
             return;
         }
     };
@@ -73,6 +85,22 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
         };
         if relevant(&batch, &tree) && !stop.load(Ordering::Relaxed) {
             reindex(&hub);
+        }
+    }
+}
+
+/// Re-indexes every `every` (or ten times the last run's length, if more)
+/// until `stop`: what keeps the graph fresh when nothing can be heard.
+fn poll(hub: &Hub, stop: &AtomicBool, every: Duration) {
+    while !stop.load(Ordering::Relaxed) {
+        let started = std::time::Instant::now();
+        reindex(hub);
+        let next = started + every.max(started.elapsed() * 10);
+        while !stop.load(Ordering::Relaxed) {
+            let Some(left) = next.checked_duration_since(std::time::Instant::now()) else {
+                break;
+            };
+            std::thread::sleep(left.min(STOP_CHECK));
         }
     }
 }
@@ -304,5 +332,61 @@ mod tests {
             &repo.path().with_extension("elsewhere").join("m.py"),
             &tree
         ));
+    }
+
+    #[test]
+    fn a_repository_that_cannot_be_watched_is_indexed_and_then_polled() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(
+            repo.path().join("first.py"),
+            "def first_handler():\n    pass\n",
+        )
+        .unwrap();
+        let hub = Hub::open(
+            crate::tools::HubConfig::for_repo(repo.path(), None),
+            crate::hub::default_registry(),
+        )
+        .unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let polling = {
+            let (hub, stop) = (hub.clone(), stop.clone());
+            std::thread::spawn(move || poll(&hub, &stop, Duration::from_millis(50)))
+        };
+        let indexed_within = |name: &str, wait: Duration| {
+            let deadline = Instant::now() + wait;
+            while Instant::now() < deadline {
+                let answer = hub.call_named_here(
+                    "cos_graph_search",
+                    serde_json::json!({"query": name}),
+                    Source::Cli,
+                    &Unwatched,
+                );
+                let found = answer.is_ok_and(|answer| {
+                    answer.data["results"]
+                        .as_array()
+                        .is_some_and(|hits| hits.iter().any(|hit| hit["label"] == name))
+                });
+                if found {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            false
+        };
+        assert!(
+            indexed_within("first_handler", Duration::from_secs(10)),
+            "indexed at once"
+        );
+        std::fs::write(
+            repo.path().join("second.py"),
+            "def second_handler():\n    pass\n",
+        )
+        .unwrap();
+        assert!(
+            indexed_within("second_handler", Duration::from_secs(10)),
+            "a later file"
+        );
+        stop.store(true, Ordering::Relaxed);
+        polling.join().unwrap();
     }
 }
