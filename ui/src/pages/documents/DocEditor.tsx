@@ -8,7 +8,7 @@ import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { EditorState } from "@codemirror/state";
 import { EditorView, drawSelection, highlightActiveLine, keymap, lineNumbers } from "@codemirror/view";
 import { type MutableRefObject, useEffect, useRef, useState } from "react";
-import { lineEndingOf, withLineEnding } from "./lines";
+import { withLineEnding } from "./lines";
 import { MarkdownView } from "./MarkdownView";
 import type { RenderPlace } from "./markdown";
 
@@ -16,6 +16,8 @@ const PREVIEW_DELAY_MS = 250;
 
 interface Props {
   initialText: string;
+  /** The document's line ending, which a save puts back (CodeMirror hands back LF). */
+  lineEnding: string;
   /** Reads what the editor holds now. */
   textRef: MutableRefObject<() => string>;
   place: RenderPlace;
@@ -26,7 +28,7 @@ interface Props {
   onCancel: () => void;
 }
 
-export function DocEditor({ initialText, textRef, place, label, saving, onChange, onSave, onCancel }: Props) {
+export function DocEditor({ initialText, lineEnding, textRef, place, label, saving, onChange, onSave, onCancel }: Props) {
   const [preview, setPreview] = useState(initialText);
   const [showPreview, setShowPreview] = useState(true);
   const host = useRef<HTMLDivElement>(null);
@@ -66,9 +68,7 @@ export function DocEditor({ initialText, textRef, place, label, saving, onChange
         ],
       }),
     });
-    // CodeMirror splits lines at any break and joins them with LF
-    const ending = lineEndingOf(initialText);
-    const text = () => withLineEnding(view.state.doc.toString(), ending);
+    const text = () => withLineEnding(view.state.doc.toString(), lineEnding);
     textRef.current = text;
     view.focus();
     return () => {
@@ -76,7 +76,7 @@ export function DocEditor({ initialText, textRef, place, label, saving, onChange
       textRef.current = text;
       view.destroy();
     };
-  }, [initialText, textRef]);
+  }, [initialText, lineEnding, textRef]);
 
   return (
     <section className="doc-editor" aria-label={label}>

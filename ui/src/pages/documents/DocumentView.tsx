@@ -16,6 +16,7 @@ import { when } from "./format";
 import { type DocEntry, type Loaded, type MountInfo, type Operation, type Receipt, loadDocument, newRequestId } from "./docsApi";
 import { clearDraft, loadDraft, saveDraft } from "./drafts";
 import { HistoryPanel } from "./HistoryPanel";
+import { lineEndingOf } from "./lines";
 import { documentHref } from "../../links";
 import type { RenderPlace } from "./markdown";
 import { MarkdownView } from "./MarkdownView";
@@ -315,6 +316,7 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
             <DocEditor
               key={session}
               initialText={editing.initialText}
+              lineEnding={lineEndingOf(editing.base.content)}
               textRef={textRef}
               place={place}
               label={scopeTitle ? `Editing the section “${scopeTitle}”` : "Editing the whole document"}
