@@ -115,12 +115,17 @@ fn section<'a>(sections: &'a [Section], wanted: &str) -> Result<&'a Section, Too
     sections::find(sections, "section", wanted)
 }
 
-/// Where text that follows `text[..end]` must start: on a new line.
+/// Where text that follows `text[..end]` must start: on a new line (unless
+/// the content itself starts with a line break).
 fn separated(text: &str, end: usize, content: &str) -> String {
-    if end > 0 && !content.is_empty() && !text[..end].ends_with(['\n', '\r']) {
-        format!("{}{}", line_ending(text), as_lines(text, content))
-    } else {
+    let on_new_line = end == 0
+        || text[..end].ends_with(['\n', '\r'])
+        || content.is_empty()
+        || content.starts_with(['\n', '\r']);
+    if on_new_line {
         as_lines(text, content)
+    } else {
+        format!("{}{}", line_ending(text), as_lines(text, content))
     }
 }
 
@@ -242,6 +247,28 @@ mod tests {
             json!({"op": "append", "content": "x", "section": "Setup"}),
         );
         assert!(parsed.is_err(), "{parsed:?}");
+    }
+
+    #[test]
+    fn content_that_starts_its_own_line_gets_no_second_break() {
+        let replaced = apply(
+            "# Runbook\r\n## End",
+            &[Operation::ReplaceSection {
+                section: "end".into(),
+                content: "\r\nDone.".into(),
+            }],
+        );
+        assert_eq!(
+            replaced.ok().as_deref(),
+            Some("# Runbook\r\n## End\r\nDone.\r\n")
+        );
+        let appended = apply(
+            "last",
+            &[Operation::Append {
+                content: "\nmore".into(),
+            }],
+        );
+        assert_eq!(appended.ok().as_deref(), Some("last\nmore\n"));
     }
 
     #[test]

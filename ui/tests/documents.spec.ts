@@ -193,6 +193,18 @@ test("a CR LF document keeps its line endings through an edit in the browser", a
   expect(content.replaceAll("\r\n", "")).not.toMatch(/[\r\n]/);
   const history = await historyOf(request, "runbook-crlf.md");
   expect(history[0]).toMatchObject({ rev: 2, op: "patch" });
+
+  // a last section of one line, no line break of its own: the document's ending still applies
+  await createDoc(request, "short-crlf.md", "# Runbook\r\n\r\nIntro.\r\n\r\n## End");
+  await open(page, "short-crlf.md");
+  await page.getByRole("button", { name: "Edit the section End" }).click();
+  await page.getByTestId("doc-textarea").getByText("## End").click();
+  await page.keyboard.press("End");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("Done.");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("doc-notice")).toContainText("Saved as rev 2");
+  expect((await readDoc(request, "short-crlf.md")).content).toBe("# Runbook\r\n\r\nIntro.\r\n\r\n## End\r\nDone.\r\n");
 });
 
 test("a save whose answer was lost is retried with the same key and writes once", async ({ page, request }) => {
