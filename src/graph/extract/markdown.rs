@@ -34,6 +34,9 @@ pub(super) fn extract(out: &mut Extraction, path: &str, file: &str, text: &str) 
     };
     let mut stack = vec![tree.root_node()];
     let mut code_ranges = Vec::new();
+    // by lookup: a file may hold tens of thousands of headings
+    let mut known: std::collections::HashSet<String> =
+        out.nodes.iter().map(|n| n.uid.clone()).collect();
     while let Some(node) = stack.pop() {
         match node.kind() {
             "atx_heading" | "setext_heading" => {
@@ -48,7 +51,7 @@ pub(super) fn extract(out: &mut Extraction, path: &str, file: &str, text: &str) 
                 if !title.is_empty() {
                     let uid = format!("doc:heading:{path}#{}", slug(&title));
                     let (line_start, line_end) = line(node);
-                    if !out.nodes.iter().any(|n| n.uid == uid) {
+                    if known.insert(uid.clone()) {
                         out.nodes.push(NodeRecord {
                             uid: uid.clone(),
                             kind: "doc_heading",
@@ -73,15 +76,20 @@ pub(super) fn extract(out: &mut Extraction, path: &str, file: &str, text: &str) 
         stack.extend(children.into_iter().rev());
     }
     for (offset, target) in markdown_links(text) {
-        if code_ranges.iter().any(|range| range.contains(&offset))
-            || target.contains("://")
-            || target.starts_with("mailto:")
+        if in_code(&code_ranges, offset) || target.contains("://") || target.starts_with("mailto:")
         {
             continue;
         }
         out.references
             .push(Reference::plain(file.to_string(), "links_to", target));
     }
+}
+
+/// Whether `offset` lies in one of `ranges`: code blocks in document order,
+/// none inside another (a link's check is a search, not a pass over them).
+fn in_code(ranges: &[std::ops::Range<usize>], offset: usize) -> bool {
+    let after = ranges.partition_point(|range| range.start <= offset);
+    after > 0 && ranges[after - 1].contains(&offset)
 }
 
 /// `[text](target)` links outside code, as (byte offset, target).

@@ -104,6 +104,23 @@ fn markdown_headings_and_local_links() {
 }
 
 #[test]
+fn markdown_headings_repeated_are_one_node_and_links_between_code_blocks_count() {
+    let text = "# Setup\n```\n[a](in-first.md)\n```\n[b](between.md)\n\n    [c](indented.md)\n\n# Setup\n[d](after.md)\n```\n[e](in-last.md)\n```\n";
+    let e = extract("docs/twice.md", Language::Markdown, text);
+    assert_eq!(
+        uids(&e),
+        ["doc:file:docs/twice.md", "doc:heading:docs/twice.md#setup"]
+    );
+    let links: Vec<&str> = e
+        .references
+        .iter()
+        .filter(|r| r.kind == "links_to")
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(links, ["between.md", "after.md"]);
+}
+
+#[test]
 fn typescript_classes_interfaces_arrow_functions_imports() {
     let text = "import { connect } from './db';\nimport React from 'react';\n\nexport interface Shape { area(): number }\n\nexport class Square extends Base implements Shape {\n  area() { return helper(2); }\n}\n\nexport const helper = (x: number) => x * x;\nfunction main() { new Square().area(); connect(); }\n";
     let e = extract("web/shapes.ts", Language::TypeScript, text);
