@@ -6,6 +6,16 @@ fn uids(extraction: &Extraction) -> Vec<&str> {
     extraction.nodes.iter().map(|n| n.uid.as_str()).collect()
 }
 
+/// The targets of a Markdown file's links, in order.
+fn links(extraction: &Extraction) -> Vec<&str> {
+    extraction
+        .references
+        .iter()
+        .filter(|r| r.kind == "links_to")
+        .map(|r| r.name.as_str())
+        .collect()
+}
+
 #[test]
 fn python_classes_methods_functions_imports_calls_bases() {
     let text = "import os\nfrom app.db import connect as db_connect\n\nclass Base:\n    pass\n\nclass Store(Base):\n    def save(self):\n        db_connect()\n        self.flush()\n\ndef main():\n    Store().save()\n";
@@ -94,13 +104,7 @@ fn markdown_headings_and_local_links() {
             "doc:heading:docs/guide.md#getting-started"
         ]
     );
-    let links: Vec<&str> = e
-        .references
-        .iter()
-        .filter(|r| r.kind == "links_to")
-        .map(|r| r.name.as_str())
-        .collect();
-    assert_eq!(links, ["api.md#errors"]);
+    assert_eq!(links(&e), ["api.md#errors"]);
 }
 
 #[test]
@@ -111,13 +115,7 @@ fn markdown_headings_repeated_are_one_node_and_links_between_code_blocks_count()
         uids(&e),
         ["doc:file:docs/twice.md", "doc:heading:docs/twice.md#setup"]
     );
-    let links: Vec<&str> = e
-        .references
-        .iter()
-        .filter(|r| r.kind == "links_to")
-        .map(|r| r.name.as_str())
-        .collect();
-    assert_eq!(links, ["between.md", "after.md"]);
+    assert_eq!(links(&e), ["between.md", "after.md"]);
 }
 
 #[test]
