@@ -101,6 +101,17 @@ pub fn default_registry() -> Registry {
     Registry::of_areas(AREAS)
 }
 
+/// The hub with every area on the repository at `repo` (its state in
+/// `repo/.cos`), for the unit tests that call tools end to end.
+#[cfg(test)]
+pub fn on_repo_for_tests(repo: &std::path::Path) -> crate::tools::Hub {
+    crate::tools::Hub::open(
+        crate::tools::HubConfig::for_repo(repo, None),
+        default_registry(),
+    )
+    .expect("a hub on a temporary repository")
+}
+
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoInput {}

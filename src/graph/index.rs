@@ -993,7 +993,7 @@ mod tests {
 
     #[test]
     fn index_runs_that_overlap_in_one_process_both_succeed() {
-        use crate::tools::{Hub, HubConfig, Source, Unwatched};
+        use crate::tools::{Source, Unwatched};
         let repo = tempfile::tempdir().unwrap();
         for n in 0..200 {
             std::fs::write(
@@ -1002,11 +1002,7 @@ mod tests {
             )
             .unwrap();
         }
-        let hub = Hub::open(
-            HubConfig::for_repo(repo.path(), None),
-            crate::hub::default_registry(),
-        )
-        .unwrap();
+        let hub = crate::hub::on_repo_for_tests(repo.path());
         // a watcher's first run and an agent's call, say, both on a new graph
         let outcomes: Vec<_> = std::thread::scope(|scope| {
             let runs: Vec<_> = (0..2)

@@ -11,7 +11,7 @@ use notify::Event;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::PENDING;
 use super::extract::Language;
@@ -93,11 +93,11 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
 /// until `stop`: what keeps the graph fresh when nothing can be heard.
 fn poll(hub: &Hub, stop: &AtomicBool, every: Duration) {
     while !stop.load(Ordering::Relaxed) {
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         reindex(hub);
         let next = started + every.max(started.elapsed() * 10);
         while !stop.load(Ordering::Relaxed) {
-            let Some(left) = next.checked_duration_since(std::time::Instant::now()) else {
+            let Some(left) = next.checked_duration_since(Instant::now()) else {
                 break;
             };
             std::thread::sleep(left.min(STOP_CHECK));
@@ -212,7 +212,6 @@ impl Drop for PendingWhile<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     /// Batches a real watcher on `root` delivers within `wait`.
     fn batches_after(
@@ -342,11 +341,7 @@ mod tests {
             "def first_handler():\n    pass\n",
         )
         .unwrap();
-        let hub = Hub::open(
-            crate::tools::HubConfig::for_repo(repo.path(), None),
-            crate::hub::default_registry(),
-        )
-        .unwrap();
+        let hub = crate::hub::on_repo_for_tests(repo.path());
         let stop = Arc::new(AtomicBool::new(false));
         let polling = {
             let (hub, stop) = (hub.clone(), stop.clone());

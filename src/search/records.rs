@@ -45,7 +45,7 @@ pub struct Item {
 /// One copy of each text repeated across the items read in one pass: the
 /// symbols of a file share its path, and all items a handful of kinds.
 #[derive(Default)]
-pub struct Interner(std::collections::HashSet<Arc<str>>);
+pub struct Interner(foldhash::HashSet<Arc<str>>);
 
 impl Interner {
     pub fn shared(&mut self, text: &str) -> Arc<str> {

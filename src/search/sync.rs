@@ -633,11 +633,7 @@ mod tests {
     fn a_query_between_the_batches_of_a_catch_up_reads_the_files_as_they_are_then() {
         let repo = tempfile::tempdir().unwrap();
         std::fs::write(repo.path().join("a.py"), "needle_before = 1\n").unwrap();
-        let hub = Hub::open(
-            HubConfig::for_repo(repo.path(), None),
-            crate::hub::default_registry(),
-        )
-        .unwrap();
+        let hub = crate::hub::on_repo_for_tests(repo.path());
         hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
             .unwrap();
         // read once: the file's text and trigrams are kept in memory
@@ -676,11 +672,7 @@ mod tests {
             )
             .unwrap();
         }
-        let hub = Hub::open(
-            HubConfig::for_repo(repo.path(), None),
-            crate::hub::default_registry(),
-        )
-        .unwrap();
+        let hub = crate::hub::on_repo_for_tests(repo.path());
         let call = |tool: &str, input: serde_json::Value| {
             hub.call_named_here(tool, input, Source::Cli, &Unwatched)
                 .unwrap()

@@ -519,18 +519,14 @@ fn close_names(names: &items::Names, query: &Query) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::tools::{Hub, HubConfig, Source, Unwatched};
+    use crate::tools::{Source, Unwatched};
     use serde_json::json;
 
     #[test]
     fn an_answer_given_while_an_index_runs_says_it_may_be_incomplete() {
         let repo = tempfile::tempdir().unwrap();
         std::fs::write(repo.path().join("app.py"), "def main():\n    pass\n").unwrap();
-        let hub = Hub::open(
-            HubConfig::for_repo(repo.path(), None),
-            crate::hub::default_registry(),
-        )
-        .unwrap();
+        let hub = crate::hub::on_repo_for_tests(repo.path());
         let ask = || {
             let answer = hub
                 .call_named_here("cos_search", json!({"q": "main"}), Source::Cli, &Unwatched)

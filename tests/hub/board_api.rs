@@ -717,12 +717,8 @@ async fn search_ready_claim_and_reposition() {
 
     // reposition within icebox
     create(&server, json!({"title": "Fourth"})).await;
-    let (status, moved) = server
-        .post_json(
-            "/api/board/tasks/TASK-004/reposition",
-            json!({"before": "TASK-003"}),
-        )
-        .await;
+    let reposition = |body: Value| server.post_json("/api/board/tasks/TASK-004/reposition", body);
+    let (status, moved) = reposition(json!({"before": "TASK-003"})).await;
     assert_eq!(status, 200, "{moved}");
     let (_, board) = server.get("/api/board/list").await;
     let icebox = board["data"]["columns"]
@@ -740,12 +736,7 @@ async fn search_ready_claim_and_reposition() {
         .collect();
     assert_eq!(order, ["TASK-004", "TASK-003"]);
     // an anchor in another column is the board's state, not a bad request
-    let (status, refused) = server
-        .post_json(
-            "/api/board/tasks/TASK-004/reposition",
-            json!({"after": "TASK-002"}),
-        )
-        .await;
+    let (status, refused) = reposition(json!({"after": "TASK-002"})).await;
     assert_eq!(
         status, 409,
         "the anchor must be in the same column: {refused}"
@@ -757,18 +748,11 @@ async fn search_ready_claim_and_reposition() {
         refused["error"]["details"]["current"]["status"], "icebox",
         "{refused}"
     );
-    let (status, refused) = server
-        .post_json(
-            "/api/board/tasks/TASK-004/reposition",
-            json!({"before": "TASK-4"}),
-        )
-        .await;
+    let (status, refused) = reposition(json!({"before": "TASK-4"})).await;
     assert_eq!(status, 400, "a task is not placed beside itself: {refused}");
     assert_eq!(refused["error"]["details"]["field"], "before");
     assert_eq!(refused["error"]["details"]["with"], "id");
-    let (status, _) = server
-        .post_json("/api/board/tasks/TASK-004/reposition", json!({}))
-        .await;
+    let (status, _) = reposition(json!({})).await;
     assert_eq!(status, 400);
 
     server
