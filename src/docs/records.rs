@@ -50,20 +50,13 @@ pub struct Publishing {
     pub hash: String,
 }
 
+/// The area's revision: the last history entry's `seq`, since every change
+/// appends one (a revision counter of its own cost every write a page).
 pub fn revision(connection: &Connection) -> Result<i64, StoreError> {
     sql(connection, || -> rusqlite::Result<i64> {
         connection
-            .prepare_cached("SELECT value FROM docs_revision WHERE id = 1")?
+            .prepare_cached("SELECT coalesce(max(seq), 0) FROM docs_history")?
             .query_row([], |row| row.get(0))
-    })
-}
-
-pub fn bump_revision(connection: &Connection) -> Result<(), StoreError> {
-    sql(connection, || -> rusqlite::Result<()> {
-        connection
-            .prepare_cached("UPDATE docs_revision SET value = value + 1 WHERE id = 1")?
-            .execute([])
-            .map(|_| ())
     })
 }
 

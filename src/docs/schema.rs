@@ -16,7 +16,23 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: TITLES,
         legacy_version: None,
     },
+    Migration {
+        version: 3,
+        name: "leaner write bookkeeping",
+        sql: LEANER,
+        legacy_version: None,
+    },
 ];
+
+/// Every write touched two pages that told nothing new: an index on the
+/// unfinished publications (a handful of rows, and the lookup asks for a
+/// path or a move's source, which it could not serve) and a counter that
+/// counted history entries. The area's revision is now the history's last
+/// `seq`: every change appends exactly one entry.
+const LEANER: &str = "
+DROP INDEX docs_publishing_by_document;
+DROP TABLE docs_revision;
+";
 
 /// Each document's title (its first heading, else its file name), for listings.
 const TITLES: &str = "ALTER TABLE docs_documents ADD COLUMN title TEXT NOT NULL DEFAULT '';";
@@ -32,6 +48,8 @@ const TITLES: &str = "ALTER TABLE docs_documents ADD COLUMN title TEXT NOT NULL 
 /// - `docs_publishing`: writes committed here whose file is not yet known to
 ///   be in place (the redo journal a restart finishes).
 /// - `docs_meta`: the audit's verdict when it failed (writes refused).
+///
+/// (Version 3 drops `docs_publishing_by_document` and `docs_revision`.)
 const DOCUMENTS: &str = "
 CREATE TABLE docs_documents (
     mount      TEXT NOT NULL,

@@ -375,7 +375,6 @@ fn record_external(
         title,
     };
     records::save_document(tx, mount, path, &row)?;
-    records::bump_revision(tx)?;
     Ok(row)
 }
 

@@ -626,7 +626,6 @@ fn record_write(tx: &rusqlite::Connection, record: Record) -> Result<Committed, 
         };
         records::save_document(tx, &mount, &path, &left)?;
     }
-    records::bump_revision(tx)?;
     let receipt = Receipt {
         request_id: request_id.clone(),
         state: ReceiptState::Committed,
