@@ -245,14 +245,24 @@ fn with_hub(args: &HubArgs, positional: Option<PathBuf>, command: impl FnOnce(Hu
     }
 }
 
+/// The runtime for serving many clients at once (`cos serve`).
 fn runtime() -> Result<tokio::runtime::Runtime, i32> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            eprintln!("cos: could not start the async runtime: {error}");
-            1
-        })
+    built(tokio::runtime::Builder::new_multi_thread())
+}
+
+/// The runtime for one client (`cos mcp`, a CLI call): its async work is
+/// relaying lines, done on one thread, while tools run on the blocking pool
+/// as everywhere. A second worker only stole the relay's tasks from the
+/// first, a wake across cores each time.
+fn single_client_runtime() -> Result<tokio::runtime::Runtime, i32> {
+    built(tokio::runtime::Builder::new_current_thread())
+}
+
+fn built(mut builder: tokio::runtime::Builder) -> Result<tokio::runtime::Runtime, i32> {
+    builder.enable_all().build().map_err(|error| {
+        eprintln!("cos: could not start the async runtime: {error}");
+        1
+    })
 }
 
 fn open_hub(repo: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<Hub, i32> {
@@ -405,7 +415,7 @@ fn print_index_summary(summary: &crate::graph::index::IndexSummary) {
 }
 
 fn mcp(hub: Hub) -> i32 {
-    let runtime = match runtime() {
+    let runtime = match single_client_runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
@@ -543,7 +553,7 @@ pub(crate) fn print_envelope(envelope: &Value) -> i32 {
 }
 
 pub(crate) fn call(hub: &Hub, name: &str, arguments: Value, budget: Budget) -> Result<Value, i32> {
-    let runtime = runtime()?;
+    let runtime = single_client_runtime()?;
     Ok(runtime.block_on(hub.call_json(name, arguments, budget, Source::Cli)))
 }
 
