@@ -352,22 +352,10 @@ impl MountDir {
 mod tests {
     use super::*;
     use crate::docs::chain::content_hash;
-    use crate::docs::mounts::Access;
-
-    fn mount_at(root: &std::path::Path) -> Mount {
-        Mount {
-            key: "docs".into(),
-            name: "Docs".into(),
-            root: root.to_path_buf(),
-            agents: Access::ReadWrite,
-            people: Access::ReadWrite,
-            excluded: Vec::new(),
-        }
-    }
 
     fn a_mount_folder() -> (tempfile::TempDir, MountDir) {
         let folder = tempfile::tempdir().expect("a folder");
-        let dir = open(&mount_at(folder.path()), false)
+        let dir = open(&Mount::for_tests(folder.path()), false)
             .expect("opens")
             .expect("exists");
         (folder, dir)

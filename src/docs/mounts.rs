@@ -91,6 +91,19 @@ impl Mount {
         }
     }
 
+    /// A read-write mount `docs` over `root`, for tests.
+    #[cfg(test)]
+    pub(crate) fn for_tests(root: &Path) -> Mount {
+        Mount {
+            key: "docs".into(),
+            name: "Docs".into(),
+            root: root.to_path_buf(),
+            agents: Access::ReadWrite,
+            people: Access::ReadWrite,
+            excluded: vec![PathBuf::from(".git")],
+        }
+    }
+
     /// Whether a caller coming through `source` may write here.
     pub fn check_writable(&self, source: Source) -> Result<(), ToolError> {
         let (access, message) = match source {

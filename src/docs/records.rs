@@ -140,13 +140,27 @@ pub fn documents_in(
     connection: &Connection,
     mount: &str,
 ) -> Result<Vec<(String, DocRow)>, StoreError> {
+    documents_within(connection, mount, "")
+}
+
+/// The live documents of `folder` (relative to the mount, "" for all of it)
+/// and beneath it, or the one it names, by path: a range of the key, not a
+/// pass over the mount ('0' follows '/').
+pub fn documents_within(
+    connection: &Connection,
+    mount: &str,
+    folder: &str,
+) -> Result<Vec<(String, DocRow)>, StoreError> {
     sql(connection, || -> rusqlite::Result<Vec<(String, DocRow)>> {
         let mut statement = connection.prepare_cached(
             "SELECT path, rev, hash, size, mtime_ns, deleted, seq, title FROM docs_documents
-         WHERE mount = ?1 AND deleted = 0 ORDER BY path",
+         WHERE mount = ?1 AND deleted = 0
+           AND (?2 = '' OR path = ?2 OR (path > ?2 || '/' AND path < ?2 || '0'))
+         ORDER BY path",
         )?;
-        let rows =
-            statement.query_map(params![mount], |row| Ok((row.get(0)?, doc_row(row, 1)?)))?;
+        let rows = statement.query_map(params![mount, folder], |row| {
+            Ok((row.get(0)?, doc_row(row, 1)?))
+        })?;
         rows.collect()
     })
 }
@@ -552,4 +566,60 @@ pub fn roll_back_to_savepoint(connection: &Connection) -> Result<(), StoreError>
         run_cached(connection, "ROLLBACK TO one_write")?;
         run_cached(connection, "RELEASE one_write")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_holds_its_documents_and_not_a_sibling_sharing_its_start() {
+        let repo = tempfile::tempdir().unwrap();
+        let hub = crate::hub::on_repo_for_tests(repo.path());
+        let paths = [
+            "guide.md",
+            "guides",
+            "guides-old/c.md",
+            "guides/a.md",
+            "guides/deep/b.md",
+            "guides0.md",
+            "z.md",
+        ];
+        let within = |folder: &str| -> Vec<String> {
+            hub.state()
+                .store
+                .view(|c| documents_within(c, "docs", folder))
+                .unwrap()
+                .into_iter()
+                .map(|(path, _)| path)
+                .collect()
+        };
+        hub.state()
+            .store
+            .write(|tx| -> Result<(), StoreError> {
+                for (seq, path) in paths.iter().enumerate() {
+                    let row = DocRow {
+                        rev: 1,
+                        hash: String::new(),
+                        size: 0,
+                        mtime_ns: 0,
+                        deleted: false,
+                        seq: i64::try_from(seq).unwrap(),
+                        title: String::new(),
+                    };
+                    save_document(tx, "docs", path, &row)?;
+                    save_document(tx, "other", path, &row)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(within(""), paths);
+        assert_eq!(
+            within("guides"),
+            ["guides", "guides/a.md", "guides/deep/b.md"]
+        );
+        assert_eq!(within("guides/deep"), ["guides/deep/b.md"]);
+        assert_eq!(within("guide.md"), ["guide.md"]);
+        assert!(within("guid").is_empty());
+    }
 }

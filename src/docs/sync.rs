@@ -378,11 +378,26 @@ fn record_external(
     Ok(row)
 }
 
-/// Every Markdown file of the mount as git sees it (ignored files, `.git`,
-/// the state dir and symlinks left out), with its stat.
-pub fn walk(mount: &Mount) -> BTreeMap<DocPath, Stat> {
+/// The Markdown files of the mount as git sees them (ignored files, `.git`,
+/// the state dir and symlinks left out), with their stat: those in `folder`
+/// (relative to the mount, "" for all of it) and beneath it, or `folder`
+/// itself when it names a file. A folder reached through a symbolic link is
+/// not walked: nothing beyond one is the mount's.
+fn walk(mount: &Mount, folder: &str) -> BTreeMap<DocPath, Stat> {
     let mut found = BTreeMap::new();
-    let walker = ignore::WalkBuilder::new(&mount.root)
+    let start = if folder.is_empty() {
+        mount.root.clone()
+    } else {
+        mount.root.join(folder)
+    };
+    let mut beneath = mount.root.clone();
+    for part in folder.split('/').filter(|part| !part.is_empty()) {
+        beneath.push(part);
+        if std::fs::symlink_metadata(&beneath).map_or(true, |meta| meta.file_type().is_symlink()) {
+            return found;
+        }
+    }
+    let walker = ignore::WalkBuilder::new(&start)
         .hidden(false)
         .git_ignore(true)
         .git_global(false)
@@ -431,6 +446,18 @@ type Seen = (DocPath, Option<DocRow>, Option<(Vec<u8>, Stat)>);
 /// Brings the record of a whole mount up to date with its files; answers how
 /// many documents changed outside the hub.
 pub fn scan(store: &Store, mount: &Mount, dir: Option<&MountDir>) -> Result<usize, ToolError> {
+    scan_within(store, mount, dir, "")
+}
+
+/// Like [`scan`], for the documents in `folder` (relative to the mount, ""
+/// for all of it) and beneath it, or the one `folder` names: a listing of
+/// one folder walks that folder, not the whole mount.
+pub fn scan_within(
+    store: &Store,
+    mount: &Mount,
+    dir: Option<&MountDir>,
+    folder: &str,
+) -> Result<usize, ToolError> {
     if let Some(dir) = dir {
         let pending = store.view(records::all_publishing)?;
         let group = super::group::committer(store);
@@ -442,11 +469,11 @@ pub fn scan(store: &Store, mount: &Mount, dir: Option<&MountDir>) -> Result<usiz
         }
     }
     let on_disk = match dir {
-        Some(_) => walk(mount),
+        Some(_) => walk(mount, folder),
         None => BTreeMap::new(),
     };
     let known: BTreeMap<String, DocRow> = store
-        .view(|connection| records::documents_in(connection, &mount.key))?
+        .view(|connection| records::documents_within(connection, &mount.key, folder))?
         .into_iter()
         .collect();
     let mut changed: Vec<DocPath> = Vec::new();
@@ -499,4 +526,56 @@ pub fn scan(store: &Store, mount: &Mount, dir: Option<&MountDir>) -> Result<usiz
         Ok(())
     })?;
     Ok(recorded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(mount: &Mount, folder: &str) -> Vec<String> {
+        walk(mount, folder)
+            .into_keys()
+            .map(|path| path.as_str().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_folder_is_walked_alone_and_never_through_a_symbolic_link() {
+        let root = tempfile::tempdir().unwrap();
+        let mount = Mount::for_tests(root.path());
+        for file in [
+            "top.md",
+            "guides/a.md",
+            "guides/deep/b.md",
+            "guides-old/c.md",
+            "away/d.md",
+        ] {
+            let path = root.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "# T\n").unwrap();
+        }
+        std::os::unix::fs::symlink(root.path().join("away"), root.path().join("linked")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("guides"), root.path().join("away/inner"))
+            .unwrap();
+
+        let all = files(&mount, "");
+        assert_eq!(
+            all,
+            [
+                "away/d.md",
+                "guides-old/c.md",
+                "guides/a.md",
+                "guides/deep/b.md",
+                "top.md"
+            ]
+        );
+        assert_eq!(files(&mount, "guides"), ["guides/a.md", "guides/deep/b.md"]);
+        assert_eq!(files(&mount, "guides/deep"), ["guides/deep/b.md"]);
+        assert_eq!(files(&mount, "guides/a.md"), ["guides/a.md"]);
+        assert!(files(&mount, "missing").is_empty());
+        // what the whole walk leaves out, a folder's walk leaves out too
+        assert!(files(&mount, "linked").is_empty());
+        assert!(files(&mount, "away/inner").is_empty());
+        assert!(files(&mount, "away/inner/deep").is_empty());
+    }
 }

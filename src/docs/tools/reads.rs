@@ -161,7 +161,7 @@ impl Tool for DocsList {
         let limit = check_limit("limit", input.limit, 50, 200)?;
         let store = &context.hub.store;
         let dir = disk::open(mount, false)?;
-        sync::scan(store, mount, dir.as_ref())?;
+        sync::scan_within(store, mount, dir.as_ref(), &prefix)?;
         let scope = format!("cos_docs_list|{}|{prefix}", mount.key);
         let keyring = context.hub.cursors.clone();
         store.view(|connection| {
