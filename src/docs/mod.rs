@@ -18,6 +18,7 @@ mod group;
 pub mod model;
 pub mod mounts;
 mod offload;
+mod outlines;
 mod paging;
 pub mod patch;
 mod paths;

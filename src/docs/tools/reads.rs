@@ -13,6 +13,7 @@ use crate::docs::chain;
 use crate::docs::disk;
 use crate::docs::model::{DocHistoryEntry, Identity};
 use crate::docs::mounts::{Access, Mount};
+use crate::docs::outlines;
 use crate::docs::paging::{page_end, text_weight};
 use crate::docs::paths::{self, DocPath};
 use crate::docs::records;
@@ -409,7 +410,7 @@ fn read_page(
 ) -> Result<DocPage, ToolError> {
     let source = load(context, mount, path, input.rev)?;
     let text = &source.text;
-    let outline = sections::outline(text);
+    let outline = outlines::outline(&source.identity.hash, text);
     let (scope_start, scope_end, section) = match &input.section {
         None => (0, text.len(), None),
         Some(wanted) => {
