@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::sync::Arc;
 use utoipa::ToSchema;
 
 use super::sections::{self, Section};
@@ -63,6 +64,17 @@ fn failed(index: usize, message: String) -> ToolError {
 
 /// Applies every operation in order to `text`.
 pub fn apply(text: &str, operations: &[Operation]) -> Result<String, ToolError> {
+    apply_outlined(text, operations, &|text| sections::outline(text).into())
+}
+
+/// Like [`apply`], with the outline of each text an operation addresses
+/// taken from `outline_of` (a writer passes one that keeps large documents'
+/// outlines, so a patch right after a read does not parse the text again).
+pub fn apply_outlined(
+    text: &str,
+    operations: &[Operation],
+    outline_of: &dyn Fn(&str) -> Arc<[Section]>,
+) -> Result<String, ToolError> {
     if operations.is_empty() {
         return Err(ToolError::invalid("operations", "at least one operation"));
     }
@@ -74,7 +86,7 @@ pub fn apply(text: &str, operations: &[Operation]) -> Result<String, ToolError> 
     }
     let mut text = text.to_string();
     for (index, operation) in operations.iter().enumerate() {
-        text = apply_one(&text, operation).map_err(|error| match error {
+        text = apply_one(&text, operation, outline_of).map_err(|error| match error {
             ToolError::Fail(body) => failed(index, body.message),
             other => other,
         })?;
@@ -129,8 +141,12 @@ fn separated(text: &str, end: usize, content: &str) -> String {
     }
 }
 
-fn apply_one(text: &str, operation: &Operation) -> Result<String, ToolError> {
-    let outline = || sections::outline(text);
+fn apply_one(
+    text: &str,
+    operation: &Operation,
+    outline_of: &dyn Fn(&str) -> Arc<[Section]>,
+) -> Result<String, ToolError> {
+    let outline = || outline_of(text);
     Ok(match operation {
         Operation::ReplaceSection {
             section: name,

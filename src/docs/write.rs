@@ -28,6 +28,7 @@ use super::disk::{self, MountDir};
 use super::group;
 use super::model::{Base, DocHistoryEntry, Durability, Identity, Receipt, ReceiptState};
 use super::mounts::Mount;
+use super::outlines;
 use super::patch::{self, Operation};
 use super::paths::DocPath;
 use super::records::{self, DocRow, Publishing};
@@ -310,7 +311,7 @@ fn plan(
         Change::Patch { base, operations } => {
             let (_, bytes) = require_base(store, intent, current, base)?;
             let text = as_text(path, bytes)?;
-            let patched = patch::apply(text, operations)?;
+            let patched = patch::apply_outlined(text, operations, &outlines::outline_of)?;
             check_size(patched.len())?;
             temp_plan(dir, intent, patched.into_bytes(), next_rev)
         }
