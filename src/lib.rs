@@ -21,6 +21,7 @@ pub mod mcp;
 pub mod search;
 pub mod store;
 pub mod supervise;
+pub mod text_lines;
 pub mod tools;
 pub mod watching;
 pub mod web;

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use utoipa::ToSchema;
 
 use crate::envelope::{Category, Code};
+use crate::text_lines::LineCounter;
 use crate::tools::ToolError;
 
 /// One heading of the outline.
@@ -95,11 +96,9 @@ pub fn outline(text: &str) -> Vec<Section> {
     let mut sections = Vec::with_capacity(found.len());
     let mut stack: Vec<(u8, String)> = Vec::new();
     let mut slugs: HashMap<String, usize> = HashMap::new();
-    // lines counted from one heading to the next, not from the top each time
-    let (mut line, mut counted_to) = (1, 0);
+    let mut lines = LineCounter::new(text);
     for (index, (level, title, start, heading_end)) in found.iter().enumerate() {
-        line += line_breaks(text, counted_to, *start);
-        counted_to = *start;
+        let line = lines.line_at(*start);
         let title = title.trim().to_string();
         while stack.last().is_some_and(|(above, _)| *above >= *level) {
             stack.pop();
@@ -157,15 +156,6 @@ fn line_end(text: &str, offset: usize) -> usize {
         return past_break(offset - 1).max(offset);
     }
     memchr::memchr2(b'\n', b'\r', &bytes[offset..]).map_or(text.len(), |at| past_break(offset + at))
-}
-
-/// Line breaks in `text[from..to]`, counting CR LF once and a lone CR as one
-/// (CommonMark's three line endings); `to` must not split a CR LF.
-pub fn line_breaks(text: &str, from: usize, to: usize) -> usize {
-    let bytes = text.as_bytes();
-    memchr::memchr2_iter(b'\n', b'\r', &bytes[from..to])
-        .filter(|&at| !(bytes[from + at] == b'\r' && bytes.get(from + at + 1) == Some(&b'\n')))
-        .count()
 }
 
 /// GitHub's heading slug: lower case, letters, digits, `-` and `_` kept,
@@ -240,6 +230,7 @@ pub fn find<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text_lines::line_breaks;
 
     const TEXT: &str = "---\ntitle: x\n---\nintro\n# Guide\ntext\n## Setup\n```\n# not a heading\n```\n### Install\nsteps\n## Use\nmore\n> # quoted\n# Guide\nagain\n";
 

@@ -25,7 +25,7 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// cos whose extraction or resolution rules differ keeps their old results until
 /// rebuilt: bump this with every such change, and the first run of the new build
 /// indexes from scratch.
-pub const GRAPH_RULES: &str = "2026-12-01.1";
+pub const GRAPH_RULES: &str = "2026-12-04.1";
 
 /// What an index run did.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema)]

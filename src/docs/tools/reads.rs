@@ -478,9 +478,9 @@ fn read_page(
             &json!({"o": end, "s": section, "r": source.identity.rev, "h": source.identity.hash, "x": source.historical}),
         )
     });
-    let first_line = sections::line_breaks(text, 0, start) + 1;
+    let first_line = crate::text_lines::line_breaks(text, 0, start) + 1;
     let body_end = start + text[start..end].trim_end_matches(['\n', '\r']).len();
-    let last_line = first_line + sections::line_breaks(text, start, body_end);
+    let last_line = first_line + crate::text_lines::line_breaks(text, start, body_end);
     Ok(DocPage {
         document: source.identity.clone(),
         section,

@@ -3,8 +3,8 @@
 
 use tree_sitter::{Node, Parser};
 
-use super::walk::line;
 use super::{EdgeRecord, Extraction, NodeRecord, Reference};
+use crate::text_lines::{LineCounter, line_breaks};
 
 /// A heading's anchor, as GitHub makes it: lowercase, spaces to dashes, punctuation dropped.
 pub fn slug(heading: &str) -> String {
@@ -37,12 +37,15 @@ pub(super) fn extract(out: &mut Extraction, path: &str, file: &str, text: &str) 
     // by lookup: a file may hold tens of thousands of headings
     let mut known: std::collections::HashSet<String> =
         out.nodes.iter().map(|n| n.uid.clone()).collect();
+    // headings come top to bottom: their lines are counted once along the text
+    let mut lines = LineCounter::new(text);
     while let Some(node) = stack.pop() {
         match node.kind() {
             "atx_heading" | "setext_heading" => {
                 let raw = node.utf8_text(text.as_bytes()).unwrap_or("");
+                // its first line, whichever CommonMark line ending ends it
                 let title = raw
-                    .lines()
+                    .split(['\n', '\r'])
                     .next()
                     .unwrap_or("")
                     .trim_start_matches('#')
@@ -50,7 +53,7 @@ pub(super) fn extract(out: &mut Extraction, path: &str, file: &str, text: &str) 
                     .to_string();
                 if !title.is_empty() {
                     let uid = format!("doc:heading:{path}#{}", slug(&title));
-                    let (line_start, line_end) = line(node);
+                    let (line_start, line_end) = heading_lines(text, node, &mut lines);
                     if known.insert(uid.clone()) {
                         out.nodes.push(NodeRecord {
                             uid: uid.clone(),
@@ -83,6 +86,21 @@ pub(super) fn extract(out: &mut Extraction, path: &str, file: &str, text: &str) 
         out.references
             .push(Reference::plain(file.to_string(), "links_to", target));
     }
+}
+
+/// The first and last line of a heading as CommonMark counts lines (a lone
+/// CR ends one too, where tree-sitter counts LF only), its own line break
+/// not counted as a line of it.
+fn heading_lines(text: &str, node: Node, lines: &mut LineCounter) -> (u32, u32) {
+    let start = node.start_byte();
+    let Some(heading) = text.get(start..node.end_byte()) else {
+        return super::walk::line(node);
+    };
+    let end = start + heading.trim_end_matches(['\n', '\r']).len();
+    let first = lines.line_at(start);
+    let last = first + line_breaks(text, start, end);
+    let number = |line: usize| u32::try_from(line).unwrap_or(u32::MAX);
+    (number(first), number(last))
 }
 
 /// Whether `offset` lies in one of `ranges`: code blocks in document order,

@@ -119,6 +119,31 @@ fn markdown_headings_repeated_are_one_node_and_links_between_code_blocks_count()
 }
 
 #[test]
+fn markdown_headings_are_on_the_lines_commonmark_counts_whatever_the_line_ending() {
+    let heading_lines = |text: &str| -> Vec<(String, u32, u32)> {
+        extract("docs/ends.md", Language::Markdown, text)
+            .nodes
+            .iter()
+            .filter(|n| n.kind == "doc_heading")
+            .map(|n| (n.label.clone(), n.line_start, n.line_end))
+            .collect()
+    };
+    // a setext heading spans its text and its underline
+    let expected = vec![
+        ("Mac".to_string(), 1, 1),
+        ("Two".to_string(), 4, 4),
+        ("Under".to_string(), 7, 8),
+    ];
+    for ending in ["\n", "\r\n", "\r"] {
+        let text = [
+            "# Mac", "", "old text", "## Two", "x", "", "Under", "-----", "end",
+        ]
+        .join(ending);
+        assert_eq!(heading_lines(&text), expected, "line ending {ending:?}");
+    }
+}
+
+#[test]
 fn typescript_classes_interfaces_arrow_functions_imports() {
     let text = "import { connect } from './db';\nimport React from 'react';\n\nexport interface Shape { area(): number }\n\nexport class Square extends Base implements Shape {\n  area() { return helper(2); }\n}\n\nexport const helper = (x: number) => x * x;\nfunction main() { new Square().area(); connect(); }\n";
     let e = extract("web/shapes.ts", Language::TypeScript, text);
