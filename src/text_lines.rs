@@ -1,7 +1,7 @@
 //! Lines as CommonMark counts them: a line ends at LF, at CR LF, or at a
 //! lone CR (old Mac files). Tree-sitter and `str::lines` count LF only, so
-//! every place that numbers lines of Markdown counts them here, and a
-//! heading's line is the same number in documents, the graph and search.
+//! every place that numbers, splits or ends lines of Markdown does it here,
+//! and a heading's line is the same number in documents, the graph and search.
 //!
 //! Knows no area.
 
@@ -12,6 +12,41 @@ pub fn line_breaks(text: &str, from: usize, to: usize) -> usize {
     memchr::memchr2_iter(b'\n', b'\r', &bytes[from..to])
         .filter(|&at| !(bytes[from + at] == b'\r' && bytes.get(from + at + 1) == Some(&b'\n')))
         .count()
+}
+
+/// The lines of `text` without their breaks; like `str::lines`, no empty
+/// line after a final break.
+pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let current = rest.filter(|r| !r.is_empty())?;
+        match current.find(['\n', '\r']) {
+            None => {
+                rest = None;
+                Some(current)
+            }
+            Some(at) => {
+                let past = if current[at..].starts_with("\r\n") {
+                    at + 2
+                } else {
+                    at + 1
+                };
+                rest = Some(&current[past..]);
+                Some(&current[..at])
+            }
+        }
+    })
+}
+
+/// The line ending `text` uses first: LF, CR LF or a lone CR; LF when it
+/// has none.
+pub fn first_line_ending(text: &str) -> &'static str {
+    let bytes = text.as_bytes();
+    match memchr::memchr2(b'\n', b'\r', bytes) {
+        Some(at) if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') => "\r\n",
+        Some(at) if bytes[at] == b'\r' => "\r",
+        _ => "\n",
+    }
 }
 
 /// Numbers the lines of one text at offsets given in ascending order, each
@@ -53,6 +88,26 @@ mod tests {
         assert_eq!(line_breaks("a\nb\r\nc\rd", 0, 8), 3);
         assert_eq!(line_breaks("a\r\rb", 0, 4), 2);
         assert_eq!(line_breaks("no break", 0, 8), 0);
+    }
+
+    #[test]
+    fn lines_end_at_any_line_ending() {
+        let found: Vec<&str> = lines("a\r\nb\rc\n\nd\r").collect();
+        assert_eq!(found, ["a", "b", "c", "", "d"]);
+        assert_eq!(lines("").count(), 0);
+        assert_eq!(
+            lines("x\ny\n").collect::<Vec<_>>(),
+            "x\ny\n".lines().collect::<Vec<_>>(),
+            "as str::lines where only LF ends lines"
+        );
+    }
+
+    #[test]
+    fn the_first_line_ending_is_the_texts() {
+        assert_eq!(first_line_ending("a\r\nb\n"), "\r\n");
+        assert_eq!(first_line_ending("a\rb\r\n"), "\r");
+        assert_eq!(first_line_ending("a\nb\r"), "\n");
+        assert_eq!(first_line_ending("none"), "\n");
     }
 
     #[test]

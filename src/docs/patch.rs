@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::sections::{self, Section};
 use crate::envelope::{Category, Code};
+use crate::text_lines::first_line_ending;
 use crate::tools::ToolError;
 
 /// At most this many operations in one patch.
@@ -101,17 +102,7 @@ fn as_lines(text: &str, content: &str) -> String {
     if content.is_empty() || content.ends_with(['\n', '\r']) {
         content.to_string()
     } else {
-        format!("{content}{}", line_ending(text))
-    }
-}
-
-/// The line ending `text` uses first: LF, CR LF or a lone CR; LF when none.
-fn line_ending(text: &str) -> &'static str {
-    let bytes = text.as_bytes();
-    match memchr::memchr2(b'\n', b'\r', bytes) {
-        Some(at) if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') => "\r\n",
-        Some(at) if bytes[at] == b'\r' => "\r",
-        _ => "\n",
+        format!("{content}{}", first_line_ending(text))
     }
 }
 
@@ -137,7 +128,7 @@ fn separated(text: &str, end: usize, content: &str) -> String {
     if on_new_line {
         as_lines(text, content)
     } else {
-        format!("{}{}", line_ending(text), as_lines(text, content))
+        format!("{}{}", first_line_ending(text), as_lines(text, content))
     }
 }
 
@@ -511,7 +502,7 @@ mod tests {
                     (Operation::InsertAfterSection { section: named(), content: content.clone() }, chosen.end),
                     (Operation::AppendToSection { section: named(), content: content.clone() }, body_end(&outline, chosen)),
                 ];
-                let ending = line_ending(&text);
+                let ending = first_line_ending(&text);
                 for (operation, at) in inserts {
                     let out = applied(&text, operation.clone())?;
                     proptest::prop_assert!(out.starts_with(&text[..at]), "{operation:?}");
@@ -530,7 +521,7 @@ mod tests {
                 content in "(\\PC|\n|\r\n){0,20}",
                 find in "(\\PC|\n){1,3}",
             ) {
-                let ending = line_ending(&text);
+                let ending = first_line_ending(&text);
                 let appended = applied(&text, Operation::Append { content: content.clone() })?;
                 proptest::prop_assert!(appended.starts_with(&text));
                 let added = appended[text.len()..].replacen(content.as_str(), "", 1);

@@ -102,34 +102,10 @@ impl Highlighter {
     /// The first line of `text` that matches, with its 0-based index; lines
     /// end at any of CommonMark's line endings, as the outline counts them.
     pub fn first_line<'a>(&self, text: &'a str) -> Option<(usize, &'a str)> {
-        lines_at_any_break(text)
+        crate::text_lines::lines(text)
             .enumerate()
             .find(|(_, line)| self.matches(line))
     }
-}
-
-/// The lines of `text` without their breaks, a line ending at LF, CR LF or a
-/// lone CR; like `str::lines`, no empty line after a final break.
-fn lines_at_any_break(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(text);
-    std::iter::from_fn(move || {
-        let current = rest.filter(|r| !r.is_empty())?;
-        match current.find(['\n', '\r']) {
-            None => {
-                rest = None;
-                Some(current)
-            }
-            Some(at) => {
-                let past = if current[at..].starts_with("\r\n") {
-                    at + 2
-                } else {
-                    at + 1
-                };
-                rest = Some(&current[past..]);
-                Some(&current[..at])
-            }
-        }
-    })
 }
 
 /// `line` cut to [`SNIPPET_CHARS`] around its first range, with the ranges
@@ -206,18 +182,6 @@ fn floor_boundary(text: &str, byte: usize) -> usize {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-
-    #[test]
-    fn lines_end_at_any_line_ending_as_the_outline_counts_them() {
-        let lines: Vec<&str> = lines_at_any_break("a\r\nb\rc\n\nd\r").collect();
-        assert_eq!(lines, ["a", "b", "c", "", "d"]);
-        assert_eq!(lines_at_any_break("").count(), 0);
-        assert_eq!(
-            lines_at_any_break("x\ny\n").collect::<Vec<_>>(),
-            "x\ny\n".lines().collect::<Vec<_>>(),
-            "as str::lines where only LF ends lines"
-        );
-    }
 
     #[test]
     fn a_long_line_is_cut_around_its_match_and_highlights_move_with_it() {

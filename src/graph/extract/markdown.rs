@@ -43,9 +43,7 @@ pub(super) fn extract(out: &mut Extraction, path: &str, file: &str, text: &str) 
         match node.kind() {
             "atx_heading" | "setext_heading" => {
                 let raw = node.utf8_text(text.as_bytes()).unwrap_or("");
-                // its first line, whichever CommonMark line ending ends it
-                let title = raw
-                    .split(['\n', '\r'])
+                let title = crate::text_lines::lines(raw)
                     .next()
                     .unwrap_or("")
                     .trim_start_matches('#')
