@@ -3,10 +3,15 @@
 //! parse (pulldown-cmark, every paragraph's inlines included) cost 350 ms a
 //! page for a 27 MB document of 20,000 sections. Kept only for texts the
 //! parse is slow for, a few at a time, within a weight; a changed document
-//! has another hash, so nothing here goes stale.
+//! has another hash, so nothing here goes stale. Callers asking for one
+//! outline at once wait for one parse, and a write parses its new text's
+//! outline ahead on a thread of its own (`warm`), for the call that follows.
+//!
+//! Owns the kept outlines only; knows nothing of mounts, files or the store.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::sections::{self, Section};
 
@@ -17,9 +22,14 @@ const WORTH_KEEPING: usize = 256 << 10;
 const MOST_KEPT: usize = 8;
 const MOST_WEIGHT: usize = 16 << 20;
 
+/// An outline being parsed or parsed: whoever asks for it meanwhile waits
+/// for the one parse rather than starting another.
+type Cell = Arc<OnceLock<Arc<[Section]>>>;
+
 struct Kept {
     hash: String,
-    outline: Arc<[Section]>,
+    outline: Cell,
+    /// Zero until parsed.
     weight: usize,
 }
 
@@ -39,32 +49,81 @@ pub fn outline(hash: &str, text: &str) -> Arc<[Section]> {
     if text.len() < WORTH_KEEPING {
         return sections::outline(text).into();
     }
-    if let Some(found) = lock()
-        .iter()
-        .find(|kept| kept.hash == hash)
-        .map(|kept| kept.outline.clone())
-    {
-        return found;
-    }
-    let outline: Arc<[Section]> = sections::outline(text).into();
-    keep(hash, outline.clone());
+    let cell = cell_for(hash);
+    let outline = cell.get_or_init(|| parse(hash, text)).clone();
+    settle(&cell, &outline);
     outline
 }
 
-fn keep(hash: &str, outline: Arc<[Section]>) {
-    let weight = weight_of(&outline);
-    if weight > MOST_WEIGHT {
+/// Parses the outline of a large `text` (content hash `hash`) on a thread of
+/// its own, so that the call after a write finds it kept. One at a time: a
+/// text written while another is being parsed is parsed when first asked for.
+pub fn warm(hash: &str, text: &str) {
+    static WARMING: AtomicBool = AtomicBool::new(false);
+    /// Lets the next warm-up start, however this one ended.
+    struct Done;
+    impl Drop for Done {
+        fn drop(&mut self) {
+            WARMING.store(false, Ordering::Release);
+        }
+    }
+    if text.len() < WORTH_KEEPING || WARMING.swap(true, Ordering::AcqRel) {
         return;
     }
+    let done = Done;
+    let (hash, text) = (hash.to_string(), text.to_string());
+    let spawned = std::thread::Builder::new()
+        .name("cos-docs-outline".into())
+        .spawn(move || {
+            let _done = done;
+            outline(&hash, &text);
+        });
+    if let Err(error) = spawned {
+        tracing::debug!(%error, "no thread to parse an outline ahead: it is parsed when asked for");
+    }
+}
+
+fn parse(hash: &str, text: &str) -> Arc<[Section]> {
+    #[cfg(test)]
+    tests::parsed(hash);
+    #[cfg(not(test))]
+    let _ = hash;
+    sections::outline(text).into()
+}
+
+/// The cell kept for `hash`, made (and kept) if there is none yet.
+fn cell_for(hash: &str) -> Cell {
     let mut kept = lock();
-    if kept.iter().any(|k| k.hash == hash) {
-        return;
+    if let Some(found) = kept.iter().find(|kept| kept.hash == hash) {
+        return found.outline.clone();
     }
+    let cell = Cell::default();
     kept.push_front(Kept {
         hash: hash.to_string(),
-        outline,
-        weight,
+        outline: cell.clone(),
+        weight: 0,
     });
+    within_bounds(&mut kept);
+    cell
+}
+
+/// Weighs a parsed outline: one heavier than all may weigh is let go of.
+fn settle(cell: &Cell, outline: &[Section]) {
+    let mut kept = lock();
+    let Some(at) = kept.iter().position(|k| Arc::ptr_eq(&k.outline, cell)) else {
+        return;
+    };
+    if kept[at].weight == 0 {
+        kept[at].weight = weight_of(outline);
+    }
+    if kept[at].weight > MOST_WEIGHT {
+        kept.remove(at);
+    }
+    within_bounds(&mut kept);
+}
+
+/// Lets go of the oldest outlines until the rest are within both bounds.
+fn within_bounds(kept: &mut VecDeque<Kept>) {
     let mut total: usize = kept.iter().map(|k| k.weight).sum();
     while kept.len() > MOST_KEPT || total > MOST_WEIGHT {
         match kept.pop_back() {
@@ -82,7 +141,7 @@ fn weight_of(outline: &[Section]) -> usize {
 }
 
 /// The kept outlines; a writer that panicked left nothing half-made (each
-/// change is one push or pop), so a poisoned lock is taken as it is.
+/// change is one push, remove or pop), so a poisoned lock is taken as it is.
 fn lock() -> std::sync::MutexGuard<'static, VecDeque<Kept>> {
     KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -90,6 +149,17 @@ fn lock() -> std::sync::MutexGuard<'static, VecDeque<Kept>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hash of every large text parsed in this process, in order.
+    static PARSED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    pub(super) fn parsed(hash: &str) {
+        PARSED.lock().unwrap().push(hash.to_string());
+    }
+
+    fn parses_of(hash: &str) -> usize {
+        PARSED.lock().unwrap().iter().filter(|h| *h == hash).count()
+    }
 
     /// The kept outlines are one for the process: tests that fill them take turns.
     static TURN: Mutex<()> = Mutex::new(());
@@ -126,6 +196,49 @@ mod tests {
         assert!(Arc::ptr_eq(&read, &outline_of(&text)));
         let small = "# A\n";
         assert_eq!(&*outline_of(small), sections::outline(small).as_slice());
+    }
+
+    #[test]
+    fn callers_asking_at_once_for_one_outline_share_one_parse() {
+        let _turn = turn();
+        let text = large(900, "Shared");
+        let hash = crate::docs::chain::content_hash(text.as_bytes());
+        let callers: Vec<_> = (0..4)
+            .map(|_| {
+                let (hash, text) = (hash.clone(), text.clone());
+                std::thread::spawn(move || outline(&hash, &text))
+            })
+            .collect();
+        let outlines: Vec<_> = callers.into_iter().map(|c| c.join().unwrap()).collect();
+        assert_eq!(parses_of(&hash), 1, "parsed more than once");
+        assert!(outlines.iter().all(|o| Arc::ptr_eq(o, &outlines[0])));
+        assert_eq!(&*outlines[0], sections::outline(&text).as_slice());
+    }
+
+    #[test]
+    fn a_large_text_is_parsed_ahead_on_its_own_thread_and_a_small_one_never() {
+        let _turn = turn();
+        let text = large(900, "Warm");
+        let hash = crate::docs::chain::content_hash(text.as_bytes());
+        warm(&hash, &text);
+        let ready = || {
+            lock()
+                .iter()
+                .any(|kept| kept.hash == hash && kept.outline.get().is_some())
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !ready() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(ready(), "not parsed ahead");
+        outline(&hash, &text);
+        assert_eq!(parses_of(&hash), 1, "parsed again when asked for");
+        let small = "# Small\n";
+        let small_hash = crate::docs::chain::content_hash(small.as_bytes());
+        warm(&small_hash, small);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(parses_of(&small_hash), 0);
+        assert!(!lock().iter().any(|kept| kept.hash == small_hash));
     }
 
     #[test]
