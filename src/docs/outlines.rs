@@ -55,10 +55,11 @@ pub fn outline(hash: &str, text: &str) -> Arc<[Section]> {
     outline
 }
 
-/// Parses the outline of a large `text` (content hash `hash`) on a thread of
-/// its own, so that the call after a write finds it kept. One at a time: a
-/// text written while another is being parsed is parsed when first asked for.
-pub fn warm(hash: &str, text: &str) {
+/// Parses the outline of a large text (its `bytes`, content hash `hash`) on
+/// a thread of its own, so that the call after a write finds it kept. One at
+/// a time: a text written while another is being parsed is parsed when first
+/// asked for. Bytes that are not UTF-8 are never read as a document: skipped.
+pub fn warm(hash: &str, bytes: &[u8]) {
     static WARMING: AtomicBool = AtomicBool::new(false);
     /// Lets the next warm-up start, however this one ended.
     struct Done;
@@ -67,7 +68,13 @@ pub fn warm(hash: &str, text: &str) {
             WARMING.store(false, Ordering::Release);
         }
     }
-    if text.len() < WORTH_KEEPING || WARMING.swap(true, Ordering::AcqRel) {
+    if bytes.len() < WORTH_KEEPING {
+        return;
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return;
+    };
+    if WARMING.swap(true, Ordering::AcqRel) {
         return;
     }
     let done = Done;
@@ -220,7 +227,7 @@ mod tests {
         let _turn = turn();
         let text = large(900, "Warm");
         let hash = crate::docs::chain::content_hash(text.as_bytes());
-        warm(&hash, &text);
+        warm(&hash, text.as_bytes());
         let ready = || {
             lock()
                 .iter()
@@ -235,9 +242,14 @@ mod tests {
         assert_eq!(parses_of(&hash), 1, "parsed again when asked for");
         let small = "# Small\n";
         let small_hash = crate::docs::chain::content_hash(small.as_bytes());
-        warm(&small_hash, small);
+        warm(&small_hash, small.as_bytes());
+        // nor bytes that are not UTF-8, which no read takes
+        let mut latin = large(900, "Latin").into_bytes();
+        latin.push(0xE9);
+        let latin_hash = crate::docs::chain::content_hash(&latin);
+        warm(&latin_hash, &latin);
         std::thread::sleep(std::time::Duration::from_millis(50));
-        assert_eq!(parses_of(&small_hash), 0);
+        assert_eq!(parses_of(&small_hash) + parses_of(&latin_hash), 0);
         assert!(!lock().iter().any(|kept| kept.hash == small_hash));
     }
 

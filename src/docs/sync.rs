@@ -361,9 +361,8 @@ fn record_external(
     let title = match disk {
         Some((bytes, _)) => {
             let file_name = path.rsplit_once('/').map_or(path, |(_, name)| name);
-            let text = String::from_utf8_lossy(bytes);
-            super::outlines::warm(&hash, &text);
-            super::sections::title_of(&text, file_name)
+            super::outlines::warm(&hash, bytes);
+            super::sections::title_of(&String::from_utf8_lossy(bytes), file_name)
         }
         None => prior.map(|row| row.title.clone()).unwrap_or_default(),
     };

@@ -377,11 +377,10 @@ fn plan(
 fn temp_plan(dir: &MountDir, intent: &Intent, bytes: Vec<u8>, rev: i64) -> Result<Plan, ToolError> {
     let (temp, stat, unsynced) = dir.write_temp(&intent.path, &bytes)?;
     let hash = content_hash(&bytes);
-    let text = String::from_utf8_lossy(&bytes);
-    let title = sections::title_of(&text, intent.path.file_name());
+    let title = sections::title_of(&String::from_utf8_lossy(&bytes), intent.path.file_name());
     // whatever comes next to a large document (a read, a page, the next
     // patch) needs the new text's outline: parsed meanwhile
-    outlines::warm(&hash, &text);
+    outlines::warm(&hash, &bytes);
     Ok(Plan {
         after: DocRow {
             rev,
