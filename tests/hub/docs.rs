@@ -692,6 +692,62 @@ async fn a_large_document_is_rebuilt_byte_for_byte_from_pages_under_the_budget()
     client.cancel().await.unwrap();
 }
 
+/// Past 256 KiB a document's outline is kept by its hash, and a patch parses
+/// the new text's outline ahead: every read after a patch must still be the
+/// file, whole and by section.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_document_patched_twice_reads_back_whole_and_by_section() {
+    let server = TestServer::start().await;
+    let mut large = String::new();
+    for section in 0..300 {
+        large.push_str(&format!("## Section {section}\n"));
+        for line in 0..20 {
+            large.push_str(&format!(
+                "line {line} of section {section}, long enough to weigh a little\n"
+            ));
+        }
+    }
+    assert!(large.len() > 256 << 10, "{} bytes", large.len());
+    write(&server, "docs/large.md", &large);
+    let client = mcp(&server).await;
+    let (first, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "docs", "path": "large.md"}),
+    )
+    .await;
+    let mut document = first["data"]["document"].clone();
+    for (n, section) in [(1, 150), (2, 299)] {
+        let marker = format!("added by patch {n}");
+        let (answer, _) = call(
+            &client,
+            "cos_docs_patch",
+            json!({"mount": "docs", "path": "large.md", "request_id": format!("large-{n}"),
+                   "base": {"rev": document["rev"], "hash": document["hash"]},
+                   "operations": [{"op": "append_to_section", "section": format!("Section {section}"), "content": marker}]}),
+        )
+        .await;
+        assert_eq!(answer["ok"], true, "{answer}");
+        document = answer["data"]["document"].clone();
+        assert_eq!(document["rev"], n + 1);
+        let (text, pages) = read_all(&client, "large.md").await;
+        assert!(pages > 10, "{pages} pages");
+        assert_eq!(text, on_disk(&server, "large.md"), "after patch {n}");
+        let (part, _) = call(
+            &client,
+            "cos_docs_read",
+            json!({"mount": "docs", "path": "large.md", "section": format!("section-{section}")}),
+        )
+        .await;
+        let content = part["data"]["content"].as_str().unwrap_or_default();
+        assert!(
+            content.starts_with(&format!("## Section {section}\n")),
+            "{part}"
+        );
+        assert!(content.trim_end().ends_with(&marker), "{part}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn moves_and_deletes_carry_receipts_and_keep_history() {
     let server = TestServer::start().await;
