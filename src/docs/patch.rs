@@ -71,6 +71,7 @@ pub fn apply(text: &str, operations: &[Operation]) -> Result<String, ToolError> 
 /// Like [`apply`], with the outline of each text an operation addresses
 /// taken from `outline_of` (a writer passes one that keeps large documents'
 /// outlines, so a patch right after a read does not parse the text again).
+/// The first operation's text is `text` itself, the same slice.
 pub fn apply_outlined(
     text: &str,
     operations: &[Operation],
@@ -85,14 +86,17 @@ pub fn apply_outlined(
             format!("at most {MAX_OPERATIONS} operations in one patch"),
         ));
     }
-    let mut text = text.to_string();
+    // the first operation reads `text` itself: not copied, and a caller's
+    // `outline_of` may know it
+    let mut text = std::borrow::Cow::Borrowed(text);
     for (index, operation) in operations.iter().enumerate() {
-        text = apply_one(&text, operation, outline_of).map_err(|error| match error {
+        let applied = apply_one(&text, operation, outline_of).map_err(|error| match error {
             ToolError::Fail(body) => failed(index, body.message),
             other => other,
         })?;
+        text = std::borrow::Cow::Owned(applied);
     }
-    Ok(text)
+    Ok(text.into_owned())
 }
 
 /// `content` ending in a line break, so what follows starts on its own
@@ -245,6 +249,28 @@ mod tests {
 
     fn patch(operations: Vec<Operation>) -> Result<String, ToolError> {
         apply(DOC, &operations)
+    }
+
+    #[test]
+    fn the_first_operation_reads_the_callers_own_text_and_the_next_the_result() {
+        let doc = DOC.to_string();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let outline_of = |text: &str| -> Arc<[Section]> {
+            let own = std::ptr::eq(text, doc.as_str());
+            asked.borrow_mut().push((own, text.to_string()));
+            sections::outline(text).into()
+        };
+        let section = |name: &str, content: &str| Operation::AppendToSection {
+            section: name.into(),
+            content: content.into(),
+        };
+        let operations = [section("Setup", "one"), section("Use", "two")];
+        let out = apply_outlined(&doc, &operations, &outline_of).unwrap();
+        assert_eq!(out, apply(DOC, &operations).unwrap());
+        let asked = asked.into_inner();
+        assert_eq!(asked.len(), 2);
+        assert!(asked[0].0, "the first operation was handed a copy");
+        assert!(!asked[1].0 && asked[1].1.contains("one"), "{asked:?}");
     }
 
     #[test]
