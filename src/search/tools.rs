@@ -197,16 +197,21 @@ impl Tool for Search {
                     .to_string(),
             );
         }
+        // hits from the code say it is indexed; without any, ask (a run
+        // under way says so above, rather than asking for one)
+        let code_unindexed =
+            !indexing && facets.symbols + facets.code == 0 && crate::graph::revision(store)? == 0;
+        if code_unindexed && reaches_code(&sieve) {
+            notes.push(CODE_NOT_INDEXED.to_string());
+        }
         let did_you_mean = if total == 0 {
-            // a run under way says so above, rather than asking for one
-            let graph_indexed_or_indexing = indexing || crate::graph::revision(store)? > 0;
             store.view(|c| {
                 notes.extend(empty_reasons(
                     c,
                     &query,
                     &sieve,
                     &collected,
-                    graph_indexed_or_indexing,
+                    code_unindexed,
                 )?);
                 // the names of the revision the query read
                 let names = items::names(c, store.path(), revision)?;
@@ -433,26 +438,31 @@ fn opens_of(item: &records::Item, line: Option<u32>) -> Opens {
 }
 
 /// Why a query found nothing, where that can be told.
+/// Said whenever a query reaches the code while the graph was never indexed
+/// (documents and tasks may be in the index already: the code is not).
+const CODE_NOT_INDEXED: &str = "the code is not indexed yet, so no symbol or code line was searched: index the repository (`cos index` or the cos_graph_index tool; `cos serve` and `cos mcp` index it at start and follow saves)";
+
+fn reaches_code(sieve: &Sieve) -> bool {
+    sieve
+        .corpora
+        .iter()
+        .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
+}
+
+/// Why a query found nothing, where the index can tell. `code_unindexed`:
+/// the graph was never indexed (said already when the query reached the code).
 fn empty_reasons(
     c: &Connection,
     query: &Query,
     sieve: &Sieve,
     collected: &collect::Collected,
-    graph_indexed_or_indexing: bool,
+    code_unindexed: bool,
 ) -> Result<Vec<String>, ToolError> {
     let mut reasons = Vec::new();
-    let searched_code = sieve
-        .corpora
-        .iter()
-        .any(|c| matches!(c, Corpus::Symbols | Corpus::Code));
     let (items, files) = records::sizes(c)?;
-    if !graph_indexed_or_indexing && (searched_code || items + files == 0) {
-        // documents and tasks may be in the index already: the code is not
-        reasons.push(
-            "the code is not indexed yet: index the repository (`cos index` or the cos_graph_index tool; `cos serve` and `cos mcp` index it at start and follow saves)"
-                .to_string(),
-        );
-    } else if items + files == 0 {
+    if code_unindexed && !reaches_code(sieve) && items + files == 0 {
+        reasons.push(CODE_NOT_INDEXED.to_string());
+    } else if !code_unindexed && items + files == 0 {
         reasons.push(
             "the index is empty: the repository holds no code, documents or tasks the hub reads yet"
                 .to_string(),

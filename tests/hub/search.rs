@@ -327,24 +327,35 @@ async fn an_empty_answer_says_why() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_empty_answer_before_the_code_is_indexed_says_so() {
+async fn an_answer_before_the_code_is_indexed_says_so() {
     let server = TestServer::start().await;
     fixture(server.repo());
     // documents are in the index already, the code is not
     write(
         server.repo(),
         "docs/guide.md",
-        "# Guide\n\n## Setup\nsteps\n",
+        "# Guide\n\n## Setup\nsteps to parse_http_request\n",
     );
-    let (status, body) = search(&server, "parse_http_request", "").await;
+    let (status, body) = search(&server, "parse_http_request area:code", "").await;
     assert_eq!(status, 200);
     assert_eq!(body["data"]["total"], 0, "{body}");
     let notes = body["data"]["notes"].to_string();
     assert!(notes.contains("the code is not indexed yet"), "{notes}");
+    // found in a document, and still told the code was not searched
+    let (_, body) = search(&server, "parse_http_request", "").await;
+    assert_ne!(body["data"]["facets"]["docs"], 0, "{body}");
+    let notes = body["data"]["notes"].to_string();
+    assert!(notes.contains("the code is not indexed yet"), "{notes}");
+    // a question the code could not answer anyway is not told about it
+    let (_, body) = search(&server, "parse_http_request area:docs", "").await;
+    let notes = body["data"]["notes"].to_string();
+    assert!(!notes.contains("not indexed"), "{notes}");
 
     index_graph(&server.hub).await;
     let (_, body) = search(&server, "parse_http_request", "").await;
-    assert_ne!(body["data"]["total"], 0, "{body}");
+    assert_ne!(body["data"]["facets"]["symbols"], 0, "{body}");
+    let notes = body["data"]["notes"].to_string();
+    assert!(!notes.contains("not indexed"), "{notes}");
     let (_, body) = search(&server, "nothing_is_named_like_this", "").await;
     assert_eq!(body["data"]["total"], 0, "{body}");
     let notes = body["data"]["notes"].to_string();
