@@ -3,14 +3,19 @@
 use clap::Parser;
 
 fn main() {
+    let cli = cos_hub::cli::Cli::parse();
+    let default_log = if cli.keeps_running() {
+        "info,tower_http=warn,notify=warn"
+    } else {
+        "warn"
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,tower_http=warn,notify=warn".into()),
+                .unwrap_or_else(|_| default_log.into()),
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = cos_hub::cli::Cli::parse();
     if !cli.serves_sockets() {
         // A one-shot command piped into `head` should stop quietly when the pipe
         // closes, as Unix tools do. The server keeps SIGPIPE ignored: a client

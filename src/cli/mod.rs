@@ -165,6 +165,13 @@ impl Cli {
     pub fn serves_sockets(&self) -> bool {
         matches!(self.command, Command::Serve { .. })
     }
+
+    /// True for the commands that run until stopped (`serve`, `mcp`): their
+    /// log tells an operator what the hub does. A one-shot command's own
+    /// output says that; its log shows warnings only, unless RUST_LOG asks.
+    pub fn keeps_running(&self) -> bool {
+        matches!(self.command, Command::Serve { .. } | Command::Mcp { .. })
+    }
 }
 
 /// Runs the command line; returns the process exit code.
@@ -354,6 +361,23 @@ impl crate::tools::Progress for Bar {
 /// `cos index`: the index tool through the runtime, like every other caller,
 /// with a progress bar when stderr is a terminal.
 fn index(hub: Hub) -> i32 {
+    match index_with_progress(&hub) {
+        Ok(summary) => {
+            print_index_summary(&summary);
+            0
+        }
+        Err(error) => {
+            eprintln!("cos: indexing failed: {}", error.message);
+            1
+        }
+    }
+}
+
+/// Brings the graph up to date (only new and changed files are parsed),
+/// with a progress bar on stderr when it is a terminal.
+fn index_with_progress(
+    hub: &Hub,
+) -> Result<crate::graph::index::IndexSummary, crate::envelope::ErrorBody> {
     use std::io::IsTerminal;
     let bar = if std::io::stderr().is_terminal() {
         indicatif::ProgressBar::new(0)
@@ -372,15 +396,24 @@ fn index(hub: Hub) -> i32 {
         &bar,
     );
     bar.0.finish_and_clear();
-    match result {
-        Ok(answer) => {
-            print_index_summary(&answer.data);
-            0
-        }
-        Err(error) => {
-            eprintln!("cos: indexing failed: {}", error.message);
-            1
-        }
+    result.map(|answer| answer.data)
+}
+
+/// Before a one-shot command reads the code: a shell has no watcher, so the
+/// graph is brought up to date first, as `cos serve` keeps it. Says on
+/// stderr what it parsed; with the graph module off it does nothing.
+fn refresh_code(hub: &Hub) {
+    match index_with_progress(hub) {
+        Ok(summary) if summary.parsed + summary.removed > 0 => eprintln!(
+            "cos: indexed the code first ({} new or changed files parsed, {} removed, {} ms)",
+            summary.parsed, summary.removed, summary.milliseconds
+        ),
+        Ok(_) => {}
+        Err(error) if error.code == crate::envelope::Code::E_MODULE_DISABLED => {}
+        Err(error) => eprintln!(
+            "cos: the code could not be indexed first ({}); searching what the index holds",
+            error.message
+        ),
     }
 }
 

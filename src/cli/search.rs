@@ -1,4 +1,5 @@
-//! `cos search "<query>"`: the search tool from the shell, as a readable
+//! `cos search "<query>"`: the search tool from the shell (the code index
+//! brought up to date first, a shell having no watcher), as a readable
 //! list (one hit a line: where, why, the snippet), or the envelope with `--json`.
 
 use clap::Args;
@@ -24,6 +25,7 @@ pub struct SearchArgs {
 }
 
 pub fn run(args: SearchArgs, hub: &Hub) -> i32 {
+    super::refresh_code(hub);
     let mut arguments = json!({"q": args.query, "limit": args.limit});
     if let Some(cursor) = &args.cursor {
         arguments["cursor"] = json!(cursor);

@@ -407,6 +407,55 @@ fn search_prints_a_readable_list_or_the_envelope() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("kind: one of class"));
 }
 
+#[test]
+fn search_reads_the_code_as_it_is_now_without_an_index_command() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("db.py"),
+        "def open_connection():\n    pass\n",
+    )
+    .unwrap();
+    // never indexed: the first search indexes the code first, and says so
+    let output = cos(repo.path())
+        .args(["search", "open_connection"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let list = String::from_utf8(output.stdout).unwrap();
+    assert!(list.contains("symbols 1"), "{list}");
+    assert!(!list.contains("not indexed"), "{list}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("indexed the code first (1 new or changed"),
+        "{said}"
+    );
+    // a file saved since: found by the next search, and only it parsed
+    std::fs::write(repo.path().join("pool.py"), "def drain_pool():\n    pass\n").unwrap();
+    let output = cos(repo.path())
+        .args(["search", "drain_pool", "--json"])
+        .output()
+        .unwrap();
+    let envelope: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        envelope["data"]["hits"][0]["opens"]["uid"], "code:function:pool.py::drain_pool",
+        "{envelope}"
+    );
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("(1 new or changed files parsed, 0 removed"),
+        "{said}"
+    );
+    // nothing changed: nothing said
+    let output = cos(repo.path())
+        .args(["search", "drain_pool"])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("indexed"),
+        "{output:?}"
+    );
+}
+
 /// Runs `cos` from a folder that is not the repository, with `args`.
 fn cos_elsewhere(args: &[&str]) -> std::process::Output {
     let elsewhere = tempfile::tempdir().unwrap();
