@@ -1,6 +1,8 @@
 //! `cos docs ...`: the documents tools from the shell. Reads print the
-//! Markdown itself (every page followed); writes and checks print the
-//! tool's envelope, so scripts read the receipt or the audit's head.
+//! Markdown itself (every page followed); the mounts, a listing (every page
+//! followed) and the history print one line each, or a page's envelope with
+//! `--json`; writes and checks print the tool's envelope, so scripts read
+//! the receipt or the audit's head.
 
 use clap::Subcommand;
 use serde_json::{Value, json};
@@ -13,12 +15,22 @@ use crate::tools::Hub;
 #[derive(Debug, Subcommand)]
 pub enum DocsCommand {
     /// The mounts: key, display name, folder, who may write.
-    Mounts,
-    /// A mount's documents with their rev and hash.
+    Mounts {
+        /// Print the tool's envelope instead of one line a mount.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A mount's documents with their rev and hash, every page.
     List {
         mount: String,
         #[arg(long)]
         prefix: Option<String>,
+        /// Print one page's envelope (continue it with --cursor) instead of one line a document.
+        #[arg(long)]
+        json: bool,
+        /// With --json: continue after an earlier page's next_cursor.
+        #[arg(long, requires = "json")]
+        cursor: Option<String>,
     },
     /// Print a document (or one section, or a past revision) as Markdown.
     Read {
@@ -58,8 +70,15 @@ pub enum DocsCommand {
         mount: Option<String>,
         #[arg(long)]
         path: Option<String>,
+        /// Entries to show, 1 to 200.
         #[arg(long, default_value_t = 50)]
         limit: u32,
+        /// Continue after an earlier answer's next_cursor.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Print the tool's envelope instead of one line an entry.
+        #[arg(long)]
+        json: bool,
     },
     /// Audit the hash-chained history; prints the head {seq, entry_hash} to keep as a checkpoint.
     Audit {
@@ -95,10 +114,31 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
             "cos_docs_read",
             json!({"mount": mount, "path": path, "section": section, "rev": rev}),
         ),
-        DocsCommand::Mounts => ("cos_docs_mounts", json!({})),
-        DocsCommand::List { mount, prefix } => (
+        DocsCommand::Mounts { json: false } => {
+            return print_lines(hub, "cos_docs_mounts", json!({}), mount_lines);
+        }
+        DocsCommand::Mounts { json: true } => ("cos_docs_mounts", json!({})),
+        DocsCommand::List {
+            mount,
+            prefix,
+            json: false,
+            ..
+        } => {
+            return print_every_page(
+                hub,
+                "cos_docs_list",
+                json!({"mount": mount, "prefix": prefix, "limit": 200}),
+                document_lines,
+            );
+        }
+        DocsCommand::List {
+            mount,
+            prefix,
+            json: true,
+            cursor,
+        } => (
             "cos_docs_list",
-            json!({"mount": mount, "prefix": prefix, "limit": 200}),
+            json!({"mount": mount, "prefix": prefix, "limit": 200, "cursor": cursor}),
         ),
         DocsCommand::Create {
             mount,
@@ -135,10 +175,19 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
                 json!({"mount": mount, "path": path, "base": {"rev": rev, "hash": hash}, "request_id": request_id, "operations": operations}),
             )
         }
-        DocsCommand::History { mount, path, limit } => (
-            "cos_docs_history",
-            json!({"mount": mount, "path": path, "limit": limit}),
-        ),
+        DocsCommand::History {
+            mount,
+            path,
+            limit,
+            cursor,
+            json,
+        } => {
+            let arguments = json!({"mount": mount, "path": path, "limit": limit, "cursor": cursor});
+            if !json {
+                return print_lines(hub, "cos_docs_history", arguments, history_lines);
+            }
+            ("cos_docs_history", arguments)
+        }
         DocsCommand::Audit { checkpoint } => {
             let checkpoint = match checkpoint.as_deref().map(parse_checkpoint).transpose() {
                 Ok(checkpoint) => checkpoint,
@@ -226,4 +275,138 @@ fn print_document(hub: &Hub, arguments: Value) -> i32 {
             None => return 0,
         }
     }
+}
+
+/// Prints one answer's lines, and how to continue it when there is more.
+fn print_lines(hub: &Hub, tool: &str, arguments: Value, lines: fn(&Value) -> Vec<String>) -> i32 {
+    let data = match call_for_data(hub, tool, drop_nulls(arguments)) {
+        Ok(data) => data,
+        Err(code) => return code,
+    };
+    let mut out = lines(&data).join("\n");
+    if let Some(cursor) = data["next_cursor"].as_str() {
+        out.push_str(&format!("\nmore: --cursor {cursor}"));
+    }
+    write_out(&out)
+}
+
+/// Prints the lines of every page, following the cursors.
+fn print_every_page(
+    hub: &Hub,
+    tool: &str,
+    arguments: Value,
+    lines: fn(&Value) -> Vec<String>,
+) -> i32 {
+    let mut arguments = drop_nulls(arguments);
+    loop {
+        let data = match call_for_data(hub, tool, arguments.clone()) {
+            Ok(data) => data,
+            Err(code) => return code,
+        };
+        let page = lines(&data);
+        if !page.is_empty() && write_out(&page.join("\n")) != 0 {
+            return 1;
+        }
+        match data["next_cursor"].as_str() {
+            Some(cursor) => arguments["cursor"] = json!(cursor),
+            None => return 0,
+        }
+    }
+}
+
+fn write_out(lines: &str) -> i32 {
+    if lines.is_empty() {
+        return 0;
+    }
+    let mut out = std::io::stdout().lock();
+    let written = std::io::Write::write_all(&mut out, lines.as_bytes())
+        .and_then(|()| std::io::Write::write_all(&mut out, b"\n"));
+    i32::from(written.is_err())
+}
+
+fn text(value: &Value) -> &str {
+    value.as_str().unwrap_or_default()
+}
+
+/// `docs  Documentation  /repo/docs  agents read_write, people read_write`
+fn mount_lines(data: &Value) -> Vec<String> {
+    let mounts = data["mounts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    mounts
+        .iter()
+        .map(|mount| {
+            format!(
+                "{}\t{}\t{}{}\tagents {}, people {}",
+                text(&mount["key"]),
+                text(&mount["name"]),
+                text(&mount["root"]),
+                if mount["exists"] == json!(false) {
+                    " (missing)"
+                } else {
+                    ""
+                },
+                text(&mount["agents"]),
+                text(&mount["people"]),
+            )
+        })
+        .collect()
+}
+
+/// `ops/runbook.md  rev 3  1f2e3d4c5b6a  812 bytes  Runbook`
+fn document_lines(data: &Value) -> Vec<String> {
+    let documents = data["documents"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    documents
+        .iter()
+        .map(|document| {
+            format!(
+                "{}\trev {}\t{}\t{} bytes\t{}",
+                text(&document["path"]),
+                document["rev"],
+                short_hash(&document["hash"]),
+                document["size"],
+                text(&document["title"]),
+            )
+        })
+        .collect()
+}
+
+/// `12  2026-12-04T03:07:34.176Z  patch  docs/ops/runbook.md rev 3  1f2e3d4c5b6a  by agent (mcp)`
+fn history_lines(data: &Value) -> Vec<String> {
+    let entries = data["entries"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    entries
+        .iter()
+        .map(|entry| {
+            let moved = match entry["from_path"].as_str() {
+                Some(from) => format!(" (from {from})"),
+                None => String::new(),
+            };
+            format!(
+                "{}\t{}\t{}\t{}/{} rev {}{}\t{}\tby {} ({})",
+                entry["seq"],
+                text(&entry["at"]),
+                text(&entry["op"]),
+                text(&entry["mount"]),
+                text(&entry["path"]),
+                entry["rev"],
+                moved,
+                short_hash(&entry["hash"]),
+                text(&entry["actor"]),
+                text(&entry["source"]),
+            )
+        })
+        .collect()
+}
+
+/// The first 12 hex digits, as git shortens: enough to tell revisions apart by eye.
+fn short_hash(hash: &Value) -> &str {
+    let hash = text(hash);
+    hash.get(..12).unwrap_or(hash)
 }

@@ -674,6 +674,78 @@ fn no_secret_reaches_the_logs_at_any_level() {
 }
 
 #[test]
+fn cos_docs_lists_mounts_documents_and_history_one_line_each() {
+    let repo = tempfile::tempdir().unwrap();
+    let folder = repo.path().join("docs/notes");
+    std::fs::create_dir_all(&folder).unwrap();
+    // more than one page (200) of documents
+    for n in 0..205 {
+        std::fs::write(folder.join(format!("n{n:03}.md")), format!("# Note {n}\n")).unwrap();
+    }
+    let lines = |args: &[&str]| -> Vec<String> {
+        let output = cos(repo.path()).args(args).output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let mounts = lines(&["docs", "mounts"]);
+    assert_eq!(mounts.len(), 2, "{mounts:?}");
+    assert!(mounts[0].starts_with("docs\t"), "{mounts:?}");
+    assert!(
+        mounts[0].ends_with("agents read_write, people read_write"),
+        "{mounts:?}"
+    );
+    assert!(mounts[1].contains("agents read_only"), "{mounts:?}");
+
+    let listed = lines(&["docs", "list", "docs", "--prefix", "notes/"]);
+    assert_eq!(listed.len(), 205, "every page followed");
+    assert!(
+        listed[0].starts_with("notes/n000.md\trev 1\t"),
+        "{listed:?}"
+    );
+    assert!(listed[0].ends_with("\t9 bytes\tNote 0"), "{listed:?}");
+    assert!(listed[204].starts_with("notes/n204.md\t"), "{listed:?}");
+    // --json: one page's envelope, continued by --cursor
+    let page = cos(repo.path())
+        .args(["docs", "list", "docs", "--json"])
+        .output()
+        .unwrap();
+    let page: Value = serde_json::from_slice(&page.stdout).unwrap();
+    assert_eq!(page["data"]["documents"].as_array().unwrap().len(), 200);
+    let cursor = page["data"]["next_cursor"].as_str().unwrap();
+    let rest = cos(repo.path())
+        .args(["docs", "list", "docs", "--json", "--cursor", cursor])
+        .output()
+        .unwrap();
+    let rest: Value = serde_json::from_slice(&rest.stdout).unwrap();
+    assert_eq!(rest["data"]["documents"].as_array().unwrap().len(), 5);
+
+    let history = lines(&["docs", "history", "--mount", "docs", "--limit", "2"]);
+    assert_eq!(
+        history.len(),
+        3,
+        "two entries and how to go on: {history:?}"
+    );
+    let fields: Vec<&str> = history[0].split('\t').collect();
+    assert_eq!(fields[0], "205", "{history:?}");
+    assert_eq!(fields[2], "external", "{history:?}");
+    assert!(
+        fields[3].starts_with("docs/notes/n") && fields[3].ends_with(" rev 1"),
+        "{history:?}"
+    );
+    assert_eq!(fields[4].len(), 12, "a short hash: {history:?}");
+    assert!(history[2].starts_with("more: --cursor "), "{history:?}");
+    let cursor = history[2].trim_start_matches("more: --cursor ");
+    let next = lines(&[
+        "docs", "history", "--mount", "docs", "--limit", "2", "--cursor", cursor,
+    ]);
+    assert!(next[0].starts_with("203\t"), "{next:?}");
+}
+
+#[test]
 fn cos_docs_creates_reads_patches_and_audits_from_the_shell() {
     let repo = tempfile::tempdir().unwrap();
     let text = "# Runbook\n## Restart\nsystemctl restart app\n";
