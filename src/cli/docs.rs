@@ -330,79 +330,66 @@ fn text(value: &Value) -> &str {
 
 /// `docs  Documentation  /repo/docs  agents read_write, people read_write`
 fn mount_lines(data: &Value) -> Vec<String> {
-    let mounts = data["mounts"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    mounts
-        .iter()
-        .map(|mount| {
-            format!(
-                "{}\t{}\t{}{}\tagents {}, people {}",
-                text(&mount["key"]),
-                text(&mount["name"]),
-                text(&mount["root"]),
-                if mount["exists"] == json!(false) {
-                    " (missing)"
-                } else {
-                    ""
-                },
-                text(&mount["agents"]),
-                text(&mount["people"]),
-            )
-        })
-        .collect()
+    each(data, "mounts", |mount| {
+        format!(
+            "{}\t{}\t{}{}\tagents {}, people {}",
+            text(&mount["key"]),
+            text(&mount["name"]),
+            text(&mount["root"]),
+            if mount["exists"] == json!(false) {
+                " (missing)"
+            } else {
+                ""
+            },
+            text(&mount["agents"]),
+            text(&mount["people"]),
+        )
+    })
 }
 
 /// `ops/runbook.md  rev 3  1f2e3d4c5b6a  812 bytes  Runbook`
 fn document_lines(data: &Value) -> Vec<String> {
-    let documents = data["documents"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    documents
-        .iter()
-        .map(|document| {
-            format!(
-                "{}\trev {}\t{}\t{} bytes\t{}",
-                text(&document["path"]),
-                document["rev"],
-                short_hash(&document["hash"]),
-                document["size"],
-                text(&document["title"]),
-            )
-        })
-        .collect()
+    each(data, "documents", |document| {
+        format!(
+            "{}\trev {}\t{}\t{} bytes\t{}",
+            text(&document["path"]),
+            document["rev"],
+            short_hash(&document["hash"]),
+            document["size"],
+            text(&document["title"]),
+        )
+    })
 }
 
 /// `12  2026-12-04T03:07:34.176Z  patch  docs/ops/runbook.md rev 3  1f2e3d4c5b6a  by agent (mcp)`
 fn history_lines(data: &Value) -> Vec<String> {
-    let entries = data["entries"]
+    each(data, "entries", |entry| {
+        let moved = match entry["from_path"].as_str() {
+            Some(from) => format!(" (from {from})"),
+            None => String::new(),
+        };
+        format!(
+            "{}\t{}\t{}\t{}/{} rev {}{}\t{}\tby {} ({})",
+            entry["seq"],
+            text(&entry["at"]),
+            text(&entry["op"]),
+            text(&entry["mount"]),
+            text(&entry["path"]),
+            entry["rev"],
+            moved,
+            short_hash(&entry["hash"]),
+            text(&entry["actor"]),
+            text(&entry["source"]),
+        )
+    })
+}
+
+/// One line for each element of the array `data[key]`.
+fn each(data: &Value, key: &str, line: impl Fn(&Value) -> String) -> Vec<String> {
+    data[key]
         .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    entries
-        .iter()
-        .map(|entry| {
-            let moved = match entry["from_path"].as_str() {
-                Some(from) => format!(" (from {from})"),
-                None => String::new(),
-            };
-            format!(
-                "{}\t{}\t{}\t{}/{} rev {}{}\t{}\tby {} ({})",
-                entry["seq"],
-                text(&entry["at"]),
-                text(&entry["op"]),
-                text(&entry["mount"]),
-                text(&entry["path"]),
-                entry["rev"],
-                moved,
-                short_hash(&entry["hash"]),
-                text(&entry["actor"]),
-                text(&entry["source"]),
-            )
-        })
-        .collect()
+        .map(|items| items.iter().map(line).collect())
+        .unwrap_or_default()
 }
 
 /// The first 12 hex digits, as git shortens: enough to tell revisions apart by eye.
