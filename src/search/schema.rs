@@ -17,7 +17,22 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: WORDS_IN_MEMORY,
         legacy_version: None,
     },
+    Migration {
+        version: 3,
+        name: "text before a document's first heading unnamed",
+        sql: SECTIONS_AGAIN,
+        legacy_version: None,
+    },
 ];
+
+/// The documents' sections are built anew (the text before a document's
+/// first heading no longer takes the title its first heading has): their
+/// units are forgotten and the documents' source with them, so the next
+/// query indexes every document again. The `writes:` counts stay.
+const SECTIONS_AGAIN: &str = "
+DELETE FROM search_units WHERE substr(unit, 1, 4) = 'doc:';
+DELETE FROM search_sources WHERE source = 'docs';
+";
 
 /// The first version's tables; `WORDS_IN_MEMORY` changes them.
 /// - `search_units`: what each indexed unit (a file, a task, a document)

@@ -418,7 +418,10 @@ fn catch_up_documents(
 }
 
 /// A document's sections as items: each heading with its text up to the next
-/// heading; a document without headings is one item under its title.
+/// heading; a document without headings is one item under its title. The
+/// text before the first heading (front matter, say) is an item without a
+/// name: the title is its first heading's, and a query for the title's
+/// words finds that heading once rather than twice.
 fn section_items(
     document: &crate::docs::feed::LiveDocument,
     text: &str,
@@ -429,8 +432,10 @@ fn section_items(
     // bodies keep their first lines (a section's starts with its heading), so
     // line i of a body is line `line + i` of the document
     let preamble = text[..first_start].trim_end();
-    if outline.is_empty() || !preamble.trim_start().is_empty() {
+    if outline.is_empty() {
         items.push(section_item(document, &document.title, "", 1, preamble));
+    } else if !preamble.trim_start().is_empty() {
+        items.push(section_item(document, "", "", 1, preamble));
     }
     for (at, section) in outline.iter().enumerate() {
         let end = outline.get(at + 1).map_or(text.len(), |next| next.start);
@@ -627,6 +632,41 @@ mod tests {
             0
         );
         assert_eq!(hit_places(&hub, "needle_here"), expected);
+    }
+
+    #[test]
+    fn sections_indexed_before_the_third_schema_are_built_anew() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(repo.path().join("docs")).unwrap();
+        std::fs::write(
+            repo.path().join("docs/retries.md"),
+            "---\ntitle: Retry budget\n---\n# Retry budget\nHow many.\n",
+        )
+        .unwrap();
+        let config = HubConfig::for_repo(repo.path(), None);
+        let unnamed = "SELECT count(*) FROM search_items WHERE corpus = 'docs' AND name = ''";
+        {
+            let hub = Hub::open(config.clone(), crate::hub::default_registry()).unwrap();
+            hit_places(&hub, "retry");
+            assert_eq!(number(&hub, unnamed), 1);
+            // the front matter named by the title, as the second schema's
+            // index built it
+            hub.state()
+                .store
+                .write(|c| {
+                    c.execute_batch(
+                        "UPDATE search_items SET name = 'Retry budget', name_parts = 'retry budget'
+                             WHERE corpus = 'docs' AND name = '';
+                         UPDATE schema_versions SET version = 2 WHERE area = 'search';",
+                    )
+                    .map_err(|error| crate::store::StoreError::on(c, error))
+                })
+                .unwrap();
+            assert_eq!(number(&hub, unnamed), 0);
+        }
+        let hub = Hub::open(config, crate::hub::default_registry()).unwrap();
+        hit_places(&hub, "retry");
+        assert_eq!(number(&hub, unnamed), 1);
     }
 
     #[test]

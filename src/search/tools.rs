@@ -240,6 +240,15 @@ impl Tool for Search {
     }
 }
 
+/// An item's name, or for the unnamed text before a document's first
+/// heading, its file's name.
+fn title_of(item: &super::records::Item) -> String {
+    match (&*item.name, item.path.as_deref()) {
+        ("", Some(path)) => path.rsplit('/').next().unwrap_or(path).to_string(),
+        (name, _) => name.to_string(),
+    }
+}
+
 fn semantic_unavailable() -> ToolError {
     ToolError::fail(
         Category::Unavailable,
@@ -386,7 +395,7 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
             SearchHit {
                 area: area_name(&item.corpus),
                 kind: Cow::Owned(item.kind.to_string()),
-                title: item.name.to_string(),
+                title: title_of(item),
                 path: item.path.as_deref().map(str::to_string),
                 line,
                 snippet,

@@ -268,6 +268,41 @@ async fn ranking_puts_classes_above_variables_and_breaks_ties_by_path() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_documents_title_is_found_once_at_its_heading_not_again_in_its_front_matter() {
+    let server = TestServer::start().await;
+    write(
+        server.repo(),
+        "docs/adr/0007-retries.md",
+        "---\ntitle: Retry budget\nstatus: accepted\n---\n\n# Retry budget\n\nHow many retries a call gets.\n",
+    );
+    write(server.repo(), "docs/plain.md", "retry budget notes\n");
+    let found: Vec<Value> = hits(&server, "retry budget area:docs")
+        .await
+        .into_iter()
+        .filter(|h| h["opens"]["document"]["mount"] == "docs" && h["path"] != "plain.md")
+        .collect();
+    assert_eq!(
+        described(&found),
+        vec![
+            "docs heading Retry budget adr/0007-retries.md:6",
+            "docs heading 0007-retries.md adr/0007-retries.md:2",
+        ],
+        "the heading first; the front matter, named by its file, after it"
+    );
+    assert_eq!(found[0]["why"], "name");
+    assert_eq!(found[1]["why"], "text (whole word)");
+    assert_eq!(found[1]["opens"]["document"]["section"], "");
+    // a document without headings is still one section under its title
+    let plain: Vec<Value> = hits(&server, "retry budget area:docs")
+        .await
+        .into_iter()
+        .filter(|h| h["path"] == "plain.md")
+        .collect();
+    assert_eq!(plain.len(), 1, "{plain:?}");
+    assert_eq!(plain[0]["title"], "plain");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn cursors_continue_exactly_and_go_stale_when_the_index_moves() {
     let server = indexed_server().await;
     let whole = hits(&server, "parse").await;
