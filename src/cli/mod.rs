@@ -405,8 +405,10 @@ fn index_with_progress(
 fn refresh_code(hub: &Hub) {
     match index_with_progress(hub) {
         Ok(summary) if summary.parsed + summary.removed > 0 => eprintln!(
-            "cos: indexed the code first ({} new or changed files parsed, {} removed, {} ms)",
-            summary.parsed, summary.removed, summary.milliseconds
+            "cos: indexed the code first ({} parsed, {} removed, {} ms)",
+            counted(summary.parsed, "new or changed file"),
+            summary.removed,
+            summary.milliseconds
         ),
         Ok(_) => {}
         Err(error) if error.code == crate::envelope::Code::E_MODULE_DISABLED => {}
@@ -417,10 +419,16 @@ fn refresh_code(hub: &Hub) {
     }
 }
 
+/// `1 file`, `2 files`: a count with its noun agreeing.
+fn counted(count: impl Into<u64>, noun: &str) -> String {
+    let count = count.into();
+    format!("{count} {noun}{}", if count == 1 { "" } else { "s" })
+}
+
 fn print_index_summary(summary: &crate::graph::index::IndexSummary) {
     println!(
-        "indexed {} files in {} ms: {} parsed, {} unchanged, {} removed, {} skipped, {} with parse errors",
-        summary.files,
+        "indexed {} in {} ms: {} parsed, {} unchanged, {} removed, {} skipped, {} with parse errors",
+        counted(summary.files, "file"),
         summary.milliseconds,
         summary.parsed,
         summary.unchanged,

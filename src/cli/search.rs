@@ -50,8 +50,8 @@ fn render(query: &str, data: &Value) -> String {
     let mut out = String::new();
     let facets = &data["facets"];
     out.push_str(&format!(
-        "{} hits{} (symbols {}, code {}, docs {}, tasks {})\n",
-        data["total"],
+        "{}{} (symbols {}, code {}, docs {}, tasks {})\n",
+        super::counted(data["total"].as_u64().unwrap_or(0), "hit"),
         if data["capped"] == json!(true) {
             " or more"
         } else {

@@ -442,7 +442,7 @@ fn search_reads_the_code_as_it_is_now_without_an_index_command() {
     );
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(
-        said.contains("(1 new or changed files parsed, 0 removed"),
+        said.contains("(1 new or changed file parsed, 0 removed"),
         "{said}"
     );
     // nothing changed: nothing said
@@ -473,7 +473,7 @@ fn every_subcommand_that_touches_a_repository_takes_repo_and_state_dir() {
 
     let index = cos_elsewhere(&[&["index"], &hub[..]].concat());
     assert!(index.status.success(), "{index:?}");
-    assert!(String::from_utf8_lossy(&index.stdout).contains("indexed 1 files"));
+    assert!(String::from_utf8_lossy(&index.stdout).contains("indexed 1 file in"));
     assert!(
         state.path().join("cos.db").exists(),
         "the state goes where --state-dir says"

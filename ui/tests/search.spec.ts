@@ -81,6 +81,9 @@ test("area tabs narrow the hits and load more follows the cursor", async ({ page
   await expect(page.getByText("Nothing found for bulk pagination.")).toBeVisible();
   // the tabs keep the counts of the query over every area
   await expect(page.getByRole("link", { name: /^Tasks/ })).toContainText("35");
+  // one hit is counted as one
+  await searchFor(page, '"bulk pagination item 35"');
+  await expect(page.getByTestId("search-total")).toHaveText("1 hit");
 });
 
 test("a refused query says why, naming what was expected", async ({ page }) => {

@@ -12,6 +12,7 @@ import {
   type Status,
 } from "../api/client";
 import { FailureNotice } from "../components/FailureNotice";
+import { counted } from "../counted";
 import { revisionOf, useLive } from "../live";
 import { TaskDetails } from "./TaskDetails";
 import { TaskDialog } from "./TaskDialog";
@@ -358,7 +359,7 @@ function BoardColumn({ column, extraCards, canLoadMore, onLoadMore, onDrop, onOp
     >
       <header className="column-header">
         <h2 id={headingId}>{STATUS_LABELS[column.status]}</h2>
-        <span className="count" data-testid={`count-${column.status}`} aria-label={`${column.total} tasks`}>
+        <span className="count" data-testid={`count-${column.status}`} aria-label={counted(column.total, "task")}>
           {column.total}
         </span>
         {wip ? (

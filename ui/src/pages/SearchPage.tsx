@@ -8,6 +8,7 @@ import { FailureNotice } from "../components/FailureNotice";
 import { documentHref, editorHref } from "../links";
 import { revisionOf, useLive, useOnNewRevision } from "../live";
 import { navigate } from "../router";
+import { counted } from "../counted";
 
 type Hit = Schemas["SearchHit"];
 type Answer = Schemas["SearchAnswer"];
@@ -167,8 +168,9 @@ export function SearchPage() {
               />
             ))}
             <span className="search-mode" data-testid="search-total">
-              {shown.answer.total}
-              {shown.answer.capped ? "+" : ""} hits
+              {shown.answer.capped
+                ? `${shown.answer.total}+ hits`
+                : counted(shown.answer.total, "hit")}
             </span>
           </nav>
           {shown.answer.notes.map((note) => (

@@ -6,6 +6,7 @@ import { navigate } from "../../router";
 import { type AuditReport, type DocEntry, type MountInfo } from "./docsApi";
 import { sizeOf, when } from "./format";
 import { documentHref } from "../../links";
+import { counted } from "../../counted";
 
 interface Folder {
   name: string;
@@ -136,7 +137,9 @@ export function DocSidebar(props: Props) {
       ) : (
         <>
           <p className="muted" data-testid="doc-count">
-            {shown.length === documents.length ? `${props.total} documents` : `${shown.length} of ${props.total} documents`}
+            {shown.length === documents.length
+              ? counted(props.total, "document")
+              : `${shown.length} of ${counted(props.total, "document")}`}
           </p>
           <nav aria-label="Documents">
             <FolderView folder={tree} mount={mount} selected={selected} />
