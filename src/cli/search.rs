@@ -68,12 +68,15 @@ fn render(query: &str, data: &Value) -> String {
             (_, Value::String(task)) => task.clone(),
             _ => {
                 let document = &hit["opens"]["document"];
-                format!(
-                    "{}/{}#{}",
+                let place = format!(
+                    "{}/{}",
                     document["mount"].as_str().unwrap_or(""),
-                    document["path"].as_str().unwrap_or(""),
-                    document["section"].as_str().unwrap_or("")
-                )
+                    document["path"].as_str().unwrap_or("")
+                );
+                match document["section"].as_str() {
+                    Some(section) if !section.is_empty() => format!("{place}#{section}"),
+                    _ => place,
+                }
             }
         };
         out.push_str(&format!(
@@ -101,4 +104,42 @@ fn render(query: &str, data: &Value) -> String {
         out.push_str(&format!("more: cos search {query:?} --cursor {cursor}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document_hit(section: &str) -> Value {
+        json!({
+            "area": "docs", "kind": "heading", "why": "name", "snippet": "# Retries",
+            "opens": {"document": {"mount": "docs", "path": "adr/retries.md", "section": section}}
+        })
+    }
+
+    #[test]
+    fn the_list_counts_hits_agreeing_and_places_a_section_only_when_there_is_one() {
+        let data = json!({
+            "total": 2, "capped": false,
+            "facets": {"symbols": 0, "code": 0, "docs": 2, "tasks": 0},
+            "hits": [document_hit("retries"), document_hit("")],
+            "notes": ["the code is not indexed yet"], "did_you_mean": [], "next_cursor": null
+        });
+        let lines: Vec<String> = render("retries", &data)
+            .lines()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(lines[0], "2 hits (symbols 0, code 0, docs 2, tasks 0)");
+        assert!(
+            lines[1].contains(" docs/adr/retries.md#retries  [name]"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[3].contains(" docs/adr/retries.md  [name]"),
+            "{lines:?}"
+        );
+        assert_eq!(lines[5], "note: the code is not indexed yet");
+        let one = json!({"total": 1, "capped": true, "facets": {}, "hits": []});
+        assert!(render("x", &one).starts_with("1 hit or more ("));
+    }
 }
