@@ -446,7 +446,6 @@ fn opens_of(item: &records::Item, line: Option<u32>) -> Opens {
     }
 }
 
-/// Why a query found nothing, where that can be told.
 /// Said whenever a query reaches the code while the graph was never indexed
 /// (documents and tasks may be in the index already: the code is not).
 const CODE_NOT_INDEXED: &str = "the code is not indexed yet, so no symbol or code line was searched: index the repository (`cos index` or the cos_graph_index tool; `cos serve` and `cos mcp` index it at start and follow saves)";
