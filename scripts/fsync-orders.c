@@ -90,6 +90,15 @@ static int new_temp(void) {
     return fd;
 }
 
+/* the hub's order, from a written temporary file on */
+static void sync_beside_the_log_then_rename(int fd, int pages) {
+    sync_beside(fd);
+    commit_log(pages);
+    wait_synced();
+    renameat(folder, ".doc.tmp", folder, "doc.md");
+    fsync(folder);
+}
+
 static int by_value(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -128,11 +137,7 @@ int main(int argc, char **argv) {
             switch (k) {
             case HUB:
                 fd = new_temp();
-                sync_beside(fd);
-                commit_log(pages);
-                wait_synced();
-                renameat(folder, ".doc.tmp", folder, "doc.md");
-                fsync(folder);
+                sync_beside_the_log_then_rename(fd, pages);
                 break;
             case SEQUENTIAL:
                 fd = new_temp();
@@ -151,11 +156,7 @@ int main(int argc, char **argv) {
                 break;
             case SPARE:
                 if (pwrite(fd, content, sizeof content, 0) < 0) return 1;
-                sync_beside(fd);
-                commit_log(pages);
-                wait_synced();
-                renameat(folder, ".doc.tmp", folder, "doc.md");
-                fsync(folder);
+                sync_beside_the_log_then_rename(fd, pages);
                 break;
             }
             took[k][i] = now_us() - started;
