@@ -35,15 +35,6 @@ struct Kept {
 
 static KEPT: Mutex<VecDeque<Kept>> = Mutex::new(VecDeque::new());
 
-/// The outline of `text`, its content hash taken only when the text is
-/// large enough to be kept.
-pub fn outline_of(text: &str) -> Arc<[Section]> {
-    if text.len() < WORTH_KEEPING {
-        return sections::outline(text).into();
-    }
-    outline(&super::chain::content_hash(text.as_bytes()), text)
-}
-
 /// The outline of `text`, whose content hash is `hash`.
 pub fn outline(hash: &str, text: &str) -> Arc<[Section]> {
     if text.len() < WORTH_KEEPING {
@@ -193,16 +184,6 @@ mod tests {
         let again = outline(&hash, &text);
         assert!(Arc::ptr_eq(&first, &again), "the second call parsed again");
         assert_eq!(&*first, sections::outline(&text).as_slice());
-    }
-
-    #[test]
-    fn a_write_after_a_read_of_the_same_text_finds_the_outline_the_read_kept() {
-        let _turn = turn();
-        let text = large(900, "Read");
-        let read = outline(&crate::docs::chain::content_hash(text.as_bytes()), &text);
-        assert!(Arc::ptr_eq(&read, &outline_of(&text)));
-        let small = "# A\n";
-        assert_eq!(&*outline_of(small), sections::outline(small).as_slice());
     }
 
     #[test]

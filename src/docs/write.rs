@@ -311,12 +311,14 @@ fn plan(
         Change::Patch { base, operations } => {
             let (row, bytes) = require_base(store, intent, current, base)?;
             let text = as_text(path, bytes)?;
-            // the base's hash is known: a large base is not hashed again to find its outline
-            let outline_of = |addressed: &str| {
+            // the base's outline may be kept (a read or the last write parsed
+            // it), found by the hash already known; the texts between two
+            // operations are only this patch's, so neither hashed nor kept
+            let outline_of = |addressed: &str| -> std::sync::Arc<[sections::Section]> {
                 if std::ptr::eq(addressed, text) {
                     outlines::outline(&row.hash, text)
                 } else {
-                    outlines::outline_of(addressed)
+                    sections::outline(addressed).into()
                 }
             };
             let patched = patch::apply_outlined(text, operations, &outline_of)?;
