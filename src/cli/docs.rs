@@ -259,22 +259,11 @@ fn parse_checkpoint(text: &str) -> Result<Value, String> {
 
 /// Prints the document's text, following every page's cursor.
 fn print_document(hub: &Hub, arguments: Value) -> i32 {
-    let mut arguments = drop_nulls(arguments);
-    let mut out = std::io::stdout().lock();
-    loop {
-        let data = match call_for_data(hub, "cos_docs_read", arguments.clone()) {
-            Ok(data) => data,
-            Err(code) => return code,
-        };
+    follow_pages(hub, "cos_docs_read", arguments, |data| {
         let text = data["content"].as_str().unwrap_or_default();
-        if std::io::Write::write_all(&mut out, text.as_bytes()).is_err() {
-            return 1;
-        }
-        match data["next_cursor"].as_str() {
-            Some(cursor) => arguments["cursor"] = json!(cursor),
-            None => return 0,
-        }
-    }
+        let mut out = std::io::stdout().lock();
+        i32::from(std::io::Write::write_all(&mut out, text.as_bytes()).is_err())
+    })
 }
 
 /// Prints one answer's lines, and how to continue it when there is more.
@@ -297,15 +286,28 @@ fn print_every_page(
     arguments: Value,
     lines: fn(&Value) -> Vec<String>,
 ) -> i32 {
+    follow_pages(hub, tool, arguments, |data| {
+        write_out(&lines(data).join("\n"))
+    })
+}
+
+/// Calls `tool` page after page, handing each answer's data to `print`
+/// (which answers an exit code: 0 to go on), until no cursor is left.
+fn follow_pages(
+    hub: &Hub,
+    tool: &str,
+    arguments: Value,
+    mut print: impl FnMut(&Value) -> i32,
+) -> i32 {
     let mut arguments = drop_nulls(arguments);
     loop {
         let data = match call_for_data(hub, tool, arguments.clone()) {
             Ok(data) => data,
             Err(code) => return code,
         };
-        let page = lines(&data);
-        if !page.is_empty() && write_out(&page.join("\n")) != 0 {
-            return 1;
+        let printed = print(&data);
+        if printed != 0 {
+            return printed;
         }
         match data["next_cursor"].as_str() {
             Some(cursor) => arguments["cursor"] = json!(cursor),
