@@ -3,7 +3,7 @@
 with ripgrep (the same identifier and regex questions over the same tree) and with
 the reference system's task search.
 
-Usage: scripts/bench-search.py [--seconds 10] [--rounds 20] [--no-reference] [--binary target/release/cos]
+Usage: scripts/bench-search.py [--seconds 10] [--rounds 20] [--no-reference] [--binary PATH]
 
 Measures, loopback only, each bounded in time:
   * cold index: `cos index` (the graph) on the unpacked sdist, then what the search
@@ -16,10 +16,12 @@ Measures, loopback only, each bounded in time:
     in memory), then, after every query once, throughput at 8 connections over a
     rotating set of 100 queries (wrk);
   * the reference system's task search (/api/p/<slug>/search/tasks) at 8 connections.
-Needs wrk and ripgrep (apt-get install -y wrk ripgrep).
+--binary names the `cos` of the cold index and the REST runs (default: this
+tree's release build, built first); the in-process latencies are always this
+tree's (cargo bench). Needs wrk and ripgrep (apt-get install -y wrk ripgrep).
 """
 import argparse, json, os, shutil, signal, sqlite3, statistics, subprocess, sys, tempfile, time, urllib.parse, urllib.request
-from benchlib import django_tree, free_port, reference_cos, reference_project, rotating_script, wait_for, wrk
+from benchlib import binary_to_measure, django_tree, free_port, reference_cos, reference_project, rotating_script, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = os.path.join(ROOT, "tests", "fixtures", "coding-os-tasks")
@@ -147,12 +149,12 @@ def main():
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--no-reference", action="store_true")
-    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "cos"))
+    parser.add_argument("--binary", help="the cos to measure (default: the release build of this tree, built first)")
     args = parser.parse_args()
     for tool in ("wrk", "rg"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is needed: apt-get install -y wrk ripgrep")
-    subprocess.run(["cargo", "build", "--release", "--bin", "cos"], cwd=ROOT, check=True)
+    args.binary = binary_to_measure(args.binary, ROOT)
     work = tempfile.mkdtemp(prefix="cos-bench-search-")
     try:
         tree = django_tree(work)

@@ -4,6 +4,18 @@ import os, re, shutil, socket, subprocess, sys, tarfile, tempfile, time, urllib.
 REFERENCE_VENV = os.path.join(tempfile.gettempdir(), "cos-reference-venv")
 
 
+def binary_to_measure(given, root):
+    """The `cos` to measure: the one given as it is, else the working tree's
+    release build, built first (a build of a changed tree takes minutes: give
+    --binary to compare builds without it)."""
+    if given:
+        if not os.path.exists(given):
+            sys.exit(f"{given} is missing: cargo build --release, or give another --binary")
+        return os.path.abspath(given)
+    subprocess.run(["cargo", "build", "--release", "--bin", "cos"], cwd=root, check=True)
+    return os.path.join(root, "target", "release", "cos")
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
