@@ -15,9 +15,16 @@
  *   log-first:  new temp file; log; rename; then the file's and the
  *               folder's fsync together (a crash may leave the document
  *               torn until a restart rewrites it from the database)
- *   spare:      a temp file created and synced earlier (its folder entry
- *               already on disk), then as "hub" (a hidden file left in the
- *               folder between writes)
+ *   spare:      a temp file created, written and synced earlier (its
+ *               blocks and folder entry already on disk, as a file reused
+ *               from write to write would be), then as "hub" (a hidden
+ *               file left in the folder between writes)
+ *   spare-away: the same, the spare kept in another folder of the same
+ *               filesystem and renamed across into the document's
+ *   unnamed:    an unnamed temp file (O_TMPFILE) opened earlier; written,
+ *               synced beside the log, linked under a temporary name,
+ *               renamed; folder fsync (nothing left in the folder between
+ *               writes)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -29,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int folder, log_fd;
+static int folder, log_fd, spares;
 static char content[2600], page[4096];
 static long log_at;
 
@@ -91,12 +98,25 @@ static int new_temp(void) {
 }
 
 /* the hub's order, from a written temporary file on */
-static void sync_beside_the_log_then_rename(int fd, int pages) {
+static void sync_beside_the_log(int fd, int pages) {
     sync_beside(fd);
     commit_log(pages);
     wait_synced();
+}
+
+static void sync_beside_the_log_then_rename(int fd, int pages) {
+    sync_beside_the_log(fd, pages);
     renameat(folder, ".doc.tmp", folder, "doc.md");
     fsync(folder);
+}
+
+/* a spare as a reused file would be: its blocks allocated, all of it on disk */
+static int created_and_synced(int in, const char *name) {
+    int fd = openat(in, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0 || write(fd, content, sizeof content) < 0) exit(1);
+    fsync(fd);
+    fsync(in);
+    return fd;
 }
 
 static int by_value(const void *a, const void *b) {
@@ -104,8 +124,8 @@ static int by_value(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-enum { HUB, SEQUENTIAL, LOG_FIRST, SPARE, ORDERS };
-static const char *names[ORDERS] = {"hub", "sequential", "log-first", "spare"};
+enum { HUB, SEQUENTIAL, LOG_FIRST, SPARE, SPARE_AWAY, UNNAMED, ORDERS };
+static const char *names[ORDERS] = {"hub", "sequential", "log-first", "spare", "spare-away", "unnamed"};
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -118,7 +138,9 @@ int main(int argc, char **argv) {
     mkdir(argv[1], 0755);
     folder = open(argv[1], O_RDONLY | O_DIRECTORY);
     log_fd = openat(folder, "log", O_WRONLY | O_CREAT, 0644);
-    if (folder < 0 || log_fd < 0 || rounds < 1) return 1;
+    mkdirat(folder, "spares", 0755);
+    spares = openat(folder, "spares", O_RDONLY | O_DIRECTORY);
+    if (folder < 0 || log_fd < 0 || spares < 0 || rounds < 1) return 1;
     memset(content, 'x', sizeof content);
     pthread_t thread;
     pthread_create(&thread, NULL, syncer, NULL);
@@ -127,12 +149,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < rounds; i++) {
         for (int k = 0; k < ORDERS; k++) {
             unlinkat(folder, ".doc.tmp", 0);
+            unlinkat(spares, "spare", 0);
             int fd = -1;
-            if (k == SPARE) {
-                fd = new_temp();
-                fsync(fd);
-                fsync(folder);
-            }
+            if (k == SPARE) fd = created_and_synced(folder, ".doc.tmp");
+            if (k == SPARE_AWAY) fd = created_and_synced(spares, "spare");
+            if (k == UNNAMED && (fd = openat(folder, ".", O_TMPFILE | O_WRONLY, 0644)) < 0) return 1;
             double started = now_us();
             switch (k) {
             case HUB:
@@ -158,6 +179,23 @@ int main(int argc, char **argv) {
                 if (pwrite(fd, content, sizeof content, 0) < 0) return 1;
                 sync_beside_the_log_then_rename(fd, pages);
                 break;
+            case SPARE_AWAY:
+                if (pwrite(fd, content, sizeof content, 0) < 0) return 1;
+                sync_beside_the_log(fd, pages);
+                renameat(spares, "spare", folder, "doc.md");
+                fsync(folder);
+                break;
+            case UNNAMED: {
+                if (pwrite(fd, content, sizeof content, 0) < 0) return 1;
+                sync_beside_the_log(fd, pages);
+                /* linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; through /proc it does not */
+                char by_proc[64];
+                snprintf(by_proc, sizeof by_proc, "/proc/self/fd/%d", fd);
+                if (linkat(AT_FDCWD, by_proc, folder, ".doc.tmp", AT_SYMLINK_FOLLOW) < 0) return 1;
+                renameat(folder, ".doc.tmp", folder, "doc.md");
+                fsync(folder);
+                break;
+            }
             }
             took[k][i] = now_us() - started;
             close(fd);
