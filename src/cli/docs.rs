@@ -1,16 +1,23 @@
 //! `cos docs ...`: the documents tools from the shell. Reads print the
 //! Markdown itself (every page followed); the mounts, a listing (every page
-//! followed) and the history print one line each, or a page's envelope with
-//! `--json`; writes and checks print the tool's envelope, so scripts read
-//! the receipt or the audit's head.
+//! followed) and the history print one line each (`lines.rs`), or a page's
+//! envelope with `--json`; writes (create, patch, move, delete) and checks
+//! print the tool's envelope, so scripts read the receipt or the audit's
+//! head. A write sent without `--request-id` makes one up and says it on
+//! stderr: the write stays checkable with `cos docs receipt`.
 
 use clap::Subcommand;
 use serde_json::{Value, json};
 use std::io::Read;
 
-use super::{call, call_for_data, print_envelope};
+mod lines;
+
+use super::{call, print_envelope};
 use crate::envelope::Budget;
 use crate::tools::Hub;
+use lines::{
+    document_lines, history_lines, mount_lines, print_document, print_every_page, print_lines,
+};
 
 #[derive(Debug, Subcommand)]
 pub enum DocsCommand {
@@ -22,7 +29,9 @@ pub enum DocsCommand {
     },
     /// A mount's documents with their rev and hash, every page.
     List {
+        /// The mount's key, as `cos docs mounts` prints it (e.g. docs, repo).
         mount: String,
+        /// Only documents under this folder (e.g. guides/).
         #[arg(long)]
         prefix: Option<String>,
         /// Print one page's envelope (continue it with --cursor) instead of one line a document.
@@ -34,40 +43,68 @@ pub enum DocsCommand {
     },
     /// Print a document (or one section, or a past revision) as Markdown.
     Read {
-        mount: String,
-        path: String,
+        #[command(flatten)]
+        document: DocumentArgs,
+        /// Only this section: its heading path (Setup/Install) or its anchor (install).
         #[arg(long)]
         section: Option<String>,
+        /// A past revision instead of the current one.
         #[arg(long)]
         rev: Option<i64>,
         /// Print the first page's envelope (identity, outline) instead of the text.
         #[arg(long)]
         json: bool,
     },
-    /// Create a document from stdin.
+    /// Create a document from stdin; prints the receipt.
     Create {
-        mount: String,
-        path: String,
-        #[arg(long = "request-id")]
-        request_id: String,
+        #[command(flatten)]
+        document: DocumentArgs,
+        #[command(flatten)]
+        request: RequestArgs,
     },
-    /// Apply patch operations (a JSON array, or - for stdin) at base REV and HASH.
+    /// Apply patch operations at base REV and HASH; prints the receipt.
     Patch {
-        mount: String,
-        path: String,
-        #[arg(long)]
-        rev: i64,
-        #[arg(long)]
-        hash: String,
-        #[arg(long = "request-id")]
-        request_id: String,
+        #[command(flatten)]
+        document: DocumentArgs,
+        #[command(flatten)]
+        base: BaseArgs,
+        #[command(flatten)]
+        request: RequestArgs,
+        /// A JSON array of operations, or - to read it from stdin, e.g.
+        /// '[{"op": "append_to_section", "section": "Setup/Install", "content": "..."}]'.
+        /// Operations: replace_section, insert_before_section,
+        /// insert_after_section, append_to_section, delete_section (each with
+        /// section), replace_text (find, replace, expected_count), append,
+        /// prepend (content). Applied all or nothing.
         #[arg(long)]
         operations: String,
     },
+    /// Move (rename) a document within its mount at base REV and HASH; prints the receipt.
+    Move {
+        #[command(flatten)]
+        document: DocumentArgs,
+        /// The new path in the same mount; refused if a document is there.
+        to: String,
+        #[command(flatten)]
+        base: BaseArgs,
+        #[command(flatten)]
+        request: RequestArgs,
+    },
+    /// Delete a document at base REV and HASH (its history stays); prints the receipt.
+    Delete {
+        #[command(flatten)]
+        document: DocumentArgs,
+        #[command(flatten)]
+        base: BaseArgs,
+        #[command(flatten)]
+        request: RequestArgs,
+    },
     /// The history, newest first.
     History {
+        /// Only this mount's entries.
         #[arg(long)]
         mount: Option<String>,
+        /// Only this document's entries (with --mount).
         #[arg(long)]
         path: Option<String>,
         /// Entries to show, 1 to 200.
@@ -87,33 +124,73 @@ pub enum DocsCommand {
         checkpoint: Option<String>,
     },
     /// Whether the write with this request ID committed.
-    Receipt { request_id: String },
+    Receipt {
+        /// The request ID the write was sent with (its receipt or error names it).
+        request_id: String,
+    },
+}
+
+/// Which document.
+#[derive(Debug, clap::Args)]
+pub struct DocumentArgs {
+    /// The mount's key, as `cos docs mounts` prints it (e.g. docs, repo).
+    mount: String,
+    /// The document's path in the mount, e.g. guides/setup.md.
+    path: String,
+}
+
+/// The revision a write is based on.
+#[derive(Debug, clap::Args)]
+pub struct BaseArgs {
+    /// The revision you read (`cos docs list` or `cos docs read --json`); a stale one is refused.
+    #[arg(long)]
+    rev: i64,
+    /// That revision's hash, as listed or read.
+    #[arg(long)]
+    hash: String,
+}
+
+/// The write's request ID.
+#[derive(Debug, clap::Args)]
+pub struct RequestArgs {
+    /// 1 to 128 visible ASCII characters naming this write: resent with the
+    /// same ID, it is answered from its receipt instead of written twice.
+    /// Default: a new ID, printed on stderr.
+    #[arg(long = "request-id")]
+    request_id: Option<String>,
+}
+
+impl BaseArgs {
+    fn json(&self) -> Value {
+        json!({"rev": self.rev, "hash": self.hash})
+    }
+}
+
+impl RequestArgs {
+    /// The given ID, else a new one said on stderr (the receipt names it too).
+    fn id(self) -> String {
+        self.request_id.unwrap_or_else(|| {
+            let id = format!("cli-{}", uuid::Uuid::new_v4().simple());
+            eprintln!("request_id: {id}");
+            id
+        })
+    }
 }
 
 pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
     let (tool, arguments) = match command {
         DocsCommand::Read {
-            mount,
-            path,
+            document: DocumentArgs { mount, path },
             section,
             rev,
-            json: false,
+            json,
         } => {
-            return print_document(
-                hub,
-                json!({"mount": mount, "path": path, "section": section, "rev": rev}),
-            );
+            let arguments = json!({"mount": mount, "path": path, "section": section, "rev": rev});
+            if !json {
+                return print_document(hub, arguments);
+            }
+            ("cos_docs_read", arguments)
         }
-        DocsCommand::Read {
-            mount,
-            path,
-            section,
-            rev,
-            json: true,
-        } => (
-            "cos_docs_read",
-            json!({"mount": mount, "path": path, "section": section, "rev": rev}),
-        ),
         DocsCommand::Mounts { json: false } => {
             return print_lines(hub, "cos_docs_mounts", json!({}), mount_lines);
         }
@@ -141,9 +218,8 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
             json!({"mount": mount, "prefix": prefix, "limit": 200, "cursor": cursor}),
         ),
         DocsCommand::Create {
-            mount,
-            path,
-            request_id,
+            document: DocumentArgs { mount, path },
+            request,
         } => {
             let mut content = String::new();
             if let Err(error) = std::io::stdin().read_to_string(&mut content) {
@@ -152,15 +228,13 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
             }
             (
                 "cos_docs_create",
-                json!({"mount": mount, "path": path, "content": content, "request_id": request_id}),
+                json!({"mount": mount, "path": path, "content": content, "request_id": request.id()}),
             )
         }
         DocsCommand::Patch {
-            mount,
-            path,
-            rev,
-            hash,
-            request_id,
+            document: DocumentArgs { mount, path },
+            base,
+            request,
             operations,
         } => {
             let operations = match read_operations(&operations) {
@@ -172,9 +246,26 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
             };
             (
                 "cos_docs_patch",
-                json!({"mount": mount, "path": path, "base": {"rev": rev, "hash": hash}, "request_id": request_id, "operations": operations}),
+                json!({"mount": mount, "path": path, "base": base.json(), "request_id": request.id(), "operations": operations}),
             )
         }
+        DocsCommand::Move {
+            document: DocumentArgs { mount, path },
+            to,
+            base,
+            request,
+        } => (
+            "cos_docs_move",
+            json!({"mount": mount, "path": path, "to": to, "base": base.json(), "request_id": request.id()}),
+        ),
+        DocsCommand::Delete {
+            document: DocumentArgs { mount, path },
+            base,
+            request,
+        } => (
+            "cos_docs_delete",
+            json!({"mount": mount, "path": path, "base": base.json(), "request_id": request.id()}),
+        ),
         DocsCommand::History {
             mount,
             path,
@@ -255,147 +346,4 @@ fn parse_checkpoint(text: &str) -> Result<Value, String> {
         .parse()
         .map_err(|_| format!("{seq:?} is not a sequence number"))?;
     Ok(json!({"seq": seq, "entry_hash": hash}))
-}
-
-/// Prints the document's text, following every page's cursor.
-fn print_document(hub: &Hub, arguments: Value) -> i32 {
-    follow_pages(hub, "cos_docs_read", arguments, |data| {
-        let text = data["content"].as_str().unwrap_or_default();
-        let mut out = std::io::stdout().lock();
-        i32::from(std::io::Write::write_all(&mut out, text.as_bytes()).is_err())
-    })
-}
-
-/// Prints one answer's lines, and how to continue it when there is more.
-fn print_lines(hub: &Hub, tool: &str, arguments: Value, lines: fn(&Value) -> Vec<String>) -> i32 {
-    let data = match call_for_data(hub, tool, drop_nulls(arguments)) {
-        Ok(data) => data,
-        Err(code) => return code,
-    };
-    let mut out = lines(&data).join("\n");
-    if let Some(cursor) = data["next_cursor"].as_str() {
-        out.push_str(&format!("\nmore: --cursor {cursor}"));
-    }
-    write_out(&out)
-}
-
-/// Prints the lines of every page, following the cursors.
-fn print_every_page(
-    hub: &Hub,
-    tool: &str,
-    arguments: Value,
-    lines: fn(&Value) -> Vec<String>,
-) -> i32 {
-    follow_pages(hub, tool, arguments, |data| {
-        write_out(&lines(data).join("\n"))
-    })
-}
-
-/// Calls `tool` page after page, handing each answer's data to `print`
-/// (which answers an exit code: 0 to go on), until no cursor is left.
-fn follow_pages(
-    hub: &Hub,
-    tool: &str,
-    arguments: Value,
-    mut print: impl FnMut(&Value) -> i32,
-) -> i32 {
-    let mut arguments = drop_nulls(arguments);
-    loop {
-        let data = match call_for_data(hub, tool, arguments.clone()) {
-            Ok(data) => data,
-            Err(code) => return code,
-        };
-        let printed = print(&data);
-        if printed != 0 {
-            return printed;
-        }
-        match data["next_cursor"].as_str() {
-            Some(cursor) => arguments["cursor"] = json!(cursor),
-            None => return 0,
-        }
-    }
-}
-
-fn write_out(lines: &str) -> i32 {
-    if lines.is_empty() {
-        return 0;
-    }
-    let mut out = std::io::stdout().lock();
-    let written = std::io::Write::write_all(&mut out, lines.as_bytes())
-        .and_then(|()| std::io::Write::write_all(&mut out, b"\n"));
-    i32::from(written.is_err())
-}
-
-fn text(value: &Value) -> &str {
-    value.as_str().unwrap_or_default()
-}
-
-/// `docs  Documentation  /repo/docs  agents read_write, people read_write`
-fn mount_lines(data: &Value) -> Vec<String> {
-    each(data, "mounts", |mount| {
-        format!(
-            "{}\t{}\t{}{}\tagents {}, people {}",
-            text(&mount["key"]),
-            text(&mount["name"]),
-            text(&mount["root"]),
-            if mount["exists"] == json!(false) {
-                " (missing)"
-            } else {
-                ""
-            },
-            text(&mount["agents"]),
-            text(&mount["people"]),
-        )
-    })
-}
-
-/// `ops/runbook.md  rev 3  1f2e3d4c5b6a  812 bytes  Runbook`
-fn document_lines(data: &Value) -> Vec<String> {
-    each(data, "documents", |document| {
-        format!(
-            "{}\trev {}\t{}\t{} bytes\t{}",
-            text(&document["path"]),
-            document["rev"],
-            short_hash(&document["hash"]),
-            document["size"],
-            text(&document["title"]),
-        )
-    })
-}
-
-/// `12  2026-12-04T03:07:34.176Z  patch  docs/ops/runbook.md rev 3  1f2e3d4c5b6a  by agent (mcp)`
-fn history_lines(data: &Value) -> Vec<String> {
-    each(data, "entries", |entry| {
-        let moved = match entry["from_path"].as_str() {
-            Some(from) => format!(" (from {from})"),
-            None => String::new(),
-        };
-        format!(
-            "{}\t{}\t{}\t{}/{} rev {}{}\t{}\tby {} ({})",
-            entry["seq"],
-            text(&entry["at"]),
-            text(&entry["op"]),
-            text(&entry["mount"]),
-            text(&entry["path"]),
-            entry["rev"],
-            moved,
-            short_hash(&entry["hash"]),
-            text(&entry["actor"]),
-            text(&entry["source"]),
-        )
-    })
-}
-
-/// One line for each element of the array `data[key]`.
-fn each(data: &Value, key: &str, line: impl Fn(&Value) -> String) -> Vec<String> {
-    data[key]
-        .as_array()
-        .map(|items| items.iter().map(line).collect())
-        .unwrap_or_default()
-}
-
-/// The first 12 hex digits, as git shortens: enough to tell revisions apart by eye.
-fn short_hash(hash: &Value) -> &str {
-    let hash = text(hash);
-    hash.get(..12).unwrap_or(hash)
 }

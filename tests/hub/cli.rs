@@ -845,3 +845,121 @@ fn cos_docs_creates_reads_patches_and_audits_from_the_shell() {
     assert_eq!(code, 1);
     assert_eq!(stale["error"]["code"], "STALE_REVISION");
 }
+
+#[test]
+fn cos_docs_moves_and_deletes_from_the_shell_and_names_the_request_it_made_up() {
+    let repo = tempfile::tempdir().unwrap();
+    let created = cos(repo.path())
+        .args(["docs", "create", "docs", "drafts/plan.md"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(b"# Plan\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(created.status.success(), "{created:?}");
+    let receipt: Value = serde_json::from_slice(&created.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&created.stderr);
+    let request_id = receipt["data"]["request_id"].as_str().unwrap();
+    assert!(request_id.starts_with("cli-"), "{receipt}");
+    assert_eq!(
+        stderr.trim(),
+        format!("request_id: {request_id}"),
+        "the made-up ID is said, so the write can be checked later"
+    );
+    let (code, checked) = run_with_stdin(repo.path(), &["docs", "receipt", request_id], "");
+    assert_eq!(
+        (code, checked["data"]["state"].as_str()),
+        (0, Some("committed"))
+    );
+
+    let base = |receipt: &Value| {
+        let document = &receipt["data"]["document"];
+        (
+            document["rev"].to_string(),
+            document["hash"].as_str().unwrap().to_string(),
+        )
+    };
+    let (rev, hash) = base(&receipt);
+    let moving = [
+        "docs",
+        "move",
+        "docs",
+        "drafts/plan.md",
+        "plans/2027.md",
+        "--rev",
+        &rev,
+        "--hash",
+        &hash,
+        "--request-id",
+        "move-1",
+    ];
+    let (code, moved) = run_with_stdin(repo.path(), &moving, "");
+    assert_eq!(code, 0, "{moved}");
+    assert_eq!(moved["data"]["document"]["path"], "plans/2027.md");
+    assert_eq!(moved["data"]["previous"]["path"], "drafts/plan.md");
+    assert!(!repo.path().join("docs/drafts/plan.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("docs/plans/2027.md")).unwrap(),
+        "# Plan\n"
+    );
+    let (code, again) = run_with_stdin(repo.path(), &moving, "");
+    assert_eq!(
+        code, 0,
+        "the same request answered from its receipt: {again}"
+    );
+    assert_eq!(again["data"]["seq"], moved["data"]["seq"]);
+
+    let (code, stale) = run_with_stdin(
+        repo.path(),
+        &[
+            "docs",
+            "delete",
+            "docs",
+            "plans/2027.md",
+            "--rev",
+            &rev,
+            "--hash",
+            &hash,
+            "--request-id",
+            "delete-1",
+        ],
+        "",
+    );
+    assert_eq!(code, 1, "a base from before the move: {stale}");
+    assert_eq!(stale["error"]["code"], "STALE_REVISION");
+    let (rev, hash) = base(&moved);
+    let (code, deleted) = run_with_stdin(
+        repo.path(),
+        &[
+            "docs",
+            "delete",
+            "docs",
+            "plans/2027.md",
+            "--rev",
+            &rev,
+            "--hash",
+            &hash,
+            "--request-id",
+            "delete-2",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{deleted}");
+    assert!(!repo.path().join("docs/plans/2027.md").exists());
+    let listed = cos(repo.path())
+        .args(["docs", "list", "docs"])
+        .output()
+        .unwrap();
+    assert!(listed.status.success());
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "", "nothing left");
+    let history = cos(repo.path()).args(["docs", "history"]).output().unwrap();
+    let ops: Vec<String> = String::from_utf8_lossy(&history.stdout)
+        .lines()
+        .filter_map(|line| line.split('\t').nth(2).map(str::to_string))
+        .collect();
+    assert_eq!(ops, ["delete", "move", "create"], "newest first");
+}
