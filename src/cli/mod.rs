@@ -43,8 +43,10 @@ enum Command {
     Serve {
         /// Repository to serve (the same as --repo; default: the current directory).
         path: Option<PathBuf>,
+        /// TCP port to listen on (0: any free port, printed at start).
         #[arg(long, default_value_t = 9188)]
         port: u16,
+        /// Address to listen on; anything but loopback also needs --token-file (or COS_HUB_TOKEN).
         #[arg(long, default_value = "127.0.0.1")]
         bind: IpAddr,
         /// Also answer requests for this Host (name or name:port); loopback names always work.
@@ -125,20 +127,28 @@ enum ModuleCommand {
     /// Show every module and whether it is on.
     List,
     /// Switch a module on.
-    Enable { id: String },
+    Enable {
+        /// The module, as `cos module list` names it (board, graph, docs, supervise, search).
+        id: String,
+    },
     /// Switch a module off: its tools answer module_disabled everywhere.
-    Disable { id: String },
+    Disable {
+        /// The module, as `cos module list` names it (core cannot be switched off).
+        id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 enum BoardCommand {
     /// Write one Markdown file per task into DIR (a board that can live in git).
     Export {
+        /// Folder to write the task files into (made if missing).
         #[arg(long)]
         dir: PathBuf,
     },
     /// Read TASK-<n>-*.md files from DIR (ours or coding-os's) into the board; safe to repeat.
     Import {
+        /// Folder holding the task files (e.g. docs/tasks).
         #[arg(long)]
         dir: PathBuf,
     },
@@ -150,6 +160,7 @@ enum ToolCommand {
     List,
     /// Call a tool and print its envelope; exits 1 when the envelope is an error.
     Call {
+        /// The tool's name, as `cos tool list` prints it (e.g. cos_task_board).
         name: String,
         /// The tool's arguments as a JSON object.
         #[arg(long, default_value = "{}")]
