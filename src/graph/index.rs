@@ -14,18 +14,16 @@ use utoipa::ToSchema;
 
 use super::crates::Libraries;
 use super::extract::{self, Extraction, Language};
+use super::left_out::{self, MAX_FILE_BYTES};
 use super::resolve::{self, Reach, Reference};
 use crate::store::{Store, StoreError};
-
-/// Files larger than this are skipped (generated or vendored code, data).
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// The version of the rules that turn files into the graph. An update re-extracts
 /// only changed files and re-resolves only what they touch, so a graph built by a
 /// cos whose extraction or resolution rules differ keeps their old results until
 /// rebuilt: bump this with every such change, and the first run of the new build
 /// indexes from scratch.
-pub const GRAPH_RULES: &str = "2026-12-04.1";
+pub const GRAPH_RULES: &str = "2026-12-04.2";
 
 /// What an index run did.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema)]
@@ -36,7 +34,7 @@ pub struct IndexSummary {
     pub parsed: u64,
     pub unchanged: u64,
     pub removed: u64,
-    /// Skipped as binary or larger than 1 MiB.
+    /// Left out as binary, minified JavaScript, or larger than 1 MiB.
     pub skipped: u64,
     /// Files with syntax errors tree-sitter recovered from.
     pub files_with_parse_errors: u64,
@@ -528,7 +526,8 @@ fn read_and_parse(
     let Ok(bytes) = std::fs::read(&full) else {
         return Seen::Skipped;
     };
-    if bytes.iter().take(8192).any(|b| *b == 0) {
+    if let Some(why) = left_out::reason(path, language, &bytes) {
+        tracing::debug!(path, why, "left out of the graph");
         return Seen::Skipped;
     }
     let hash = blake3::hash(&bytes).to_hex().to_string();

@@ -15,6 +15,7 @@ pub mod doctor;
 pub mod extract;
 mod facts;
 pub mod index;
+mod left_out;
 pub mod plans;
 mod records;
 pub mod rename;

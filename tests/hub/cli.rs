@@ -331,6 +331,61 @@ fn serve_answers_then_stops_cleanly_on_sigterm() {
 }
 
 #[test]
+fn minified_bundles_are_left_out_of_the_graph_and_search_and_their_sources_kept() {
+    let repo = tempfile::tempdir().unwrap();
+    let source =
+        "export function renderBoard(cards) {\n  return cards.map((card) => card.title);\n}\n";
+    std::fs::create_dir_all(repo.path().join("ui")).unwrap();
+    std::fs::write(repo.path().join("ui/board.js"), source).unwrap();
+    // what a bundler makes of it: a few very long lines of short names
+    let bundle = format!(
+        "function Ev(e){{return e.map(t=>t.title)}}{}\nexport{{Ev as renderBoardBundled}};\n",
+        ";var wv=1".repeat(600)
+    );
+    std::fs::create_dir_all(repo.path().join("static/assets")).unwrap();
+    std::fs::write(repo.path().join("static/assets/index-3f2a.js"), bundle).unwrap();
+    std::fs::write(
+        repo.path().join("static/vendor.min.js"),
+        "function vendorThing(){}\n",
+    )
+    .unwrap();
+    let output = cos(repo.path()).arg("index").output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let summary = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        summary.contains("indexed 1 file in ") && summary.contains(", 2 skipped,"),
+        "{summary}"
+    );
+    let paths_found = |query: &str| -> Vec<String> {
+        let output = cos(repo.path())
+            .args(["search", query, "--json"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let mut paths: Vec<String> = answer["data"]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|hit| hit["path"].as_str().map(str::to_string))
+            .collect();
+        paths.dedup();
+        paths
+    };
+    assert_eq!(
+        paths_found("renderBoard"),
+        ["ui/board.js"],
+        "the source is found"
+    );
+    assert!(paths_found("Ev").is_empty(), "the bundle's names are not");
+    assert!(paths_found("renderBoardBundled").is_empty());
+    assert!(
+        paths_found("vendorThing").is_empty(),
+        "nor what a file named .min.js holds"
+    );
+}
+
+#[test]
 fn index_ends_with_a_summary_of_files_kinds_and_parse_errors() {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(

@@ -1071,7 +1071,7 @@ export interface components {
                 removed: number;
                 /**
                  * Format: int64
-                 * @description Skipped as binary or larger than 1 MiB.
+                 * @description Left out as binary, minified JavaScript, or larger than 1 MiB.
                  */
                 skipped: number;
                 /** Format: int64 */
@@ -2045,7 +2045,7 @@ export interface components {
             removed: number;
             /**
              * Format: int64
-             * @description Skipped as binary or larger than 1 MiB.
+             * @description Left out as binary, minified JavaScript, or larger than 1 MiB.
              */
             skipped: number;
             /** Format: int64 */
