@@ -3,9 +3,10 @@
 //! matches and scores. When the index's revision moves, the kept index is
 //! brought level by the row ids that came and went: ids are never reused
 //! (`AUTOINCREMENT`), so an id names one item for good and only new ids are
-//! read. Beside it, once read, the distinct names of every item, which a
-//! query that found nothing is compared with ("did you mean"): one read of
-//! them per revision instead of one per such query.
+//! read. Beside it, once read, the distinct names of every item with the
+//! corpora they are names in, which a query that found nothing is compared
+//! with ("did you mean"): one read of them per revision instead of one per
+//! such query.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use rusqlite::Connection;
 
 use super::kept::{self, Shelf};
 use super::postings::WordIndex;
+use super::query::Corpus;
 use super::records;
 use crate::store::StoreError;
 
@@ -32,35 +34,66 @@ struct Kept {
     names: Option<Arc<Names>>,
 }
 
-/// The distinct names of the items, each beside its lower-cased form, in
-/// order of length in characters.
+/// The distinct names of the items, each beside its lower-cased form and the
+/// corpora it is a name in, in order of length in characters.
 pub struct Names {
-    by_length: Vec<(usize, String, String)>,
+    by_length: Vec<Name>,
     bytes: usize,
 }
 
+/// A name's length in characters, lower-cased form, form as written, and
+/// corpora (bit `1 << index in Corpus::ALL`).
+type Name = (usize, String, String, u8);
+
 impl Names {
-    fn of(names: Vec<String>) -> Names {
-        let mut by_length: Vec<(usize, String, String)> = names
-            .into_iter()
-            .map(|name| (name.chars().count(), name.to_lowercase(), name))
-            .collect();
+    /// From (name, corpus) pairs in order of name.
+    fn of(named: Vec<(String, String)>) -> Names {
+        let mut by_length: Vec<Name> = Vec::new();
+        for (name, corpus) in named {
+            let bit = Corpus::named(&corpus).map_or(0, corpus_bit);
+            match by_length.last_mut() {
+                Some((_, _, last, corpora)) if *last == name => *corpora |= bit,
+                _ => by_length.push((name.chars().count(), name.to_lowercase(), name, bit)),
+            }
+        }
         by_length.sort_unstable();
         let bytes = by_length
             .iter()
-            .map(|(_, lower, name)| 64 + lower.len() + name.len())
+            .map(|(_, lower, name, _)| 64 + lower.len() + name.len())
             .sum();
         Names { by_length, bytes }
     }
 
-    /// The names of `shortest` to `longest` characters: (lower-cased, as written).
-    pub fn of_length(&self, shortest: usize, longest: usize) -> impl Iterator<Item = (&str, &str)> {
-        let from = self.by_length.partition_point(|(n, _, _)| *n < shortest);
-        let to = self.by_length.partition_point(|(n, _, _)| *n <= longest);
+    /// The names of `shortest` to `longest` characters in any of `corpora`:
+    /// (lower-cased, as written).
+    pub fn of_length(
+        &self,
+        shortest: usize,
+        longest: usize,
+        corpora: &[Corpus],
+    ) -> impl Iterator<Item = (&str, &str)> {
+        let wanted = corpora
+            .iter()
+            .fold(0, |bits, corpus| bits | corpus_bit(*corpus));
+        let from = self.by_length.partition_point(|(n, ..)| *n < shortest);
+        let to = self.by_length.partition_point(|(n, ..)| *n <= longest);
         self.by_length[from..to.max(from)]
             .iter()
-            .map(|(_, lower, name)| (lower.as_str(), name.as_str()))
+            .filter(move |(.., bits)| bits & wanted != 0)
+            .map(|(_, lower, name, _)| (lower.as_str(), name.as_str()))
     }
+}
+
+/// A corpus's bit in a name's set. Code text has no names of its own: the
+/// symbols' are the identifiers it holds.
+fn corpus_bit(corpus: Corpus) -> u8 {
+    let named = if corpus == Corpus::Code {
+        Corpus::Symbols
+    } else {
+        corpus
+    };
+    let index = Corpus::ALL.iter().position(|c| *c == named).unwrap_or(0);
+    1 << index
 }
 
 /// The distinct names of the items in the index at `revision` of the
@@ -184,18 +217,45 @@ mod tests {
     }
 
     #[test]
-    fn names_are_found_by_their_length_in_characters() {
-        let names = Names::of(
-            ["Größe", "abc", "ab", "ABCD", "abcdef"]
-                .map(str::to_string)
-                .to_vec(),
-        );
-        let between = |shortest, longest| -> Vec<(&str, &str)> {
-            names.of_length(shortest, longest).collect()
+    fn names_are_found_by_their_length_in_characters_and_their_corpora() {
+        let named = |pairs: &[(&str, &str)]| {
+            let mut pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(name, corpus)| (name.to_string(), corpus.to_string()))
+                .collect();
+            pairs.sort();
+            Names::of(pairs)
         };
-        assert_eq!(between(3, 4), [("abc", "abc"), ("abcd", "ABCD")]);
-        assert_eq!(between(5, 5), [("größe", "Größe")], "characters, not bytes");
-        assert!(between(7, 9).is_empty());
-        assert!(between(5, 2).is_empty());
+        let names = named(&[
+            ("Größe", "symbols"),
+            ("abc", "symbols"),
+            ("abc", "tasks"),
+            ("ab", "symbols"),
+            ("ABCD", "docs"),
+            ("abcdef", "symbols"),
+        ]);
+        let between = |shortest, longest, corpora: &[Corpus]| -> Vec<(&str, &str)> {
+            names.of_length(shortest, longest, corpora).collect()
+        };
+        let all = Corpus::ALL;
+        assert_eq!(between(3, 4, &all), [("abc", "abc"), ("abcd", "ABCD")]);
+        assert_eq!(
+            between(5, 5, &all),
+            [("größe", "Größe")],
+            "characters, not bytes"
+        );
+        assert!(between(7, 9, &all).is_empty());
+        assert!(between(5, 2, &all).is_empty());
+        assert_eq!(
+            between(3, 4, &[Corpus::Tasks]),
+            [("abc", "abc")],
+            "a name in two corpora is one name, in both"
+        );
+        assert_eq!(
+            between(3, 4, &[Corpus::Code]),
+            [("abc", "abc")],
+            "code text is searched for the symbols' names"
+        );
+        assert_eq!(between(3, 4, &[Corpus::Docs]), [("abcd", "ABCD")]);
     }
 }

@@ -374,12 +374,14 @@ pub fn with_text<T>(
     })
 }
 
-/// The distinct symbol, heading and task names, for "did you mean" when a
-/// query finds nothing.
-pub fn distinct_names(c: &Connection) -> Result<Vec<String>, StoreError> {
+/// The distinct symbol, heading and task names, each with a corpus it is
+/// in (a name in two corpora comes twice), in order of name: for "did you
+/// mean" when a query finds nothing.
+pub fn distinct_names(c: &Connection) -> Result<Vec<(String, String)>, StoreError> {
     sql(c, || {
-        let mut statement = c.prepare_cached("SELECT DISTINCT name FROM search_items")?;
-        let rows = statement.query_map([], |row| row.get(0))?;
+        let mut statement =
+            c.prepare_cached("SELECT DISTINCT name, corpus FROM search_items ORDER BY name")?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
         rows.collect()
     })
 }

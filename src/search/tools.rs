@@ -215,7 +215,7 @@ impl Tool for Search {
                 )?);
                 // the names of the revision the query read
                 let names = items::names(c, store.path(), revision)?;
-                Ok::<_, ToolError>(close_names(&names, &query))
+                Ok::<_, ToolError>(close_names(&names, &query, sieve.corpora))
             })?
         } else {
             Vec::new()
@@ -508,22 +508,29 @@ fn empty_reasons(
     Ok(reasons)
 }
 
-/// Names close to the query's one word (by edit distance), when it found nothing.
-fn close_names(names: &items::Names, query: &Query) -> Vec<String> {
+/// Names close to the query's one word (by edit distance), when it found
+/// nothing: names in the corpora it searched, of 3 characters or more (what
+/// a part-of-word search needs), each once whatever its case.
+fn close_names(names: &items::Names, query: &Query, corpora: &[Corpus]) -> Vec<String> {
+    const SHORTEST: usize = 3;
     let [only] = query.terms.as_slice() else {
         return Vec::new();
     };
     let word = only.text.to_lowercase();
     let length = word.chars().count();
-    if length < 3 {
+    if length < SHORTEST {
         return Vec::new();
     }
     let most = if length < 6 { 1 } else { 2 };
-    let mut close: Vec<(usize, &str)> = names
-        .of_length(length.saturating_sub(most), length + most)
+    let mut close: Vec<(usize, &str, &str)> = names
+        .of_length(
+            length.saturating_sub(most).max(SHORTEST),
+            length + most,
+            corpora,
+        )
         .filter_map(|(lower, name)| {
             let distance = strsim::levenshtein(lower, &word);
-            (distance > 0 && distance <= most).then_some((distance, name))
+            (distance > 0 && distance <= most).then_some((distance, lower, name))
         })
         .collect();
     close.sort();
@@ -531,7 +538,7 @@ fn close_names(names: &items::Names, query: &Query) -> Vec<String> {
     close
         .into_iter()
         .take(5)
-        .map(|(_, name)| name.to_string())
+        .map(|(_, _, name)| name.to_string())
         .collect()
 }
 

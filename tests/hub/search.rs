@@ -362,6 +362,36 @@ async fn an_empty_answer_says_why() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn did_you_mean_offers_names_of_the_areas_searched_once_whatever_their_case() {
+    let server = indexed_server().await;
+    write(server.repo(), "app/net.py", "def ip():\n    pass\n");
+    index_graph(&server.hub).await;
+    let suggested = |body: &Value| body["data"]["did_you_mean"].clone();
+    let (_, body) = search(&server, "parsre", "").await;
+    assert_eq!(body["data"]["total"], 0, "{body}");
+    assert_eq!(
+        suggested(&body),
+        json!(["Parser"]),
+        "the class Parser and the variables parser are one suggestion"
+    );
+    let (_, body) = search(&server, "parsre area:tasks", "").await;
+    assert_eq!(suggested(&body), json!([]), "no task is called so");
+    let (_, body) = search(&server, "parsre area:code", "").await;
+    assert_eq!(
+        suggested(&body),
+        json!(["Parser"]),
+        "code text holds the symbols' names"
+    );
+    let (_, body) = search(&server, "wip", "").await;
+    assert_eq!(body["data"]["total"], 0, "{body}");
+    assert_eq!(
+        suggested(&body),
+        json!([]),
+        "a 2-letter name (ip) is no suggestion for wip"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_answer_before_the_code_is_indexed_says_so() {
     let server = TestServer::start().await;
     fixture(server.repo());
