@@ -12,6 +12,8 @@ use crate::tools::Hub;
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// The query (see `cos_search`'s description: words, "phrases", prefix*, -not, /regex/, area:/kind:/path:/lang:/status:).
+    /// It may start with an exclusion: cos search "-test parse".
+    #[arg(allow_hyphen_values = true)]
     pub query: String,
     /// Hits to show, 1 to 200.
     #[arg(long, default_value_t = 20)]

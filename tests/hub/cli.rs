@@ -512,6 +512,17 @@ fn search_reads_the_code_as_it_is_now_without_an_index_command() {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{output:?}");
+    // a query may start with an exclusion, not taken for an option
+    let output = cos(repo.path())
+        .args(["search", "-open_connection drain_pool", "--limit", "5"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let list = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        list.contains("pool.py") && !list.contains("db.py"),
+        "{list}"
+    );
 }
 
 /// Runs `cos` from a folder that is not the repository, with `args`.
