@@ -508,7 +508,8 @@ fn empty_reasons(
     Ok(reasons)
 }
 
-/// Names close to the query's one word (by edit distance), when it found
+/// Names close to the query's one word (by edit distance, a swap of
+/// neighbours counting once), when it found
 /// nothing: names in the corpora it searched, of 3 characters or more (what
 /// a part-of-word search needs), each once whatever its case.
 fn close_names(names: &items::Names, query: &Query, corpora: &[Corpus]) -> Vec<String> {
@@ -529,7 +530,8 @@ fn close_names(names: &items::Names, query: &Query, corpora: &[Corpus]) -> Vec<S
             corpora,
         )
         .filter_map(|(lower, name)| {
-            let distance = strsim::levenshtein(lower, &word);
+            // a swap of two neighbours (reciept) is one slip, not two
+            let distance = strsim::osa_distance(lower, &word);
             (distance > 0 && distance <= most).then_some((distance, lower, name))
         })
         .collect();

@@ -382,6 +382,13 @@ async fn did_you_mean_offers_names_of_the_areas_searched_once_whatever_their_cas
         json!(["Parser"]),
         "code text holds the symbols' names"
     );
+    let (_, body) = search(&server, "urn area:symbols", "").await;
+    assert_eq!(body["data"]["total"], 0, "{body}");
+    assert_eq!(
+        suggested(&body),
+        json!(["run"]),
+        "two letters swapped are one slip"
+    );
     let (_, body) = search(&server, "wip", "").await;
     assert_eq!(body["data"]["total"], 0, "{body}");
     assert_eq!(
