@@ -508,10 +508,10 @@ fn empty_reasons(
     Ok(reasons)
 }
 
-/// Names close to the query's one word (by edit distance, a swap of
-/// neighbours counting once), when it found
-/// nothing: names in the corpora it searched, of 3 characters or more (what
-/// a part-of-word search needs), each once whatever its case.
+/// Names close to the query's one word, when it found nothing: by edit
+/// distance (a swap of neighbours counting once), names in the corpora it
+/// searched, of 3 characters or more (what a part-of-word search needs),
+/// each once whatever its case.
 fn close_names(names: &items::Names, query: &Query, corpora: &[Corpus]) -> Vec<String> {
     const SHORTEST: usize = 3;
     let [only] = query.terms.as_slice() else {
