@@ -75,7 +75,7 @@ pub enum DocsCommand {
         /// Operations: replace_section, insert_before_section,
         /// insert_after_section, append_to_section, delete_section (each with
         /// section), replace_text (find, replace, expected_count), append,
-        /// prepend (content). Applied all or nothing.
+        /// prepend, replace_all (content). Applied all or nothing.
         #[arg(long)]
         operations: String,
     },
