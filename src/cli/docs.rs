@@ -65,11 +65,7 @@ pub enum DocsCommand {
     /// Apply patch operations at base REV and HASH; prints the receipt.
     Patch {
         #[command(flatten)]
-        document: DocumentArgs,
-        #[command(flatten)]
-        base: BaseArgs,
-        #[command(flatten)]
-        request: RequestArgs,
+        write: BasedWrite,
         /// A JSON array of operations, or - to read it from stdin, e.g.
         /// '[{"op": "append_to_section", "section": "Setup/Install", "content": "..."}]'.
         /// Operations: replace_section, insert_before_section,
@@ -82,22 +78,14 @@ pub enum DocsCommand {
     /// Move (rename) a document within its mount at base REV and HASH; prints the receipt.
     Move {
         #[command(flatten)]
-        document: DocumentArgs,
+        write: BasedWrite,
         /// The new path in the same mount; refused if a document is there.
         to: String,
-        #[command(flatten)]
-        base: BaseArgs,
-        #[command(flatten)]
-        request: RequestArgs,
     },
     /// Delete a document at base REV and HASH (its history stays); prints the receipt.
     Delete {
         #[command(flatten)]
-        document: DocumentArgs,
-        #[command(flatten)]
-        base: BaseArgs,
-        #[command(flatten)]
-        request: RequestArgs,
+        write: BasedWrite,
     },
     /// The history, newest first.
     History {
@@ -139,6 +127,17 @@ pub struct DocumentArgs {
     path: String,
 }
 
+/// A write to a document at the revision it was based on.
+#[derive(Debug, clap::Args)]
+pub struct BasedWrite {
+    #[command(flatten)]
+    document: DocumentArgs,
+    #[command(flatten)]
+    base: BaseArgs,
+    #[command(flatten)]
+    request: RequestArgs,
+}
+
 /// The revision a write is based on.
 #[derive(Debug, clap::Args)]
 pub struct BaseArgs {
@@ -160,9 +159,15 @@ pub struct RequestArgs {
     request_id: Option<String>,
 }
 
-impl BaseArgs {
-    fn json(&self) -> Value {
-        json!({"rev": self.rev, "hash": self.hash})
+impl BasedWrite {
+    /// The tool's arguments: the document, its base and the request ID.
+    fn arguments(self) -> Value {
+        let BasedWrite {
+            document: DocumentArgs { mount, path },
+            base: BaseArgs { rev, hash },
+            request,
+        } = self;
+        json!({"mount": mount, "path": path, "base": {"rev": rev, "hash": hash}, "request_id": request.id()})
     }
 }
 
@@ -231,12 +236,7 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
                 json!({"mount": mount, "path": path, "content": content, "request_id": request.id()}),
             )
         }
-        DocsCommand::Patch {
-            document: DocumentArgs { mount, path },
-            base,
-            request,
-            operations,
-        } => {
+        DocsCommand::Patch { write, operations } => {
             let operations = match read_operations(&operations) {
                 Ok(operations) => operations,
                 Err(message) => {
@@ -244,28 +244,16 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
                     return 2;
                 }
             };
-            (
-                "cos_docs_patch",
-                json!({"mount": mount, "path": path, "base": base.json(), "request_id": request.id(), "operations": operations}),
-            )
+            let mut arguments = write.arguments();
+            arguments["operations"] = operations;
+            ("cos_docs_patch", arguments)
         }
-        DocsCommand::Move {
-            document: DocumentArgs { mount, path },
-            to,
-            base,
-            request,
-        } => (
-            "cos_docs_move",
-            json!({"mount": mount, "path": path, "to": to, "base": base.json(), "request_id": request.id()}),
-        ),
-        DocsCommand::Delete {
-            document: DocumentArgs { mount, path },
-            base,
-            request,
-        } => (
-            "cos_docs_delete",
-            json!({"mount": mount, "path": path, "base": base.json(), "request_id": request.id()}),
-        ),
+        DocsCommand::Move { write, to } => {
+            let mut arguments = write.arguments();
+            arguments["to"] = json!(to);
+            ("cos_docs_move", arguments)
+        }
+        DocsCommand::Delete { write } => ("cos_docs_delete", write.arguments()),
         DocsCommand::History {
             mount,
             path,

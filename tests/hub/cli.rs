@@ -979,41 +979,26 @@ fn cos_docs_moves_and_deletes_from_the_shell_and_names_the_request_it_made_up() 
     );
     assert_eq!(again["data"]["seq"], moved["data"]["seq"]);
 
-    let (code, stale) = run_with_stdin(
-        repo.path(),
-        &[
+    let delete = |rev: &str, hash: &str, request_id: &str| {
+        let deleting = [
             "docs",
             "delete",
             "docs",
             "plans/2027.md",
             "--rev",
-            &rev,
+            rev,
             "--hash",
-            &hash,
+            hash,
             "--request-id",
-            "delete-1",
-        ],
-        "",
-    );
+            request_id,
+        ];
+        run_with_stdin(repo.path(), &deleting, "")
+    };
+    let (code, stale) = delete(&rev, &hash, "delete-1");
     assert_eq!(code, 1, "a base from before the move: {stale}");
     assert_eq!(stale["error"]["code"], "STALE_REVISION");
     let (rev, hash) = base(&moved);
-    let (code, deleted) = run_with_stdin(
-        repo.path(),
-        &[
-            "docs",
-            "delete",
-            "docs",
-            "plans/2027.md",
-            "--rev",
-            &rev,
-            "--hash",
-            &hash,
-            "--request-id",
-            "delete-2",
-        ],
-        "",
-    );
+    let (code, deleted) = delete(&rev, &hash, "delete-2");
     assert_eq!(code, 0, "{deleted}");
     assert!(!repo.path().join("docs/plans/2027.md").exists());
     let listed = cos(repo.path())

@@ -366,36 +366,33 @@ async fn did_you_mean_offers_names_of_the_areas_searched_once_whatever_their_cas
     let server = indexed_server().await;
     write(server.repo(), "app/net.py", "def ip():\n    pass\n");
     index_graph(&server.hub).await;
-    let suggested = |body: &Value| body["data"]["did_you_mean"].clone();
-    let (_, body) = search(&server, "parsre", "").await;
-    assert_eq!(body["data"]["total"], 0, "{body}");
-    assert_eq!(
-        suggested(&body),
-        json!(["Parser"]),
-        "the class Parser and the variables parser are one suggestion"
-    );
-    let (_, body) = search(&server, "parsre area:tasks", "").await;
-    assert_eq!(suggested(&body), json!([]), "no task is called so");
-    let (_, body) = search(&server, "parsre area:code", "").await;
-    assert_eq!(
-        suggested(&body),
-        json!(["Parser"]),
-        "code text holds the symbols' names"
-    );
-    let (_, body) = search(&server, "urn area:symbols", "").await;
-    assert_eq!(body["data"]["total"], 0, "{body}");
-    assert_eq!(
-        suggested(&body),
-        json!(["run"]),
-        "two letters swapped are one slip"
-    );
-    let (_, body) = search(&server, "wip", "").await;
-    assert_eq!(body["data"]["total"], 0, "{body}");
-    assert_eq!(
-        suggested(&body),
-        json!([]),
-        "a 2-letter name (ip) is no suggestion for wip"
-    );
+    for (query, suggested, why) in [
+        (
+            "parsre",
+            json!(["Parser"]),
+            "the class Parser and the variables parser are one suggestion",
+        ),
+        ("parsre area:tasks", json!([]), "no task is called so"),
+        (
+            "parsre area:code",
+            json!(["Parser"]),
+            "code text holds the symbols' names",
+        ),
+        (
+            "urn area:symbols",
+            json!(["run"]),
+            "two letters swapped are one slip",
+        ),
+        (
+            "wip",
+            json!([]),
+            "a 2-letter name (ip) is no suggestion for wip",
+        ),
+    ] {
+        let (_, body) = search(&server, query, "").await;
+        assert_eq!(body["data"]["total"], 0, "{query}: {body}");
+        assert_eq!(body["data"]["did_you_mean"], suggested, "{query}: {why}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
