@@ -436,6 +436,23 @@ fn counted(count: impl Into<u64>, noun: &str) -> String {
     format!("{count} {noun}{}", if count == 1 { "" } else { "s" })
 }
 
+/// `left out: a.min.js (minified), b.js (binary) and 3 more`
+fn left_out_line(summary: &crate::graph::index::IndexSummary) -> String {
+    const SHOWN: usize = 5;
+    let named: Vec<String> = summary
+        .left_out
+        .iter()
+        .take(SHOWN)
+        .map(|file| format!("{} ({})", file.path, file.why))
+        .collect();
+    let more = summary.skipped.saturating_sub(named.len() as u64);
+    let mut line = format!("left out: {}", named.join(", "));
+    if more > 0 {
+        line.push_str(&format!(" and {more} more"));
+    }
+    line
+}
+
 fn print_index_summary(summary: &crate::graph::index::IndexSummary) {
     println!(
         "indexed {} in {} ms: {} parsed, {} unchanged, {} removed, {} skipped, {} with parse errors",
@@ -447,6 +464,9 @@ fn print_index_summary(summary: &crate::graph::index::IndexSummary) {
         summary.skipped,
         summary.files_with_parse_errors
     );
+    if !summary.left_out.is_empty() {
+        println!("{}", left_out_line(summary));
+    }
     let list = |counts: &std::collections::BTreeMap<String, u64>| {
         counts
             .iter()

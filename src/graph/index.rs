@@ -34,14 +34,27 @@ pub struct IndexSummary {
     pub parsed: u64,
     pub unchanged: u64,
     pub removed: u64,
-    /// Left out as binary, minified JavaScript, or larger than 1 MiB.
+    /// Left out as binary, minified JavaScript, larger than 1 MiB or unreadable.
     pub skipped: u64,
+    /// Which files were left out and why, in path order: the first 20.
+    pub left_out: Vec<LeftOut>,
     /// Files with syntax errors tree-sitter recovered from.
     pub files_with_parse_errors: u64,
     pub nodes_by_kind: BTreeMap<String, u64>,
     pub edges_by_kind: BTreeMap<String, u64>,
     pub milliseconds: u64,
 }
+
+/// A file the graph leaves out although git tracks it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+pub struct LeftOut {
+    pub path: String,
+    /// binary, minified, larger than 1 MiB, or unreadable.
+    pub why: String,
+}
+
+/// Files named in a summary's `left_out` at most; `skipped` counts them all.
+const LEFT_OUT_NAMED: usize = 20;
 
 struct Parsed {
     path: String,
@@ -64,7 +77,7 @@ enum Seen {
     /// Same content with a new modification time (to record, not to re-extract).
     Touched(String, Option<i64>),
     Changed(Box<Parsed>),
-    Skipped,
+    Skipped(LeftOut),
 }
 
 /// The turn of index runs on the database at `database` in this process.
@@ -169,6 +182,8 @@ pub fn index(
         Ok(())
     })?;
     stages.lap("summary counts");
+    summary.left_out.sort();
+    summary.left_out.truncate(LEFT_OUT_NAMED);
     summary.milliseconds = started.elapsed().as_millis() as u64;
     Ok(summary)
 }
@@ -201,8 +216,9 @@ impl Tally {
                 self.present.insert(parsed.path.clone());
                 Some(*parsed)
             }
-            Seen::Skipped => {
+            Seen::Skipped(left_out) => {
                 self.summary.skipped += 1;
+                self.summary.left_out.push(left_out);
                 None
             }
         }
@@ -495,6 +511,14 @@ fn walk(root: &Path) -> (Vec<(String, Language)>, Vec<String>) {
     (files, manifests)
 }
 
+fn left_out(path: &str, why: &str) -> Seen {
+    tracing::debug!(path, why, "left out of the graph");
+    Seen::Skipped(LeftOut {
+        path: path.to_string(),
+        why: why.to_string(),
+    })
+}
+
 fn read_and_parse(
     root: &Path,
     path: &str,
@@ -521,14 +545,14 @@ fn read_and_parse(
             }
             modified_ns
         }
-        _ => return Seen::Skipped,
+        Ok(_) => return left_out(path, "larger than 1 MiB"),
+        Err(_) => return left_out(path, "unreadable"),
     };
     let Ok(bytes) = std::fs::read(&full) else {
-        return Seen::Skipped;
+        return left_out(path, "unreadable");
     };
     if let Some(why) = left_out::reason(path, language, &bytes) {
-        tracing::debug!(path, why, "left out of the graph");
-        return Seen::Skipped;
+        return left_out(path, why);
     }
     let hash = blake3::hash(&bytes).to_hex().to_string();
     if known.get(path).is_some_and(|before| before.hash == hash) {

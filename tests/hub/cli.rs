@@ -356,6 +356,12 @@ fn minified_bundles_are_left_out_of_the_graph_and_search_and_their_sources_kept(
         summary.contains("indexed 1 file in ") && summary.contains(", 2 skipped,"),
         "{summary}"
     );
+    assert!(
+        summary.contains(
+            "left out: static/assets/index-3f2a.js (minified), static/vendor.min.js (minified)\n"
+        ),
+        "which files, and why: {summary}"
+    );
     let paths_found = |query: &str| -> Vec<String> {
         let output = cos(repo.path())
             .args(["search", query, "--json"])
@@ -382,6 +388,34 @@ fn minified_bundles_are_left_out_of_the_graph_and_search_and_their_sources_kept(
     assert!(
         paths_found("vendorThing").is_empty(),
         "nor what a file named .min.js holds"
+    );
+    // many left out: the first 20 named in the tool's summary, all counted
+    for n in 0..23 {
+        std::fs::write(
+            repo.path().join(format!("static/plugin{n:02}.min.js")),
+            "var a=1;\n",
+        )
+        .unwrap();
+    }
+    let output = cos(repo.path())
+        .args(["tool", "call", "cos_graph_index", "--budget", "none"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["data"]["skipped"], 25, "{summary}");
+    let named = summary["data"]["left_out"].as_array().unwrap();
+    assert_eq!(named.len(), 20, "{summary}");
+    assert_eq!(
+        named[0],
+        json!({"path": "static/assets/index-3f2a.js", "why": "minified"}),
+        "in path order"
+    );
+    let output = cos(repo.path()).arg("index").output().unwrap();
+    let printed = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        printed.contains("static/plugin03.min.js (minified) and 20 more\n"),
+        "five named, the rest counted: {printed}"
     );
 }
 

@@ -1057,6 +1057,8 @@ export interface components {
                  * @description Files with syntax errors tree-sitter recovered from.
                  */
                 files_with_parse_errors: number;
+                /** @description Which files were left out and why, in path order: the first 20. */
+                left_out: components["schemas"]["LeftOut"][];
                 /** Format: int64 */
                 milliseconds: number;
                 nodes_by_kind: {
@@ -1071,7 +1073,7 @@ export interface components {
                 removed: number;
                 /**
                  * Format: int64
-                 * @description Left out as binary, minified JavaScript, or larger than 1 MiB.
+                 * @description Left out as binary, minified JavaScript, larger than 1 MiB or unreadable.
                  */
                 skipped: number;
                 /** Format: int64 */
@@ -2031,6 +2033,8 @@ export interface components {
              * @description Files with syntax errors tree-sitter recovered from.
              */
             files_with_parse_errors: number;
+            /** @description Which files were left out and why, in path order: the first 20. */
+            left_out: components["schemas"]["LeftOut"][];
             /** Format: int64 */
             milliseconds: number;
             nodes_by_kind: {
@@ -2045,7 +2049,7 @@ export interface components {
             removed: number;
             /**
              * Format: int64
-             * @description Left out as binary, minified JavaScript, or larger than 1 MiB.
+             * @description Left out as binary, minified JavaScript, larger than 1 MiB or unreadable.
              */
             skipped: number;
             /** Format: int64 */
@@ -2055,6 +2059,12 @@ export interface components {
         JsonObject: Record<string, never>;
         /** @enum {string} */
         Kind: "feature" | "bug" | "chore" | "spike" | "docs" | "refactor" | "test" | "security";
+        /** @description A file the graph leaves out although git tracks it. */
+        LeftOut: {
+            path: string;
+            /** @description binary, minified, larger than 1 MiB, or unreadable. */
+            why: string;
+        };
         /** @description One document of a `cos_docs_read_many`: its first page, or why not. */
         ManyItem: {
             error?: components["schemas"]["ErrorBody"] | null;
