@@ -511,7 +511,7 @@ fn walk(root: &Path) -> (Vec<(String, Language)>, Vec<String>) {
     (files, manifests)
 }
 
-fn left_out(path: &str, why: &str) -> Seen {
+fn leave_out(path: &str, why: &str) -> Seen {
     tracing::debug!(path, why, "left out of the graph");
     Seen::Skipped(LeftOut {
         path: path.to_string(),
@@ -545,14 +545,14 @@ fn read_and_parse(
             }
             modified_ns
         }
-        Ok(_) => return left_out(path, "larger than 1 MiB"),
-        Err(_) => return left_out(path, "unreadable"),
+        Ok(_) => return leave_out(path, "larger than 1 MiB"),
+        Err(_) => return leave_out(path, "unreadable"),
     };
     let Ok(bytes) = std::fs::read(&full) else {
-        return left_out(path, "unreadable");
+        return leave_out(path, "unreadable");
     };
     if let Some(why) = left_out::reason(path, language, &bytes) {
-        return left_out(path, why);
+        return leave_out(path, why);
     }
     let hash = blake3::hash(&bytes).to_hex().to_string();
     if known.get(path).is_some_and(|before| before.hash == hash) {
