@@ -184,8 +184,54 @@ pub fn index(
     stages.lap("summary counts");
     summary.left_out.sort();
     summary.left_out.truncate(LEFT_OUT_NAMED);
+    remember_left_out(store, &summary)?;
     summary.milliseconds = started.elapsed().as_millis() as u64;
     Ok(summary)
+}
+
+/// What the last run left out, as `graph_meta`'s `left_out` keeps it.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOutNow {
+    /// Files left out in all.
+    pub count: u64,
+    /// The first of them in path order.
+    pub first: Vec<LeftOut>,
+}
+
+/// Keeps what the run left out (searches that find nothing say so), written
+/// only when it changed: a run that changed nothing writes nothing.
+fn remember_left_out(store: &Store, summary: &IndexSummary) -> Result<(), StoreError> {
+    let now = LeftOutNow {
+        count: summary.skipped,
+        first: summary.left_out.clone(),
+    };
+    if store.read(left_out_now)? == now {
+        return Ok(());
+    }
+    let value = serde_json::to_string(&now).unwrap_or_default();
+    store.write(|tx| {
+        tx.execute(
+            "INSERT INTO graph_meta(key, value) VALUES ('left_out', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [value],
+        )
+        .map_err(|error| StoreError::on(tx, error))
+    })?;
+    Ok(())
+}
+
+/// What the last index run left out (nothing before the first run).
+pub fn left_out_now(c: &Connection) -> rusqlite::Result<LeftOutNow> {
+    let value: Option<String> = c
+        .query_row(
+            "SELECT value FROM graph_meta WHERE key = 'left_out'",
+            [],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(value
+        .and_then(|value| serde_json::from_str(&value).ok())
+        .unwrap_or_default())
 }
 
 /// What the files of a run came to: counts, and the paths still in the repository.

@@ -62,6 +62,12 @@ pub fn revision_in(connection: &rusqlite::Connection) -> Result<i64, StoreError>
     index::revision(connection).map_err(|error| StoreError::on(connection, error))
 }
 
+/// What the last index run left out although git tracks it (binary,
+/// minified, too large): how many, and the first by path with the reason.
+pub fn left_out_in(connection: &rusqlite::Connection) -> Result<index::LeftOutNow, StoreError> {
+    index::left_out_now(connection).map_err(|error| StoreError::on(connection, error))
+}
+
 /// Whether a path is a test's: under a `test`/`tests`/`__tests__` folder, or
 /// named `test_*`, `*_test.*`, `*_tests.*`, `*.test.*` or `*.spec.*`. The one
 /// rule for every tool that sets tests apart (the rename plan lists their

@@ -489,6 +489,9 @@ fn empty_reasons(
     } else if collected.files_seen > 0 && collected.files_passed == 0 {
         reasons.push("no file in the chosen languages holds the text".to_string());
     }
+    if !code_unindexed && reaches_code(sieve) {
+        reasons.extend(left_out_reason(&crate::graph::left_out_in(c)?));
+    }
     let short: Vec<&str> = query
         .terms
         .iter()
@@ -506,6 +509,32 @@ fn empty_reasons(
         ));
     }
     Ok(reasons)
+}
+
+/// The files the graph left out, which no code query searches: said when
+/// one finds nothing, naming the first three.
+fn left_out_reason(left_out: &crate::graph::index::LeftOutNow) -> Option<String> {
+    if left_out.count == 0 {
+        return None;
+    }
+    let named: Vec<String> = left_out
+        .first
+        .iter()
+        .take(3)
+        .map(|file| format!("{} ({})", file.path, file.why))
+        .collect();
+    let files = if left_out.count == 1 { "file" } else { "files" };
+    Some(format!(
+        "{} {files} of the repository {} not indexed, so not searched: {}{} (`cos index` lists them)",
+        left_out.count,
+        if left_out.count == 1 { "is" } else { "are" },
+        named.join(", "),
+        if left_out.count > named.len() as u64 {
+            ", ..."
+        } else {
+            ""
+        },
+    ))
 }
 
 /// Names close to the query's one word, when it found nothing: by edit

@@ -389,6 +389,27 @@ fn minified_bundles_are_left_out_of_the_graph_and_search_and_their_sources_kept(
         paths_found("vendorThing").is_empty(),
         "nor what a file named .min.js holds"
     );
+    let output = cos(repo.path())
+        .args(["search", "renderBoardBundled", "--json"])
+        .output()
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        answer["data"]["notes"],
+        json!([
+            "2 files of the repository are not indexed, so not searched: static/assets/index-3f2a.js (minified), static/vendor.min.js (minified) (`cos index` lists them)"
+        ]),
+        "an empty answer says what it could not search"
+    );
+    let output = cos(repo.path())
+        .args(["search", "renderBoardBundled area:tasks", "--json"])
+        .output()
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        !answer["data"]["notes"].to_string().contains("not indexed"),
+        "a query of the tasks alone is not told about code files: {answer}"
+    );
     // many left out: the first 20 named in the tool's summary, all counted
     for n in 0..23 {
         std::fs::write(

@@ -351,6 +351,10 @@ async fn an_empty_answer_says_why() {
         notes.contains("path:nowhere/** matches no indexed file"),
         "{notes}"
     );
+    assert!(
+        !notes.contains("not indexed, so not searched"),
+        "every file is indexed: {notes}"
+    );
 
     let (_, body) = search(&server, "ab area:code", "").await;
     let notes = body["data"]["notes"].to_string();
