@@ -362,14 +362,16 @@ fn minified_bundles_are_left_out_of_the_graph_and_search_and_their_sources_kept(
         ),
         "which files, and why: {summary}"
     );
-    let paths_found = |query: &str| -> Vec<String> {
+    let answer_to = |query: &str| -> Value {
         let output = cos(repo.path())
             .args(["search", query, "--json"])
             .output()
             .unwrap();
         assert!(output.status.success(), "{output:?}");
-        let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
-        let mut paths: Vec<String> = answer["data"]["hits"]
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let paths_found = |query: &str| -> Vec<String> {
+        let mut paths: Vec<String> = answer_to(query)["data"]["hits"]
             .as_array()
             .unwrap()
             .iter()
@@ -389,26 +391,19 @@ fn minified_bundles_are_left_out_of_the_graph_and_search_and_their_sources_kept(
         paths_found("vendorThing").is_empty(),
         "nor what a file named .min.js holds"
     );
-    let output = cos(repo.path())
-        .args(["search", "renderBoardBundled", "--json"])
-        .output()
-        .unwrap();
-    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(
-        answer["data"]["notes"],
+        answer_to("renderBoardBundled")["data"]["notes"],
         json!([
             "2 files of the repository are not indexed, so not searched: static/assets/index-3f2a.js (minified), static/vendor.min.js (minified) (`cos index` lists them)"
         ]),
         "an empty answer says what it could not search"
     );
-    let output = cos(repo.path())
-        .args(["search", "renderBoardBundled area:tasks", "--json"])
-        .output()
-        .unwrap();
-    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let tasks_only = answer_to("renderBoardBundled area:tasks");
     assert!(
-        !answer["data"]["notes"].to_string().contains("not indexed"),
-        "a query of the tasks alone is not told about code files: {answer}"
+        !tasks_only["data"]["notes"]
+            .to_string()
+            .contains("not indexed"),
+        "a query of the tasks alone is not told about code files: {tasks_only}"
     );
     // many left out: the first 20 named in the tool's summary, all counted
     for n in 0..23 {
