@@ -27,6 +27,7 @@ export default defineConfig({
   timeout: 60_000,
   expect: { timeout: 5_000 },
   reporter: [["list"]],
+  globalTeardown: "./scripts/remove-test-repo.mjs",
   outputDir: "test-results/artifacts",
   use: {
     baseURL: `http://127.0.0.1:${port}`,
