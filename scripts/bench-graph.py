@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Graph benchmark on real code nobody here wrote: the Django 5.1.4 source distribution.
 
-Usage: scripts/bench-graph.py [--edits 5] [--seconds 8] [--reference]
+Usage: scripts/bench-graph.py [--edits 5] [--seconds 8] [--reference] [--binary PATH]
 
 Downloads the sdist with pip (kept in a temporary folder, never in the repository),
-then with the release build measures: a cold `cos index` (wall time, peak RSS, node and
+then with the release build (or the --binary given) measures: a cold `cos index` (wall time, peak RSS, node and
 edge counts), re-indexing after a one-file edit (median over --edits edits of different
 files), after files appear and go (a new package, a much-imported module removed and
 restored; medians of 3), and over HTTP on loopback: cos_graph_impact to depth 3 on a well-connected node
@@ -17,10 +17,9 @@ With --reference, the reference system (coding-os 0.3.25, in a temporary venv; s
 here) and serves context and export under the same load, in the same run.
 """
 import argparse, json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.parse, urllib.request
-from benchlib import free_port, peak_mb, post_script, reference_cos, wait_for, wrk
+from benchlib import binary_to_measure, free_port, peak_mb, post_script, reference_cos, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BINARY = os.path.join(ROOT, "target", "release", "cos")
 EDITED = ["django/utils/text.py", "django/http/request.py", "django/core/mail/message.py",
           "django/forms/widgets.py", "django/template/base.py", "django/db/models/query.py"]
 CONTEXT_NODE = "code:file:django/db/models/query.py"
@@ -46,9 +45,9 @@ def row(name, load):
     return f"{name}: {rps:,.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms" + (f" ({errors} failed: non-2xx or timed out)" if errors else "")
 
 
-def serve_ours(repo, work, seconds, cache):
+def serve_ours(binary, repo, work, seconds, cache):
     port = free_port()
-    hub = subprocess.Popen([BINARY, "serve", repo, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    hub = subprocess.Popen([binary, "serve", repo, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            env=dict(os.environ, RUST_LOG="warn", COS_ANSWER_CACHE=cache), start_new_session=True)
     label = f"cos-hub (answer cache {cache})"
     try:
@@ -117,10 +116,11 @@ def main():
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--reference", action="store_true")
+    parser.add_argument("--binary", help="the cos to measure (default: the release build of this tree, built first)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install -y wrk")
-    subprocess.run(["cargo", "build", "--release", "--bin", "cos"], cwd=ROOT, check=True)
+    binary = binary_to_measure(args.binary, ROOT)
     work = tempfile.mkdtemp(prefix="cos-bench-graph-")
     try:
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "django==5.1.4", "-d", work], check=True)
@@ -132,7 +132,7 @@ def main():
         colds = []
         for run in range(3):
             shutil.rmtree(os.path.join(repo, ".cos"), ignore_errors=True)
-            seconds, peak, out = timed([BINARY, "index", repo])
+            seconds, peak, out = timed([binary, "index", repo])
             colds.append((seconds, peak))
         print(f"cold index: median {statistics.median(s for s, _ in colds):.2f} s wall over 3 runs ("
               + ", ".join(f"{s:.2f}" for s, _ in colds) + f"), peak RSS {max(p for _, p in colds):.0f} MB")
@@ -142,7 +142,7 @@ def main():
         for path in (EDITED * args.edits)[: args.edits]:
             with open(os.path.join(repo, path), "a") as f:
                 f.write("\n# edited by the benchmark\n")
-            seconds, _, out = timed([BINARY, "index", repo])
+            seconds, _, out = timed([binary, "index", repo])
             assert " 1 parsed" in out, out
             edits.append(seconds * 1000)
         print(f"re-index after a one-file edit: median {statistics.median(edits):.0f} ms (wall, whole command) over {len(edits)} edits: "
@@ -155,19 +155,19 @@ def main():
             os.makedirs(package)
             with open(os.path.join(package, "jobs.py"), "w") as f:
                 f.write("from django.utils.text import slugify\n\ndef run(title):\n    return slugify(title)\n")
-            moves["add a new package"].append(timed([BINARY, "index", repo])[0] * 1000)
+            moves["add a new package"].append(timed([binary, "index", repo])[0] * 1000)
             shutil.rmtree(package)
-            moves["remove it"].append(timed([BINARY, "index", repo])[0] * 1000)
+            moves["remove it"].append(timed([binary, "index", repo])[0] * 1000)
             os.rename(module, module + ".away")
-            moves["remove django/db/models/query.py"].append(timed([BINARY, "index", repo])[0] * 1000)
+            moves["remove django/db/models/query.py"].append(timed([binary, "index", repo])[0] * 1000)
             os.rename(module + ".away", module)
-            moves["put it back"].append(timed([BINARY, "index", repo])[0] * 1000)
+            moves["put it back"].append(timed([binary, "index", repo])[0] * 1000)
         for what, times in moves.items():
             print(f"re-index after files appear or go, {what}: median {statistics.median(times):.0f} ms over 3: "
                   + ", ".join(f"{t:.0f}" for t in times))
 
         for cache in ("on", "off"):
-            serve_ours(repo, work, args.seconds, cache)
+            serve_ours(binary, repo, work, args.seconds, cache)
         if args.reference:
             reference(pristine, work, args.seconds)
     finally:
