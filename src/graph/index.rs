@@ -168,7 +168,7 @@ pub fn index(
         update_index(store, root, &candidates, &libraries, &known, on_file)?
     };
     let mut stages = Stages::start();
-    store.read(|c| {
+    let left_out_kept = store.read(|c| {
         summary.files = c.query_row("SELECT count(*) FROM graph_files", [], |r| {
             r.get::<_, i64>(0)
         })? as u64;
@@ -179,12 +179,20 @@ pub fn index(
         )? as u64;
         summary.nodes_by_kind = kinds_counted(c, "SELECT kind FROM graph_nodes")?;
         summary.edges_by_kind = kinds_counted(c, "SELECT kind FROM graph_edges")?;
-        Ok(())
+        left_out_now(c)
     })?;
     stages.lap("summary counts");
     summary.left_out.sort();
     summary.left_out.truncate(LEFT_OUT_NAMED);
-    remember_left_out(store, &summary)?;
+    let left_out_now = LeftOutNow {
+        count: summary.skipped,
+        first: summary.left_out.clone(),
+    };
+    // searches that find nothing say what was left out; a run that changed
+    // nothing writes nothing
+    if left_out_now != left_out_kept {
+        keep_left_out(store, &left_out_now)?;
+    }
     summary.milliseconds = started.elapsed().as_millis() as u64;
     Ok(summary)
 }
@@ -198,17 +206,9 @@ pub struct LeftOutNow {
     pub first: Vec<LeftOut>,
 }
 
-/// Keeps what the run left out (searches that find nothing say so), written
-/// only when it changed: a run that changed nothing writes nothing.
-fn remember_left_out(store: &Store, summary: &IndexSummary) -> Result<(), StoreError> {
-    let now = LeftOutNow {
-        count: summary.skipped,
-        first: summary.left_out.clone(),
-    };
-    if store.read(left_out_now)? == now {
-        return Ok(());
-    }
-    let value = serde_json::to_string(&now).unwrap_or_default();
+/// Keeps what the run left out in `graph_meta`.
+fn keep_left_out(store: &Store, left_out: &LeftOutNow) -> Result<(), StoreError> {
+    let value = serde_json::to_string(left_out).unwrap_or_default();
     store.write(|tx| {
         tx.execute(
             "INSERT INTO graph_meta(key, value) VALUES ('left_out', ?1)
