@@ -1,5 +1,7 @@
-// Starts `cos serve` on a fresh temporary repository for the browser tests and
-// removes it when Playwright stops the server. The repository holds a small
+// Starts `cos serve` on a fresh temporary repository for the browser tests,
+// and removes it if the hub stops on its own; when Playwright ends the run it
+// kills this launcher, and its global teardown (remove-test-repo.mjs) removes
+// the repository instead. The repository holds a small
 // code-and-docs fixture for the graph page and two document mounts, at a path
 // the tests derive from the port so they can edit files while the hub watches.
 import { spawn } from "node:child_process";
