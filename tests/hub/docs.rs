@@ -1114,6 +1114,76 @@ fn cos_serve_notices_an_edit_outside_the_hub_without_anyone_reading() {
     assert_eq!(entries[0]["source"], "external");
 }
 
+/// The inotify instances a process holds, each as the inodes it watches.
+fn kernel_watches_of(pid: u32) -> Vec<Vec<u64>> {
+    let mut instances = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        let is_inotify = std::fs::read_link(entry.path())
+            .is_ok_and(|target| target.to_string_lossy() == "anon_inode:inotify");
+        if !is_inotify {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!(
+            "/proc/{pid}/fdinfo/{}",
+            entry.file_name().to_string_lossy()
+        ))
+        .unwrap_or_default();
+        let inodes = info
+            .lines()
+            .filter_map(|line| line.strip_prefix("inotify "))
+            .filter_map(|watch| {
+                watch
+                    .split(' ')
+                    .find_map(|field| field.strip_prefix("ino:"))
+            })
+            .map(|hex| u64::from_str_radix(hex, 16).unwrap())
+            .collect();
+        instances.push(inodes);
+    }
+    instances
+}
+
+#[test]
+fn cos_serve_watches_each_folder_once_for_the_graph_and_the_documents() {
+    use std::os::unix::fs::MetadataExt;
+    let repo = tempfile::tempdir().unwrap();
+    for folder in ["docs/guides", "src"] {
+        std::fs::create_dir_all(repo.path().join(folder)).unwrap();
+    }
+    std::fs::write(repo.path().join("docs/guides/setup.md"), "# Setup\n").unwrap();
+    std::fs::write(repo.path().join("src/app.py"), "def run():\n    pass\n").unwrap();
+    let mut server = crate::cli::serve_on_any_port(repo.path());
+    let address = crate::cli::announced_address(&mut server);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = reqwest::Client::new();
+    runtime.block_on(async {
+        // the graph's first index and the documents' first scan: both
+        // watchers have set up their watches by then
+        let url = format!("http://{address}/api/stream");
+        let mut stream = crate::common::ChangeStream::open_at(&client, &url).await;
+        for _ in 0..20 {
+            let revisions = stream.next_revisions().await;
+            if revisions["graph"].as_i64() > Some(0) && revisions["docs"].as_i64() > Some(0) {
+                return;
+            }
+        }
+        panic!("the graph was not indexed or the documents not scanned");
+    });
+    let instances = kernel_watches_of(server.id());
+    server.kill().unwrap();
+    let _ = server.wait();
+    assert_eq!(instances.len(), 1, "inotify instances: {instances:?}");
+    let watched = &instances[0];
+    for folder in ["", "docs", "docs/guides", "src"] {
+        let inode = std::fs::metadata(repo.path().join(folder)).unwrap().ino();
+        let times = watched.iter().filter(|&&watched| watched == inode).count();
+        assert_eq!(times, 1, "{folder:?} watched {times} times: {watched:?}");
+    }
+}
+
 /// A document's history once it holds an entry (polled for at most 10 s).
 async fn history_once_recorded(server: &TestServer, mount: &str, path: &str) -> Value {
     let url = &format!("/api/docs/history?{}", query(mount, path));

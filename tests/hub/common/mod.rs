@@ -479,29 +479,31 @@ impl ChangeStream {
 
     /// The revision of `area` in the next `change` event, which must come within 5 s.
     pub async fn next(&mut self, area: &str) -> i64 {
+        let revisions = self.next_revisions().await;
+        revisions[area]
+            .as_i64()
+            .unwrap_or_else(|| panic!("no {area} revision in {revisions}"))
+    }
+
+    /// Every area's revision in the next `change` event, which must come within 5 s.
+    pub async fn next_revisions(&mut self) -> Value {
         let wait = std::time::Duration::from_secs(5);
-        tokio::time::timeout(
-            wait,
-            next_change(&mut self.response, &mut self.buffer, area),
-        )
-        .await
-        .expect("a change event within 5 s")
+        tokio::time::timeout(wait, next_change(&mut self.response, &mut self.buffer))
+            .await
+            .expect("a change event within 5 s")
     }
 }
 
 /// Reads `/api/stream` events until one `change` event arrives; returns its
-/// revision of `area`.
-async fn next_change(response: &mut reqwest::Response, buffer: &mut String, area: &str) -> i64 {
+/// revisions.
+async fn next_change(response: &mut reqwest::Response, buffer: &mut String) -> Value {
     loop {
         if let Some(end) = buffer.find("\n\n") {
             let event: String = buffer.drain(..end + 2).collect();
             if event.contains("event: change")
                 && let Some(data) = event.lines().find_map(|line| line.strip_prefix("data: "))
             {
-                let revisions: Value = serde_json::from_str(data).unwrap();
-                return revisions[area]
-                    .as_i64()
-                    .unwrap_or_else(|| panic!("no {area} revision in {revisions}"));
+                return serde_json::from_str(data).unwrap();
             }
             continue;
         }

@@ -7,11 +7,19 @@
 //! moved in whole) is watched when its event arrives. Events come in
 //! batches separated by quiet (`FolderWatch::next_batch`).
 //!
-//! Owns the kernel watch and its event queue; knows no area: callers say
-//! which folders to watch, which to leave out, and what an event means.
+//! Every `FolderWatch` of the process shares one kernel watch (`kernel`), so
+//! a folder two of them watch is watched, and its events read, once.
+//!
+//! Owns the folders each watch holds and its event queue; knows no area:
+//! callers say which folders to watch, which to leave out, and what an event
+//! means.
 
+mod kernel;
+
+use kernel::Subscription;
+use notify::Event;
+use notify::EventKind;
 use notify::event::{CreateKind, ModifyKind};
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -61,9 +69,9 @@ pub enum Heard {
     Ended,
 }
 
-/// One kernel watch over any number of trees.
+/// A watch over any number of trees, with its own queue of their events.
 pub struct FolderWatch {
-    watcher: RecommendedWatcher,
+    subscription: Subscription,
     queue: mpsc::Receiver<notify::Result<Event>>,
     overflowed: Arc<AtomicBool>,
     trees: Vec<Tree>,
@@ -75,24 +83,8 @@ impl FolderWatch {
     pub fn new() -> notify::Result<FolderWatch> {
         let (sender, queue) = mpsc::sync_channel(QUEUE_BOUND);
         let overflowed = Arc::new(AtomicBool::new(false));
-        let overflowing = overflowed.clone();
-        let watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
-            // opening, reading and closing change nothing, and an index run
-            // opens every folder and file: queued, they would overflow the
-            // queue, and a dropped event asks for the very run that made them
-            if let Ok(Event {
-                kind: EventKind::Access(_),
-                ..
-            }) = event
-            {
-                return;
-            }
-            if let Err(mpsc::TrySendError::Full(_)) = sender.try_send(event) {
-                overflowing.store(true, Ordering::Relaxed);
-            }
-        })?;
         Ok(FolderWatch {
-            watcher,
+            subscription: Subscription::join(sender, overflowed.clone())?,
             queue,
             overflowed,
             trees: Vec::new(),
@@ -103,12 +95,13 @@ impl FolderWatch {
     /// Watches every folder of `tree` but the left-out ones. On an error (a
     /// folder gone meanwhile is not one) the tree is let go of again.
     pub fn add(&mut self, tree: Tree) -> notify::Result<()> {
+        if !self.trees.contains(&tree) {
+            self.trees.push(tree.clone());
+            self.subscription.hear(&self.trees);
+        }
         if let Err(error) = self.watch_folders(&tree, &tree.root) {
             self.remove(&tree);
             return Err(error);
-        }
-        if !self.trees.contains(&tree) {
-            self.trees.push(tree);
         }
         Ok(())
     }
@@ -116,6 +109,7 @@ impl FolderWatch {
     /// Lets go of `tree`; folders another tree also holds stay watched.
     pub fn remove(&mut self, tree: &Tree) {
         self.trees.retain(|kept| kept != tree);
+        self.subscription.hear(&self.trees);
         self.unwatch_folders(tree);
         // a folder two trees shared has one kernel watch, just removed
         for kept in self.trees.clone() {
@@ -181,7 +175,9 @@ impl FolderWatch {
         for path in candidates {
             // a path may come in several events: named once
             if self.folders.contains(&path) && std::fs::symlink_metadata(&path).is_err() {
-                self.forget_beneath(&path);
+                for gone in self.forget_beneath(&path) {
+                    self.subscription.forget(&gone);
+                }
                 batch.vanished_folders.push(path);
             }
         }
@@ -228,7 +224,7 @@ impl FolderWatch {
             if !tree.holds(&folder) {
                 continue;
             }
-            match self.watcher.watch(&folder, RecursiveMode::NonRecursive) {
+            match self.subscription.watch(&folder) {
                 Ok(()) => {
                     self.folders.insert(folder.clone());
                 }
@@ -251,7 +247,7 @@ impl FolderWatch {
     fn unwatch_folders(&mut self, tree: &Tree) {
         for folder in self.forget_beneath(&tree.root) {
             if tree.holds(&folder) {
-                let _ = self.watcher.unwatch(&folder);
+                self.subscription.unwatch(&folder);
             } else {
                 // left out of this tree, so watched for another: kept
                 self.folders.insert(folder);
@@ -438,6 +434,40 @@ mod tests {
             paths.is_empty(),
             "a folder moved away is still heard: {paths:?}"
         );
+    }
+
+    /// Every path `watch` reports within `wait`.
+    fn heard_by(watch: &mut FolderWatch, wait: Duration) -> Vec<PathBuf> {
+        heard(watch, || {}, wait)
+    }
+
+    #[test]
+    fn watches_sharing_a_folder_each_hear_it_and_only_what_their_trees_hold() {
+        let (_folder, root) = folder_with(&["docs", "src"]);
+        let mut whole = FolderWatch::new().unwrap();
+        whole.add(tree_of(&root)).unwrap();
+        let mut docs = FolderWatch::new().unwrap();
+        docs.add(tree_of(&root.join("docs"))).unwrap();
+        std::fs::write(root.join("docs/a.md"), "# A\n").unwrap();
+        std::fs::write(root.join("src/m.py"), "x = 1\n").unwrap();
+        let wait = Duration::from_millis(500);
+        let (by_whole, by_docs) = (heard_by(&mut whole, wait), heard_by(&mut docs, wait));
+        assert!(by_whole.contains(&root.join("docs/a.md")), "{by_whole:?}");
+        assert!(by_whole.contains(&root.join("src/m.py")), "{by_whole:?}");
+        assert!(by_docs.contains(&root.join("docs/a.md")), "{by_docs:?}");
+        assert!(
+            by_docs
+                .iter()
+                .all(|path| path.starts_with(root.join("docs"))),
+            "heard beyond its tree: {by_docs:?}"
+        );
+        // one letting go of the folder leaves the other hearing it
+        drop(docs);
+        assert_heard_writing(&mut whole, &root.join("docs/b.md"));
+        let mut again = FolderWatch::new().unwrap();
+        again.add(tree_of(&root.join("docs"))).unwrap();
+        whole.remove(&tree_of(&root));
+        assert_heard_writing(&mut again, &root.join("docs/c.md"));
     }
 
     #[test]
