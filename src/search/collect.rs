@@ -78,6 +78,19 @@ impl<'a> Sieve<'a> {
         langs.is_empty() || lang.is_some_and(|l| langs.iter().any(|wanted| wanted == l))
     }
 
+    /// Whether some item of the word index could fail `item_passes`.
+    fn sifts_items(&self) -> bool {
+        let filters = &self.query.filters;
+        let every_corpus = [Corpus::Symbols, Corpus::Docs, Corpus::Tasks]
+            .iter()
+            .all(|corpus| self.corpora.contains(corpus));
+        !every_corpus
+            || !filters.kinds.is_empty()
+            || !filters.statuses.is_empty()
+            || self.paths.is_some()
+            || !filters.langs.is_empty()
+    }
+
     fn item_passes(&self, item: &records::Item) -> bool {
         let filters = &self.query.filters;
         let in_corpus = self.corpora.iter().any(|c| c.name() == &*item.corpus);
@@ -148,9 +161,9 @@ pub fn collect(
     })
 }
 
-/// The items matching the query's words, ascending by row id; past
-/// MAX_ITEMS, the MAX_ITEMS with the best BM25 (ties by row id) of the first
-/// MAX_ITEMS_READ. The word index is kept in memory for the revision read
+/// The items matching the query's words and passing its filters, ascending
+/// by row id; past MAX_ITEMS, the MAX_ITEMS with the best BM25 (ties by row
+/// id) of the first MAX_ITEMS_READ. The word index is kept in memory for the revision read
 /// (`items`).
 fn items_of(
     c: &Connection,
@@ -164,21 +177,18 @@ fn items_of(
         return Ok(collected);
     };
     let index = items::word_index(c, sieve.database, revision)?;
-    let (scored, cut) = index.best(&words, MAX_ITEMS_READ, MAX_ITEMS);
+    let passes = |item: &records::Item| sieve.item_passes(item);
+    let sifting = sieve
+        .sifts_items()
+        .then_some(&passes as &dyn Fn(&records::Item) -> bool);
+    let (scored, cut) = index.best(&words, MAX_ITEMS_READ, MAX_ITEMS, sifting);
     if cut {
         collected.capped = true;
         collected.notes.push(format!(
             "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
         ));
     }
-    // the filter hides how many pass: room for all, not a doubling at a time
-    collected.found.reserve(scored.len());
-    collected.found.extend(
-        scored
-            .into_iter()
-            .filter(|hit| sieve.item_passes(&hit.item))
-            .map(Found::Item),
-    );
+    collected.found.extend(scored.into_iter().map(Found::Item));
     Ok(collected)
 }
 

@@ -48,6 +48,9 @@ fn place(field: usize, position: u32) -> u32 {
     ((field as u32) << POSITION_BITS) | position
 }
 
+/// What an item must pass besides matching the words, if anything.
+pub type Passes<'a> = Option<&'a dyn Fn(&Item) -> bool>;
+
 #[derive(Debug, Clone)]
 struct Slot {
     id: i64,
@@ -223,11 +226,11 @@ impl WordIndex {
         self.slots.get(slot as usize)?.item.as_ref()
     }
 
-    /// The live items matching `query`: at most `limit`, those with the
-    /// lowest row ids, in no particular order. The candidates rise by slot,
-    /// so each phrase's hits are walked once from where the last look
-    /// ended, not searched anew for every candidate.
-    fn matching(&self, query: &WordQuery, limit: usize) -> Vec<Match> {
+    /// The live items matching `query` that `passes` lets through: at most
+    /// `limit`, those with the lowest row ids, in no particular order. The
+    /// candidates rise by slot, so each phrase's hits are walked once from
+    /// where the last look ended, not searched anew for every candidate.
+    fn matching(&self, query: &WordQuery, limit: usize, passes: Passes) -> Vec<Match> {
         // every phrase, numbered as FTS5 numbered them (left to right), and
         // each term's range of them
         let phrases: Vec<&Phrase> = query
@@ -275,9 +278,15 @@ impl WordIndex {
             if !required[1..].iter().all(holds) || excluded.iter().any(holds) {
                 continue;
             }
-            let Some(live) = self.slots.get(slot as usize).filter(|s| s.item.is_some()) else {
+            let Some(live) = self.slots.get(slot as usize) else {
                 continue;
             };
+            let Some(item) = &live.item else {
+                continue;
+            };
+            if passes.is_some_and(|passes| !passes(item)) {
+                continue;
+            }
             matched.push(Match {
                 id: live.id,
                 slot,
@@ -296,7 +305,7 @@ impl WordIndex {
     /// The items matching `query`, ascending by row id, at most `limit`.
     #[cfg(test)]
     fn matches(&self, query: &WordQuery, limit: usize) -> Vec<Match> {
-        let mut matched = self.matching(query, limit);
+        let mut matched = self.matching(query, limit, None);
         matched.sort_unstable_by_key(|m| m.id);
         matched
     }
@@ -307,12 +316,19 @@ impl WordIndex {
         self.scored(self.matches(query, limit))
     }
 
-    /// Of the first `read` items matching `query` by row id, the `keep`
-    /// with the best BM25 (ties by row id) in that order, and true; or,
-    /// when no more match, all of them ascending by row id, and false. Only
-    /// the kept ones are handed out.
-    pub fn best(&self, query: &WordQuery, read: usize, keep: usize) -> (Vec<Scored>, bool) {
-        let mut matched = self.matching(query, read);
+    /// Of the first `read` items matching `query` by row id that `passes`
+    /// lets through (the query's filters, so that a cut leaves out only what
+    /// they would keep), the `keep` with the best BM25 (ties by row id) in
+    /// that order, and true; or, when no more match, all of them ascending
+    /// by row id, and false. Only the kept ones are handed out.
+    pub fn best(
+        &self,
+        query: &WordQuery,
+        read: usize,
+        keep: usize,
+        passes: Passes,
+    ) -> (Vec<Scored>, bool) {
+        let mut matched = self.matching(query, read, passes);
         if matched.len() <= keep {
             matched.sort_unstable_by_key(|m| m.id);
             return (self.scored(matched), false);

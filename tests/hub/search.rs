@@ -341,6 +341,62 @@ async fn cursors_continue_exactly_and_go_stale_when_the_index_moves() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn filters_choose_among_every_match_not_only_the_best_ranked_of_a_capped_word() {
+    let server = TestServer::start().await;
+    // more functions named for the word than a query ranks, each a better
+    // match than the long-named class and the long section that hold it too
+    let functions: String = (0..2_100)
+        .map(|n| format!("def gizmo_{n}():\n    pass\n\n"))
+        .collect();
+    write(server.repo(), "app/gizmos.py", &functions);
+    write(
+        server.repo(),
+        "app/holder.py",
+        "class GizmoHolderForTheLongAndWindingRoadAheadOfUs:\n    pass\n",
+    );
+    let filler = "words that say nothing in particular about anything at all ".repeat(40);
+    write(
+        server.repo(),
+        "docs/notes.md",
+        &format!("# Notes on storage and the things we keep\n\n{filler}and one gizmo.\n"),
+    );
+    index_graph(&server.hub).await;
+
+    let (status, body) = search(&server, "gizmo", "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body["data"]["notes"].to_string().contains("more than 2000"),
+        "the word alone is capped: {body}"
+    );
+    for (query, title) in [
+        (
+            "gizmo kind:class",
+            "GizmoHolderForTheLongAndWindingRoadAheadOfUs",
+        ),
+        (
+            "gizmo path:app/holder.py",
+            "GizmoHolderForTheLongAndWindingRoadAheadOfUs",
+        ),
+        ("gizmo area:docs", "Notes on storage and the things we keep"),
+    ] {
+        let (status, body) = search(&server, query, "").await;
+        assert_eq!(status, 200, "{query}: {body}");
+        let titles: Vec<&str> = body["data"]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|hit| hit["area"] != "code")
+            .map(|hit| hit["title"].as_str().unwrap())
+            .collect();
+        assert_eq!(titles, [title], "{query}: {body}");
+        assert!(
+            !body["data"]["notes"].to_string().contains("more than 2000"),
+            "{query}: {body}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_empty_answer_says_why() {
     let server = indexed_server().await;
     let (status, body) = search(&server, "parser path:nowhere/**", "").await;
