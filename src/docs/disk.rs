@@ -238,10 +238,13 @@ impl MountDir {
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(false),
             Err(error) => return Err(failed(path, "replacing", error)),
         }
+        // freed after the folder's sync, so that freeing (a discard sent to
+        // the device) is not queued ahead of the sync's flush
+        let synced = self.sync_folder(path);
         if let Some(replaced) = replaced {
             super::offload::close_later(replaced);
         }
-        self.sync_folder(path)?;
+        synced?;
         Ok(true)
     }
 
@@ -269,10 +272,11 @@ impl MountDir {
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(false),
             Err(error) => return Err(failed(path, "deleting", error)),
         }
+        let synced = self.sync_folder(path);
         if let Some(removed) = removed {
             super::offload::close_later(removed);
         }
-        self.sync_folder(path)?;
+        synced?;
         Ok(true)
     }
 
