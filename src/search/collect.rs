@@ -92,17 +92,19 @@ impl<'a> Sieve<'a> {
     }
 
     fn item_passes(&self, item: &records::Item) -> bool {
+        self.corpora.iter().any(|c| c.name() == &*item.corpus) && self.filters_pass(item)
+    }
+
+    /// The query's filters but its areas: kind, status, path and language.
+    fn filters_pass(&self, item: &records::Item) -> bool {
         let filters = &self.query.filters;
-        let in_corpus = self.corpora.iter().any(|c| c.name() == &*item.corpus);
         let kind = filters.kinds.is_empty() || filters.kinds.iter().any(|k| **k == *item.kind);
         let status = filters.statuses.is_empty()
             || item
                 .status
                 .as_ref()
                 .is_some_and(|s| filters.statuses.iter().any(|wanted| **wanted == **s));
-        in_corpus
-            && kind
-            && status
+        kind && status
             && self.path_passes(item.path.as_deref())
             && self.lang_passes(item.lang.as_deref())
     }
@@ -163,8 +165,8 @@ pub fn collect(
 
 /// The items matching the query's words and passing its filters, ascending
 /// by row id; past MAX_ITEMS, the MAX_ITEMS with the best BM25 (ties by row
-/// id) of the first MAX_ITEMS_READ. The word index is kept in memory for the revision read
-/// (`items`).
+/// id) of the first MAX_ITEMS_READ. The word index is kept in memory for the
+/// revision read (`items`).
 fn items_of(
     c: &Connection,
     query: &Query,
@@ -190,6 +192,48 @@ fn items_of(
     }
     collected.found.extend(scored.into_iter().map(Found::Item));
     Ok(collected)
+}
+
+/// Of `names` (the closest first), those that, asked in place of the query's
+/// one word with its filters, would find a symbol, section or task of the
+/// areas searched (a symbol, where code text is): a name offered as "did you
+/// mean" must find something. At most `most`.
+pub fn names_finding(
+    c: &Connection,
+    query: &Query,
+    sieve: &Sieve,
+    revision: i64,
+    names: Vec<String>,
+    most: usize,
+) -> Result<Vec<String>, ToolError> {
+    let index = items::word_index(c, sieve.database, revision)?;
+    let in_areas = |item: &records::Item| {
+        sieve.corpora.iter().any(|corpus| {
+            let named = match corpus {
+                Corpus::Code => Corpus::Symbols,
+                other => *other,
+            };
+            named.name() == &*item.corpus
+        })
+    };
+    let passes = |item: &records::Item| in_areas(item) && sieve.filters_pass(item);
+    /// Names tried at most: each is a look-up in the word index.
+    const TRIED: usize = 50;
+    let mut finding = Vec::new();
+    for name in names.into_iter().take(TRIED) {
+        if finding.len() == most {
+            break;
+        }
+        let mut asked = query.clone();
+        asked.terms = vec![super::query::Term::new(&name, false, false)];
+        let Some(words) = matching::word_query(&asked) else {
+            continue;
+        };
+        if !index.best(&words, 1, 1, Some(&passes)).0.is_empty() {
+            finding.push(name);
+        }
+    }
+    Ok(finding)
 }
 
 fn code_lines(

@@ -213,9 +213,11 @@ impl Tool for Search {
                     &collected,
                     code_unindexed,
                 )?);
-                // the names of the revision the query read
+                // the names of the revision the query read, each offered
+                // only where it finds something through the query's filters
                 let names = items::names(c, store.path(), revision)?;
-                Ok::<_, ToolError>(close_names(&names, &query, sieve.corpora))
+                let close = close_names(&names, &query, sieve.corpora);
+                collect::names_finding(c, &query, &sieve, revision, close, 5)
             })?
         } else {
             Vec::new()
@@ -568,7 +570,6 @@ fn close_names(names: &items::Names, query: &Query, corpora: &[Corpus]) -> Vec<S
     close.dedup_by(|a, b| a.1 == b.1);
     close
         .into_iter()
-        .take(5)
         .map(|(_, _, name)| name.to_string())
         .collect()
 }

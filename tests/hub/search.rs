@@ -419,6 +419,34 @@ async fn an_empty_answer_says_why() {
     let (_, body) = search(&server, "authetnicate", "").await;
     assert_eq!(body["data"]["total"], 0, "{body}");
     assert_eq!(body["data"]["did_you_mean"], json!(["authenticate"]));
+    // offered only where it finds something through the same filters:
+    // authenticate is a Rust function
+    let (_, body) = search(&server, "authetnicate lang:rust", "").await;
+    assert_eq!(
+        body["data"]["did_you_mean"],
+        json!(["authenticate"]),
+        "{body}"
+    );
+    for filtered in [
+        "authetnicate lang:python",
+        "authetnicate kind:class",
+        "authetnicate path:app/**",
+        "authetnicate area:docs",
+    ] {
+        let (_, body) = search(&server, filtered, "").await;
+        assert_eq!(body["data"]["total"], 0, "{filtered}: {body}");
+        assert_eq!(
+            body["data"]["did_you_mean"],
+            json!([]),
+            "{filtered}: {body}"
+        );
+    }
+    let (_, body) = search(&server, "authetnicate area:code", "").await;
+    assert_eq!(
+        body["data"]["did_you_mean"],
+        json!(["authenticate"]),
+        "{body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
