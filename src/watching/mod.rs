@@ -473,6 +473,28 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_folder_deleted_and_made_again_is_heard_by_the_watch_that_noticed() {
+        let (_folder, root) = folder_with(&["docs/inner"]);
+        let mut first = FolderWatch::new().unwrap();
+        first.add(tree_of(&root)).unwrap();
+        let mut second = FolderWatch::new().unwrap();
+        second.add(tree_of(&root)).unwrap();
+        // the first hears the folder go and come back before the second
+        // has looked at its queue: the kernel's watch on it went meanwhile
+        heard(
+            &mut first,
+            || {
+                std::fs::remove_dir_all(root.join("docs/inner")).unwrap();
+                std::fs::create_dir(root.join("docs/inner")).unwrap();
+            },
+            Duration::from_millis(500),
+        );
+        assert_heard_writing(&mut first, &root.join("docs/inner/a.md"));
+        heard_by(&mut second, Duration::from_millis(300));
+        assert_heard_writing(&mut second, &root.join("docs/inner/b.md"));
+    }
+
+    #[test]
     fn more_changes_than_the_queue_holds_are_said_to_be_dropped() {
         let (_folder, root) = folder_with(&[]);
         let mut watch = FolderWatch::new().unwrap();
