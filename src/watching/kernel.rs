@@ -34,9 +34,11 @@ struct Folders {
 }
 
 pub(super) struct Kernel {
-    /// Taken by notify's event thread for every event: never held while
-    /// calling the watcher, which waits on that thread.
-    routes: Arc<Mutex<Vec<Route>>>,
+    /// Owned by notify's event thread, which takes the lock for every event
+    /// (so it is never held while calling the watcher, which waits on that
+    /// thread). Should the thread end, the routes and their senders go with
+    /// it, and every watch hears `Heard::Ended` as with a watch of its own.
+    routes: Weak<Mutex<Vec<Route>>>,
     folders: Mutex<Folders>,
     next_id: AtomicU64,
 }
@@ -64,7 +66,11 @@ impl Subscription {
     ) -> notify::Result<Subscription> {
         let kernel = shared()?;
         let id = kernel.next_id.fetch_add(1, Ordering::Relaxed);
-        lock(&kernel.routes).push(Route {
+        let routes = kernel
+            .routes
+            .upgrade()
+            .ok_or_else(|| notify::Error::generic("the kernel's event thread has ended"))?;
+        lock(&routes).push(Route {
             id,
             trees: Vec::new(),
             queue,
@@ -75,10 +81,10 @@ impl Subscription {
 
     /// The trees whose events this subscription hears.
     pub(super) fn hear(&self, trees: &[Tree]) {
-        if let Some(route) = lock(&self.kernel.routes)
-            .iter_mut()
-            .find(|route| route.id == self.id)
-        {
+        let Some(routes) = self.kernel.routes.upgrade() else {
+            return;
+        };
+        if let Some(route) = lock(&routes).iter_mut().find(|route| route.id == self.id) {
             route.trees = trees.to_vec();
         }
     }
@@ -113,7 +119,9 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        lock(&self.kernel.routes).retain(|route| route.id != self.id);
+        if let Some(routes) = self.kernel.routes.upgrade() {
+            lock(&routes).retain(|route| route.id != self.id);
+        }
         let mut folders = lock(&self.kernel.folders);
         let held: Vec<PathBuf> = folders
             .holders
@@ -145,14 +153,17 @@ fn release(holders: &mut HashMap<PathBuf, BTreeSet<u64>>, folder: &Path, id: u64
 /// The kernel watch every subscription of this process shares.
 fn shared() -> notify::Result<Arc<Kernel>> {
     let mut shared = lock(&SHARED);
-    if let Some(kernel) = shared.upgrade() {
+    // one whose event thread ended hears nothing: a new one is made
+    if let Some(kernel) = shared.upgrade()
+        && kernel.routes.strong_count() > 0
+    {
         return Ok(kernel);
     }
     let routes: Arc<Mutex<Vec<Route>>> = Arc::default();
-    let routing = routes.clone();
-    let watcher = notify::recommended_watcher(move |event| route(&routing, event))?;
+    let held = Arc::downgrade(&routes);
+    let watcher = notify::recommended_watcher(move |event| route(&routes, event))?;
     let kernel = Arc::new(Kernel {
-        routes,
+        routes: held,
         folders: Mutex::new(Folders {
             watcher,
             holders: HashMap::new(),

@@ -65,9 +65,7 @@ pub enum Heard {
     /// Nothing within the wait.
     Nothing,
     Batch(Batch),
-    /// The queue lost its sender: nothing will be heard again. (The shared
-    /// kernel watch holds every sender while its watches live, so a live
-    /// watch is not told this.)
+    /// The kernel's event thread is gone: nothing will be heard again.
     Ended,
 }
 
