@@ -316,6 +316,13 @@ mod tests {
         (folder, root)
     }
 
+    /// A watch over `tree`.
+    fn watching(tree: Tree) -> FolderWatch {
+        let mut watch = FolderWatch::new().unwrap();
+        watch.add(tree).unwrap();
+        watch
+    }
+
     fn tree_of(root: &Path) -> Tree {
         Tree {
             root: root.to_path_buf(),
@@ -326,8 +333,7 @@ mod tests {
     #[test]
     fn writes_in_left_out_folders_are_not_heard_and_the_rest_are() {
         let (_folder, root) = folder_with(&[".cos", ".git/objects", "src/deep"]);
-        let mut watch = FolderWatch::new().unwrap();
-        watch.add(tree_of(&root)).unwrap();
+        let mut watch = watching(tree_of(&root));
         let paths = heard(
             &mut watch,
             || {
@@ -356,8 +362,7 @@ mod tests {
     fn folders_made_or_moved_in_later_are_watched_to_their_depths() {
         let (_folder, parent) = folder_with(&["repo", "outside/a/b"]);
         let (root, outside) = (parent.join("repo"), parent.join("outside"));
-        let mut watch = FolderWatch::new().unwrap();
-        watch.add(tree_of(&root)).unwrap();
+        let mut watch = watching(tree_of(&root));
         heard(
             &mut watch,
             || {
@@ -377,8 +382,7 @@ mod tests {
         let whole = tree_of(&root);
         let notes = tree_of(&root.join("notes"));
         let docs = tree_of(&root.join("docs"));
-        let mut watch = FolderWatch::new().unwrap();
-        watch.add(notes.clone()).unwrap();
+        let mut watch = watching(notes.clone());
         watch.add(whole.clone()).unwrap();
         watch.add(docs.clone()).unwrap();
         watch.remove(&docs);
@@ -398,8 +402,7 @@ mod tests {
     #[test]
     fn a_folder_that_goes_is_named_in_the_batch_and_a_file_that_goes_is_not() {
         let (_folder, root) = folder_with(&["pkg/deleted/deeper", "pkg/moved"]);
-        let mut watch = FolderWatch::new().unwrap();
-        watch.add(tree_of(&root)).unwrap();
+        let mut watch = watching(tree_of(&root));
         let temp = root.join("pkg/.guide.md.1.cos-tmp");
         std::fs::write(&temp, "# Guide\n").unwrap();
         std::fs::rename(&temp, root.join("pkg/guide.md")).unwrap();
@@ -444,10 +447,8 @@ mod tests {
     #[test]
     fn watches_sharing_a_folder_each_hear_it_and_only_what_their_trees_hold() {
         let (_folder, root) = folder_with(&["docs", "src"]);
-        let mut whole = FolderWatch::new().unwrap();
-        whole.add(tree_of(&root)).unwrap();
-        let mut docs = FolderWatch::new().unwrap();
-        docs.add(tree_of(&root.join("docs"))).unwrap();
+        let mut whole = watching(tree_of(&root));
+        let mut docs = watching(tree_of(&root.join("docs")));
         std::fs::write(root.join("docs/a.md"), "# A\n").unwrap();
         std::fs::write(root.join("src/m.py"), "x = 1\n").unwrap();
         let wait = Duration::from_millis(500);
@@ -464,8 +465,7 @@ mod tests {
         // one letting go of the folder leaves the other hearing it
         drop(docs);
         assert_heard_writing(&mut whole, &root.join("docs/b.md"));
-        let mut again = FolderWatch::new().unwrap();
-        again.add(tree_of(&root.join("docs"))).unwrap();
+        let mut again = watching(tree_of(&root.join("docs")));
         whole.remove(&tree_of(&root));
         assert_heard_writing(&mut again, &root.join("docs/c.md"));
     }
@@ -473,10 +473,8 @@ mod tests {
     #[test]
     fn a_shared_folder_deleted_and_made_again_is_heard_by_the_watch_that_noticed() {
         let (_folder, root) = folder_with(&["docs/inner"]);
-        let mut first = FolderWatch::new().unwrap();
-        first.add(tree_of(&root)).unwrap();
-        let mut second = FolderWatch::new().unwrap();
-        second.add(tree_of(&root)).unwrap();
+        let mut first = watching(tree_of(&root));
+        let mut second = watching(tree_of(&root));
         // the first hears the folder go and come back before the second
         // has looked at its queue: the kernel's watch on it went meanwhile
         heard(
@@ -495,8 +493,7 @@ mod tests {
     #[test]
     fn more_changes_than_the_queue_holds_are_said_to_be_dropped() {
         let (_folder, root) = folder_with(&[]);
-        let mut watch = FolderWatch::new().unwrap();
-        watch.add(tree_of(&root)).unwrap();
+        let mut watch = watching(tree_of(&root));
         for n in 0..QUEUE_BOUND + 100 {
             std::fs::write(root.join(format!("f{n}")), "").unwrap();
         }
