@@ -208,13 +208,7 @@ pub fn names_finding(
 ) -> Result<Vec<String>, ToolError> {
     let index = items::word_index(c, sieve.database, revision)?;
     let in_areas = |item: &records::Item| {
-        sieve.corpora.iter().any(|corpus| {
-            let named = match corpus {
-                Corpus::Code => Corpus::Symbols,
-                other => *other,
-            };
-            named.name() == &*item.corpus
-        })
+        (sieve.corpora.iter()).any(|corpus| corpus.names_from().name() == &*item.corpus)
     };
     let passes = |item: &records::Item| in_areas(item) && sieve.filters_pass(item);
     /// Names tried at most: each is a look-up in the word index.

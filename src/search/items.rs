@@ -84,14 +84,9 @@ impl Names {
     }
 }
 
-/// A corpus's bit in a name's set. Code text has no names of its own: the
-/// symbols' are the identifiers it holds.
+/// A corpus's bit in a name's set (`Corpus::names_from`).
 fn corpus_bit(corpus: Corpus) -> u8 {
-    let named = if corpus == Corpus::Code {
-        Corpus::Symbols
-    } else {
-        corpus
-    };
+    let named = corpus.names_from();
     let index = Corpus::ALL.iter().position(|c| *c == named).unwrap_or(0);
     1 << index
 }

@@ -33,6 +33,15 @@ impl Corpus {
         }
     }
 
+    /// The corpus whose names stand for this one's. Code text has no names
+    /// of its own: the symbols' are the identifiers it holds.
+    pub fn names_from(self) -> Corpus {
+        match self {
+            Corpus::Code => Corpus::Symbols,
+            other => other,
+        }
+    }
+
     pub fn named(name: &str) -> Option<Corpus> {
         Corpus::ALL.into_iter().find(|corpus| corpus.name() == name)
     }
