@@ -3,6 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::chain;
+use super::disk::Stat;
 use super::model::DocHistoryEntry;
 use crate::store::{StoreError, run_cached};
 
@@ -160,6 +161,33 @@ pub fn documents_within(
         )?;
         let rows = statement.query_map(params![mount, folder], |row| {
             Ok((row.get(0)?, doc_row(row, 1)?))
+        })?;
+        rows.collect()
+    })
+}
+
+/// The stat recorded for each live document of `folder` (as
+/// [`documents_within`]), by path in byte order: all a scan compares.
+pub fn stats_within(
+    connection: &Connection,
+    mount: &str,
+    folder: &str,
+) -> Result<Vec<(String, Stat)>, StoreError> {
+    sql(connection, || -> rusqlite::Result<Vec<(String, Stat)>> {
+        let mut statement = connection.prepare_cached(
+            "SELECT path, size, mtime_ns FROM docs_documents
+         WHERE mount = ?1 AND deleted = 0
+           AND (?2 = '' OR path = ?2 OR (path > ?2 || '/' AND path < ?2 || '0'))
+         ORDER BY path",
+        )?;
+        let rows = statement.query_map(params![mount, folder], |row| {
+            Ok((
+                row.get(0)?,
+                Stat {
+                    size: row.get(1)?,
+                    mtime_ns: row.get(2)?,
+                },
+            ))
         })?;
         rows.collect()
     })

@@ -473,31 +473,21 @@ pub fn scan_within(
         Some(_) => walk(mount, folder),
         None => BTreeMap::new(),
     };
-    let known: BTreeMap<String, DocRow> = store
-        .view(|connection| records::documents_within(connection, &mount.key, folder))?
-        .into_iter()
-        .collect();
-    let mut changed: Vec<DocPath> = Vec::new();
-    for (path, stat) in &on_disk {
-        match known.get(path.as_str()) {
-            Some(row) if row.size == stat.size && row.mtime_ns == stat.mtime_ns => {}
-            _ => changed.push(path.clone()),
-        }
-    }
-    for path in known.keys() {
-        if !on_disk.contains_key(path.as_str()) {
-            changed.push(DocPath::trusted(path));
-        }
-    }
+    let known = store.view(|c| records::stats_within(c, &mount.key, folder))?;
     let mut recorded = 0;
-    // read outside the write lock, record in one transaction
-    let mut seen: Vec<Seen> = Vec::with_capacity(changed.len());
-    for path in changed {
+    let mut seen: Vec<Seen> = Vec::new();
+    for (path, was_recorded) in differing(&on_disk, &known) {
+        let row = match was_recorded {
+            true => store
+                .view(|c| records::document(c, &mount.key, path.as_str()))?
+                .filter(|row| !row.deleted),
+            false => None,
+        };
+        // read outside the write lock, record in one transaction
         let disk = match dir {
             Some(dir) => dir.read(&path)?,
             None => None,
         };
-        let row = known.get(path.as_str()).cloned();
         if let (Some(row), Some((bytes, stat))) = (&row, &disk)
             && content_hash(bytes) == row.hash
         {
@@ -527,6 +517,43 @@ pub fn scan_within(
         Ok(())
     })?;
     Ok(recorded)
+}
+
+/// The paths where the files and the records (both by path in byte order)
+/// disagree, in that order: a file unrecorded or of another stat, or a record
+/// whose file is gone; each with whether it was recorded.
+fn differing(on_disk: &BTreeMap<DocPath, Stat>, known: &[(String, Stat)]) -> Vec<(DocPath, bool)> {
+    use std::cmp::Ordering;
+    let mut found = Vec::new();
+    let mut files = on_disk.iter().peekable();
+    let mut records = known.iter().peekable();
+    loop {
+        let order = match (files.peek(), records.peek()) {
+            (None, None) => return found,
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some((path, _)), Some((recorded, _))) => path.as_str().cmp(recorded.as_str()),
+        };
+        match order {
+            Ordering::Less => {
+                if let Some((path, _)) = files.next() {
+                    found.push((path.clone(), false));
+                }
+            }
+            Ordering::Greater => {
+                if let Some((recorded, _)) = records.next() {
+                    found.push((DocPath::trusted(recorded), true));
+                }
+            }
+            Ordering::Equal => {
+                if let (Some((path, stat)), Some((_, recorded))) = (files.next(), records.next())
+                    && stat != recorded
+                {
+                    found.push((path.clone(), true));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -578,5 +605,39 @@ mod tests {
         assert!(files(&mount, "linked").is_empty());
         assert!(files(&mount, "away/inner").is_empty());
         assert!(files(&mount, "away/inner/deep").is_empty());
+    }
+
+    proptest::proptest! {
+        /// Walking the files and the records side by side finds what looking
+        /// each path up in the other would: every path on one side only, and
+        /// every path on both whose stat differs, once and by path.
+        #[test]
+        fn files_and_records_walked_side_by_side_differ_where_lookups_say(
+            files in proptest::collection::btree_map("[ab/.-]{1,4}", (0i64..3, 0i64..2), 0..40),
+            records in proptest::collection::btree_map("[ab/.-]{1,4}", (0i64..3, 0i64..2), 0..40),
+        ) {
+            let stat = |&(size, mtime_ns): &(i64, i64)| Stat { size, mtime_ns };
+            let on_disk: BTreeMap<DocPath, Stat> =
+                files.iter().map(|(path, s)| (DocPath::trusted(path), stat(s))).collect();
+            let known: Vec<(String, Stat)> =
+                records.iter().map(|(path, s)| (path.clone(), stat(s))).collect();
+            let mut expected: Vec<(String, bool)> = Vec::new();
+            for (path, s) in &files {
+                match records.get(path) {
+                    None => expected.push((path.clone(), false)),
+                    Some(recorded) if recorded != s => expected.push((path.clone(), true)),
+                    Some(_) => {}
+                }
+            }
+            for path in records.keys().filter(|path| !files.contains_key(*path)) {
+                expected.push((path.clone(), true));
+            }
+            expected.sort();
+            let found: Vec<(String, bool)> = differing(&on_disk, &known)
+                .into_iter()
+                .map(|(path, recorded)| (path.as_str().to_string(), recorded))
+                .collect();
+            proptest::prop_assert_eq!(found, expected);
+        }
     }
 }
