@@ -13,6 +13,7 @@ use std::io::Read;
 mod lines;
 
 use super::{call, print_envelope};
+use crate::docs::tools::MAX_LISTED;
 use crate::envelope::Budget;
 use crate::tools::Hub;
 use lines::{
@@ -209,7 +210,7 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
             return print_every_page(
                 hub,
                 "cos_docs_list",
-                json!({"mount": mount, "prefix": prefix, "limit": 200}),
+                json!({"mount": mount, "prefix": prefix, "limit": MAX_LISTED}),
                 document_lines,
             );
         }
@@ -220,7 +221,7 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
             cursor,
         } => (
             "cos_docs_list",
-            json!({"mount": mount, "prefix": prefix, "limit": 200, "cursor": cursor}),
+            json!({"mount": mount, "prefix": prefix, "limit": MAX_LISTED, "cursor": cursor}),
         ),
         DocsCommand::Create {
             document: DocumentArgs { mount, path },

@@ -797,9 +797,9 @@ fn cos_docs_lists_mounts_documents_and_history_one_line_each() {
     let repo = tempfile::tempdir().unwrap();
     let folder = repo.path().join("docs/notes");
     std::fs::create_dir_all(&folder).unwrap();
-    // more than one page (200) of documents
-    for n in 0..205 {
-        std::fs::write(folder.join(format!("n{n:03}.md")), format!("# Note {n}\n")).unwrap();
+    // more than one page (1000) of documents
+    for n in 0..1005 {
+        std::fs::write(folder.join(format!("n{n:04}.md")), format!("# Note {n}\n")).unwrap();
     }
     let lines = |args: &[&str]| -> Vec<String> {
         let output = cos(repo.path()).args(args).output().unwrap();
@@ -820,20 +820,20 @@ fn cos_docs_lists_mounts_documents_and_history_one_line_each() {
     assert!(mounts[1].contains("agents read_only"), "{mounts:?}");
 
     let listed = lines(&["docs", "list", "docs", "--prefix", "notes/"]);
-    assert_eq!(listed.len(), 205, "every page followed");
+    assert_eq!(listed.len(), 1005, "every page followed");
     assert!(
-        listed[0].starts_with("notes/n000.md\trev 1\t"),
+        listed[0].starts_with("notes/n0000.md\trev 1\t"),
         "{listed:?}"
     );
     assert!(listed[0].ends_with("\t9 bytes\tNote 0"), "{listed:?}");
-    assert!(listed[204].starts_with("notes/n204.md\t"), "{listed:?}");
+    assert!(listed[1004].starts_with("notes/n1004.md\t"), "{listed:?}");
     // --json: one page's envelope, continued by --cursor
     let page = cos(repo.path())
         .args(["docs", "list", "docs", "--json"])
         .output()
         .unwrap();
     let page: Value = serde_json::from_slice(&page.stdout).unwrap();
-    assert_eq!(page["data"]["documents"].as_array().unwrap().len(), 200);
+    assert_eq!(page["data"]["documents"].as_array().unwrap().len(), 1000);
     let cursor = page["data"]["next_cursor"].as_str().unwrap();
     let rest = cos(repo.path())
         .args(["docs", "list", "docs", "--json", "--cursor", cursor])
@@ -849,7 +849,7 @@ fn cos_docs_lists_mounts_documents_and_history_one_line_each() {
         "two entries and how to go on: {history:?}"
     );
     let fields: Vec<&str> = history[0].split('\t').collect();
-    assert_eq!(fields[0], "205", "{history:?}");
+    assert_eq!(fields[0], "1005", "{history:?}");
     assert_eq!(fields[2], "external", "{history:?}");
     assert!(
         fields[3].starts_with("docs/notes/n") && fields[3].ends_with(" rev 1"),
@@ -861,7 +861,7 @@ fn cos_docs_lists_mounts_documents_and_history_one_line_each() {
     let next = lines(&[
         "docs", "history", "--mount", "docs", "--limit", "2", "--cursor", cursor,
     ]);
-    assert!(next[0].starts_with("203\t"), "{next:?}");
+    assert!(next[0].starts_with("1003\t"), "{next:?}");
 }
 
 #[test]

@@ -940,6 +940,19 @@ async fn listings_page_exactly_and_a_cursor_goes_stale_when_documents_change() {
         ["a.md", "b.md", "c.md", "guides/d.md", "guides/e.md"],
         "nothing skipped or repeated"
     );
+    let (status, wide) = server.get("/api/docs/list?mount=docs&limit=1000").await;
+    assert_eq!(status, 200, "{wide}");
+    assert_eq!(wide["data"]["documents"].as_array().unwrap().len(), 5);
+    let (status, over) = server.get("/api/docs/list?mount=docs&limit=1001").await;
+    assert_eq!(status, 400, "{over}");
+    assert_eq!(error_of(&over)["details"]["field"], "limit");
+    assert!(
+        error_of(&over)["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 to 1000"),
+        "{over}"
+    );
     let (_, guides) = server.get("/api/docs/list?mount=docs&prefix=guides").await;
     assert_eq!(guides["data"]["total"], 2);
     assert_eq!(

@@ -27,6 +27,9 @@ use crate::tools::{Answer, Page, Tool, ToolContext, ToolError, ToolSpec};
 /// Most documents one `cos_docs_read_many` reads.
 pub const MAX_READ_MANY: usize = 20;
 const MAX_PAGE_BYTES: usize = 4 << 20;
+/// Most documents one page of `cos_docs_list` holds: each page walks the
+/// listed folder for outside edits, so a large mount is listed in few pages.
+pub const MAX_LISTED: u32 = 1000;
 
 fn check_limit(
     field: &str,
@@ -110,9 +113,9 @@ pub struct ListInput {
     pub prefix: Option<String>,
     /// A previous answer's `next_cursor`.
     pub cursor: Option<String>,
-    /// 1 to 200, default 50.
-    #[schema(minimum = 1, maximum = 200)]
-    #[param(minimum = 1, maximum = 200)]
+    /// 1 to 1000, default 50.
+    #[schema(minimum = 1, maximum = 1000)]
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
 }
 
@@ -159,7 +162,7 @@ impl Tool for DocsList {
         let mounts = ready(context)?;
         let mount = mounts.get(&input.mount)?;
         let prefix = paths::prefix("prefix", input.prefix.as_deref().unwrap_or(""), mount)?;
-        let limit = check_limit("limit", input.limit, 50, 200)?;
+        let limit = check_limit("limit", input.limit, 50, MAX_LISTED)?;
         let store = &context.hub.store;
         let dir = disk::open(mount, false)?;
         sync::scan_within(store, mount, dir.as_ref(), &prefix)?;

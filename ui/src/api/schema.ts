@@ -4767,7 +4767,7 @@ export interface operations {
                 prefix?: string;
                 /** @description A previous answer's `next_cursor`. */
                 cursor?: string;
-                /** @description 1 to 200, default 50. */
+                /** @description 1 to 1000, default 50. */
                 limit?: number;
             };
             header?: never;

@@ -13,8 +13,10 @@ export type DocHistoryEntry = Schemas["DocHistoryEntry"];
 export type AuditReport = Schemas["AuditReport"];
 export type Operation = Schemas["Operation"];
 
-/** The most documents one mount's tree lists (200 a page). */
+/** The most documents one mount's tree lists. */
 const MAX_LISTED = 5000;
+/** The API's largest listing page: each page walks the mount for outside edits. */
+const LISTING_PAGE = 1000;
 
 export interface Loaded {
   identity: Identity;
@@ -43,7 +45,7 @@ export async function loadListing(mount: string): Promise<Result<{ documents: Do
   let cursor: string | undefined;
   for (;;) {
     const page = await call(() =>
-      api.GET("/api/docs/list", { params: { query: { mount, limit: 200, ...(cursor ? { cursor } : {}) } } }),
+      api.GET("/api/docs/list", { params: { query: { mount, limit: LISTING_PAGE, ...(cursor ? { cursor } : {}) } } }),
     );
     if (!page.ok) return page;
     documents.push(...page.data.documents);
