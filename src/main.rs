@@ -10,10 +10,7 @@ fn main() {
         "warn"
     };
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| default_log.into()),
-        )
+        .with_env_filter(log_filter(default_log))
         .with_writer(std::io::stderr)
         .init();
     if !cli.serves_sockets() {
@@ -27,4 +24,19 @@ fn main() {
     }
     let code = cos_hub::cli::run(cli);
     std::process::exit(code);
+}
+
+/// `RUST_LOG`, else `default`; either way without notify's inotify warnings
+/// unless `RUST_LOG` names notify. Its event loop warns when it unwatches a
+/// deleted folder the kernel has already let go of (the deletion is heard
+/// from the folder and from its parent): nothing is lost, the watches are
+/// right, and a user deleting a folder should not read a warning.
+fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
+    let names_notify = std::env::var("RUST_LOG").is_ok_and(|asked| asked.contains("notify"));
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default.into());
+    match (names_notify, "notify::inotify=error".parse()) {
+        (false, Ok(quiet)) => filter.add_directive(quiet),
+        _ => filter,
+    }
 }

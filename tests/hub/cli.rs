@@ -1,7 +1,7 @@
 //! The `cos` binary as a person runs it.
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,14 @@ pub(crate) fn serve_on_any_port(repo: &std::path::Path) -> std::process::Child {
 /// The address a starting `cos serve` announces on stderr (within 20 s). The
 /// rest of its stderr is drained on a thread, as a terminal would read it.
 pub(crate) fn announced_address(child: &mut std::process::Child) -> String {
+    announced_address_and_log(child).0
+}
+
+/// Like [`announced_address`], with the rest of stderr as the thread read it
+/// until the process ended.
+pub(crate) fn announced_address_and_log(
+    child: &mut std::process::Child,
+) -> (String, std::thread::JoinHandle<String>) {
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut line = String::new();
@@ -56,8 +64,12 @@ pub(crate) fn announced_address(child: &mut std::process::Child) -> String {
             break;
         }
         if let Some(address) = address_in(&line) {
-            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-            return address;
+            let rest = std::thread::spawn(move || {
+                let mut rest = String::new();
+                let _ = stderr.read_to_string(&mut rest);
+                rest
+            });
+            return (address, rest);
         }
     }
     panic!("serve did not announce its address")

@@ -1160,7 +1160,7 @@ fn kernel_watches_of(pid: u32) -> Vec<Vec<u64>> {
 }
 
 #[test]
-fn cos_serve_watches_each_folder_once_for_the_graph_and_the_documents() {
+fn cos_serve_watches_each_folder_once_and_lets_deleted_ones_go_quietly() {
     use std::os::unix::fs::MetadataExt;
     let repo = tempfile::tempdir().unwrap();
     for folder in ["docs/guides", "src"] {
@@ -1169,32 +1169,56 @@ fn cos_serve_watches_each_folder_once_for_the_graph_and_the_documents() {
     std::fs::write(repo.path().join("docs/guides/setup.md"), "# Setup\n").unwrap();
     std::fs::write(repo.path().join("src/app.py"), "def run():\n    pass\n").unwrap();
     let mut server = crate::cli::serve_on_any_port(repo.path());
-    let address = crate::cli::announced_address(&mut server);
+    let (address, log) = crate::cli::announced_address_and_log(&mut server);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let client = reqwest::Client::new();
-    runtime.block_on(async {
-        // the graph's first index and the documents' first scan: both
-        // watchers have set up their watches by then
-        let url = format!("http://{address}/api/stream");
-        let mut stream = crate::common::ChangeStream::open_at(&client, &url).await;
-        for _ in 0..20 {
-            let revisions = stream.next_revisions().await;
-            if revisions["graph"].as_i64() > Some(0) && revisions["docs"].as_i64() > Some(0) {
-                return;
+    let url = format!("http://{address}/api/stream");
+    // the first revisions of both after `since`, within 20 change events
+    let both_past = |since: (i64, i64)| {
+        let (client, url) = (&client, &url);
+        async move {
+            let mut stream = crate::common::ChangeStream::open_at(client, url).await;
+            for _ in 0..20 {
+                let revisions = stream.next_revisions().await;
+                let now = (
+                    revisions["graph"].as_i64().unwrap_or(0),
+                    revisions["docs"].as_i64().unwrap_or(0),
+                );
+                if now.0 > since.0 && now.1 > since.1 {
+                    return now;
+                }
             }
+            panic!("the graph and the documents did not both move past {since:?}");
         }
-        panic!("the graph was not indexed or the documents not scanned");
-    });
+    };
+    // the graph's first index and the documents' first scan: both watchers
+    // have set up their watches by then
+    let first = runtime.block_on(both_past((0, 0)));
     let instances = kernel_watches_of(server.id());
+    let inodes: Vec<(&str, u64)> = ["", "docs", "docs/guides", "src"]
+        .into_iter()
+        .map(|folder| {
+            (
+                folder,
+                std::fs::metadata(repo.path().join(folder)).unwrap().ino(),
+            )
+        })
+        .collect();
+    // folders deleted under both watchers: each notices, and the log stays
+    // quiet (the kernel drops a deleted folder's watch by itself)
+    std::fs::remove_dir_all(repo.path().join("docs/guides")).unwrap();
+    std::fs::remove_dir_all(repo.path().join("src")).unwrap();
+    runtime.block_on(both_past(first));
     server.kill().unwrap();
     let _ = server.wait();
+    let log = log.join().unwrap();
     assert_eq!(instances.len(), 1, "inotify instances: {instances:?}");
     let watched = &instances[0];
-    for folder in ["", "docs", "docs/guides", "src"] {
-        let inode = std::fs::metadata(repo.path().join(folder)).unwrap().ino();
+    for (folder, inode) in inodes {
         let times = watched.iter().filter(|&&watched| watched == inode).count();
         assert_eq!(times, 1, "{folder:?} watched {times} times: {watched:?}");
     }
+    assert!(!log.contains("WARN"), "{log}");
 }
 
 /// A document's history once it holds an entry (polled for at most 10 s).
