@@ -3,12 +3,14 @@
 //!
 //! Owns tool registration (name, module, layer, typed input and output with
 //! their JSON schemas, description), the module gate, and the guard that turns
-//! every error and every panic into a fail envelope and a forensic log line.
+//! every error and every panic into a fail envelope and a forensic log line
+//! (and rings the writes bell after every writing call that succeeded).
 //! Blocking tool bodies run on the blocking pool, never on the async runtime.
 //! It must not know about HTTP or MCP wire details: front doors adapt to it.
 
 pub mod answer;
 pub mod area;
+pub mod bell;
 pub mod cache;
 pub mod cursor;
 mod error;
@@ -52,7 +54,7 @@ pub enum Source {
     Rest,
     Mcp,
     Cli,
-    /// The hub's own background work (the graph's file watcher).
+    /// The hub's own background work (the watchers, the search follower).
     Watcher,
 }
 
@@ -180,6 +182,8 @@ pub struct HubState {
     pub answers: cache::AnswerCache,
     /// Background work under way, by area (e.g. the graph re-indexing after a save).
     pub pending: Pending,
+    /// Rung after every writing call that succeeded, for followers in this process.
+    pub writes: bell::Bell,
     /// Seals and opens the cursors tools give out.
     pub cursors: cursor::Keyring,
     /// See [`READ_TIMEOUT`].
@@ -427,6 +431,7 @@ impl Hub {
             started: Instant::now(),
             answers: cache::AnswerCache::default(),
             pending: Pending::default(),
+            writes: bell::Bell::default(),
             cursors,
             read_timeout: READ_TIMEOUT,
         };
@@ -582,7 +587,12 @@ impl Hub {
         );
         gate(spec, &context).map_err(|error| self.report(spec, error))?;
         match catch_unwind(AssertUnwindSafe(|| body(&context))) {
-            Ok(Ok(output)) => Ok(output),
+            Ok(Ok(output)) => {
+                if !spec.effect.read_only {
+                    self.state.writes.ring();
+                }
+                Ok(output)
+            }
             Ok(Err(error)) => Err(self.report(spec, error)),
             Err(panic) => Err(self.report(spec, ToolError::Panic(panic_message(&*panic)))),
         }
