@@ -504,18 +504,21 @@ fn mcp(hub: Hub) -> i32 {
 }
 
 /// While a hub serves (over HTTP or an agent's stdio), the graph follows
-/// saved files (and the search index with it, at its next query), and
-/// documents edited outside the hub become revisions. Both stop when the
-/// returned watchers are dropped.
+/// saved files, documents edited outside the hub become revisions, and the
+/// search index takes in what they and every other write of this process
+/// changed once writes quieten. All stop when the returned followers are
+/// dropped.
 fn follow_the_repository(
     hub: &Hub,
 ) -> (
     Option<crate::graph::watch::Watcher>,
     Option<crate::docs::watch::Watcher>,
+    Option<crate::search::follow::Follower>,
 ) {
     (
         crate::graph::watch::start(hub.clone()),
         crate::docs::watch::start(hub.clone()),
+        crate::search::follow::start(hub.clone()),
     )
 }
 

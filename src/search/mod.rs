@@ -8,11 +8,13 @@
 //! functions. It never writes another area's tables, and they never call
 //! it. The query language is `query.rs`, what it becomes before the index
 //! sees it `matching.rs`, the word index kept in memory `postings.rs`, the
-//! ordering `rank.rs`. It knows nothing of HTTP or MCP.
+//! ordering `rank.rs`; `follow.rs` catches it up ahead of queries while a
+//! hub serves. It knows nothing of HTTP or MCP.
 
 mod ascending;
 mod collect;
 mod compiled;
+pub mod follow;
 mod grams;
 mod items;
 mod kept;
@@ -55,4 +57,5 @@ pub fn revision(store: &Store) -> Result<i64, StoreError> {
 
 pub fn register(registry: &mut Registry) {
     registry.register::<tools::Search>();
+    registry.register::<follow::SearchIndex>();
 }

@@ -34,13 +34,17 @@ struct FileUnit {
     text: Option<(String, String)>,
 }
 
+/// What a catch-up took in: the units (files, tasks, documents) re-indexed
+/// or removed, by source, for each source that had moved.
+pub type CaughtUp = Vec<(&'static str, usize)>;
+
 /// Catches the index up with every source. One caller of the process at a
 /// time does the work; the others wait and find it done.
-pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolError> {
+pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<CaughtUp, ToolError> {
     // most queries find every source level: they look without waiting for
     // a catch-up another query may be running
     if level_with_every_source(context, corpora)? {
-        return Ok(());
+        return Ok(Vec::new());
     }
     static WORKING: Mutex<()> = Mutex::new(());
     let _working = WORKING
@@ -60,22 +64,36 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
         Ok::<Option<usize>, ToolError>(rewritten)
     };
     let recorded = context.hub.store.view(records::Sources::read)?;
-    let mut rewritten = Vec::new();
+    let mut caught_up = CaughtUp::new();
+    let mut take = |source: &'static str, rewritten: Option<usize>| {
+        if let Some(units) = rewritten {
+            caught_up.push((source, units));
+        }
+    };
     if corpora
         .iter()
         .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
     {
-        rewritten.push(timed(FILES_SOURCE, &|| catch_up_files(context, &recorded))?);
+        take(
+            FILES_SOURCE,
+            timed(FILES_SOURCE, &|| catch_up_files(context, &recorded))?,
+        );
     }
     if corpora.contains(&Corpus::Tasks) {
-        rewritten.push(timed("board", &|| catch_up_tasks(context, &recorded))?);
+        take(
+            "board",
+            timed("board", &|| catch_up_tasks(context, &recorded))?,
+        );
     }
     if corpora.contains(&Corpus::Docs) {
-        rewritten.push(timed("docs", &|| catch_up_documents(context, &recorded))?);
+        take(
+            "docs",
+            timed("docs", &|| catch_up_documents(context, &recorded))?,
+        );
     }
-    // None when no source was behind: nothing was written
-    let wrote = rewritten.into_iter().flatten().reduce(|a, b| a + b);
-    if let Some(units) = wrote {
+    // none when no source was behind: nothing was written
+    if !caught_up.is_empty() {
+        let units: usize = caught_up.iter().map(|(_, units)| units).sum();
         if units > BATCH {
             // each batch left a segment of its own, and a term's lookup reads
             // every segment: one merged index answers a query ~25 % sooner
@@ -84,7 +102,7 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolErr
         // a cold index writes much of the database: let the log restart small
         context.hub.store.checkpoint()?;
     }
-    Ok(())
+    Ok(caught_up)
 }
 
 /// The revision of each source the index caught up with, read once for a

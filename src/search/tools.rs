@@ -307,6 +307,14 @@ fn corpora_of(
             "filters that leave at least one area to search (a /regex/ searches code text only; status: selects tasks, which have no path or language)",
         ));
     }
+    switched_on(context, corpora)
+}
+
+/// Those of `corpora` whose modules are switched on, and a note for each left out.
+pub(super) fn switched_on(
+    context: &ToolContext,
+    mut corpora: Vec<Corpus>,
+) -> Result<(Vec<Corpus>, Vec<String>), ToolError> {
     let mut notes = Vec::new();
     let gates = [
         (Corpus::Symbols, crate::graph::MODULE),

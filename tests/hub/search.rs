@@ -741,3 +741,95 @@ async fn areas_of_modules_switched_off_are_left_out_and_said_so() {
     assert_eq!(status, 403, "{body}");
     assert_eq!(error_of(&body)["code"], "E_MODULE_DISABLED");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_index_is_brought_level_on_request_and_says_what_it_took_in() {
+    let server = indexed_server().await;
+    let caught_up = |body: &Value| body["data"]["caught_up"].clone();
+    let (status, first) = server.post_json("/api/search/index", json!({})).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(
+        caught_up(&first)["graph"],
+        4,
+        "the fixture's four files: {first}"
+    );
+    assert!(first["data"]["index_updated_at"].is_string(), "{first}");
+    let (_, again) = server.post_json("/api/search/index", json!({})).await;
+    assert_eq!(caught_up(&again), json!({}), "level already: {again}");
+    let (status, _) = server
+        .post_json("/api/board/tasks", json!({"title": "Rotate the keys"}))
+        .await;
+    assert_eq!(status, 201);
+    let (_, task) = server.post_json("/api/search/index", json!({})).await;
+    assert_eq!(caught_up(&task), json!({"board": 1}), "{task}");
+    let (status, refused) = server
+        .post_json("/api/search/index", json!({"areas": "code"}))
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(error_of(&refused)["code"], "E_ARGUMENT");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn while_a_hub_serves_the_index_takes_in_writes_before_any_query_asks() {
+    let server = indexed_server().await;
+    let _follower =
+        cos_hub::search::follow::start(server.hub.clone()).expect("the follower starts");
+    let mut stream = crate::common::ChangeStream::open(&server).await;
+    let search_revision = |revisions: &Value| revisions["search"].as_i64().unwrap_or(0);
+    let before = search_revision(&stream.next_revisions().await);
+    // a write through a front door; no search is asked for from here on
+    let (status, _) = server
+        .post_json(
+            "/api/board/tasks",
+            json!({"title": "Renew the certificates"}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let mut moved = false;
+    for _ in 0..20 {
+        if search_revision(&stream.next_revisions().await) > before {
+            moved = true;
+            break;
+        }
+    }
+    assert!(moved, "the search index did not move after the write");
+    // it took in the graph's files and the task: nothing is left to do
+    let (_, level) = server.post_json("/api/search/index", json!({})).await;
+    assert_eq!(level["data"]["caught_up"], json!({}), "{level}");
+    let found = hits(&server, "renew certificates").await;
+    assert_eq!(found[0]["title"], "Renew the certificates", "{found:?}");
+}
+
+#[test]
+fn cos_serve_builds_the_search_index_after_its_first_graph_index_unasked() {
+    let repo = tempfile::tempdir().unwrap();
+    fixture(repo.path());
+    let mut server = crate::cli::serve_on_any_port(repo.path());
+    let address = crate::cli::announced_address(&mut server);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = reqwest::Client::new();
+    let url = format!("http://{address}/api/stream");
+    let built = runtime.block_on(async {
+        let mut stream = crate::common::ChangeStream::open_at(&client, &url).await;
+        for _ in 0..20 {
+            let revisions = stream.next_revisions().await;
+            if revisions["search"].as_i64() > Some(0) {
+                return true;
+            }
+        }
+        false
+    });
+    let level = runtime.block_on(async {
+        let response = client
+            .post(format!("http://{address}/api/search/index"))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        response.json::<Value>().await.unwrap()
+    });
+    server.kill().unwrap();
+    let _ = server.wait();
+    assert!(built, "no search index was built while no query asked");
+    assert_eq!(level["data"]["caught_up"], json!({}), "{level}");
+}

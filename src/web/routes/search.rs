@@ -1,10 +1,11 @@
 //! `/api/search`: the search tool over REST, with the budget off.
 
 use super::RouterSpec;
+use crate::search::follow::{SearchIndex, SearchIndexInput, SearchIndexReport};
 use crate::search::model::SearchAnswer;
 use crate::search::tools::{Search, SearchRequest};
 use crate::tools::Hub;
-use crate::web::extract::AppQuery;
+use crate::web::extract::{AppJson, AppQuery};
 use crate::web::unwrap::{ApiError, Success, run};
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -17,7 +18,9 @@ pub const SPEC: RouterSpec = RouterSpec {
 };
 
 fn router() -> OpenApiRouter<Hub> {
-    OpenApiRouter::new().routes(routes!(search))
+    OpenApiRouter::new()
+        .routes(routes!(search))
+        .routes(routes!(search_index))
 }
 
 /// One ranked search over code symbols, code text, documents and tasks.
@@ -29,4 +32,15 @@ async fn search(
     AppQuery(input): AppQuery<SearchRequest>,
 ) -> Result<Success<SearchAnswer>, ApiError> {
     run::<Search>(&hub, input).await
+}
+
+/// Brings the search index level with the graph, the board and the documents now.
+#[utoipa::path(post, path = "/api/search/index", operation_id = "search_index", tag = "search",
+    request_body = SearchIndexInput,
+    responses((status = 200, description = "What the index took in", body = crate::web::unwrap::ApiOk<SearchIndexReport>)))]
+async fn search_index(
+    State(hub): State<Hub>,
+    AppJson(input): AppJson<SearchIndexInput>,
+) -> Result<Success<SearchIndexReport>, ApiError> {
+    run::<SearchIndex>(&hub, input).await
 }

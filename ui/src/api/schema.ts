@@ -602,6 +602,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/search/index": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Brings the search index level with the graph, the board and the documents now. */
+        post: operations["search_index"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings/modules": {
         parameters: {
             query?: never;
@@ -1286,6 +1303,22 @@ export interface components {
                  * @description Hits in every area (a lower bound when `capped`).
                  */
                 total: number;
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
+        ApiOk_SearchIndexReport: {
+            data: {
+                /**
+                 * @description Units taken in (files, tasks, documents re-indexed or removed), by the
+                 *     source that had moved (`graph`, `board`, `docs`); empty when the index
+                 *     was level.
+                 */
+                caught_up: {
+                    [key: string]: number;
+                };
+                /** @description When the index last took in a change. */
+                index_updated_at?: string | null;
             };
             meta: components["schemas"]["Meta"];
         };
@@ -2473,6 +2506,19 @@ export interface components {
              *     whole word in name, partial name, text (whole word), text (partial).
              */
             why: string;
+        };
+        SearchIndexInput: Record<string, never>;
+        SearchIndexReport: {
+            /**
+             * @description Units taken in (files, tasks, documents re-indexed or removed), by the
+             *     source that had moved (`graph`, `board`, `docs`); empty when the index
+             *     was level.
+             */
+            caught_up: {
+                [key: string]: number;
+            };
+            /** @description When the index last took in a change. */
+            index_updated_at?: string | null;
         };
         SearchResults: {
             /** Format: int64 */
@@ -6820,6 +6866,114 @@ export interface operations {
             };
             /** @description A stale revision or state, or a reused request ID (conflict) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    search_index: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SearchIndexInput"];
+            };
+        };
+        responses: {
+            /** @description What the index took in */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_SearchIndexReport"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

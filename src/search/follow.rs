@@ -1,0 +1,149 @@
+//! Keeping the index level ahead of queries while a hub serves: the
+//! `cos_search_index` tool catches it up now, and a thread calls it through
+//! the tool runtime once writes in this process (a saved file the graph took
+//! in, a task, a patched document) have quietened. A query still catches up
+//! whatever moved since (another process's writes ring nothing here), so
+//! this only moves the work off the query's path: the first search after a
+//! cold index would otherwise build the search index while its caller waits.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use utoipa::ToSchema;
+
+use super::query::Corpus;
+use super::{records, sync, tools};
+use crate::tools::{
+    Answer, Effect, Hub, Source, Tool, ToolContext, ToolError, ToolSpec, Unwatched,
+};
+
+/// Quiet time after the last write before the index is caught up, so a burst
+/// of writes (an agent's patches, a checkout) is taken in once, after it.
+const QUIET: Duration = Duration::from_millis(300);
+/// Longest a catch-up waits for quiet while writes keep coming.
+const MOST_DELAY: Duration = Duration::from_secs(3);
+/// How often the thread checks whether it should stop.
+const STOP_CHECK: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchIndexInput {}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchIndexReport {
+    /// Units taken in (files, tasks, documents re-indexed or removed), by the
+    /// source that had moved (`graph`, `board`, `docs`); empty when the index
+    /// was level.
+    pub caught_up: BTreeMap<String, usize>,
+    /// When the index last took in a change.
+    pub index_updated_at: Option<String>,
+}
+
+pub struct SearchIndex;
+
+impl Tool for SearchIndex {
+    type Input = SearchIndexInput;
+    type Output = SearchIndexReport;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "cos_search_index",
+        module: super::MODULE,
+        layer: "search",
+        description: "Brings the search index level with the graph, the board and the documents now (every cos_search does so first; this does it ahead of one). Answers what it took in.",
+        // what it writes is the index's own derived copy, as cos_search does
+        effect: Effect::READ,
+        list_hints: &[],
+        agent_budget: None,
+    };
+
+    fn run(
+        context: &ToolContext,
+        _: SearchIndexInput,
+    ) -> Result<Answer<SearchIndexReport>, ToolError> {
+        let (corpora, _) = tools::switched_on(context, Corpus::ALL.to_vec())?;
+        sync::first_scan(context, &corpora)?;
+        let caught_up = sync::catch_up(context, &corpora)?
+            .into_iter()
+            .map(|(source, units)| (source.to_string(), units))
+            .collect();
+        let index_updated_at = context
+            .hub
+            .store
+            .view(|c| records::Sources::read(c).map(|sources| sources.updated_at()))?;
+        Ok(Answer::new(SearchIndexReport {
+            caught_up,
+            index_updated_at,
+        }))
+    }
+}
+
+/// Following stops when this is dropped.
+pub struct Follower {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts following the writes of this process on a thread of its own;
+/// `None` when no thread can be had (queries then catch up as before).
+pub fn start(hub: Hub) -> Option<Follower> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = stop.clone();
+    let spawned = std::thread::Builder::new()
+        .name("cos-search-follow".into())
+        .spawn(move || follow(&hub, &stopping));
+    match spawned {
+        Ok(_) => Some(Follower { stop }),
+        Err(error) => {
+            tracing::warn!(%error, "the search index catches up at each query only: no thread to follow writes");
+            None
+        }
+    }
+}
+
+fn follow(hub: &Hub, stop: &AtomicBool) {
+    let bell = &hub.state().writes;
+    let mut seen = bell.rings();
+    while !stop.load(Ordering::Relaxed) {
+        let rung = bell.wait_past(seen, STOP_CHECK);
+        if rung == seen {
+            continue;
+        }
+        seen = quiet_after(hub, rung, stop);
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let caught_up = hub.call_named_here(
+            SearchIndex::SPEC.name,
+            serde_json::json!({}),
+            Source::Watcher,
+            &Unwatched,
+        );
+        if let Err(error) = caught_up {
+            tracing::debug!(code = %error.code, "search index follower: {}", error.message);
+        }
+    }
+}
+
+/// Waits until no write rang for `QUIET` (or `MOST_DELAY` has passed since
+/// the first); answers the rings then.
+fn quiet_after(hub: &Hub, mut seen: u64, stop: &AtomicBool) -> u64 {
+    let bell = &hub.state().writes;
+    let until = Instant::now() + MOST_DELAY;
+    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+        let rung = bell.wait_past(
+            seen,
+            QUIET.min(until.saturating_duration_since(Instant::now())),
+        );
+        if rung == seen {
+            break;
+        }
+        seen = rung;
+    }
+    seen
+}
