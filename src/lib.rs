@@ -10,6 +10,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod allocator;
+pub mod background;
 pub mod board;
 pub mod cli;
 pub mod docs;

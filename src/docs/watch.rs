@@ -30,31 +30,16 @@ const DEBOUNCE: Duration = Duration::from_millis(200);
 const STOP_CHECK: Duration = Duration::from_millis(500);
 
 /// Watching stops when this is dropped.
-pub struct Watcher {
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
+pub type Watcher = crate::background::Background;
 
 /// Starts watching on a thread of its own (setting up a watch visits every
 /// folder of a mount); `None` when no thread can be had.
 pub fn start(hub: Hub) -> Option<Watcher> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let stopping = stop.clone();
-    let spawned = std::thread::Builder::new()
-        .name("cos-docs-watch".into())
-        .spawn(move || watch(hub, stopping));
-    match spawned {
-        Ok(_) => Some(Watcher { stop }),
-        Err(error) => {
-            tracing::warn!(%error, "documents edited outside the hub are noticed only when read: no thread for the watcher");
-            None
-        }
-    }
+    crate::background::start(
+        "cos-docs-watch",
+        "documents edited outside the hub are noticed only when read",
+        move |stopping| watch(hub, stopping),
+    )
 }
 
 fn watch(hub: Hub, stop: Arc<AtomicBool>) {

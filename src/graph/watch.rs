@@ -23,15 +23,7 @@ use crate::watching::{Batch, FolderWatch, Heard, Tree};
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
 
 /// Watching stops when this is dropped.
-pub struct Watcher {
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
+pub type Watcher = crate::background::Background;
 
 /// How often the watcher thread checks whether it should stop.
 const STOP_CHECK: Duration = Duration::from_millis(500);
@@ -41,18 +33,11 @@ const STOP_CHECK: Duration = Duration::from_millis(500);
 /// can be had. A repository the kernel cannot watch is re-indexed every `POLL`
 /// instead; problems later are logged.
 pub fn start(hub: Hub) -> Option<Watcher> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let stopping = stop.clone();
-    let spawned = std::thread::Builder::new()
-        .name("cos-graph-watch".into())
-        .spawn(move || watch(hub, stopping));
-    match spawned {
-        Ok(_) => Some(Watcher { stop }),
-        Err(error) => {
-            tracing::warn!(%error, "the graph will not follow file changes: no thread for the watcher");
-            None
-        }
-    }
+    crate::background::start(
+        "cos-graph-watch",
+        "the graph will not follow file changes",
+        move |stopping| watch(hub, stopping),
+    )
 }
 
 /// How often a repository the kernel cannot watch (its limit on watches

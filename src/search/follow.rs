@@ -8,7 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use utoipa::ToSchema;
@@ -79,31 +78,16 @@ impl Tool for SearchIndex {
 }
 
 /// Following stops when this is dropped.
-pub struct Follower {
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Follower {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
+pub type Follower = crate::background::Background;
 
 /// Starts following the writes of this process on a thread of its own;
 /// `None` when no thread can be had (queries then catch up as before).
 pub fn start(hub: Hub) -> Option<Follower> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let stopping = stop.clone();
-    let spawned = std::thread::Builder::new()
-        .name("cos-search-follow".into())
-        .spawn(move || follow(&hub, &stopping));
-    match spawned {
-        Ok(_) => Some(Follower { stop }),
-        Err(error) => {
-            tracing::warn!(%error, "the search index catches up at each query only: no thread to follow writes");
-            None
-        }
-    }
+    crate::background::start(
+        "cos-search-follow",
+        "the search index catches up at each query only",
+        move |stopping| follow(&hub, &stopping),
+    )
 }
 
 fn follow(hub: &Hub, stop: &AtomicBool) {
