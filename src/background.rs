@@ -43,7 +43,7 @@ pub fn start(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     #[test]
     fn a_thread_sees_its_stop_once_the_handle_is_dropped() {
@@ -56,11 +56,9 @@ mod tests {
         })
         .expect("a thread");
         assert!(heard.recv_timeout(Duration::from_millis(50)).is_err());
-        let dropped = Instant::now();
         drop(handle);
         heard
             .recv_timeout(Duration::from_secs(30))
             .expect("the thread stopped");
-        assert!(dropped.elapsed() < Duration::from_secs(30));
     }
 }

@@ -70,9 +70,7 @@ mod tests {
                 bell.ring();
             })
         };
-        let started = Instant::now();
         assert_eq!(bell.wait_past(seen, Duration::from_secs(30)), seen + 1);
-        assert!(started.elapsed() < Duration::from_secs(30));
         ringer.join().unwrap();
         // a ring before the wait is not missed
         bell.ring();
