@@ -14,9 +14,7 @@ use utoipa::ToSchema;
 
 use super::query::Corpus;
 use super::{records, sync, tools};
-use crate::tools::{
-    Answer, Effect, Hub, Source, Tool, ToolContext, ToolError, ToolSpec, Unwatched,
-};
+use crate::tools::{Answer, Hub, Source, Tool, ToolContext, ToolError, ToolSpec, Unwatched};
 
 /// Quiet time after the last write before the index is caught up, so a burst
 /// of writes (an agent's patches, a checkout) is taken in once, after it.
@@ -45,16 +43,11 @@ pub struct SearchIndex;
 impl Tool for SearchIndex {
     type Input = SearchIndexInput;
     type Output = SearchIndexReport;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "cos_search_index",
-        module: super::MODULE,
-        layer: "search",
-        description: "Brings the search index level with the graph, the board and the documents now (every cos_search does so first; this does it ahead of one). Answers what it took in.",
-        // what it writes is the index's own derived copy, as cos_search does
-        effect: Effect::READ,
-        list_hints: &[],
-        agent_budget: None,
-    };
+    const SPEC: ToolSpec = tools::spec(
+        "cos_search_index",
+        "Brings the search index level with the graph, the board and the documents now (every cos_search does so first; this does it ahead of one). Answers what it took in.",
+        &[],
+    );
 
     fn run(
         context: &ToolContext,

@@ -101,20 +101,34 @@ fn status_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// A search tool's spec. Each reads only, as a client sees it: what it writes
+/// is the index's own derived copy, brought level with what it follows.
+pub(super) const fn spec(
+    name: &'static str,
+    description: &'static str,
+    list_hints: &'static [&'static str],
+) -> ToolSpec {
+    ToolSpec {
+        name,
+        module: super::MODULE,
+        layer: "search",
+        description,
+        effect: crate::tools::Effect::READ,
+        list_hints,
+        agent_budget: None,
+    }
+}
+
 pub struct Search;
 
 impl Tool for Search {
     type Input = SearchRequest;
     type Output = SearchAnswer;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "cos_search",
-        module: super::MODULE,
-        layer: "search",
-        description: "One ranked search over code symbols, code text, documents and tasks: identifier-aware words, \"phrases\", prefix*, -exclusions, /regex/ over code, and area:/kind:/path:/lang:/status: filters. Each hit says why it matched and what opens it.",
-        effect: crate::tools::Effect::READ,
-        list_hints: &["hits"],
-        agent_budget: None,
-    };
+    const SPEC: ToolSpec = spec(
+        "cos_search",
+        "One ranked search over code symbols, code text, documents and tasks: identifier-aware words, \"phrases\", prefix*, -exclusions, /regex/ over code, and area:/kind:/path:/lang:/status: filters. Each hit says why it matched and what opens it.",
+        &["hits"],
+    );
 
     fn run(context: &ToolContext, input: SearchRequest) -> Result<Answer<SearchAnswer>, ToolError> {
         let mode = input.mode.unwrap_or(SearchMode::Auto);
