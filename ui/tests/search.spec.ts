@@ -45,6 +45,11 @@ test("identifier spellings find each other in code text and symbols", async ({ p
   await expect(line).toBeVisible();
   await expect(line.locator("mark")).toHaveText("open_db");
   await expect(line).toContainText("app/models.py:1");
+  // a line of code opens in the editor at its place
+  await expect(line.getByRole("link", { name: "app/models.py:1" })).toHaveAttribute(
+    "href",
+    /^vscode:\/\/file\/.+\/app\/models\.py:1$/,
+  );
 });
 
 test("a task hit opens its card, and a new task shows up without a reload", async ({ page, request }) => {
