@@ -136,38 +136,26 @@ pub fn touch_document(
     })
 }
 
-/// Every live document of a mount whose path starts with `prefix`, by path.
+/// Every live document of a mount, by path.
 pub fn documents_in(
     connection: &Connection,
     mount: &str,
 ) -> Result<Vec<(String, DocRow)>, StoreError> {
-    documents_within(connection, mount, "")
-}
-
-/// The live documents of `folder` (relative to the mount, "" for all of it)
-/// and beneath it, or the one it names, by path: a range of the key, not a
-/// pass over the mount ('0' follows '/').
-pub fn documents_within(
-    connection: &Connection,
-    mount: &str,
-    folder: &str,
-) -> Result<Vec<(String, DocRow)>, StoreError> {
     sql(connection, || -> rusqlite::Result<Vec<(String, DocRow)>> {
         let mut statement = connection.prepare_cached(
             "SELECT path, rev, hash, size, mtime_ns, deleted, seq, title FROM docs_documents
-         WHERE mount = ?1 AND deleted = 0
-           AND (?2 = '' OR path = ?2 OR (path > ?2 || '/' AND path < ?2 || '0'))
-         ORDER BY path",
+         WHERE mount = ?1 AND deleted = 0 ORDER BY path",
         )?;
-        let rows = statement.query_map(params![mount, folder], |row| {
-            Ok((row.get(0)?, doc_row(row, 1)?))
-        })?;
+        let rows =
+            statement.query_map(params![mount], |row| Ok((row.get(0)?, doc_row(row, 1)?)))?;
         rows.collect()
     })
 }
 
-/// The stat recorded for each live document of `folder` (as
-/// [`documents_within`]), by path in byte order: all a scan compares.
+/// The stat recorded for each live document of `folder` (relative to the
+/// mount, "" for all of it) and beneath it, or the one it names, by path in
+/// byte order: all a scan compares. A range of the key, not a pass over the
+/// mount ('0' follows '/').
 pub fn stats_within(
     connection: &Connection,
     mount: &str,
@@ -616,7 +604,7 @@ mod tests {
         let within = |folder: &str| -> Vec<String> {
             hub.state()
                 .store
-                .view(|c| documents_within(c, "docs", folder))
+                .view(|c| stats_within(c, "docs", folder))
                 .unwrap()
                 .into_iter()
                 .map(|(path, _)| path)
@@ -642,6 +630,15 @@ mod tests {
             })
             .unwrap();
         assert_eq!(within(""), paths);
+        let in_mount: Vec<String> = hub
+            .state()
+            .store
+            .view(|c| documents_in(c, "docs"))
+            .unwrap()
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
+        assert_eq!(in_mount, paths, "the mount's own, not another's");
         assert_eq!(
             within("guides"),
             ["guides", "guides/a.md", "guides/deep/b.md"]

@@ -475,14 +475,20 @@ pub fn scan_within(
     };
     let known = store.view(|c| records::stats_within(c, &mount.key, folder))?;
     let mut recorded = 0;
+    let differ = differing(&on_disk, &known);
+    // the rows of those recorded, read in one visit
+    let rows: Vec<Option<DocRow>> = store.view(|c| {
+        differ
+            .iter()
+            .map(|(path, recorded)| match recorded {
+                true => records::document(c, &mount.key, path.as_str())
+                    .map(|row| row.filter(|row| !row.deleted)),
+                false => Ok(None),
+            })
+            .collect()
+    })?;
     let mut seen: Vec<Seen> = Vec::new();
-    for (path, was_recorded) in differing(&on_disk, &known) {
-        let row = match was_recorded {
-            true => store
-                .view(|c| records::document(c, &mount.key, path.as_str()))?
-                .filter(|row| !row.deleted),
-            false => None,
-        };
+    for ((path, _), row) in differ.into_iter().zip(rows) {
         // read outside the write lock, record in one transaction
         let disk = match dir {
             Some(dir) => dir.read(&path)?,
