@@ -76,16 +76,19 @@ pub type Follower = crate::background::Background;
 /// Starts following the writes of this process on a thread of its own;
 /// `None` when no thread can be had (queries then catch up as before).
 pub fn start(hub: Hub) -> Option<Follower> {
+    // counted here, not on the thread: a write that rings before the thread
+    // first looks (the graph watcher's first index, started just before) is
+    // still followed
+    let seen = hub.state().writes.rings();
     crate::background::start(
         "cos-search-follow",
         "the search index catches up at each query only",
-        move |stopping| follow(&hub, &stopping),
+        move |stopping| follow(&hub, seen, &stopping),
     )
 }
 
-fn follow(hub: &Hub, stop: &AtomicBool) {
+fn follow(hub: &Hub, mut seen: u64, stop: &AtomicBool) {
     let bell = &hub.state().writes;
-    let mut seen = bell.rings();
     while !stop.load(Ordering::Relaxed) {
         let rung = bell.wait_past(seen, STOP_CHECK);
         if rung == seen {
