@@ -111,19 +111,22 @@ fn follow(hub: &Hub, mut seen: u64, stop: &AtomicBool) {
 }
 
 /// Waits until no write rang for `QUIET` (or `MOST_DELAY` has passed since
-/// the first); answers the rings then.
+/// the first); answers the rings then. It sleeps rather than waits on the
+/// bell, so a burst of writes wakes it once a `QUIET`, not once a write.
 fn quiet_after(hub: &Hub, mut seen: u64, stop: &AtomicBool) -> u64 {
     let bell = &hub.state().writes;
     let until = Instant::now() + MOST_DELAY;
-    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
-        let rung = bell.wait_past(
-            seen,
-            QUIET.min(until.saturating_duration_since(Instant::now())),
-        );
+    while !stop.load(Ordering::Relaxed) {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(QUIET.min(left));
+        let rung = bell.rings();
         if rung == seen {
             break;
         }
         seen = rung;
     }
-    seen
+    bell.rings()
 }
