@@ -125,7 +125,7 @@ fn section<'a>(sections: &'a [Section], wanted: &str) -> Result<&'a Section, Too
 /// Where text that follows `text[..end]` must start: on a new line (unless
 /// the content itself starts with a line break).
 fn separated(text: &str, end: usize, content: &str) -> String {
-    let on_new_line = end == 0
+    let on_new_line = end <= sections::byte_order_mark(text)
         || text[..end].ends_with(['\n', '\r'])
         || content.is_empty()
         || content.starts_with(['\n', '\r']);
@@ -221,8 +221,14 @@ fn body_end(sections: &[Section], found: &Section) -> usize {
 }
 
 /// The offset after a leading front matter block (YAML between `---` lines,
-/// or TOML between `+++` lines, as the outline reads them), else 0.
+/// or TOML between `+++` lines, as the outline reads them), else after a
+/// byte order mark, else 0.
 fn front_matter_end(text: &str) -> usize {
+    let skipped = sections::byte_order_mark(text);
+    skipped + front_matter_len(&text[skipped..])
+}
+
+fn front_matter_len(text: &str) -> usize {
     let mut lines = text.split_inclusive('\n');
     let Some(fence) = lines
         .next()
@@ -456,6 +462,36 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_stays_first_whatever_is_prepended_or_deleted() {
+        let text = "\u{feff}# Title\nintro\n## Part\nbody\n";
+        let run = |operation| apply(text, &[operation]).map_err(|error| format!("{error:?}"));
+        assert_eq!(
+            run(Operation::Prepend {
+                content: "top".into()
+            })
+            .as_deref(),
+            Ok("\u{feff}top\n# Title\nintro\n## Part\nbody\n")
+        );
+        assert_eq!(
+            run(Operation::DeleteSection {
+                section: "Title".into()
+            })
+            .as_deref(),
+            Ok("\u{feff}")
+        );
+        assert_eq!(
+            run(Operation::AppendToSection {
+                section: "Title".into(),
+                content: "more".into()
+            })
+            .as_deref(),
+            Ok("\u{feff}# Title\nintro\nmore\n## Part\nbody\n")
+        );
+        let fronted = "\u{feff}---\na: 1\n---\n# T\n";
+        assert_eq!(front_matter_end(fronted), fronted.len() - "# T\n".len());
+    }
+
+    #[test]
     fn replace_all_takes_the_content_as_it_is() {
         let text = "# Title\n\nold\n";
         let next = apply(
@@ -485,15 +521,18 @@ mod tests {
             #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
             #[test]
             fn a_section_operation_changes_its_section_and_nothing_else(
+                mark in "\u{feff}?",
                 before in MARKDOWNISH,
-                heading in "(\n|\r|\r\n)#{1,3} [^\r\n]{0,6}(\n|\r|\r\n)?",
+                heading in "(\n|\r|\r\n)?#{1,3} [^\r\n]{0,6}(\n|\r|\r\n)?",
                 after in MARKDOWNISH,
                 pick in proptest::prelude::any::<proptest::sample::Index>(),
                 content in "(\\PC|\n|\r\n){0,20}",
             ) {
                 // one heading at least, most of the time, wherever it lands
-                let text = format!("{before}{heading}{after}");
+                // (a byte order mark first, at times, as Windows editors write)
+                let text = format!("{mark}{before}{heading}{after}");
                 let outline = sections::outline(&text);
+                proptest::prop_assert!(outline.iter().all(|s| s.start >= mark.len()), "{outline:?}");
                 if outline.is_empty() {
                     // the heading fell inside a code fence or front matter
                     return Ok(());
@@ -543,10 +582,12 @@ mod tests {
 
             #[test]
             fn whole_document_operations_keep_what_they_do_not_touch(
+                mark in "\u{feff}?",
                 text in MARKDOWNISH,
                 content in "(\\PC|\n|\r\n){0,20}",
                 find in "(\\PC|\n){1,3}",
             ) {
+                let text = format!("{mark}{text}");
                 let ending = first_line_ending(&text);
                 let appended = applied(&text, Operation::Append { content: content.clone() })?;
                 proptest::prop_assert!(appended.starts_with(&text));
@@ -554,6 +595,7 @@ mod tests {
                 proptest::prop_assert!(added.is_empty() || added == ending || added == ending.repeat(2), "{added:?}");
 
                 let top = front_matter_end(&text);
+                proptest::prop_assert!(top >= mark.len());
                 let prepended = applied(&text, Operation::Prepend { content: content.clone() })?;
                 proptest::prop_assert!(prepended.starts_with(&text[..top]));
                 proptest::prop_assert!(prepended.ends_with(&text[top..]));

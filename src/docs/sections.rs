@@ -49,9 +49,22 @@ impl Section {
 /// line starts and where the heading ends.
 type Heading = (u8, String, usize, usize);
 
+/// Bytes of a leading byte order mark: editors on Windows write one, and
+/// CommonMark would read it as text, so that a first line `# Title` after it
+/// were no heading and front matter no front matter. It stays where it is,
+/// before every section.
+pub fn byte_order_mark(text: &str) -> usize {
+    if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    }
+}
+
 /// Every heading outside containers (quotes, lists), in order, found lazily:
 /// a caller that needs only the first stops the inline parsing there.
 fn headings(text: &str) -> impl Iterator<Item = Heading> + '_ {
+    let skipped = byte_order_mark(text);
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
@@ -60,13 +73,13 @@ fn headings(text: &str) -> impl Iterator<Item = Heading> + '_ {
         | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
     let mut depth = 0usize;
     let mut current: Option<Heading> = None;
-    Parser::new_ext(text, options)
+    Parser::new_ext(&text[skipped..], options)
         .into_offset_iter()
         .filter_map(move |(event, range)| {
             match event {
                 Event::Start(Tag::Heading { level, .. }) if depth == 0 => {
-                    let start = line_start(text, range.start);
-                    let end = line_end(text, range.end);
+                    let start = line_start(text, skipped + range.start).max(skipped);
+                    let end = line_end(text, skipped + range.end);
                     current = Some((level as u8, String::new(), start, end));
                 }
                 Event::End(TagEnd::Heading(_)) => return current.take(),
@@ -250,6 +263,24 @@ mod tests {
         );
         let anchors: Vec<&str> = sections.iter().map(|s| s.anchor.as_str()).collect();
         assert_eq!(anchors, ["guide", "setup", "install", "use", "guide-1"]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_no_part_of_the_first_heading_nor_of_any_section() {
+        let text = "\u{feff}# Title\nintro\n## Part\nbody\n";
+        let sections = outline(text);
+        let paths: Vec<&str> = sections.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(paths, ["Title", "Title/Part"]);
+        assert_eq!((sections[0].start, sections[0].line), (3, 1));
+        assert_eq!(
+            &text[sections[0].start..sections[0].body_start()],
+            "# Title\n"
+        );
+        assert_eq!(title_of(text, "x.md"), "Title");
+        // front matter after the mark is front matter still
+        let fronted = "\u{feff}---\ntitle: x\n---\n# Real\n";
+        let paths: Vec<String> = outline(fronted).into_iter().map(|s| s.path).collect();
+        assert_eq!(paths, ["Real"]);
     }
 
     #[test]
