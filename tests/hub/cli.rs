@@ -35,13 +35,39 @@ fn index(repo: &std::path::Path) {
 }
 
 /// `cos serve` of `repo` on a free port, its stderr piped for the address.
-pub(crate) fn serve_on_any_port(repo: &std::path::Path) -> std::process::Child {
-    cos(repo)
-        .args(["serve", "--port", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap()
+pub(crate) fn serve_on_any_port(repo: &std::path::Path) -> Served {
+    Served(
+        cos(repo)
+            .args(["serve", "--port", "0"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// A `cos serve` child that is killed when dropped, so that a test failing
+/// halfway leaves no server running after it.
+pub(crate) struct Served(std::process::Child);
+
+impl std::ops::Deref for Served {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Served {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// The address a starting `cos serve` announces on stderr (within 20 s). The

@@ -131,7 +131,7 @@ fn racing_writes_keep_every_edit_and_receipt_and_record_no_outside_edit() {
 
 const HUBS: usize = 2;
 const WRITERS_PER_HUB: usize = 4;
-const EDITS_PER_WRITER: usize = 10;
+const EDITS_PER_WRITER: usize = 20;
 
 /// One writer's edits through one hub's REST door: read, patch with the read
 /// `{rev, hash}` as If-Match, reread and resend under a new key when stale.
@@ -224,7 +224,7 @@ async fn two_hubs_on_one_repository_keep_every_edit_and_record_no_outside_edit()
         .collect();
     let addresses: Vec<String> = servers
         .iter_mut()
-        .map(crate::cli::announced_address)
+        .map(|server| crate::cli::announced_address(server))
         .collect();
     let http = reqwest::Client::new();
     let created = http
@@ -246,7 +246,7 @@ async fn two_hubs_on_one_repository_keep_every_edit_and_record_no_outside_edit()
         })
         .collect();
     let writing = Arc::new(AtomicBool::new(true));
-    let readers: Vec<_> = (0..HUBS * 2)
+    let readers: Vec<_> = (0..HUBS * 3)
         .map(|reader| {
             read_while(
                 http.clone(),
