@@ -150,14 +150,7 @@ async fn edit_through(
         loop {
             attempts += 1;
             assert!(attempts < 500, "{marker} never landed in 500 attempts");
-            let read: Value = http
-                .get(&document)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let read: Value = get_json(&http, &document).await;
             let identity = &read["data"]["document"];
             let key = format!("{marker}-{attempts}");
             let answer = http
@@ -185,6 +178,10 @@ async fn edit_through(
         }
     }
     landed
+}
+
+async fn get_json(http: &reqwest::Client, url: impl reqwest::IntoUrl) -> Value {
+    http.get(url).send().await.unwrap().json().await.unwrap()
 }
 
 /// Reads and lists through one hub's REST door while `writing` holds: each
@@ -287,7 +284,7 @@ async fn two_hubs_on_one_repository_keep_every_edit_and_record_no_outside_edit()
         addresses[1]
     );
     loop {
-        let history: Value = http.get(&page).send().await.unwrap().json().await.unwrap();
+        let history: Value = get_json(&http, &page).await;
         ops.extend(
             history["data"]["entries"]
                 .as_array()
@@ -314,24 +311,11 @@ async fn two_hubs_on_one_repository_keep_every_edit_and_record_no_outside_edit()
     // each receipt through the hub that did not write it: they share one record
     for (hub, key) in &landed {
         let address = &addresses[(hub + 1) % HUBS];
-        let receipt: Value = http
-            .get(format!("http://{address}/api/docs/receipts/{key}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let receipt: Value =
+            get_json(&http, format!("http://{address}/api/docs/receipts/{key}")).await;
         assert_eq!(receipt["data"]["state"], "committed", "{receipt}");
     }
-    let audit: Value = http
-        .get(format!("http://{}/api/docs/audit", addresses[0]))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let audit: Value = get_json(&http, format!("http://{}/api/docs/audit", addresses[0])).await;
     assert_eq!(audit["data"]["verified"], true, "{audit}");
     for server in &mut servers {
         server.kill().unwrap();
