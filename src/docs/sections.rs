@@ -1,5 +1,6 @@
 //! A document's sections, from its headings as CommonMark reads them
-//! (pulldown-cmark: a `#` inside a code fence or front matter is no heading).
+//! (pulldown-cmark: a `#` inside a code fence or front matter is no heading),
+//! and where its front matter ends, read by the same parse.
 //! A section runs from its heading to the next heading of the same or a
 //! higher level, so it holds its subsections. It is addressed by its heading
 //! path (`Setup/Install`) or its anchor (`install`, GitHub's slug rule with
@@ -61,19 +62,38 @@ pub fn byte_order_mark(text: &str) -> usize {
     }
 }
 
+/// The CommonMark extensions documents are read with, front matter
+/// (YAML between `---` and `---` or `...`, TOML between `+++` lines) among them.
+const OPTIONS: Options = Options::ENABLE_TABLES
+    .union(Options::ENABLE_FOOTNOTES)
+    .union(Options::ENABLE_STRIKETHROUGH)
+    .union(Options::ENABLE_TASKLISTS)
+    .union(Options::ENABLE_YAML_STYLE_METADATA_BLOCKS)
+    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
+
+/// Where a leading front matter block ends (its closing line and line
+/// break included) as the outline reads it, else where a byte order mark
+/// ends, else 0: what goes first in a document goes there.
+pub fn front_matter_end(text: &str) -> usize {
+    let skipped = byte_order_mark(text);
+    let body = &text[skipped..];
+    // the parse reads the whole text's blocks: only where one could begin
+    if !(body.starts_with("---") || body.starts_with("+++")) {
+        return skipped;
+    }
+    match Parser::new_ext(body, OPTIONS).into_offset_iter().next() {
+        Some((Event::Start(Tag::MetadataBlock(_)), block)) => skipped + line_end(body, block.end),
+        _ => skipped,
+    }
+}
+
 /// Every heading outside containers (quotes, lists), in order, found lazily:
 /// a caller that needs only the first stops the inline parsing there.
 fn headings(text: &str) -> impl Iterator<Item = Heading> + '_ {
     let skipped = byte_order_mark(text);
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
     let mut depth = 0usize;
     let mut current: Option<Heading> = None;
-    Parser::new_ext(&text[skipped..], options)
+    Parser::new_ext(&text[skipped..], OPTIONS)
         .into_offset_iter()
         .filter_map(move |(event, range)| {
             match event {
@@ -281,6 +301,28 @@ mod tests {
         let fronted = "\u{feff}---\ntitle: x\n---\n# Real\n";
         let paths: Vec<String> = outline(fronted).into_iter().map(|s| s.path).collect();
         assert_eq!(paths, ["Real"]);
+    }
+
+    #[test]
+    fn front_matter_ends_where_the_outline_reads_it_to() {
+        let cases = [
+            ("---\nx: 1\n---\nbody\n", "---\nx: 1\n---\n"),
+            ("---\nx: 1\n...\nbody\n", "---\nx: 1\n...\n"),
+            ("---\r\nx: 1\r\n---\r\nbody\r\n", "---\r\nx: 1\r\n---\r\n"),
+            ("+++\nx = 1\n+++\nbody\n", "+++\nx = 1\n+++\n"),
+            ("---\nx: 1\n---", "---\nx: 1\n---"),
+            ("\u{feff}---\nx: 1\n---\n# T\n", "\u{feff}---\nx: 1\n---\n"),
+            ("\u{feff}# T\n", "\u{feff}"),
+            // a blank line after the opening rule: a rule and a setext
+            // heading, whose section a prepend must not split
+            ("---\n\nx: 1\n---\nbody\n", ""),
+            ("---\nnot closed\n", ""),
+            ("# T\n---\nx: 1\n---\n", ""),
+        ];
+        for (text, front) in cases {
+            assert_eq!(&text[..front_matter_end(text)], front, "{text:?}");
+        }
+        assert_eq!(outline("---\n\nx: 1\n---\nbody\n")[0].start, 5);
     }
 
     #[test]
