@@ -50,46 +50,35 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<CaughtUp, T
     let _working = WORKING
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let timed = |source: &str, run: &dyn Fn() -> Result<Option<usize>, ToolError>| {
+    let recorded = context.hub.store.view(records::Sources::read)?;
+    let mut caught_up = CaughtUp::new();
+    // a source's catch-up, timed and logged; `None` when it was level
+    let mut take_in = |source: &'static str,
+                       run: &dyn Fn() -> Result<Option<usize>, ToolError>|
+     -> Result<(), ToolError> {
         let started = std::time::Instant::now();
-        let rewritten = run()?;
-        if let Some(units) = rewritten {
+        if let Some(units) = run()? {
             tracing::info!(
                 source,
                 units,
                 ms = started.elapsed().as_millis() as u64,
                 "the search index caught up"
             );
-        }
-        Ok::<Option<usize>, ToolError>(rewritten)
-    };
-    let recorded = context.hub.store.view(records::Sources::read)?;
-    let mut caught_up = CaughtUp::new();
-    let mut take = |source: &'static str, rewritten: Option<usize>| {
-        if let Some(units) = rewritten {
             caught_up.push((source, units));
         }
+        Ok(())
     };
     if corpora
         .iter()
         .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
     {
-        take(
-            FILES_SOURCE,
-            timed(FILES_SOURCE, &|| catch_up_files(context, &recorded))?,
-        );
+        take_in(FILES_SOURCE, &|| catch_up_files(context, &recorded))?;
     }
     if corpora.contains(&Corpus::Tasks) {
-        take(
-            "board",
-            timed("board", &|| catch_up_tasks(context, &recorded))?,
-        );
+        take_in("board", &|| catch_up_tasks(context, &recorded))?;
     }
     if corpora.contains(&Corpus::Docs) {
-        take(
-            "docs",
-            timed("docs", &|| catch_up_documents(context, &recorded))?,
-        );
+        take_in("docs", &|| catch_up_documents(context, &recorded))?;
     }
     // none when no source was behind: nothing was written
     if !caught_up.is_empty() {
