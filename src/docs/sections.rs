@@ -8,7 +8,7 @@
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use utoipa::ToSchema;
 
@@ -213,25 +213,35 @@ fn unique_slug(title: &str, seen: &mut HashMap<String, usize>) -> String {
     slug
 }
 
-/// The section `wanted` names: its heading path, its anchor, or a title or
-/// path tail that only one heading has.
+/// The section `wanted` names: the one section with that full heading
+/// path, else the section with that anchor (a leading `#` ignored), else the
+/// one section a tail of whose path it is (its title alone, `Setup/Install`,
+/// ...). A tail is matched title by title, so `Output` does not name a
+/// heading `Input/Output`; a name several sections fit is refused with their
+/// anchors, which always tell them apart.
 pub fn find<'a>(
     sections: &'a [Section],
     field: &str,
     wanted: &str,
 ) -> Result<&'a Section, ToolError> {
     let wanted = wanted.trim().trim_start_matches('#');
-    if let Some(section) = sections.iter().find(|s| s.path == wanted) {
-        return Ok(section);
+    let full: Vec<&Section> = sections.iter().filter(|s| s.path == wanted).collect();
+    if let [one] = full.as_slice() {
+        return Ok(one);
     }
+    // anchors are unique: one settles even a path that several sections share
     if let Some(section) = sections.iter().find(|s| s.anchor == wanted) {
         return Ok(section);
     }
-    let tail = format!("/{wanted}");
-    let candidates: Vec<&Section> = sections
-        .iter()
-        .filter(|s| s.title == wanted || s.path.ends_with(&tail))
-        .collect();
+    let candidates = if full.is_empty() {
+        let parents = parents(sections);
+        (sections.iter().enumerate())
+            .filter(|(at, _)| path_ends_with(sections, &parents, *at, wanted))
+            .map(|(_, section)| section)
+            .collect()
+    } else {
+        full
+    };
     match candidates.as_slice() {
         [one] => Ok(one),
         [] => {
@@ -246,18 +256,67 @@ pub fn find<'a>(
             .with_details(json!({"field": field, "sections": known})))
         }
         many => {
-            let paths: Vec<&str> = many.iter().map(|s| s.path.as_str()).collect();
+            let anchors: Vec<&str> = many.iter().map(|s| s.anchor.as_str()).collect();
+            let listed: Vec<Value> = (many.iter())
+                .map(|s| json!({"path": s.path, "anchor": s.anchor, "line": s.line}))
+                .collect();
             Err(ToolError::fail(
                 Category::Validation,
                 Code::E_AMBIGUOUS,
                 format!(
-                    "{field}: {wanted:?} names {} sections; give the full heading path",
-                    many.len()
+                    "{field}: {wanted:?} names {} sections; give the anchor of the one you mean ({})",
+                    many.len(),
+                    anchors.join(", ")
                 ),
             )
-            .with_details(json!({"field": field, "candidates": paths})))
+            .with_details(json!({"field": field, "candidates": listed})))
         }
     }
+}
+
+/// Each section's parent: the nearest section before it with a bigger heading.
+fn parents(sections: &[Section]) -> Vec<Option<usize>> {
+    let mut open: Vec<usize> = Vec::new();
+    (sections.iter().enumerate())
+        .map(|(at, section)| {
+            while open
+                .last()
+                .is_some_and(|&above| sections[above].level >= section.level)
+            {
+                open.pop();
+            }
+            let parent = open.last().copied();
+            open.push(at);
+            parent
+        })
+        .collect()
+}
+
+/// True when the titles from some ancestor of `sections[at]` down to it,
+/// joined by `/`, are `wanted`.
+fn path_ends_with(
+    sections: &[Section],
+    parents: &[Option<usize>],
+    at: usize,
+    wanted: &str,
+) -> bool {
+    let mut rest = wanted;
+    let mut current = Some(at);
+    while let Some(at) = current {
+        let title = sections[at].title.as_str();
+        if rest == title {
+            return true;
+        }
+        match rest
+            .strip_suffix(title)
+            .and_then(|head| head.strip_suffix('/'))
+        {
+            Some(head) => rest = head,
+            None => return false,
+        }
+        current = parents[at];
+    }
+    false
 }
 
 #[cfg(test)]
@@ -367,6 +426,43 @@ mod tests {
                 first_titled.unwrap_or_else(|| "notes".to_string())
             );
         }
+    }
+
+    #[test]
+    fn a_slash_inside_a_title_is_no_step_of_the_path_and_a_shared_path_is_ambiguous() {
+        let text = "# Input/Output\nintro\n## Read / Write\none\n## Read / Write\ntwo\n# Input\n## Output\nthree\n";
+        let sections = outline(text);
+        let line = |wanted: &str| find(&sections, "section", wanted).map(|s| s.line);
+        let code = |wanted: &str| match find(&sections, "section", wanted) {
+            Err(ToolError::Fail(body)) => Some(body.code),
+            _ => None,
+        };
+        // "Output" is half a title there, a whole one under "Input"
+        assert_eq!(line("Output").ok(), Some(8));
+        assert_eq!(line("Input").ok(), Some(7));
+        assert_eq!(code("Write"), Some(Code::E_NOT_FOUND));
+        assert_eq!(code("Output/Read / Write"), Some(Code::E_NOT_FOUND));
+        // two sections share a full path: only their anchors tell them apart
+        assert_eq!(code("Input/Output"), Some(Code::E_AMBIGUOUS));
+        assert_eq!(code("Input/Output/Read / Write"), Some(Code::E_AMBIGUOUS));
+        assert_eq!(code("Read / Write"), Some(Code::E_AMBIGUOUS));
+        let Err(ToolError::Fail(body)) = find(&sections, "section", "Read / Write") else {
+            panic!("ambiguous");
+        };
+        assert!(
+            body.message.contains("read--write, read--write-1"),
+            "{}",
+            body.message
+        );
+        assert_eq!(
+            body.details
+                .as_ref()
+                .map(|d| d["candidates"][1]["line"].clone()),
+            Some(json!(5))
+        );
+        assert_eq!(line("read--write").ok(), Some(3));
+        assert_eq!(line("read--write-1").ok(), Some(5));
+        assert_eq!(line("inputoutput").ok(), Some(1));
     }
 
     #[test]

@@ -859,6 +859,100 @@ async fn bad_patches_are_refused_whole_naming_the_operation() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_section_is_named_title_by_title_and_a_patch_leaves_the_headings_around_it() {
+    let server = TestServer::start().await;
+    let text =
+        "# Input/Output\nintro\n## Read / Write\none\n## Read / Write\ntwo\n\nNext\n====\nlast\n";
+    create(&server, "seams.md", text, "seams-1").await;
+    let outline = |body: &Value| -> Vec<String> {
+        let sections = body["data"]["outline"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        sections
+            .iter()
+            .map(|s| s["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (_, body, etag) = read(&server, "docs", "seams.md").await;
+    assert_eq!(
+        outline(&body),
+        ["Input/Output", "Read / Write", "Read / Write", "Next"]
+    );
+    let append_to = |section: &str| json!({"operations": [{"op": "append_to_section", "section": section, "content": "added"}]});
+
+    // half a title names nothing; a path two sections share names neither
+    let (status, body) = patch(
+        &server,
+        "seams.md",
+        etag.as_deref(),
+        None,
+        append_to("Output"),
+    )
+    .await;
+    assert_eq!(
+        (status, error_of(&body)["code"].as_str()),
+        (400, Some("E_ARGUMENT")),
+        "{body}"
+    );
+    let (status, body) = patch(
+        &server,
+        "seams.md",
+        etag.as_deref(),
+        None,
+        append_to("Input/Output/Read / Write"),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let error = error_of(&body);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("read--write, read--write-1"),
+        "{body}"
+    );
+    assert_eq!(error["details"]["index"], 0, "{body}");
+    assert_eq!(
+        error["details"]["candidates"][1]["anchor"], "read--write-1",
+        "{body}"
+    );
+    assert_eq!(on_disk(&server, "seams.md"), text, "nothing written");
+
+    // the second one by its anchor: the line lands above "Next", which keeps its title
+    let (status, body) = patch(
+        &server,
+        "seams.md",
+        etag.as_deref(),
+        Some("seams-2"),
+        append_to("read--write-1"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (_, body, etag) = read(&server, "docs", "seams.md").await;
+    assert_eq!(
+        outline(&body),
+        ["Input/Output", "Read / Write", "Read / Write", "Next"]
+    );
+    assert!(on_disk(&server, "seams.md").contains("two\n\nadded\n\nNext\n===="));
+
+    // a fence opened and left open would swallow "Next": refused, naming the operation
+    let fence = json!({"operations": [
+        {"op": "append", "content": "fine"},
+        {"op": "append_to_section", "section": "read--write", "content": "```\ncode"}
+    ]});
+    let (status, body) = patch(&server, "seams.md", etag.as_deref(), None, fence).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        error_of(&body)["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("operations[1]: content:"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_committed_write_whose_file_the_disk_no_longer_explains_is_unknown() {
     let server = TestServer::start().await;
     create(&server, "a.md", "# A\n", "u-1").await;
