@@ -213,8 +213,8 @@ fn unique_slug(title: &str, seen: &mut HashMap<String, usize>) -> String {
     slug
 }
 
-/// The section `wanted` names: the one section with that full heading
-/// path, else the section with that anchor (a leading `#` ignored), else the
+/// The section `wanted` names (leading `#`s ignored): the one section with
+/// that full heading path, else the section with that anchor, else the
 /// one section a tail of whose path it is (its title alone, `Setup/Install`,
 /// ...). A tail is matched title by title, so `Output` does not name a
 /// heading `Input/Output`; a name several sections fit is refused with their
@@ -224,7 +224,8 @@ pub fn find<'a>(
     field: &str,
     wanted: &str,
 ) -> Result<&'a Section, ToolError> {
-    let wanted = wanted.trim().trim_start_matches('#');
+    // an anchor as a link writes it (`#install`), a heading as Markdown does (`## Install`)
+    let wanted = wanted.trim().trim_start_matches('#').trim_start();
     let full: Vec<&Section> = sections.iter().filter(|s| s.path == wanted).collect();
     if let [one] = full.as_slice() {
         return Ok(one);
@@ -440,6 +441,7 @@ mod tests {
         // "Output" is half a title there, a whole one under "Input"
         assert_eq!(line("Output").ok(), Some(8));
         assert_eq!(line("Input").ok(), Some(7));
+        assert_eq!(line("# Input").ok(), Some(7), "a heading line as written");
         assert_eq!(code("Write"), Some(Code::E_NOT_FOUND));
         assert_eq!(code("Output/Read / Write"), Some(Code::E_NOT_FOUND));
         // two sections share a full path: only their anchors tell them apart
