@@ -25,6 +25,9 @@
  *               synced beside the log, linked under a temporary name,
  *               renamed; folder fsync (nothing left in the folder between
  *               writes)
+ *   unnamed-ahead: the same, its first block written and synced earlier
+ *               (a spare made ahead, the content written over it and cut
+ *               to length)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -124,8 +127,8 @@ static int by_value(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-enum { HUB, SEQUENTIAL, LOG_FIRST, SPARE, SPARE_AWAY, UNNAMED, ORDERS };
-static const char *names[ORDERS] = {"hub", "sequential", "log-first", "spare", "spare-away", "unnamed"};
+enum { HUB, SEQUENTIAL, LOG_FIRST, SPARE, SPARE_AWAY, UNNAMED, UNNAMED_AHEAD, ORDERS };
+static const char *names[ORDERS] = {"hub", "sequential", "log-first", "spare", "spare-away", "unnamed", "unnamed-ahead"};
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -154,6 +157,12 @@ int main(int argc, char **argv) {
             if (k == SPARE) fd = created_and_synced(folder, ".doc.tmp");
             if (k == SPARE_AWAY) fd = created_and_synced(spares, "spare");
             if (k == UNNAMED && (fd = openat(folder, ".", O_TMPFILE | O_WRONLY, 0644)) < 0) return 1;
+            if (k == UNNAMED_AHEAD) {
+                static char block[4096];
+                fd = openat(folder, ".", O_TMPFILE | O_WRONLY, 0644);
+                if (fd < 0 || write(fd, block, sizeof block) < 0) return 1;
+                fsync(fd);
+            }
             double started = now_us();
             switch (k) {
             case HUB:
@@ -185,8 +194,10 @@ int main(int argc, char **argv) {
                 renameat(spares, "spare", folder, "doc.md");
                 fsync(folder);
                 break;
+            case UNNAMED_AHEAD:
             case UNNAMED: {
                 if (pwrite(fd, content, sizeof content, 0) < 0) return 1;
+                if (k == UNNAMED_AHEAD && ftruncate(fd, sizeof content) < 0) return 1;
                 sync_beside_the_log(fd, pages);
                 /* linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; through /proc it does not */
                 char by_proc[64];
