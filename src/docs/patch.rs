@@ -1,5 +1,7 @@
 //! Patch operations: pure functions from a document's text to its next text,
-//! applied all or nothing (a failing operation names its index).
+//! applied all or nothing (a failing operation names its index). An
+//! operation that places text (section operations, append, prepend) leaves
+//! every heading outside its change as it was.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
