@@ -169,8 +169,10 @@ fn apply_one(
     operation: &Operation,
     outline_of: &dyn Fn(&str) -> Arc<[Section]>,
 ) -> Result<Outlined, ToolError> {
-    let outline = outline_of(text);
-    let found = |name: &str| section(&outline, name);
+    // parsed only by the operations that place text, when first needed
+    let parsed = std::cell::OnceCell::new();
+    let outline = || parsed.get_or_init(|| outline_of(text));
+    let found = |name: &str| section(outline(), name);
     let splice = match operation {
         Operation::ReplaceSection {
             section: name,
@@ -204,7 +206,7 @@ fn apply_one(
         } => {
             let found = found(name)?;
             let at = match operation {
-                Operation::AppendToSection { .. } => body_end(&outline, found),
+                Operation::AppendToSection { .. } => body_end(outline(), found),
                 _ => found.end,
             };
             Splice {
@@ -255,7 +257,7 @@ fn apply_one(
         }
         Operation::ReplaceAll { content } => return Ok((content.clone(), None)),
     };
-    let (applied, outlined) = keeping_the_outline_around(text, &outline, splice)?;
+    let (applied, outlined) = keeping_the_outline_around(text, outline(), splice)?;
     Ok((applied, Some(outlined.into())))
 }
 
@@ -398,6 +400,19 @@ mod tests {
         // the second reads the outline the first one made of its result
         assert_eq!(asked.len(), 1, "{asked:?}");
         assert!(asked[0].0, "the first operation was handed a copy");
+        // text replacements address no section: they parse nothing
+        let replacing = [Operation::ReplaceText {
+            find: "intro".into(),
+            replace: "preface".into(),
+            expected_count: 1,
+        }];
+        let parses = std::cell::Cell::new(0);
+        let counted = |text: &str| -> Arc<[Section]> {
+            parses.set(parses.get() + 1);
+            sections::outline(text).into()
+        };
+        assert!(apply_outlined(&doc, &replacing, &counted).is_ok());
+        assert_eq!(parses.get(), 0);
     }
 
     #[test]
