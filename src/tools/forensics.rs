@@ -1,8 +1,9 @@
 //! The server-side half of a failure: one line per failed call in
 //! `$COS_STATE_DIR/.mcp.log`, with enough identity to attribute it when several
-//! hub processes share the file. System failures are `level=error`; a
-//! refusal of the caller's request (bad input, unknown id, conflict) is
-//! `level=info`. The file rotates by size: past `MAX_LOG_BYTES` it becomes
+//! hub processes share the file. System failures are `level=error`, or
+//! `level=warn` when they are transient (a busy database clears by itself, and
+//! the caller is told to try again); a refusal of the caller's request (bad
+//! input, unknown id, conflict) is `level=info`. The file rotates by size: past `MAX_LOG_BYTES` it becomes
 //! `.mcp.log.1` (and `.1` becomes `.2`, ...), keeping `KEPT_LOGS` old files.
 
 use super::ToolError;
@@ -24,10 +25,14 @@ pub fn new_error_id() -> String {
 /// a log that cannot be written is reported on stderr through tracing instead.
 pub fn record(state_dir: &Path, tool: &str, error_id: &str, error: &ToolError) {
     let line = forensic_line(tool, error_id, error);
-    if error.is_system() {
-        tracing::error!(target: "cos::tools", tool, error_id, chain = %error.chain(), "tool failed");
-    } else {
-        tracing::debug!(target: "cos::tools", tool, error_id, "tool refused: {}", error);
+    match level(error) {
+        "error" => {
+            tracing::error!(target: "cos::tools", tool, error_id, chain = %error.chain(), "tool failed")
+        }
+        "warn" => {
+            tracing::warn!(target: "cos::tools", tool, error_id, chain = %error.chain(), "tool failed for now; a retry may succeed")
+        }
+        _ => tracing::debug!(target: "cos::tools", tool, error_id, "tool refused: {}", error),
     }
     if let Err(io_error) = append(&state_dir.join(LOG_FILE), &line, MAX_LOG_BYTES) {
         tracing::warn!(target: "cos::tools", %io_error, "could not append to the forensic log");
@@ -60,9 +65,17 @@ fn rotate(path: &Path) {
     let _ = std::fs::rename(path, numbered(1));
 }
 
+fn level(error: &ToolError) -> &'static str {
+    match (error.is_system(), error.category()) {
+        (false, _) => "info",
+        (true, crate::envelope::Category::Transient) => "warn",
+        (true, _) => "error",
+    }
+}
+
 fn forensic_line(tool: &str, error_id: &str, error: &ToolError) -> String {
     let thread = std::thread::current();
-    let level = if error.is_system() { "error" } else { "info" };
+    let level = level(error);
     let mut line = format!(
         "{} level={level} tool={tool} error_id={error_id} category={} pid={} thread={:?} chain={:?}",
         humantime::format_rfc3339_millis(std::time::SystemTime::now()),
@@ -110,10 +123,12 @@ mod tests {
     }
 
     #[test]
-    fn refusals_are_info_and_failures_error() {
+    fn refusals_are_info_transient_failures_warn_and_other_failures_error() {
         let refused = ToolError::invalid("title", "1 to 200 characters");
         assert!(forensic_line("cos_task_create", "id1", &refused).contains(" level=info "));
         let failed = ToolError::internal("reading", std::io::Error::other("disk"));
         assert!(forensic_line("cos_task_create", "id2", &failed).contains(" level=error "));
+        let timed_out = ToolError::io("reading", std::io::ErrorKind::TimedOut.into());
+        assert!(forensic_line("cos_search_index", "id3", &timed_out).contains(" level=warn "));
     }
 }
