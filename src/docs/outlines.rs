@@ -4,8 +4,9 @@
 //! page for a 27 MB document of 20,000 sections. Kept only for texts the
 //! parse is slow for, a few at a time, within a weight; a changed document
 //! has another hash, so nothing here goes stale. Callers asking for one
-//! outline at once wait for one parse, and a write parses its new text's
-//! outline ahead on a thread of its own (`warm`), for the call that follows.
+//! outline at once wait for one parse, and a write keeps the outline its
+//! patch parsed (`keep`) or parses its new text's outline ahead on a thread
+//! of its own (`warm`), for the call that follows.
 //!
 //! Owns the kept outlines only; knows nothing of mounts, files or the store.
 
@@ -44,6 +45,18 @@ pub fn outline(hash: &str, text: &str) -> Arc<[Section]> {
     let outline = cell.get_or_init(|| parse(hash, text)).clone();
     settle(&cell, &outline);
     outline
+}
+
+/// Keeps `outline`, already parsed from a text of `len` bytes whose content
+/// hash is `hash` (a patch's check parses its result), so that the call after
+/// the write finds it without parsing again.
+pub fn keep(hash: &str, len: usize, outline: Arc<[Section]>) {
+    if len < WORTH_KEEPING {
+        return;
+    }
+    let cell = cell_for(hash);
+    let kept = cell.get_or_init(|| outline).clone();
+    settle(&cell, &kept);
 }
 
 /// Parses the outline of a large text (its `bytes`, content hash `hash`) on
@@ -231,6 +244,22 @@ mod tests {
         warm(&latin_hash, &latin);
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert_eq!(parses_of(&small_hash) + parses_of(&latin_hash), 0);
+        assert!(!lock().iter().any(|kept| kept.hash == small_hash));
+    }
+
+    #[test]
+    fn an_outline_handed_over_is_kept_for_a_large_text_and_never_parsed_again() {
+        let _turn = turn();
+        let text = large(900, "Handed");
+        let hash = crate::docs::chain::content_hash(text.as_bytes());
+        let parsed: Arc<[Section]> = sections::outline(&text).into();
+        keep(&hash, text.len(), parsed.clone());
+        let asked = outline(&hash, &text);
+        assert!(Arc::ptr_eq(&asked, &parsed), "not the outline handed over");
+        assert_eq!(parses_of(&hash), 0, "parsed again when asked for");
+        let small = "# Small\n";
+        let small_hash = crate::docs::chain::content_hash(small.as_bytes());
+        keep(&small_hash, small.len(), sections::outline(small).into());
         assert!(!lock().iter().any(|kept| kept.hash == small_hash));
     }
 

@@ -77,18 +77,19 @@ fn failed(index: usize, message: String, details: Option<Value>) -> ToolError {
 
 /// Applies every operation in order to `text`.
 pub fn apply(text: &str, operations: &[Operation]) -> Result<String, ToolError> {
-    apply_outlined(text, operations, &|text| sections::outline(text).into())
+    apply_outlined(text, operations, &|text| sections::outline(text).into()).map(|(text, _)| text)
 }
 
 /// Like [`apply`], with the outline of each text an operation addresses
 /// taken from `outline_of` (a writer passes one that keeps large documents'
 /// outlines, so a patch right after a read does not parse the text again).
-/// The first operation's text is `text` itself, the same slice.
+/// The first operation's text is `text` itself, the same slice. Answers the
+/// new text and, when the last operation had to parse it, its outline.
 pub fn apply_outlined(
     text: &str,
     operations: &[Operation],
     outline_of: &dyn Fn(&str) -> Arc<[Section]>,
-) -> Result<String, ToolError> {
+) -> Result<Outlined, ToolError> {
     if operations.is_empty() {
         return Err(ToolError::invalid("operations", "at least one operation"));
     }
@@ -112,7 +113,7 @@ pub fn apply_outlined(
         text = std::borrow::Cow::Owned(applied);
         known = outlined;
     }
-    Ok(text.into_owned())
+    Ok((text.into_owned(), known))
 }
 
 /// `content` ending in a line break, so what follows starts on its own
@@ -160,7 +161,7 @@ struct Splice {
 }
 
 /// A text and, when known, its outline.
-type Outlined = (String, Option<Arc<[Section]>>);
+pub type Outlined = (String, Option<Arc<[Section]>>);
 
 /// The text after `operation`, and its outline when the operation had to
 /// parse it anyway.
@@ -394,8 +395,10 @@ mod tests {
             content: content.into(),
         };
         let operations = [section("Setup", "one"), section("Use", "two")];
-        let out = apply_outlined(&doc, &operations, &outline_of).unwrap();
+        let (out, outline) = apply_outlined(&doc, &operations, &outline_of).unwrap();
         assert_eq!(out, apply(DOC, &operations).unwrap());
+        // the result's outline, parsed by the last operation, is handed back
+        assert_eq!(outline.as_deref(), Some(sections::outline(&out).as_slice()));
         let asked = asked.into_inner();
         // the second reads the outline the first one made of its result
         assert_eq!(asked.len(), 1, "{asked:?}");
@@ -411,8 +414,12 @@ mod tests {
             parses.set(parses.get() + 1);
             sections::outline(text).into()
         };
-        assert!(apply_outlined(&doc, &replacing, &counted).is_ok());
+        let (_, outline) = apply_outlined(&doc, &replacing, &counted).unwrap();
         assert_eq!(parses.get(), 0);
+        assert!(
+            outline.is_none(),
+            "nothing parsed, so no outline to hand back"
+        );
     }
 
     #[test]

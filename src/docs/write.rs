@@ -306,7 +306,7 @@ fn plan(
                 ));
             }
             check_size(content.len())?;
-            temp_plan(dir, intent, content.clone().into_bytes(), next_rev)
+            temp_plan(dir, intent, content.clone().into_bytes(), None, next_rev)
         }
         Change::Patch { base, operations } => {
             let (row, bytes) = require_base(store, intent, current, base)?;
@@ -321,9 +321,9 @@ fn plan(
                     sections::outline(addressed).into()
                 }
             };
-            let patched = patch::apply_outlined(text, operations, &outline_of)?;
+            let (patched, outline) = patch::apply_outlined(text, operations, &outline_of)?;
             check_size(patched.len())?;
-            temp_plan(dir, intent, patched.into_bytes(), next_rev)
+            temp_plan(dir, intent, patched.into_bytes(), outline, next_rev)
         }
         Change::Delete { base } => {
             let (row, _) = require_base(store, intent, current, base)?;
@@ -384,13 +384,24 @@ fn plan(
     }
 }
 
-fn temp_plan(dir: &MountDir, intent: &Intent, bytes: Vec<u8>, rev: i64) -> Result<Plan, ToolError> {
+/// Writes the new content to a temporary file. `outline` is the content's
+/// outline when the patch already parsed it.
+fn temp_plan(
+    dir: &MountDir,
+    intent: &Intent,
+    bytes: Vec<u8>,
+    outline: Option<std::sync::Arc<[sections::Section]>>,
+    rev: i64,
+) -> Result<Plan, ToolError> {
     let (temp, stat, unsynced) = dir.write_temp(&intent.path, &bytes)?;
     let hash = content_hash(&bytes);
     let title = sections::title_of(&String::from_utf8_lossy(&bytes), intent.path.file_name());
     // whatever comes next to a large document (a read, a page, the next
-    // patch) needs the new text's outline: parsed meanwhile
-    outlines::warm(&hash, &bytes);
+    // patch) needs the new text's outline: kept, or parsed meanwhile
+    match outline {
+        Some(outline) => outlines::keep(&hash, bytes.len(), outline),
+        None => outlines::warm(&hash, &bytes),
+    }
     Ok(Plan {
         after: DocRow {
             rev,
