@@ -163,7 +163,19 @@ pub fn index(
         );
     }
     let mut summary = if known.is_empty() || !same_rules {
-        cold_index(store, root, &candidates, &libraries, &rules_now, on_file)?
+        let commits = match rules {
+            Some(_) => Commits::Once,
+            None => Commits::InParts,
+        };
+        cold_index(
+            store,
+            root,
+            &candidates,
+            &libraries,
+            &rules_now,
+            commits,
+            on_file,
+        )?
     } else {
         update_index(store, root, &candidates, &libraries, &known, on_file)?
     };
@@ -271,14 +283,35 @@ impl Tally {
     }
 }
 
-/// A first index: files are written while the others are still being parsed
-/// (a bounded channel keeps memory flat), then everything is resolved once.
+/// How a cold index holds the database's one write lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Commits {
+    /// One transaction: readers keep the complete graph of the old rules
+    /// until the new one is whole.
+    Once,
+    /// A transaction for each batch of files and each closing stage, so
+    /// that other writers (a patched document, a moved task) get their turn
+    /// between them instead of waiting out the whole run (seconds on a large
+    /// repository, past their wait for the lock). Only for a graph never
+    /// completed (no rules recorded): there is no whole graph to hide
+    /// meanwhile, and the rules, recorded last, tell a run after a crash to
+    /// start over.
+    InParts,
+}
+
+/// Files written in one transaction at most, when committing in parts.
+const FILES_PER_PART: usize = 64;
+
+/// A first index, or one under new rules: files are written while the
+/// others are still being parsed (a bounded channel keeps memory flat), then
+/// everything is resolved once.
 fn cold_index(
     store: &Store,
     root: &Path,
     candidates: &[(String, Language)],
     libraries: &Libraries,
     rules: &str,
+    commits: Commits,
     on_file: &(dyn Fn() + Sync),
 ) -> Result<IndexSummary, StoreError> {
     let nothing_known = HashMap::new();
@@ -294,49 +327,157 @@ fn cold_index(
                     let _ = sender.send(outcome);
                 });
         });
-        store.write(move |tx| -> Result<IndexSummary, StoreError> {
-            // owned here, so a failed write hangs up and the parsers stop waiting
-            let receiver = receiver;
-            let mut tally = Tally::default();
-            let mut run = || -> rusqlite::Result<()> {
-                let mut stages = Stages::start();
-                // no files means no nodes but folders and externals, or else a
-                // graph built under other rules: clear it all while the indexes
-                // that make deleting cheap are still there
-                tx.execute("DELETE FROM graph_nodes", [])?;
-                tx.execute("DELETE FROM graph_files", [])?;
-                tx.execute(
-                    "INSERT INTO graph_meta(key, value) VALUES ('rules', ?1)
-                     ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    [rules],
-                )?;
-                track_new_nodes(tx)?;
-                let deferred = defer_indexes(tx)?;
-                let mut references = Vec::new();
-                for outcome in receiver.iter() {
-                    if let Some(parsed) = tally.add(outcome) {
-                        write_file(tx, &parsed, Some(&mut references))?;
-                    }
-                }
-                stages.lap("parse and write files");
-                FolderChanges::between(tx, &tally.present)?.apply(tx)?;
-                link_files(tx, tally.present.iter().map(String::as_str))?;
-                stages.lap("folders");
-                // the graph was empty: no resolver edges or external nodes to clear
-                resolve::resolve(tx, references, Reach::Everything)?;
-                stages.lap("resolve");
-                for sql in &deferred {
-                    tx.execute_batch(sql)?;
-                }
-                stages.lap("build indexes");
-                index_new_nodes(tx)?;
-                stages.lap("full-text index");
-                bump_revision(tx)
-            };
-            run().map_err(|error| StoreError::on(tx, error))?;
-            Ok(tally.summary)
-        })
+        // the receiver is moved into the writing side, so a failed write
+        // hangs up and the parsers stop waiting
+        match commits {
+            Commits::Once => cold_index_at_once(store, receiver, rules),
+            Commits::InParts => cold_index_in_parts(store, receiver, rules),
+        }
     })
+}
+
+fn cold_index_at_once(
+    store: &Store,
+    receiver: std::sync::mpsc::Receiver<Seen>,
+    rules: &str,
+) -> Result<IndexSummary, StoreError> {
+    store.write(move |tx| -> Result<IndexSummary, StoreError> {
+        let receiver = receiver;
+        let mut tally = Tally::default();
+        let mut run = || -> rusqlite::Result<()> {
+            let mut stages = Stages::start();
+            let deferred = start_over(tx)?;
+            let mut references = Vec::new();
+            for outcome in receiver.iter() {
+                if let Some(parsed) = tally.add(outcome) {
+                    write_file(tx, &parsed, Some(&mut references))?;
+                }
+            }
+            stages.lap("parse and write files");
+            link_and_resolve(tx, &tally, references, &mut stages)?;
+            build_deferred_indexes(tx, &deferred)?;
+            stages.lap("build indexes");
+            index_new_nodes(tx)?;
+            stages.lap("full-text index");
+            complete(tx, rules)
+        };
+        run().map_err(|error| StoreError::on(tx, error))?;
+        Ok(tally.summary)
+    })
+}
+
+fn cold_index_in_parts(
+    store: &Store,
+    receiver: std::sync::mpsc::Receiver<Seen>,
+    rules: &str,
+) -> Result<IndexSummary, StoreError> {
+    // one connection throughout: the tracking of new nodes lives on it
+    let writer = store.writer()?;
+    let written = write_in_parts(&writer, receiver, rules);
+    if written.is_err() {
+        // the connection goes back to the pool: no trigger of this run on it
+        let _ = writer.write(|tx| stop_tracking_new_nodes(tx).map_err(|e| StoreError::on(tx, e)));
+    }
+    written
+}
+
+fn write_in_parts(
+    writer: &crate::store::Writer,
+    receiver: std::sync::mpsc::Receiver<Seen>,
+    rules: &str,
+) -> Result<IndexSummary, StoreError> {
+    let in_part = |part: &mut dyn FnMut(&Connection) -> rusqlite::Result<()>| {
+        writer.write(|tx| {
+            // every node committed is in the full-text index, so a run after
+            // a crash can delete it (the delete trigger expects it there)
+            part(tx)
+                .and_then(|()| take_new_nodes_into_fts(tx))
+                .map_err(|error| StoreError::on(tx, error))
+        })
+    };
+    let mut stages = Stages::start();
+    let mut deferred = Vec::new();
+    in_part(&mut |tx| {
+        deferred = start_over(tx)?;
+        Ok(())
+    })?;
+    let mut tally = Tally::default();
+    let mut references = Vec::new();
+    // waits for the parsers outside any transaction, then writes what is ready
+    while let Ok(first) = receiver.recv() {
+        let mut batch: Vec<Seen> = std::iter::once(first)
+            .chain(receiver.try_iter().take(FILES_PER_PART - 1))
+            .collect();
+        in_part(&mut |tx| {
+            for outcome in batch.drain(..) {
+                if let Some(parsed) = tally.add(outcome) {
+                    write_file(tx, &parsed, Some(&mut references))?;
+                }
+            }
+            Ok(())
+        })?;
+    }
+    stages.lap("parse and write files");
+    let mut references = Some(references);
+    in_part(&mut |tx| {
+        link_and_resolve(
+            tx,
+            &tally,
+            references.take().unwrap_or_default(),
+            &mut stages,
+        )
+    })?;
+    in_part(&mut |tx| build_deferred_indexes(tx, &deferred))?;
+    stages.lap("build indexes");
+    in_part(&mut |tx| {
+        index_new_nodes(tx)?;
+        complete(tx, rules)
+    })?;
+    stages.lap("full-text index");
+    Ok(tally.summary)
+}
+
+/// Clears the graph and its rules (a run that stops before `complete` leaves
+/// none, so the next one starts over), and drops the bulk tables' secondary
+/// indexes for `build_deferred_indexes`: their statements, which it answers.
+fn start_over(tx: &Connection) -> rusqlite::Result<Vec<Deferred>> {
+    // a run that stopped midway dropped them: deleting needs them back
+    let dropped_before = deferred_indexes(tx)?;
+    build_deferred_indexes(tx, &dropped_before)?;
+    // no files means no nodes but folders and externals, or else a graph
+    // built under other rules: clear it all while the indexes that make
+    // deleting cheap are still there
+    tx.execute("DELETE FROM graph_nodes", [])?;
+    tx.execute("DELETE FROM graph_files", [])?;
+    tx.execute("DELETE FROM graph_meta WHERE key = 'rules'", [])?;
+    track_new_nodes(tx)?;
+    defer_indexes(tx)
+}
+
+/// Folders, files hung under them, and every reference resolved.
+fn link_and_resolve(
+    tx: &Connection,
+    tally: &Tally,
+    references: Vec<Reference>,
+    stages: &mut Stages,
+) -> rusqlite::Result<()> {
+    FolderChanges::between(tx, &tally.present)?.apply(tx)?;
+    link_files(tx, tally.present.iter().map(String::as_str))?;
+    stages.lap("folders");
+    // the graph was empty: no resolver edges or external nodes to clear
+    resolve::resolve(tx, references, Reach::Everything)?;
+    stages.lap("resolve");
+    Ok(())
+}
+
+/// Records the rules the graph was built under: the graph is whole.
+fn complete(tx: &Connection, rules: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO graph_meta(key, value) VALUES ('rules', ?1)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [rules],
+    )?;
+    bump_revision(tx)
 }
 
 /// A later index: parse what changed, then rewrite it in one transaction and
@@ -420,9 +561,11 @@ const BULK_TABLES: &str = "('graph_nodes', 'graph_edges', 'graph_references')";
 /// Drops the secondary indexes of `BULK_TABLES` and returns the statements
 /// that build them again: building an index once from sorted rows is several
 /// times cheaper than inserting every row into it at random. Only for a graph
-/// with no nodes: a delete without its index would scan the table.
-fn defer_indexes(tx: &Connection) -> rusqlite::Result<Vec<String>> {
-    let indexes: Vec<(String, String)> = {
+/// with no nodes: a delete without its index would scan the table. The
+/// statements are kept in `graph_meta` until built again, so that a run
+/// that stopped in between (committing in parts) is finished by the next.
+fn defer_indexes(tx: &Connection) -> rusqlite::Result<Vec<Deferred>> {
+    let indexes: Vec<Deferred> = {
         let mut statement = tx.prepare(&format!(
             "SELECT name, sql FROM sqlite_master
              WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN {BULK_TABLES}"
@@ -430,10 +573,47 @@ fn defer_indexes(tx: &Connection) -> rusqlite::Result<Vec<String>> {
         let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
         rows.collect::<rusqlite::Result<_>>()?
     };
+    tx.execute(
+        "INSERT INTO graph_meta(key, value) VALUES ('deferred_indexes', ?1)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [serde_json::json!(indexes).to_string()],
+    )?;
     for (name, _) in &indexes {
         tx.execute_batch(&format!("DROP INDEX \"{name}\""))?;
     }
-    Ok(indexes.into_iter().map(|(_, sql)| sql).collect())
+    Ok(indexes)
+}
+
+/// An index dropped for a bulk write: its name and the statement that makes it.
+type Deferred = (String, String);
+
+/// The indexes a run dropped and has not built again (none unless a run
+/// committing in parts stopped midway).
+fn deferred_indexes(tx: &Connection) -> rusqlite::Result<Vec<Deferred>> {
+    let recorded: Option<String> = tx
+        .query_row(
+            "SELECT value FROM graph_meta WHERE key = 'deferred_indexes'",
+            [],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(recorded
+        .and_then(|value| serde_json::from_str(&value).ok())
+        .unwrap_or_default())
+}
+
+/// Builds the indexes `defer_indexes` dropped, each unless it is there
+/// (say a migration made it again after a run stopped midway).
+fn build_deferred_indexes(tx: &Connection, indexes: &[Deferred]) -> rusqlite::Result<()> {
+    let mut exists =
+        tx.prepare_cached("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1")?;
+    for (name, sql) in indexes {
+        if exists.query_row([name], |row| row.get::<_, i64>(0))? == 0 {
+            tx.execute_batch(sql)?;
+        }
+    }
+    tx.execute("DELETE FROM graph_meta WHERE key = 'deferred_indexes'", [])?;
+    Ok(())
 }
 
 /// Nodes inserted by this run, for `index_new_nodes`. The permanent delete
@@ -480,12 +660,21 @@ pub fn revision(connection: &Connection) -> rusqlite::Result<i64> {
 
 /// Adds the run's new nodes to the full-text index in one statement.
 fn index_new_nodes(tx: &Connection) -> rusqlite::Result<()> {
+    take_new_nodes_into_fts(tx)?;
+    stop_tracking_new_nodes(tx)
+}
+
+/// Adds the nodes inserted since the last call to the full-text index.
+fn take_new_nodes_into_fts(tx: &Connection) -> rusqlite::Result<()> {
     tx.execute_batch(
         "INSERT INTO graph_nodes_fts(rowid, label, uid)
              SELECT n.id, n.label, n.uid FROM temp.new_nodes f JOIN graph_nodes n ON n.id = f.id;
-         DELETE FROM temp.new_nodes;
-         DROP TRIGGER IF EXISTS temp.track_new_graph_nodes;",
+         DELETE FROM temp.new_nodes;",
     )
+}
+
+fn stop_tracking_new_nodes(tx: &Connection) -> rusqlite::Result<()> {
+    tx.execute_batch("DROP TRIGGER IF EXISTS temp.track_new_graph_nodes;")
 }
 
 /// Logs how long each stage of a run took (`RUST_LOG=cos_hub::graph=debug`).
@@ -1058,6 +1247,191 @@ mod tests {
         let counted = kinds_counted(&connection, "SELECT kind FROM things").unwrap();
         assert_eq!(counted, grouped);
         assert_eq!(counted["calls"], 3);
+    }
+
+    fn python_repo(files: usize) -> tempfile::TempDir {
+        let repo = tempfile::tempdir().unwrap();
+        for n in 0..files {
+            std::fs::write(
+                repo.path().join(format!("module_{n}.py")),
+                format!("def handler_{n}():\n    return helper_{}()\n\ndef helper_{n}():\n    return {n}\n", (n + 1) % files),
+            )
+            .unwrap();
+        }
+        repo
+    }
+
+    fn count(store: &Store, sql: &str) -> i64 {
+        store
+            .read(|c| c.query_row(sql, [], |row| row.get(0)))
+            .unwrap()
+    }
+
+    const DEFERRABLE: &str = "SELECT count(*) FROM sqlite_master
+         WHERE type = 'index' AND sql IS NOT NULL
+         AND tbl_name IN ('graph_nodes', 'graph_edges', 'graph_references')";
+
+    /// Every node in the full-text index and nothing else (FTS5's own check
+    /// against its content table).
+    fn full_text_index_agrees(store: &Store) {
+        store
+            .read(|c| {
+                c.execute(
+                    "INSERT INTO graph_nodes_fts(graph_nodes_fts, rank) VALUES ('integrity-check', 1)",
+                    [],
+                )
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_first_index_lets_other_writers_in_between_its_parts() {
+        const FILES: usize = 300;
+        let repo = python_repo(FILES);
+        let hub = crate::hub::on_repo_for_tests(repo.path());
+        let store = &hub.state().store;
+        let parsed = std::sync::atomic::AtomicUsize::new(0);
+        let seen_by_the_other_writer = Mutex::new(None);
+        // midway, a writer with its own connection (a patched document,
+        // say) writes while this parser waits for it: it sees the files
+        // committed so far, or, were the run one transaction, waits it out
+        let on_file = || {
+            // late enough that a part was committed, however many parsers
+            // (up to 64) are between parsing a file and handing it over
+            if parsed.fetch_add(1, std::sync::atomic::Ordering::SeqCst) != FILES * 2 / 3 {
+                return;
+            }
+            let other = Connection::open(store.path()).unwrap();
+            other
+                .busy_timeout(std::time::Duration::from_secs(10))
+                .unwrap();
+            let files_then = other
+                .execute_batch("BEGIN IMMEDIATE")
+                .and_then(|()| {
+                    other.query_row("SELECT count(*) FROM graph_files", [], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                })
+                .and_then(|files| {
+                    // every node committed so far is in the full-text
+                    // index, so a run after a crash here could delete them
+                    other
+                        .execute_batch(
+                            "INSERT INTO graph_nodes_fts(graph_nodes_fts, rank) VALUES ('integrity-check', 1);
+                             COMMIT",
+                        )
+                        .map(|()| files)
+                });
+            *seen_by_the_other_writer.lock().unwrap() = Some(files_then);
+        };
+        let summary = index(store, repo.path(), &|_| {}, &on_file).unwrap();
+        assert_eq!(summary.files, FILES as u64);
+        let files_then = seen_by_the_other_writer.lock().unwrap().take();
+        let files_then = files_then
+            .expect("the other writer ran")
+            .expect("the other writer got its turn");
+        assert!(
+            files_then > 0 && files_then < FILES as i64,
+            "the other writer saw {files_then} of {FILES} files: not between two parts"
+        );
+        // the graph is whole all the same
+        assert!(count(store, "SELECT count(*) FROM graph_meta WHERE key = 'rules'") == 1);
+        assert!(count(store, DEFERRABLE) > 0);
+        assert_eq!(
+            count(
+                store,
+                "SELECT count(*) FROM graph_meta WHERE key = 'deferred_indexes'"
+            ),
+            0
+        );
+        full_text_index_agrees(store);
+    }
+
+    #[test]
+    fn a_first_index_that_stopped_midway_is_done_over_by_the_next() {
+        let repo = python_repo(40);
+        let hub = crate::hub::on_repo_for_tests(repo.path());
+        let store = &hub.state().store;
+        let indexes = count(store, DEFERRABLE);
+        assert!(indexes > 0);
+        // what a run committing in parts leaves when it stops after a few:
+        // the graph cleared, its indexes dropped, some files written
+        let (candidates, manifests) = walk(repo.path());
+        let libraries = Libraries::read(repo.path(), &manifests);
+        store
+            .write(|tx| -> Result<(), StoreError> {
+                let run = || -> rusqlite::Result<()> {
+                    start_over(tx)?;
+                    for (path, language) in candidates.iter().take(10) {
+                        if let Seen::Changed(parsed) = read_and_parse(
+                            repo.path(),
+                            path,
+                            *language,
+                            &libraries,
+                            &HashMap::new(),
+                        ) {
+                            write_file(tx, &parsed, None)?;
+                        }
+                    }
+                    take_new_nodes_into_fts(tx)?;
+                    stop_tracking_new_nodes(tx)
+                };
+                run().map_err(|error| StoreError::on(tx, error))
+            })
+            .unwrap();
+        assert_eq!(count(store, DEFERRABLE), 0);
+        assert_eq!(count(store, "SELECT count(*) FROM graph_files"), 10);
+        assert_eq!(
+            count(store, "SELECT count(*) FROM graph_meta WHERE key = 'rules'"),
+            0
+        );
+
+        let summary = index(store, repo.path(), &|_| {}, &|| {}).unwrap();
+        assert_eq!((summary.files, summary.parsed), (40, 40), "not done over");
+        assert_eq!(
+            count(store, DEFERRABLE),
+            indexes,
+            "the dropped indexes are not back"
+        );
+        assert_eq!(
+            count(
+                store,
+                "SELECT count(*) FROM graph_meta WHERE key = 'deferred_indexes'"
+            ),
+            0
+        );
+        full_text_index_agrees(store);
+        // the same graph as a first index that ran through
+        let elsewhere = python_repo(40);
+        let fresh_hub = crate::hub::on_repo_for_tests(elsewhere.path());
+        let fresh = &fresh_hub.state().store;
+        index(fresh, repo.path(), &|_| {}, &|| {}).unwrap();
+        let uids = |store: &Store| -> Vec<String> {
+            store
+                .read(|c| {
+                    let mut statement = c.prepare("SELECT uid FROM graph_nodes ORDER BY uid")?;
+                    let rows = statement.query_map([], |row| row.get(0))?;
+                    rows.collect()
+                })
+                .unwrap()
+        };
+        assert_eq!(uids(store), uids(fresh));
+        let edges = "SELECT count(*) FROM graph_edges";
+        assert_eq!(count(store, edges), count(fresh, edges));
+        // a run under other rules replaces the graph in one transaction
+        store
+            .write(|tx| {
+                tx.execute(
+                    "UPDATE graph_meta SET value = 'older rules' WHERE key = 'rules'",
+                    [],
+                )
+                .map_err(|error| StoreError::on(tx, error))
+            })
+            .unwrap();
+        index(store, repo.path(), &|_| {}, &|| {}).unwrap();
+        assert_eq!(uids(store), uids(fresh));
+        assert_eq!(count(store, DEFERRABLE), indexes);
+        full_text_index_agrees(store);
     }
 
     #[test]

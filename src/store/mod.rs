@@ -285,6 +285,15 @@ impl Store {
         in_transaction(&connection, "BEGIN IMMEDIATE", write)
     }
 
+    /// One pooled connection held for a run of write transactions: a long
+    /// bulk write done in parts, so other writers get their turn between
+    /// them (each waits for the write lock at most `BUSY_TIMEOUT`), with
+    /// what lives on a connection (temporary tables and triggers) kept from
+    /// part to part.
+    pub fn writer(&self) -> Result<Writer, StoreError> {
+        Ok(Writer(self.pool.get()?))
+    }
+
     /// Like [`Store::write`], committed with `synchronous = FULL`: the commit
     /// is on disk (the WAL synced) before this returns, not only safe from a
     /// process crash. The connection goes back to the pool at NORMAL.
@@ -308,6 +317,19 @@ impl Store {
     /// The schema version of each area in this database.
     pub fn schema_versions(&self) -> Result<std::collections::BTreeMap<String, i64>, StoreError> {
         self.read(migrations::versions)
+    }
+}
+
+/// A connection held by one writer across transactions ([`Store::writer`]).
+pub struct Writer(r2d2::PooledConnection<SqliteConnectionManager>);
+
+impl Writer {
+    /// Runs `write` in a `BEGIN IMMEDIATE` transaction of its own, as [`Store::write`].
+    pub fn write<T, E>(&self, write: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        in_transaction(&self.0, "BEGIN IMMEDIATE", write)
     }
 }
 
