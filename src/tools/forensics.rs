@@ -1,10 +1,11 @@
 //! The server-side half of a failure: one line per failed call in
 //! `$COS_STATE_DIR/.mcp.log`, with enough identity to attribute it when several
 //! hub processes share the file. System failures are `level=error`, or
-//! `level=warn` when they are transient (a busy database clears by itself, and
-//! the caller is told to try again); a refusal of the caller's request (bad
-//! input, unknown id, conflict) is `level=info`. The file rotates by size: past `MAX_LOG_BYTES` it becomes
-//! `.mcp.log.1` (and `.1` becomes `.2`, ...), keeping `KEPT_LOGS` old files.
+//! `level=warn` when they are transient (a busy database clears by itself,
+//! and the caller is told to try again); a refusal of the caller's request
+//! (bad input, unknown id, conflict) is `level=info`. The file rotates by
+//! size: past `MAX_LOG_BYTES` it becomes `.mcp.log.1` (and `.1` becomes
+//! `.2`, ...), keeping `KEPT_LOGS` old files.
 
 use super::ToolError;
 use std::io::Write;
@@ -25,14 +26,16 @@ pub fn new_error_id() -> String {
 /// a log that cannot be written is reported on stderr through tracing instead.
 pub fn record(state_dir: &Path, tool: &str, error_id: &str, error: &ToolError) {
     let line = forensic_line(tool, error_id, error);
-    match level(error) {
-        "error" => {
+    match Level::of(error) {
+        Level::Error => {
             tracing::error!(target: "cos::tools", tool, error_id, chain = %error.chain(), "tool failed")
         }
-        "warn" => {
+        Level::Warn => {
             tracing::warn!(target: "cos::tools", tool, error_id, chain = %error.chain(), "tool failed for now; a retry may succeed")
         }
-        _ => tracing::debug!(target: "cos::tools", tool, error_id, "tool refused: {}", error),
+        Level::Info => {
+            tracing::debug!(target: "cos::tools", tool, error_id, "tool refused: {}", error)
+        }
     }
     if let Err(io_error) = append(&state_dir.join(LOG_FILE), &line, MAX_LOG_BYTES) {
         tracing::warn!(target: "cos::tools", %io_error, "could not append to the forensic log");
@@ -65,17 +68,36 @@ fn rotate(path: &Path) {
     let _ = std::fs::rename(path, numbered(1));
 }
 
-fn level(error: &ToolError) -> &'static str {
-    match (error.is_system(), error.category()) {
-        (false, _) => "info",
-        (true, crate::envelope::Category::Transient) => "warn",
-        (true, _) => "error",
+/// How much a failure should alarm whoever reads the log.
+enum Level {
+    /// The caller's request was refused: nothing is wrong with the hub.
+    Info,
+    /// The hub failed for now (a busy database): a retry may succeed.
+    Warn,
+    Error,
+}
+
+impl Level {
+    fn of(error: &ToolError) -> Level {
+        match (error.is_system(), error.category()) {
+            (false, _) => Level::Info,
+            (true, crate::envelope::Category::Transient) => Level::Warn,
+            (true, _) => Level::Error,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Level::Info => "info",
+            Level::Warn => "warn",
+            Level::Error => "error",
+        }
     }
 }
 
 fn forensic_line(tool: &str, error_id: &str, error: &ToolError) -> String {
     let thread = std::thread::current();
-    let level = level(error);
+    let level = Level::of(error).name();
     let mut line = format!(
         "{} level={level} tool={tool} error_id={error_id} category={} pid={} thread={:?} chain={:?}",
         humantime::format_rfc3339_millis(std::time::SystemTime::now()),
