@@ -407,19 +407,37 @@ pub fn all_paths(c: &Connection) -> Result<Vec<String>, StoreError> {
     })
 }
 
-/// Merges the trigram index into one segment (FTS5's `optimize`), and
-/// lets FTS5 merge segments as they come again (its default, 4).
-pub fn merge_segments(c: &Connection) -> Result<(), StoreError> {
+/// Merges up to `pages` pages of the trigram index's segments toward one
+/// (FTS5's `merge` with a negative count, which `optimize` is done at once):
+/// true when it merged some, false once the index is one segment. A caller
+/// runs it in a transaction of its own, again and again, so other writers
+/// get their turn between two: merging a large index at once held the write
+/// lock for seconds.
+pub fn merge_some_segments(c: &Connection, pages: i64) -> Result<bool, StoreError> {
     sql(c, || {
-        c.execute_batch(
-            "INSERT INTO search_trigrams(search_trigrams) VALUES ('optimize');
-             INSERT INTO search_trigrams(search_trigrams, rank) VALUES ('automerge', 4);",
+        let before = c.total_changes();
+        c.execute(
+            "INSERT INTO search_trigrams(search_trigrams, rank) VALUES ('merge', ?1)",
+            [-pages.max(1)],
+        )?;
+        // FTS5 writes at least its structure record when it merged anything
+        Ok(c.total_changes() - before >= 2)
+    })
+}
+
+/// Lets FTS5 merge segments as writes come in, as it does by default.
+pub fn merge_as_writes_come(c: &Connection) -> Result<(), StoreError> {
+    sql(c, || {
+        c.execute(
+            "INSERT INTO search_trigrams(search_trigrams, rank) VALUES ('automerge', 4)",
+            [],
         )
+        .map(|_| ())
     })
 }
 
 /// Stops FTS5 merging segments as batches come in: a catch-up of many
-/// batches merges them once at its end ([`merge_segments`]) instead of again
+/// batches merges them once at its end ([`merge_some_segments`]) instead of again
 /// and again on the way.
 pub fn defer_merging(c: &Connection) -> Result<(), StoreError> {
     sql(c, || {
@@ -434,6 +452,49 @@ pub fn defer_merging(c: &Connection) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segments_merge_a_few_pages_at_a_time_into_one_and_every_row_is_still_found() {
+        let c = crate::search::schema::index_for_tests();
+        defer_merging(&c).unwrap();
+        // each autocommit insert leaves a segment of its own (FTS5 merges
+        // a level of 16 by itself, whatever automerge says)
+        for id in 1..=200_i64 {
+            let grams: Vec<String> = (0..400)
+                .map(|n| format!("g{}", (id * 7 + n) % 997))
+                .collect();
+            add_grams(&c, id, &format!("common {}", grams.join(" "))).unwrap();
+        }
+        let segments = |c: &Connection| -> i64 {
+            c.query_row(
+                "SELECT count(DISTINCT segid) FROM search_trigrams_idx",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert!(segments(&c) > 10, "{} segments", segments(&c));
+        let mut rounds = 0;
+        while merge_some_segments(&c, 4).unwrap() {
+            rounds += 1;
+            assert!(rounds < 10_000, "the merge never ends");
+        }
+        assert!(rounds > 1, "merged at once ({rounds} rounds)");
+        assert_eq!(segments(&c), 1);
+        assert!(
+            !merge_some_segments(&c, 4).unwrap(),
+            "one segment, yet more to merge"
+        );
+        merge_as_writes_come(&c).unwrap();
+        let found: i64 = c
+            .query_row(
+                "SELECT count(*) FROM search_trigrams WHERE search_trigrams MATCH 'common'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(found, 200);
+    }
 
     #[test]
     fn items_read_in_one_pass_share_the_text_they_repeat() {

@@ -86,12 +86,30 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<CaughtUp, T
         if units > BATCH {
             // each batch left a segment of its own, and a term's lookup reads
             // every segment: one merged index answers a query ~25 % sooner
-            context.hub.store.write(records::merge_segments)?;
+            merge_segments(&context.hub.store)?;
         }
         // a cold index writes much of the database: let the log restart small
         context.hub.store.checkpoint()?;
     }
     Ok(caught_up)
+}
+
+/// Pages of the trigram index merged in one transaction: merging the whole
+/// index of a large repository at once (Django's, after a cold index) held
+/// the write lock for seconds, as long as a writer waits for it.
+const MERGE_PAGES_AT_ONCE: i64 = 500;
+/// Transactions of merging at most, whatever happens meanwhile.
+const MOST_MERGES: usize = 100_000;
+
+/// Merges the trigram index into one segment, a few pages a transaction,
+/// then lets FTS5 merge segments as writes come in again.
+fn merge_segments(store: &crate::store::Store) -> Result<(), StoreError> {
+    for _ in 0..MOST_MERGES {
+        if !store.write(|c| records::merge_some_segments(c, MERGE_PAGES_AT_ONCE))? {
+            break;
+        }
+    }
+    store.write(records::merge_as_writes_come)
 }
 
 /// The revision of each source the index caught up with, read once for a
@@ -227,7 +245,7 @@ fn catch_up_files(context: &ToolContext, recorded: &Recorded) -> Result<Option<u
         // FTS5 merges as writes come in again (after a crash here, the next
         // large catch-up sets it back; until then FTS5's own ceiling of 16
         // segments a level holds)
-        if let Err(merging) = store.write(records::merge_segments) {
+        if let Err(merging) = merge_segments(store) {
             tracing::warn!(%merging, %error, "the search index could not merge its segments after a failed catch-up");
         }
     }
