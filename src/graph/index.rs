@@ -387,13 +387,16 @@ fn write_in_parts(
     rules: &str,
 ) -> Result<IndexSummary, StoreError> {
     let in_part = |part: &mut dyn FnMut(&Connection) -> rusqlite::Result<()>| {
+        let started = Instant::now();
         writer.write(|tx| {
             // every node committed is in the full-text index, so a run after
             // a crash can delete it (the delete trigger expects it there)
             part(tx)
                 .and_then(|()| take_new_nodes_into_fts(tx))
                 .map_err(|error| StoreError::on(tx, error))
-        })
+        })?;
+        crate::store::let_waiting_writers_in(started.elapsed());
+        Ok::<(), StoreError>(())
     };
     let mut stages = Stages::start();
     let mut deferred = Vec::new();

@@ -320,6 +320,18 @@ impl Store {
     }
 }
 
+/// Sleeps a little after a write transaction of a long run of them (a
+/// first index, a search catch-up) that held the write lock for `held`.
+/// A writer waiting for the lock tries again after sleeps that grow to
+/// 100 ms (SQLite's busy handler), and a run that takes the lock again at
+/// once let the waiter in only by chance: it waited out the whole run
+/// (seconds on a large repository). A quarter of `held`, at most 100 ms: the
+/// waiter's next try falls in the pause after a long transaction, and often
+/// enough after short ones.
+pub fn let_waiting_writers_in(held: Duration) {
+    std::thread::sleep((held / 4).min(Duration::from_millis(100)));
+}
+
 /// A connection held by one writer across transactions ([`Store::writer`]).
 pub struct Writer(r2d2::PooledConnection<SqliteConnectionManager>);
 
