@@ -325,11 +325,11 @@ impl Store {
 /// A writer waiting for the lock tries again after sleeps that grow to
 /// 100 ms (SQLite's busy handler), and a run that takes the lock again at
 /// once let the waiter in only by chance: it waited out the whole run
-/// (seconds on a large repository). A quarter of `held`, at most 100 ms: the
-/// waiter's next try falls in the pause after a long transaction, and often
-/// enough after short ones.
+/// (seconds on a large repository). A quarter of `held`, at most 200 ms
+/// (two of the waiter's sleeps, so one of its tries falls in the pause
+/// after a long transaction, and often enough after short ones).
 pub fn let_waiting_writers_in(held: Duration) {
-    std::thread::sleep((held / 4).min(Duration::from_millis(100)));
+    std::thread::sleep((held / 4).min(Duration::from_millis(200)));
 }
 
 /// A connection held by one writer across transactions ([`Store::writer`]).
