@@ -12,7 +12,7 @@ for --seconds. Each run prints how many creates there were, how many failed
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import django_tree, free_port, wait_for
+from benchlib import django_tree, free_port, stop, wait_for
 
 
 def call(base, method, path, body):
@@ -53,11 +53,7 @@ def run(binary, tree, seconds):
                 "mount": "docs", "path": f"busy/p{n}.md", "content": f"# P{n}\n\nx\n", "request_id": f"busy-{n}"}))
             time.sleep(0.1)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
         shutil.rmtree(work, ignore_errors=True)
     waits = sorted(took for _, _, took in results)
     failed = [code for status, code, _ in results if status >= 300 or status < 0]

@@ -22,6 +22,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+def stop(process, limit=30):
+    """Asks `process` to stop (SIGTERM), and kills it when it has not within `limit` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def wait_for(url, limit=60.0):
     deadline = time.time() + limit
     while time.time() < deadline:

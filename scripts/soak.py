@@ -39,6 +39,8 @@ import threading
 import time
 from pathlib import Path
 
+from benchlib import stop
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpora" / "coding-os-tasks"
 
@@ -304,11 +306,7 @@ def main():
         for worker in workers:
             worker.join(timeout=60)
     finally:
-        hub.terminate()
-        try:
-            hub.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            hub.kill()
+        stop(hub)
     after_stop = (state / "cos.db-wal").stat().st_size if (state / "cos.db-wal").exists() else 0
     print("requests by kind:", json.dumps(budget.counts, sort_keys=True))
     print("failures:", json.dumps(budget.failures, sort_keys=True) if budget.failures else "none")

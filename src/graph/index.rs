@@ -134,13 +134,7 @@ pub fn index(
     let libraries = Libraries::read(root, &manifests);
     let rules_now = format!("{GRAPH_RULES}; libraries {}", libraries.fingerprint());
     let (known, rules): (HashMap<String, Known>, Option<String>) = store.read(|c| {
-        let rules = c
-            .query_row(
-                "SELECT value FROM graph_meta WHERE key = 'rules'",
-                [],
-                |row| row.get(0),
-            )
-            .optional()?;
+        let rules = meta(c, "rules")?;
         let mut statement = c.prepare("SELECT path, hash, bytes, modified_ns FROM graph_files")?;
         let rows = statement.query_map([], |row| {
             Ok((
@@ -221,29 +215,43 @@ pub struct LeftOutNow {
 /// Keeps what the run left out in `graph_meta`.
 fn keep_left_out(store: &Store, left_out: &LeftOutNow) -> Result<(), StoreError> {
     let value = serde_json::to_string(left_out).unwrap_or_default();
-    store.write(|tx| {
-        tx.execute(
-            "INSERT INTO graph_meta(key, value) VALUES ('left_out', ?1)
-             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [value],
-        )
-        .map_err(|error| StoreError::on(tx, error))
-    })?;
-    Ok(())
+    store.write(|tx| set_meta(tx, "left_out", &value).map_err(|error| StoreError::on(tx, error)))
 }
 
 /// What the last index run left out (nothing before the first run).
 pub fn left_out_now(c: &Connection) -> rusqlite::Result<LeftOutNow> {
-    let value: Option<String> = c
-        .query_row(
-            "SELECT value FROM graph_meta WHERE key = 'left_out'",
-            [],
-            |row| row.get(0),
-        )
-        .optional()?;
-    Ok(value
+    meta_json(c, "left_out")
+}
+
+/// The value `graph_meta` keeps under `key`, if any.
+fn meta(c: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    c.query_row(
+        "SELECT value FROM graph_meta WHERE key = ?1",
+        [key],
+        |row| row.get(0),
+    )
+    .optional()
+}
+
+/// The JSON `graph_meta` keeps under `key`; the default when there is none
+/// (or it does not read as a `T`).
+fn meta_json<T: serde::de::DeserializeOwned + Default>(
+    c: &Connection,
+    key: &str,
+) -> rusqlite::Result<T> {
+    Ok(meta(c, key)?
         .and_then(|value| serde_json::from_str(&value).ok())
         .unwrap_or_default())
+}
+
+/// Keeps `value` under `key` in `graph_meta`.
+fn set_meta(tx: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO graph_meta(key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )
+    .map(|_| ())
 }
 
 /// What the files of a run came to: counts, and the paths still in the repository.
@@ -475,11 +483,7 @@ fn link_and_resolve(
 
 /// Records the rules the graph was built under: the graph is whole.
 fn complete(tx: &Connection, rules: &str) -> rusqlite::Result<()> {
-    tx.execute(
-        "INSERT INTO graph_meta(key, value) VALUES ('rules', ?1)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [rules],
-    )?;
+    set_meta(tx, "rules", rules)?;
     bump_revision(tx)
 }
 
@@ -576,10 +580,10 @@ fn defer_indexes(tx: &Connection) -> rusqlite::Result<Vec<Deferred>> {
         let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
         rows.collect::<rusqlite::Result<_>>()?
     };
-    tx.execute(
-        "INSERT INTO graph_meta(key, value) VALUES ('deferred_indexes', ?1)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [serde_json::json!(indexes).to_string()],
+    set_meta(
+        tx,
+        "deferred_indexes",
+        &serde_json::json!(indexes).to_string(),
     )?;
     for (name, _) in &indexes {
         tx.execute_batch(&format!("DROP INDEX \"{name}\""))?;
@@ -593,16 +597,7 @@ type Deferred = (String, String);
 /// The indexes a run dropped and has not built again (none unless a run
 /// committing in parts stopped midway).
 fn deferred_indexes(tx: &Connection) -> rusqlite::Result<Vec<Deferred>> {
-    let recorded: Option<String> = tx
-        .query_row(
-            "SELECT value FROM graph_meta WHERE key = 'deferred_indexes'",
-            [],
-            |row| row.get(0),
-        )
-        .optional()?;
-    Ok(recorded
-        .and_then(|value| serde_json::from_str(&value).ok())
-        .unwrap_or_default())
+    meta_json(tx, "deferred_indexes")
 }
 
 /// Builds the indexes `defer_indexes` dropped, each unless it is there
