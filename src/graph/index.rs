@@ -16,7 +16,7 @@ use super::crates::Libraries;
 use super::extract::{self, Extraction, Language};
 use super::left_out::{self, MAX_FILE_BYTES};
 use super::resolve::{self, Reach, Reference};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, Writer};
 
 /// The version of the rules that turn files into the graph. An update re-extracts
 /// only changed files and re-resolves only what they touch, so a graph built by a
@@ -382,45 +382,30 @@ fn cold_index_in_parts(
     // one connection throughout: the tracking of new nodes lives on it
     let writer = store.writer()?;
     let written = write_in_parts(&writer, receiver, rules);
-    if written.is_err() {
-        // the connection goes back to the pool: no trigger of this run on it
-        let _ = writer.write(|tx| stop_tracking_new_nodes(tx).map_err(|e| StoreError::on(tx, e)));
+    // the connection goes back to the pool: no trigger of this run stays on it
+    let stopped = writer.write(|tx| stop_tracking_new_nodes(tx).map_err(|e| StoreError::on(tx, e)));
+    if let Err(error) = stopped {
+        tracing::warn!(%error, "a pooled connection keeps tracking new graph nodes");
     }
     written
 }
 
 fn write_in_parts(
-    writer: &crate::store::Writer,
+    writer: &Writer,
     receiver: std::sync::mpsc::Receiver<Seen>,
     rules: &str,
 ) -> Result<IndexSummary, StoreError> {
-    let in_part = |part: &mut dyn FnMut(&Connection) -> rusqlite::Result<()>| {
-        let started = Instant::now();
-        writer.write(|tx| {
-            // every node committed is in the full-text index, so a run after
-            // a crash can delete it (the delete trigger expects it there)
-            part(tx)
-                .and_then(|()| take_new_nodes_into_fts(tx))
-                .map_err(|error| StoreError::on(tx, error))
-        })?;
-        crate::store::let_waiting_writers_in(started.elapsed());
-        Ok::<(), StoreError>(())
-    };
     let mut stages = Stages::start();
-    let mut deferred = Vec::new();
-    in_part(&mut |tx| {
-        deferred = start_over(tx)?;
-        Ok(())
-    })?;
+    let deferred = in_part(writer, start_over)?;
     let mut tally = Tally::default();
     let mut references = Vec::new();
     // waits for the parsers outside any transaction, then writes what is ready
     while let Ok(first) = receiver.recv() {
-        let mut batch: Vec<Seen> = std::iter::once(first)
+        let batch: Vec<Seen> = std::iter::once(first)
             .chain(receiver.try_iter().take(FILES_PER_PART - 1))
             .collect();
-        in_part(&mut |tx| {
-            for outcome in batch.drain(..) {
+        in_part(writer, |tx| {
+            for outcome in batch {
                 if let Some(parsed) = tally.add(outcome) {
                     write_file(tx, &parsed, Some(&mut references))?;
                 }
@@ -429,23 +414,31 @@ fn write_in_parts(
         })?;
     }
     stages.lap("parse and write files");
-    let mut references = Some(references);
-    in_part(&mut |tx| {
-        link_and_resolve(
-            tx,
-            &tally,
-            references.take().unwrap_or_default(),
-            &mut stages,
-        )
+    in_part(writer, |tx| {
+        link_and_resolve(tx, &tally, references, &mut stages)
     })?;
-    in_part(&mut |tx| build_deferred_indexes(tx, &deferred))?;
+    in_part(writer, |tx| build_deferred_indexes(tx, &deferred))?;
     stages.lap("build indexes");
-    in_part(&mut |tx| {
-        index_new_nodes(tx)?;
-        complete(tx, rules)
-    })?;
-    stages.lap("full-text index");
+    in_part(writer, |tx| complete(tx, rules))?;
     Ok(tally.summary)
+}
+
+/// Runs `part` in a transaction of its own on `writer`, the nodes it
+/// inserted taken into the full-text index in the same transaction (a run
+/// after a crash deletes them, and the delete trigger expects them there),
+/// then lets a writer waiting for the lock in.
+fn in_part<T>(
+    writer: &Writer,
+    part: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> Result<T, StoreError> {
+    let started = Instant::now();
+    let value = writer.write(|tx| {
+        part(tx)
+            .and_then(|value| take_new_nodes_into_fts(tx).map(|()| value))
+            .map_err(|error| StoreError::on(tx, error))
+    })?;
+    crate::store::let_waiting_writers_in(started.elapsed());
+    Ok(value)
 }
 
 /// Clears the graph and its rules (a run that stops before `complete` leaves
@@ -1333,7 +1326,10 @@ mod tests {
             "the other writer saw {files_then} of {FILES} files: not between two parts"
         );
         // the graph is whole all the same
-        assert!(count(store, "SELECT count(*) FROM graph_meta WHERE key = 'rules'") == 1);
+        assert_eq!(
+            count(store, "SELECT count(*) FROM graph_meta WHERE key = 'rules'"),
+            1
+        );
         assert!(count(store, DEFERRABLE) > 0);
         assert_eq!(
             count(

@@ -281,8 +281,7 @@ impl Store {
     where
         E: From<StoreError>,
     {
-        let connection = self.pool.get().map_err(StoreError::from)?;
-        in_transaction(&connection, "BEGIN IMMEDIATE", write)
+        self.writer()?.write(write)
     }
 
     /// One pooled connection held for a run of write transactions: a long
