@@ -105,11 +105,9 @@ const MOST_MERGES: usize = 100_000;
 /// then lets FTS5 merge segments as writes come in again.
 fn merge_segments(store: &crate::store::Store) -> Result<(), StoreError> {
     for _ in 0..MOST_MERGES {
-        let started = std::time::Instant::now();
         if !store.write(|c| records::merge_some_segments(c, MERGE_PAGES_AT_ONCE))? {
             break;
         }
-        crate::store::let_waiting_writers_in(started.elapsed());
     }
     store.write(records::merge_as_writes_come)
 }
@@ -230,7 +228,6 @@ fn catch_up_files(context: &ToolContext, recorded: &Recorded) -> Result<Option<u
         });
         for (at, units) in prepared.into_iter().enumerate() {
             let removing = if at == 0 { removed.as_slice() } else { &[] };
-            let started = std::time::Instant::now();
             apply(
                 context,
                 FILES_SOURCE,
@@ -239,8 +236,6 @@ fn catch_up_files(context: &ToolContext, recorded: &Recorded) -> Result<Option<u
                 units?,
                 at + 1 == batches,
             )?;
-            // the next batch is prepared meanwhile
-            crate::store::let_waiting_writers_in(started.elapsed());
         }
         Ok::<(), ToolError>(())
     });
