@@ -319,8 +319,10 @@ impl Store {
     }
 }
 
-/// Sleeps a little after a write transaction of a long run of them (a
-/// first index, a search catch-up) that held the write lock for `held`.
+/// Sleeps a little after a write transaction of a long run of them (the
+/// graph's first index) that held the write lock for `held`. Not for a run
+/// that others wait on to finish (a search catch-up a query shares): there
+/// the pauses only lengthen their wait.
 /// A writer waiting for the lock tries again after sleeps that grow to
 /// 100 ms (SQLite's busy handler), and a run that takes the lock again at
 /// once let the waiter in only by chance: it waited out the whole run
