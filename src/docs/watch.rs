@@ -3,7 +3,8 @@
 //! change to a Markdown file, a folder or a path that is gone marks its
 //! mount, and a marked mount is scanned by a call of `cos_docs_scan` through
 //! the tool runtime (the module gate, the guard and the forensic log apply as
-//! for any caller), at most once per `INTERVAL`. An idle repository costs
+//! for any caller), at most once per `INTERVAL`; a scan that found the
+//! database busy leaves its mount marked. An idle repository costs
 //! nothing: no walk runs until something changes. A mount whose folder cannot
 //! be watched (the watch limit reached) is scanned every `INTERVAL` instead,
 //! and every mount is scanned when the kernel says it dropped events.
@@ -18,6 +19,8 @@ use std::time::{Duration, Instant};
 use super::mounts::{Mount, Mounts};
 use super::paths::is_markdown;
 use super::tools::DocsScan;
+use crate::background;
+use crate::envelope::ErrorBody;
 use crate::tools::{Hub, Source, Tool, Unwatched};
 use crate::watching::{Batch, FolderWatch, Heard, Tree};
 
@@ -71,22 +74,27 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
             Err(error) => tracing::debug!(%error, "documents watcher: the mounts cannot be read"),
         }
         for key in marks.take_due() {
-            scan(&hub, &key);
+            // a scan that found the database busy is done again at the next
+            // look: the edits it missed were already heard
+            if background::failed_for_now(&scan(&hub, &key)) {
+                marks.changed.insert(key);
+            }
         }
         next_look = Instant::now() + INTERVAL;
     }
 }
 
-fn scan(hub: &Hub, mount: &str) {
+fn scan(hub: &Hub, mount: &str) -> Result<(), ErrorBody> {
     let scanned = hub.call_named_here(
         DocsScan::SPEC.name,
         serde_json::json!({ "mount": mount }),
         Source::Watcher,
         &Unwatched,
     );
-    if let Err(error) = scanned {
+    if let Err(error) = &scanned {
         tracing::debug!(code = %error.code, mount, "documents scan: {}", error.message);
     }
+    scanned.map(|_| ())
 }
 
 /// Which mounts are watched, which are polled, and which changed since

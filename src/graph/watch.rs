@@ -1,6 +1,7 @@
 //! Keeping the graph fresh while the hub serves (`cos serve`, `cos mcp`):
 //! one index at start, then a re-index whenever a source file under the
-//! repository changes (debounced), on a thread of its own. Only new and
+//! repository changes (debounced), on a thread of its own, and again after a
+//! run that found the database busy (`background::Retry`). Only new and
 //! changed files are parsed again; a repository the kernel cannot watch is
 //! re-indexed on a timer instead. Each run is a call of `cos_graph_index`
 //! through the tool runtime, like any other caller's: the module gate, the
@@ -15,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use super::PENDING;
 use super::extract::Language;
-use crate::envelope::Code;
+use crate::background::Retry;
+use crate::envelope::{Code, ErrorBody};
 use crate::tools::{Hub, Pending, Source, Tool, Unwatched};
 use crate::watching::{Batch, FolderWatch, Heard, Tree};
 
@@ -61,15 +63,18 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
             return;
         }
     };
-    reindex(&hub);
+    // a run that found the database busy is tried again even when no file
+    // changes after it: the changes it missed were already heard
+    let mut retry = Retry::default();
+    retry.record(&reindex(&hub));
     while !stop.load(Ordering::Relaxed) {
-        let batch = match kernel.next_batch(STOP_CHECK, DEBOUNCE) {
-            Heard::Batch(batch) => batch,
-            Heard::Nothing => continue,
+        let changed = match kernel.next_batch(STOP_CHECK, DEBOUNCE) {
+            Heard::Batch(batch) => relevant(&batch, &tree),
+            Heard::Nothing => false,
             Heard::Ended => break,
         };
-        if relevant(&batch, &tree) && !stop.load(Ordering::Relaxed) {
-            reindex(&hub);
+        if (changed || retry.is_due()) && !stop.load(Ordering::Relaxed) {
+            retry.record(&reindex(&hub));
         }
     }
 }
@@ -79,7 +84,7 @@ fn watch(hub: Hub, stop: Arc<AtomicBool>) {
 fn poll(hub: &Hub, stop: &AtomicBool, every: Duration) {
     while !stop.load(Ordering::Relaxed) {
         let started = Instant::now();
-        reindex(hub);
+        let _ = reindex(hub);
         let next = started + every.max(started.elapsed() * 10);
         while !stop.load(Ordering::Relaxed) {
             let Some(left) = next.checked_duration_since(Instant::now()) else {
@@ -147,8 +152,8 @@ fn path_matters(path: &Path, tree: &Tree) -> bool {
 }
 
 /// One watcher run of the index tool; whatever happens, the graph is no
-/// longer pending afterwards.
-fn reindex(hub: &Hub) {
+/// longer pending afterwards. Answers how it ended.
+fn reindex(hub: &Hub) -> Result<(), ErrorBody> {
     let _pending = PendingWhile::start(&hub.state().pending);
     let outcome = hub.call_named_here(
         super::tools::GraphIndex::SPEC.name,
@@ -156,7 +161,7 @@ fn reindex(hub: &Hub) {
         Source::Watcher,
         &Unwatched,
     );
-    match outcome {
+    match &outcome {
         Ok(answer) => {
             let changed = |key: &str| answer.data[key].as_u64().unwrap_or(0);
             if changed("parsed") + changed("removed") > 0 {
@@ -176,6 +181,7 @@ fn reindex(hub: &Hub) {
             error.message
         ),
     }
+    outcome.map(|_| ())
 }
 
 /// Marks the graph pending while it lives, even when the run panics.

@@ -1,7 +1,8 @@
 //! Keeping the index level ahead of queries while a hub serves: the
 //! `cos_search_index` tool catches it up now, and a thread calls it through
 //! the tool runtime once writes in this process (a saved file the graph took
-//! in, a task, a patched document) have quietened. A query still catches up
+//! in, a task, a patched document) have quietened, and again after a
+//! catch-up that found the database busy. A query still catches up
 //! whatever moved since (another process's writes ring nothing here), so
 //! this only moves the work off the query's path: the first search after a
 //! cold index would otherwise build the search index while its caller waits.
@@ -14,6 +15,7 @@ use utoipa::ToSchema;
 
 use super::query::Corpus;
 use super::{records, sync, tools};
+use crate::background::Retry;
 use crate::tools::{Answer, Hub, Source, Tool, ToolContext, ToolError, ToolSpec, Unwatched};
 
 /// Quiet time after the last write before the index is caught up, so a burst
@@ -89,12 +91,16 @@ pub fn start(hub: Hub) -> Option<Follower> {
 
 fn follow(hub: &Hub, mut seen: u64, stop: &AtomicBool) {
     let bell = &hub.state().writes;
+    // a catch-up that found the database busy is tried again even when no
+    // write rings after it: the writes it missed already rang
+    let mut retry = Retry::default();
     while !stop.load(Ordering::Relaxed) {
         let rung = bell.wait_past(seen, STOP_CHECK);
-        if rung == seen {
+        if rung != seen {
+            seen = quiet_after(hub, rung, stop);
+        } else if !retry.is_due() {
             continue;
         }
-        seen = quiet_after(hub, rung, stop);
         if stop.load(Ordering::Relaxed) {
             return;
         }
@@ -104,6 +110,7 @@ fn follow(hub: &Hub, mut seen: u64, stop: &AtomicBool) {
             Source::Watcher,
             &Unwatched,
         );
+        retry.record(&caught_up);
         if let Err(error) = caught_up {
             tracing::debug!(code = %error.code, "search index follower: {}", error.message);
         }

@@ -15,7 +15,7 @@ pub(crate) fn cos(repo: &std::path::Path) -> Command {
 }
 
 /// The `host:port` in a line announcing `... on http://host:port ...`.
-fn address_in(line: &str) -> Option<String> {
+pub(crate) fn address_in(line: &str) -> Option<String> {
     let (_, rest) = line.split_once("on http://")?;
     let address: String = rest
         .chars()

@@ -13,6 +13,7 @@ mod access;
 mod board_api;
 mod board_concurrency;
 mod board_files;
+mod busy;
 mod cli;
 mod docs;
 mod docs_crash;
