@@ -35,6 +35,8 @@ pub enum Operation {
     /// Replaces every occurrence of `find`; refused unless there are exactly
     /// `expected_count` of them (default 1).
     ReplaceText {
+        /// Never empty: an empty text occurs everywhere and nowhere.
+        #[schema(min_length = 1)]
         find: String,
         replace: String,
         // no document holds 100 million copies of a text: the ceiling

@@ -846,6 +846,20 @@ async fn bad_patches_are_refused_whole_naming_the_operation() {
     )
     .await;
     assert_eq!(status, 400, "{body}");
+    // an empty text to find, as the spec states (minLength 1)
+    let (status, body) = patch(
+        &server,
+        "p.md",
+        etag.as_deref(),
+        None,
+        json!({"operations": [{"op": "replace_text", "find": "", "replace": "x"}]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        error_of(&body)["message"],
+        "operations[0]: find: at least one character"
+    );
     let (status, body) = patch(
         &server,
         "p.md",

@@ -324,6 +324,13 @@ fn the_spec_states_the_text_rules_the_server_enforces() {
     let prose = regex::Regex::new(&prose).expect("an RE2-compatible pattern");
     assert!(prose.is_match("first line\r\nsecond line"));
     assert!(!prose.is_match("a\u{0}b") && !prose.is_match("\n\n"));
+
+    // a patch's text to replace is never empty (found by Schemathesis: the
+    // server refused what the spec allowed)
+    let replace_text = (schemas["Operation"]["oneOf"].as_array().unwrap().iter())
+        .find(|variant| variant["properties"]["op"]["enum"][0] == "replace_text")
+        .expect("a replace_text variant");
+    assert_eq!(replace_text["properties"]["find"]["minLength"], 1);
 }
 
 /// Closed lists are enums, optional headers are strings (never null), and the

@@ -2228,6 +2228,7 @@ export interface components {
             section: string;
         } | {
             expected_count?: number;
+            /** @description Never empty: an empty text occurs everywhere and nowhere. */
             find: string;
             /** @enum {string} */
             op: "replace_text";
