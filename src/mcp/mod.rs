@@ -222,14 +222,16 @@ pub fn http_service(hub: Hub, body_limit: usize, limits: sessions::SessionLimits
 #[derive(Clone, Copy)]
 struct BodyLimit(usize);
 
-/// Answers malformed JSON-RPC itself, and gives rmcp's plain-text refusals
-/// (a missing or expired session, a wrong content type) JSON-RPC error bodies.
+/// Answers malformed JSON-RPC itself, gives rmcp's plain-text refusals
+/// (a missing or expired session, a wrong content type) JSON-RPC error
+/// bodies, and answers a closed session's DELETE 204 instead of rmcp's 202.
 async fn screen_http(
     axum::extract::State(BodyLimit(body_limit)): axum::extract::State<BodyLimit>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use axum::http::{Method, StatusCode};
+    let closing = request.method() == Method::DELETE;
     let request = if request.method() == Method::POST {
         let (parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, body_limit).await else {
@@ -254,8 +256,14 @@ async fn screen_http(
     } else {
         request
     };
-    let response = next.run(request).await;
+    let mut response = next.run(request).await;
     let status = response.status();
+    if closing && status == StatusCode::ACCEPTED {
+        // a session closed: nothing is left to accept later, and the
+        // official Python SDK takes any answer but 200 or 204 for a failure
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        return response;
+    }
     let is_json = response
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
