@@ -474,7 +474,6 @@ pub fn scan_within(
         None => BTreeMap::new(),
     };
     let known = store.view(|c| records::stats_within(c, &mount.key, folder))?;
-    let mut recorded = 0;
     let differ = differing(&on_disk, &known);
     // the rows of those recorded, read in one visit
     let rows: Vec<Option<DocRow>> = store.view(|c| {
@@ -504,26 +503,40 @@ pub fn scan_within(
         }
         seen.push((path, row, disk));
     }
-    if seen.is_empty() {
-        return Ok(0);
-    }
-    store.write(|tx| -> Result<(), ToolError> {
-        for (path, row, disk) in &seen {
-            let now_row =
-                records::document(tx, &mount.key, path.as_str())?.filter(|row| !row.deleted);
-            if now_row != *row || !unchanged_since_read(store, tx, mount, dir, path, disk.as_ref())?
-            {
-                continue;
+    let mut recorded = 0;
+    // each document's outside edit is a fact of its own: recorded a part at
+    // a time, so a first scan of thousands of documents does not hold the
+    // one write lock for seconds (past the 5 s another writer waits)
+    let parts = seen.chunks(RECORDED_AT_ONCE);
+    let last = parts.len().saturating_sub(1);
+    for (at, part) in parts.enumerate() {
+        let started = std::time::Instant::now();
+        recorded += store.write(|tx| -> Result<usize, ToolError> {
+            let mut recorded = 0;
+            for (path, row, disk) in part {
+                let now_row =
+                    records::document(tx, &mount.key, path.as_str())?.filter(|row| !row.deleted);
+                if now_row != *row
+                    || !unchanged_since_read(store, tx, mount, dir, path, disk.as_ref())?
+                {
+                    continue;
+                }
+                let disk = disk.as_ref().map(|(bytes, stat)| (bytes.as_slice(), *stat));
+                let prior = records::document(tx, &mount.key, path.as_str())?;
+                record_external(tx, &mount.key, path.as_str(), prior.as_ref(), disk)?;
+                recorded += 1;
             }
-            let disk = disk.as_ref().map(|(bytes, stat)| (bytes.as_slice(), *stat));
-            let prior = records::document(tx, &mount.key, path.as_str())?;
-            record_external(tx, &mount.key, path.as_str(), prior.as_ref(), disk)?;
-            recorded += 1;
+            Ok(recorded)
+        })?;
+        if at < last {
+            crate::store::let_waiting_writers_in(started.elapsed());
         }
-        Ok(())
-    })?;
+    }
     Ok(recorded)
 }
+
+/// Outside edits recorded in one transaction of a scan at most.
+const RECORDED_AT_ONCE: usize = 128;
 
 /// The paths where the files and the records (both by path in byte order)
 /// disagree, in that order: a file unrecorded or of another stat, or a record
@@ -571,6 +584,56 @@ mod tests {
             .into_keys()
             .map(|path| path.as_str().to_string())
             .collect()
+    }
+
+    #[test]
+    fn a_scan_of_many_new_documents_lets_other_writers_in_between_its_parts() {
+        let repo = tempfile::tempdir().unwrap();
+        let hub = crate::hub::on_repo_for_tests(repo.path());
+        let store = &hub.state().store;
+        let folder = repo.path().join("notes");
+        let total = RECORDED_AT_ONCE * 4 + 7;
+        for n in 0..total {
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join(format!("n{n:04}.md")), format!("# Note {n}\n")).unwrap();
+        }
+        let mount = Mount::for_tests(&folder);
+        let dir = crate::docs::disk::open(&mount, false).unwrap();
+        let scanning = std::thread::scope(|scope| {
+            let scan = scope.spawn(|| scan(store, &mount, dir.as_ref()));
+            // another writer, trying all along: what it sees each time it gets in
+            let other = rusqlite::Connection::open(store.path()).unwrap();
+            other
+                .busy_timeout(std::time::Duration::from_secs(20))
+                .unwrap();
+            let mut seen = Vec::new();
+            while !scan.is_finished() {
+                other.execute_batch("BEGIN IMMEDIATE").unwrap();
+                let recorded: i64 = other
+                    .query_row("SELECT count(*) FROM docs_documents", [], |row| row.get(0))
+                    .unwrap();
+                let recorded = recorded as usize;
+                other.execute_batch("COMMIT").unwrap();
+                seen.push(recorded);
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            (scan.join().unwrap(), seen)
+        });
+        let (scanned, seen) = scanning;
+        assert_eq!(scanned.unwrap(), total);
+        assert!(
+            seen.iter()
+                .any(|&recorded| recorded > 0 && recorded < total),
+            "the other writer got in only before or after the whole scan: {seen:?}"
+        );
+        // every part is whole, and the history still verifies
+        assert!(
+            seen.iter()
+                .all(|&recorded| recorded % RECORDED_AT_ONCE == 0 || recorded == total)
+        );
+        let audit = crate::docs::audit::run(store, None).unwrap();
+        assert!(audit.verified, "{audit:?}");
+        assert_eq!(audit.entries, total as i64);
     }
 
     #[test]

@@ -319,8 +319,9 @@ impl Store {
     }
 }
 
-/// Sleeps a little after a write transaction of a long run of them (the
-/// graph's first index) that held the write lock for `held`. Not for a run
+/// Sleeps a little after a write transaction of a long run of them (a
+/// first index, a first scan of many documents) that held the write lock
+/// for `held`. Not for a run
 /// that others wait on to finish (a search catch-up a query shares): there
 /// the pauses only lengthen their wait.
 /// A writer waiting for the lock tries again after sleeps that grow to
