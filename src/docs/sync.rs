@@ -593,8 +593,8 @@ mod tests {
         let store = &hub.state().store;
         let folder = repo.path().join("notes");
         let total = RECORDED_AT_ONCE * 4 + 7;
+        std::fs::create_dir_all(&folder).unwrap();
         for n in 0..total {
-            std::fs::create_dir_all(&folder).unwrap();
             std::fs::write(folder.join(format!("n{n:04}.md")), format!("# Note {n}\n")).unwrap();
         }
         let mount = Mount::for_tests(&folder);
