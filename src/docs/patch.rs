@@ -862,7 +862,11 @@ mod tests {
                 section: section.path.clone(),
                 content: body.into(),
             };
-            assert_eq!(apply(text, &[replace]).ok().as_deref(), Some(text), "{section:?}");
+            assert_eq!(
+                apply(text, &[replace]).ok().as_deref(),
+                Some(text),
+                "{section:?}"
+            );
         }
     }
 
