@@ -16,6 +16,8 @@ the end.
 """
 import argparse, os, shutil, sqlite3, statistics, subprocess, tempfile, time
 
+from benchlib import binary_to_measure
+
 
 def make_repository(root, documents):
     notes = os.path.join(root, "notes")
@@ -56,6 +58,8 @@ def main():
     parser.add_argument("--documents", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    args.binary = [binary_to_measure(binary, here) for binary in args.binary]
     root = tempfile.mkdtemp(prefix="cos-first-scan-")
     try:
         make_repository(root, args.documents)

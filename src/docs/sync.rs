@@ -507,11 +507,8 @@ pub fn scan_within(
     // each document's outside edit is a fact of its own: recorded a part at
     // a time, so a first scan of thousands of documents does not hold the
     // one write lock for seconds (past the 5 s another writer waits)
-    let parts = seen.chunks(RECORDED_AT_ONCE);
-    let last = parts.len().saturating_sub(1);
-    for (at, part) in parts.enumerate() {
-        let started = std::time::Instant::now();
-        recorded += store.write(|tx| -> Result<usize, ToolError> {
+    for part in seen.chunks(RECORDED_AT_ONCE) {
+        recorded += store.write_in_turn(|tx| -> Result<usize, ToolError> {
             let mut recorded = 0;
             for (path, row, disk) in part {
                 let now_row =
@@ -528,9 +525,6 @@ pub fn scan_within(
             }
             Ok(recorded)
         })?;
-        if at < last {
-            crate::store::let_waiting_writers_in(started.elapsed());
-        }
     }
     Ok(recorded)
 }

@@ -431,14 +431,11 @@ fn in_part<T>(
     writer: &Writer,
     part: impl FnOnce(&Connection) -> rusqlite::Result<T>,
 ) -> Result<T, StoreError> {
-    let started = Instant::now();
-    let value = writer.write(|tx| {
+    writer.write_in_turn(|tx| {
         part(tx)
             .and_then(|value| take_new_nodes_into_fts(tx).map(|()| value))
             .map_err(|error| StoreError::on(tx, error))
-    })?;
-    crate::store::let_waiting_writers_in(started.elapsed());
-    Ok(value)
+    })
 }
 
 /// Clears the graph and its rules (a run that stops before `complete` leaves

@@ -284,6 +284,18 @@ impl Store {
         self.writer()?.write(write)
     }
 
+    /// Like [`Store::write`], as one part of a long run of them
+    /// ([`Writer::write_in_turn`]).
+    pub fn write_in_turn<T, E>(
+        &self,
+        write: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.writer()?.write_in_turn(write)
+    }
+
     /// One pooled connection held for a run of write transactions: a long
     /// bulk write done in parts, so other writers get their turn between
     /// them (each waits for the write lock at most `BUSY_TIMEOUT`), with
@@ -319,18 +331,15 @@ impl Store {
     }
 }
 
-/// Sleeps a little after a write transaction of a long run of them (a
-/// first index, a first scan of many documents) that held the write lock
-/// for `held`. Not for a run
-/// that others wait on to finish (a search catch-up a query shares): there
-/// the pauses only lengthen their wait.
-/// A writer waiting for the lock tries again after sleeps that grow to
-/// 100 ms (SQLite's busy handler), and a run that takes the lock again at
-/// once let the waiter in only by chance: it waited out the whole run
-/// (seconds on a large repository). A quarter of `held`, at most 200 ms
-/// (two of the waiter's sleeps, so one of its tries falls in the pause
-/// after a long transaction, and often enough after short ones).
-pub fn let_waiting_writers_in(held: Duration) {
+/// Sleeps a little after a write transaction of a long run of them that
+/// held the write lock for `held` ([`Writer::write_in_turn`]). A writer
+/// waiting for the lock tries again after sleeps that grow to 100 ms
+/// (SQLite's busy handler), and a run that takes the lock again at once let
+/// the waiter in only by chance: it waited out the whole run (seconds on a
+/// large repository). A quarter of `held`, at most 200 ms (two of the
+/// waiter's sleeps, so one of its tries falls in the pause after a long
+/// transaction, and often enough after short ones).
+fn let_waiting_writers_in(held: Duration) {
     std::thread::sleep((held / 4).min(Duration::from_millis(200)));
 }
 
@@ -344,6 +353,24 @@ impl Writer {
         E: From<StoreError>,
     {
         in_transaction(&self.0, "BEGIN IMMEDIATE", write)
+    }
+
+    /// Like [`Writer::write`], as one part of a long run of them (a first
+    /// index, a first scan of many documents), then pauses for a quarter of
+    /// the time it held the lock, so a writer waiting for it gets its turn.
+    /// Not for a run that others wait on to finish (a search catch-up a
+    /// query shares): there the pauses only lengthen their wait.
+    pub fn write_in_turn<T, E>(
+        &self,
+        write: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let started = std::time::Instant::now();
+        let written = self.write(write)?;
+        let_waiting_writers_in(started.elapsed());
+        Ok(written)
     }
 }
 
