@@ -503,12 +503,16 @@ pub fn scan_within(
         }
         seen.push((path, row, disk));
     }
+    if seen.is_empty() {
+        return Ok(0);
+    }
     let mut recorded = 0;
     // each document's outside edit is a fact of its own: recorded a part at
     // a time, so a first scan of thousands of documents does not hold the
     // one write lock for seconds (past the 5 s another writer waits)
+    let writer = store.writer()?;
     for part in seen.chunks(RECORDED_AT_ONCE) {
-        recorded += store.write_in_turn(|tx| -> Result<usize, ToolError> {
+        recorded += writer.write_in_turn(|tx| -> Result<usize, ToolError> {
             let mut recorded = 0;
             for (path, row, disk) in part {
                 let now_row =

@@ -284,18 +284,6 @@ impl Store {
         self.writer()?.write(write)
     }
 
-    /// Like [`Store::write`], as one part of a long run of them
-    /// ([`Writer::write_in_turn`]).
-    pub fn write_in_turn<T, E>(
-        &self,
-        write: impl FnOnce(&Connection) -> Result<T, E>,
-    ) -> Result<T, E>
-    where
-        E: From<StoreError>,
-    {
-        self.writer()?.write_in_turn(write)
-    }
-
     /// One pooled connection held for a run of write transactions: a long
     /// bulk write done in parts, so other writers get their turn between
     /// them (each waits for the write lock at most `BUSY_TIMEOUT`), with
