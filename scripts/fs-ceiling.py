@@ -12,8 +12,16 @@ without the folder's fsync, and with the replaced file held open across the
 rename and closed on another thread (what the hub does, so that freeing it is
 off the writer's path). Prints the median of --runs runs; loopback files only,
 in a temporary folder removed at the end.
+
+Two more cases measure a design the hub does not use (yet): each writer keeps
+a spare file beside its document, writes the new content into the spare,
+fsyncs it, swaps the two names in one atomic step (renameat2 with
+RENAME_EXCHANGE) and fsyncs the folder; the spare then holds the old content
+and is written again by the next replacement, either truncated first or
+rewritten in place. No inode is made or freed per replacement, and in place
+no data block either.
 """
-import argparse, os, queue, statistics, tempfile, threading, time
+import argparse, ctypes, os, queue, statistics, tempfile, threading, time
 
 SIZE = 4096
 
@@ -40,7 +48,38 @@ def replace(folder, writer, count, sync_folder, closer):
         os.close(folder_fd)
 
 
-def run(base, writers, count, sync_folder, hold):
+RENAME_EXCHANGE = 2
+AT_FDCWD = -100
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def swap(first, second):
+    if LIBC.renameat2(AT_FDCWD, first.encode(), AT_FDCWD, second.encode(), RENAME_EXCHANGE) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error), first)
+
+
+def swap_in(folder, writer, count, in_place):
+    target = os.path.join(folder, f"w{writer}.md")
+    spare = os.path.join(folder, f".w{writer}.spare")
+    for name in (target, spare):
+        with open(name, "wb") as f:
+            f.write(b"x" * SIZE)
+            os.fsync(f.fileno())
+    folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(count):
+            fd = os.open(spare, os.O_WRONLY | (0 if in_place else os.O_TRUNC))
+            os.pwrite(fd, b"y" * SIZE, 0)
+            os.fsync(fd)
+            os.close(fd)
+            swap(spare, target)
+            os.fsync(folder_fd)
+    finally:
+        os.close(folder_fd)
+
+
+def run(base, writers, count, sync_folder, hold, swapping=None):
     folder = tempfile.mkdtemp(dir=base)
     closer = queue.Queue() if hold else None
     closing = None
@@ -50,7 +89,10 @@ def run(base, writers, count, sync_folder, hold):
                 os.close(fd)
         closing = threading.Thread(target=close_all)
         closing.start()
-    threads = [threading.Thread(target=replace, args=(folder, w, count, sync_folder, closer)) for w in range(writers)]
+    if swapping is None:
+        threads = [threading.Thread(target=replace, args=(folder, w, count, sync_folder, closer)) for w in range(writers)]
+    else:
+        threads = [threading.Thread(target=swap_in, args=(folder, w, count, swapping == "in place")) for w in range(writers)]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -77,15 +119,17 @@ def main():
         ("temp file + fsync + rename + folder fsync", True, False),
         ("  the same, replaced file closed on another thread", True, True),
         ("temp file + fsync + rename (no folder fsync)", False, False),
+        ("spare truncated, written, fsync, swapped + folder fsync", True, False, "truncated"),
+        ("spare rewritten in place, fsync, swapped + folder fsync", True, False, "in place"),
     ]
-    results = {name: [] for name, _, _ in cases}
+    results = {case[0]: [] for case in cases}
     for _ in range(args.runs):
         # the cases take turns, so the drift of a shared machine falls on all alike
-        for name, sync_folder, hold in cases:
-            results[name].append(run(args.dir, args.writers, args.replacements, sync_folder, hold))
+        for name, *how in cases:
+            results[name].append(run(args.dir, args.writers, args.replacements, *how))
     print(f"{args.writers} writers x {args.replacements} replacements of {SIZE}-byte files in one folder, median of {args.runs}:")
     for name, rates in results.items():
-        print(f"  {name:<52} {statistics.median(rates):8.0f} /s")
+        print(f"  {name:<56} {statistics.median(rates):8.0f} /s")
 
 
 if __name__ == "__main__":
