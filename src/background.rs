@@ -117,7 +117,6 @@ mod tests {
         assert!(!failed_for_now(&failure(Category::Validation)));
         assert!(failed_for_now(&failure(Category::Transient)));
     }
-    use std::time::Duration;
 
     #[test]
     fn a_thread_sees_its_stop_once_the_handle_is_dropped() {

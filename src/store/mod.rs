@@ -290,7 +290,10 @@ impl Store {
     /// what lives on a connection (temporary tables and triggers) kept from
     /// part to part.
     pub fn writer(&self) -> Result<Writer, StoreError> {
-        Ok(Writer(self.pool.get()?))
+        Ok(Writer {
+            connection: self.pool.get()?,
+            owed_pause: std::cell::Cell::new(Duration::ZERO),
+        })
     }
 
     /// Like [`Store::write`], committed with `synchronous = FULL`: the commit
@@ -319,12 +322,12 @@ impl Store {
     }
 }
 
-/// Sleeps a little after a write transaction of a long run of them that
-/// held the write lock for `held` ([`Writer::write_in_turn`]). A writer
-/// waiting for the lock tries again after sleeps that grow to 100 ms
-/// (SQLite's busy handler), and a run that takes the lock again at once let
-/// the waiter in only by chance: it waited out the whole run (seconds on a
-/// large repository). A quarter of `held`, at most 200 ms (two of the
+/// Sleeps a little between the write transactions of a long run of them,
+/// after one that held the write lock for `held` ([`Writer::write_in_turn`]).
+/// A writer waiting for the lock tries again after sleeps that grow to
+/// 100 ms (SQLite's busy handler), and a run that takes the lock again at
+/// once let the waiter in only by chance: it waited out the whole run
+/// (seconds on a large repository). A quarter of `held`, at most 200 ms (two of the
 /// waiter's sleeps, so one of its tries falls in the pause after a long
 /// transaction, and often enough after short ones).
 fn let_waiting_writers_in(held: Duration) {
@@ -332,7 +335,12 @@ fn let_waiting_writers_in(held: Duration) {
 }
 
 /// A connection held by one writer across transactions ([`Store::writer`]).
-pub struct Writer(r2d2::PooledConnection<SqliteConnectionManager>);
+pub struct Writer {
+    connection: r2d2::PooledConnection<SqliteConnectionManager>,
+    /// How long the last part of a run held the lock, paused for before the
+    /// next part: none after the last, whose caller would only wait.
+    owed_pause: std::cell::Cell<Duration>,
+}
 
 impl Writer {
     /// Runs `write` in a `BEGIN IMMEDIATE` transaction of its own, as [`Store::write`].
@@ -340,12 +348,13 @@ impl Writer {
     where
         E: From<StoreError>,
     {
-        in_transaction(&self.0, "BEGIN IMMEDIATE", write)
+        in_transaction(&self.connection, "BEGIN IMMEDIATE", write)
     }
 
     /// Like [`Writer::write`], as one part of a long run of them (a first
-    /// index, a first scan of many documents), then pauses for a quarter of
-    /// the time it held the lock, so a writer waiting for it gets its turn.
+    /// index, a first scan of many documents); each part after the first
+    /// begins with a pause of a quarter of the time the one before held the
+    /// lock, so a writer waiting for it gets its turn.
     /// Not for a run that others wait on to finish (a search catch-up a
     /// query shares): there the pauses only lengthen their wait.
     pub fn write_in_turn<T, E>(
@@ -355,10 +364,11 @@ impl Writer {
     where
         E: From<StoreError>,
     {
+        let_waiting_writers_in(self.owed_pause.take());
         let started = std::time::Instant::now();
-        let written = self.write(write)?;
-        let_waiting_writers_in(started.elapsed());
-        Ok(written)
+        let written = self.write(write);
+        self.owed_pause.set(started.elapsed());
+        written
     }
 }
 
@@ -469,6 +479,31 @@ mod tests {
                 migrations: TAGS,
             },
         ]
+    }
+
+    #[test]
+    fn a_run_in_parts_pauses_between_its_parts_and_not_after_the_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), &schemas()).unwrap();
+        let writer = store.writer().unwrap();
+        let held = Duration::from_millis(40);
+        writer
+            .write_in_turn(|tx| -> Result<(), StoreError> {
+                std::thread::sleep(held);
+                tx.execute("INSERT INTO tags (name) VALUES ('first')", [])
+                    .map_err(|error| StoreError::on(tx, error))?;
+                Ok(())
+            })
+            .unwrap();
+        // the part is committed and its caller answered; the pause is owed
+        // to the next part, taken only if one comes
+        assert!(writer.owed_pause.get() >= held);
+        let count: i64 = store
+            .read(|c| c.query_row("SELECT count(*) FROM tags", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(count, 1);
+        writer.write_in_turn(|_| Ok::<_, StoreError>(())).unwrap();
+        assert!(writer.owed_pause.get() < held, "the next part paid it");
     }
 
     #[test]
