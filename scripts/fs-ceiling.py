@@ -13,13 +13,14 @@ rename and closed on another thread (what the hub does, so that freeing it is
 off the writer's path). Prints the median of --runs runs; loopback files only,
 in a temporary folder removed at the end.
 
-Two more cases measure a design the hub does not use (yet): each writer keeps
+Two more cases measure a design the hub does not use: each writer keeps
 a spare file beside its document, writes the new content into the spare,
 fsyncs it, swaps the two names in one atomic step (renameat2 with
 RENAME_EXCHANGE) and fsyncs the folder; the spare then holds the old content
 and is written again by the next replacement, either truncated first or
 rewritten in place. No inode is made or freed per replacement, and in place
-no data block either.
+no data block either. A throwaway hub build publishing that way gained about
+15 % (2026-12-05, see docs/performance-log.md).
 """
 import argparse, ctypes, os, queue, statistics, tempfile, threading, time
 

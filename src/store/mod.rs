@@ -327,9 +327,9 @@ impl Store {
 /// A writer waiting for the lock tries again after sleeps that grow to
 /// 100 ms (SQLite's busy handler), and a run that takes the lock again at
 /// once let the waiter in only by chance: it waited out the whole run
-/// (seconds on a large repository). A quarter of `held`, at most 200 ms (two of the
-/// waiter's sleeps, so one of its tries falls in the pause after a long
-/// transaction, and often enough after short ones).
+/// (seconds on a large repository). A quarter of `held`, at most 200 ms
+/// (two of the waiter's sleeps, so one of its tries falls in the pause
+/// after a long transaction, and often enough after short ones).
 fn let_waiting_writers_in(held: Duration) {
     std::thread::sleep((held / 4).min(Duration::from_millis(200)));
 }
@@ -502,7 +502,13 @@ mod tests {
             .read(|c| c.query_row("SELECT count(*) FROM tags", [], |r| r.get(0)))
             .unwrap();
         assert_eq!(count, 1);
+        // a sleep is never shorter than asked, so this bound cannot flake
+        let next_part = std::time::Instant::now();
         writer.write_in_turn(|_| Ok::<_, StoreError>(())).unwrap();
+        assert!(
+            next_part.elapsed() >= held / 4,
+            "the next part began with the pause"
+        );
         assert!(writer.owed_pause.get() < held, "the next part paid it");
     }
 
