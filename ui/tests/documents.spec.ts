@@ -101,6 +101,31 @@ test("browse the mounts and a folder tree; a deep link opens a section", async (
   await expect(page).toHaveURL(/\/graph\?node=code%3Afile%3Aapp%2Fdb\.py$/);
 });
 
+test("a deep link's jump gives way to a scroll made while it settles", async ({ page, request }) => {
+  const filler = (part: string) => Array.from({ length: 60 }, (_, n) => `Paragraph ${n} of ${part}.`).join("\n\n");
+  await createDoc(
+    request,
+    "guides/jump-gives-way.md",
+    `# Jumps\n\n## Before\n\n${filler("before")}\n\n## Target\n\n${filler("target")}\n\n## After\n\n${filler("after")}\n`,
+  );
+  await page.goto("/documents/docs/guides/jump-gives-way.md#target");
+  // the frame the jump lands in, the page is scrolled back to the top, as a
+  // reader (or a click on a link further down) would; the page must stay there
+  const after = await page.evaluate(async () => {
+    const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+    let landed = false;
+    for (let frames = 0; frames < 1200 && !landed; frames++) {
+      const top = document.querySelector('[data-section="target"]')?.getBoundingClientRect().top;
+      landed = top !== undefined && Math.abs(top) <= 16; // its scroll margin is half a line
+      if (!landed) await frame();
+    }
+    window.scrollTo(0, 0);
+    for (let frames = 0; frames < 8; frames++) await frame();
+    return { landed, scrollY: window.scrollY };
+  });
+  expect(after).toEqual({ landed: true, scrollY: 0 });
+});
+
 test("a hostile document renders inert", async ({ page, request }) => {
   const hostile = [
     "# Hostile",

@@ -15,10 +15,18 @@ export function scrollToSection(anchor: string) {
   if (!target) return;
   target.scrollIntoView({ block: "start" });
   // chunks off screen are laid out with a guessed height: once the browser
-  // has laid out the ones around the target, it may have moved; follow it
+  // has laid out the ones around the target, it may have moved; follow it,
+  // unless the page was scrolled meanwhile by anyone else (the reader, a click
+  // further down): their place wins over the jump
+  const margin = parseFloat(getComputedStyle(target).scrollMarginTop) || 0;
+  let leftAt = window.scrollY;
   let frames = 0;
   const settle = () => {
-    if (Math.abs(target.getBoundingClientRect().top) > 4) target.scrollIntoView({ block: "start" });
+    if (window.scrollY !== leftAt) return;
+    if (Math.abs(target.getBoundingClientRect().top - margin) > 4) {
+      target.scrollIntoView({ block: "start" });
+      leftAt = window.scrollY;
+    }
     if (++frames < 4) requestAnimationFrame(settle);
   };
   requestAnimationFrame(settle);
