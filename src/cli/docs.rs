@@ -12,7 +12,8 @@ use std::io::Read;
 
 mod lines;
 
-use super::{call, print_envelope};
+use super::{call, call_for_data, print_envelope};
+use crate::docs::model::is_lower_hex;
 use crate::docs::tools::MAX_LISTED;
 use crate::envelope::Budget;
 use crate::tools::Hub;
@@ -145,7 +146,7 @@ pub struct BaseArgs {
     /// The revision you read (`cos docs list` or `cos docs read --json`); a stale one is refused.
     #[arg(long)]
     rev: i64,
-    /// That revision's hash, as listed or read.
+    /// That revision's hash: whole, or its first 12 or more digits as `cos docs list` and `cos docs history` print them.
     #[arg(long)]
     hash: String,
 }
@@ -160,16 +161,46 @@ pub struct RequestArgs {
     request_id: Option<String>,
 }
 
+/// The fewest leading digits `--hash` takes for a whole hash: as many as
+/// the listing and the history print.
+const SHORT_HASH: usize = 12;
+
 impl BasedWrite {
-    /// The tool's arguments: the document, its base and the request ID.
-    fn arguments(self) -> Value {
+    /// The tool's arguments: the document, its base and the request ID; an
+    /// exit code when the base's short hash names no such revision.
+    fn arguments(self, hub: &Hub) -> Result<Value, i32> {
         let BasedWrite {
             document: DocumentArgs { mount, path },
             base: BaseArgs { rev, hash },
             request,
         } = self;
-        json!({"mount": mount, "path": path, "base": {"rev": rev, "hash": hash}, "request_id": request.id()})
+        let hash = whole_hash(hub, &mount, &path, rev, hash)?;
+        Ok(
+            json!({"mount": mount, "path": path, "base": {"rev": rev, "hash": hash}, "request_id": request.id()}),
+        )
     }
+}
+
+/// `--hash` as given when it is not the start of a hash (the tool judges
+/// it), else the whole hash of revision `rev`, which must start with it.
+fn whole_hash(hub: &Hub, mount: &str, path: &str, rev: i64, given: String) -> Result<String, i32> {
+    if !(SHORT_HASH..64).contains(&given.len()) || !is_lower_hex(&given) {
+        return Ok(given);
+    }
+    let page = call_for_data(
+        hub,
+        "cos_docs_read",
+        json!({"mount": mount, "path": path, "rev": rev, "page_bytes": 256}),
+    )?;
+    let whole = page["document"]["hash"].as_str().unwrap_or_default();
+    if whole.starts_with(&given) {
+        return Ok(whole.to_string());
+    }
+    eprintln!(
+        "cos: --hash: rev {rev} of {path} has the hash {}, which does not start with {given}; re-read the document",
+        whole.get(..SHORT_HASH).unwrap_or(whole)
+    );
+    Err(2)
 }
 
 impl RequestArgs {
@@ -245,16 +276,25 @@ pub fn run(command: DocsCommand, hub: &Hub) -> i32 {
                     return 2;
                 }
             };
-            let mut arguments = write.arguments();
+            let mut arguments = match write.arguments(hub) {
+                Ok(arguments) => arguments,
+                Err(code) => return code,
+            };
             arguments["operations"] = operations;
             ("cos_docs_patch", arguments)
         }
         DocsCommand::Move { write, to } => {
-            let mut arguments = write.arguments();
+            let mut arguments = match write.arguments(hub) {
+                Ok(arguments) => arguments,
+                Err(code) => return code,
+            };
             arguments["to"] = json!(to);
             ("cos_docs_move", arguments)
         }
-        DocsCommand::Delete { write } => ("cos_docs_delete", write.arguments()),
+        DocsCommand::Delete { write } => match write.arguments(hub) {
+            Ok(arguments) => ("cos_docs_delete", arguments),
+            Err(code) => return code,
+        },
         DocsCommand::History {
             mount,
             path,

@@ -14,6 +14,17 @@ pub struct Identity {
     pub hash: String,
 }
 
+/// Whether `hash` is a content or entry hash as the hub writes one: the 64
+/// lowercase hex digits of a BLAKE3 digest.
+pub fn is_full_hash(hash: &str) -> bool {
+    hash.len() == 64 && is_lower_hex(hash)
+}
+
+/// Whether `text` is lowercase hex digits only, as hashes are written.
+pub fn is_lower_hex(text: &str) -> bool {
+    text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 /// The revision a write was based on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -23,6 +34,14 @@ pub struct Base {
     /// The full 64-hex-digit hash, as read.
     #[schema(min_length = 64, max_length = 64, pattern = "^[0-9a-f]{64}$")]
     pub hash: String,
+}
+
+impl Base {
+    /// Whether some revision could have this identity (a number of 1 or
+    /// more, a full hash): one that cannot is a typo or a cut copy.
+    pub fn could_name_a_revision(&self) -> bool {
+        self.rev >= 1 && is_full_hash(&self.hash)
+    }
 }
 
 /// One change in the hash-chained history.
@@ -83,4 +102,25 @@ pub struct Receipt {
     pub known: bool,
     /// What to do next, in words.
     pub advice: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn a_full_hash_is_exactly_what_the_spec_publishes(
+            text in "[0-9a-fA-F]{60,68}|[0-9a-f]{64}|\\PC{0,70}",
+            rev in -2i64..3,
+        ) {
+            let published = regex::Regex::new("^[0-9a-f]{64}$").unwrap();
+            proptest::prop_assert_eq!(is_full_hash(&text), published.is_match(&text));
+            let base = Base { rev, hash: text.clone() };
+            proptest::prop_assert_eq!(
+                base.could_name_a_revision(),
+                rev >= 1 && published.is_match(&text)
+            );
+        }
+    }
 }

@@ -26,7 +26,9 @@ use std::collections::HashSet;
 use super::chain::content_hash;
 use super::disk::{self, MountDir};
 use super::group;
-use super::model::{Base, DocHistoryEntry, Durability, Identity, Receipt, ReceiptState};
+use super::model::{
+    Base, DocHistoryEntry, Durability, Identity, Receipt, ReceiptState, is_full_hash,
+};
 use super::mounts::Mount;
 use super::outlines;
 use super::patch::{self, Operation};
@@ -107,6 +109,28 @@ pub fn check_request_id(field: &str, request_id: &str) -> Result<(), ToolError> 
     .with_details(json!({"field": field})))
 }
 
+/// A base that could name a revision: a number of 1 or more and a full
+/// hash. Anything else is a typo or a truncation, not a stale read, so it is
+/// refused as bad input before the document is looked at.
+pub fn check_base(base: &Base) -> Result<(), ToolError> {
+    if base.rev < 1 {
+        return Err(ToolError::invalid(
+            "base.rev",
+            format!("the revision number you read, 1 or more (got {})", base.rev),
+        ));
+    }
+    if !is_full_hash(&base.hash) {
+        return Err(ToolError::invalid(
+            "base.hash",
+            format!(
+                "the document's whole hash as read, 64 lowercase hex digits (got {} characters)",
+                base.hash.chars().count()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// How the hub names a front door in history.
 pub fn source_label(source: Source) -> &'static str {
     match source {
@@ -157,6 +181,9 @@ pub struct Written {
 /// Runs one write to its end (see the module's comment).
 pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
     check_request_id("request_id", &intent.request_id)?;
+    if let Some(base) = intent.change.base() {
+        check_base(base)?;
+    }
     intent.mount.check_writable(intent.source)?;
     let fingerprint = fingerprint(&intent);
     let first = store.view_at_once(|c| first_look(c, &intent))?;

@@ -1001,6 +1001,69 @@ fn cos_docs_creates_reads_patches_and_audits_from_the_shell() {
 }
 
 #[test]
+fn cos_docs_takes_the_short_hash_the_listing_prints_and_checks_it() {
+    let repo = tempfile::tempdir().unwrap();
+    let (code, created) = run_with_stdin(
+        repo.path(),
+        &["docs", "create", "docs", "notes.md", "--request-id", "s-1"],
+        "# Notes\n",
+    );
+    assert_eq!(code, 0, "{created}");
+    let listed = cos(repo.path())
+        .args(["docs", "list", "docs"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).to_string();
+    let short = listed.split('\t').nth(2).unwrap().to_string();
+    assert_eq!(short.len(), 12, "{listed}");
+    let full = created["data"]["document"]["hash"].as_str().unwrap();
+    assert!(full.starts_with(&short));
+    let patch = |rev: &str, hash: &str, id: &str| {
+        let output = cos(repo.path())
+            .args([
+                "docs", "patch", "docs", "notes.md", "--rev", rev, "--hash", hash,
+            ])
+            .args(["--request-id", id, "--operations"])
+            .arg(r#"[{"op": "append", "content": "more"}]"#)
+            .output()
+            .unwrap();
+        let envelope: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+        (output.status.code(), envelope, stderr)
+    };
+    // the listing's 12 digits stand for the whole hash of that revision
+    let (code, patched, _) = patch("1", &short, "s-2");
+    assert_eq!(code, Some(0), "{patched}");
+    assert_eq!(patched["data"]["previous"]["hash"], full);
+    // the same short base again is stale, with what changed, as a whole one is
+    let (code, stale, _) = patch("1", &short, "s-3");
+    assert_eq!(code, Some(1));
+    assert_eq!(stale["error"]["code"], "STALE_REVISION", "{stale}");
+    // digits that are not that revision's: refused before anything is sent
+    let (code, _, stderr) = patch("2", "000000000000", "s-4");
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("rev 2 of notes.md has the hash")
+            && stderr.contains("does not start with 000000000000"),
+        "{stderr}"
+    );
+    // fewer digits than the listing prints: the tool names the field
+    let (code, refused, _) = patch("2", &short[..6], "s-5");
+    assert_eq!(code, Some(1));
+    assert_eq!(refused["error"]["code"], "E_ARGUMENT", "{refused}");
+    assert_eq!(refused["error"]["details"]["field"], "base.hash");
+    let history = cos(repo.path())
+        .args(["docs", "history", "--mount", "docs"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&history.stdout).lines().count(),
+        2,
+        "the create and one patch: nothing else was written"
+    );
+}
+
+#[test]
 fn cos_docs_moves_and_deletes_from_the_shell_and_names_the_request_it_made_up() {
     let repo = tempfile::tempdir().unwrap();
     let created = cos(repo.path())

@@ -795,6 +795,107 @@ async fn moves_and_deletes_carry_receipts_and_keep_history() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_base_or_checkpoint_no_revision_can_have_is_bad_input_not_a_conflict() {
+    let server = TestServer::start().await;
+    let (status, _) = create(&server, "guide.md", GUIDE, "c-1").await;
+    assert_eq!(status, 201);
+    let (_, page, _) = read(&server, "docs", "guide.md").await;
+    let hash = page["data"]["document"]["hash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let client = mcp(&server).await;
+    let refused = |envelope: &Value, field: &str| {
+        assert_eq!(envelope["ok"], false, "{envelope}");
+        assert_eq!(envelope["error"]["category"], "validation", "{envelope}");
+        assert_eq!(envelope["error"]["code"], "E_ARGUMENT", "{envelope}");
+        assert_eq!(envelope["error"]["details"]["field"], field, "{envelope}");
+        let message = envelope["error"]["message"].as_str().unwrap();
+        let expected = envelope["error"]["details"]["expected"].as_str().unwrap();
+        assert_eq!(message, format!("{field}: {expected}"));
+        assert!(
+            expected.contains("1 or more") || expected.contains("64 lowercase hex digits"),
+            "{expected}"
+        );
+    };
+    // a cut hash, an uppercase one, a revision 0: typos, not stale reads
+    for (base, field) in [
+        (json!({"rev": 1, "hash": &hash[..12]}), "base.hash"),
+        (json!({"rev": 1, "hash": hash.to_uppercase()}), "base.hash"),
+        (json!({"rev": 0, "hash": &hash}), "base.rev"),
+    ] {
+        let (patched, _) = call(
+            &client,
+            "cos_docs_patch",
+            json!({"mount": "docs", "path": "guide.md",
+            "base": base, "request_id": "p-1", "operations": [{"op": "append", "content": "x"}]}),
+        )
+        .await;
+        refused(&patched, field);
+    }
+    let short = json!({"rev": 1, "hash": &hash[..12]});
+    let (moved, _) = call(
+        &client,
+        "cos_docs_move",
+        json!({"mount": "docs", "path": "guide.md",
+        "to": "moved.md", "base": short, "request_id": "m-1"}),
+    )
+    .await;
+    refused(&moved, "base.hash");
+    let (deleted, _) = call(
+        &client,
+        "cos_docs_delete",
+        json!({"mount": "docs", "path": "guide.md",
+        "base": short, "request_id": "d-1"}),
+    )
+    .await;
+    refused(&deleted, "base.hash");
+    let (status, body) = patch(
+        &server,
+        "guide.md",
+        None,
+        Some("p-2"),
+        json!({"base": short, "operations": [{"op": "append", "content": "x"}]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(error_of(&body)["details"]["field"], "base.hash");
+    // If-Match naming no revision never matches: 412 with the current identity
+    let (status, body) = patch(
+        &server,
+        "guide.md",
+        Some(&format!("\"1-{}\"", &hash[..12])),
+        Some("p-3"),
+        json!({"operations": [{"op": "append", "content": "x"}]}),
+    )
+    .await;
+    assert_eq!(status, 412, "{body}");
+    assert_eq!(error_of(&body)["details"]["current"]["hash"], hash.as_str());
+    // a cut checkpoint is a typo, never a rewritten history
+    let (audit, _) = call(
+        &client,
+        "cos_docs_audit",
+        json!({"checkpoint": {"seq": 1, "entry_hash": &hash[..12]}}),
+    )
+    .await;
+    refused(&audit, "checkpoint.entry_hash");
+    let (audit, _) = call(
+        &client,
+        "cos_docs_audit",
+        json!({"checkpoint": {"seq": 0, "entry_hash": &hash}}),
+    )
+    .await;
+    refused(&audit, "checkpoint.seq");
+    let (audit, _) = call(&client, "cos_docs_audit", json!({})).await;
+    assert_eq!(audit["data"]["verified"], true, "{audit}");
+    assert_eq!(audit["data"]["writes_refused"], false, "{audit}");
+    // nothing was written
+    assert_eq!(history_ops(&server, "guide.md").await, ["1:create:person"]);
+    assert_eq!(on_disk(&server, "guide.md"), GUIDE);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn bad_patches_are_refused_whole_naming_the_operation() {
     let server = TestServer::start().await;
     create(&server, "p.md", GUIDE, "p-1").await;

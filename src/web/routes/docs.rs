@@ -155,10 +155,15 @@ fn precondition(headers: &HeaderMap) -> Result<Precondition, ApiError> {
             .ok_or_else(bad_if_match)?;
         let (rev, hash) = inner.split_once('-').ok_or_else(bad_if_match)?;
         let rev: i64 = rev.parse().map_err(|_| bad_if_match())?;
-        tags.push(Base {
+        let tag = Base {
             rev,
             hash: hash.to_string(),
-        });
+        };
+        // a tag no revision can have (a cut or mistyped hash) never matches,
+        // as a weak one: the answer is then 412 with the current ETag
+        if tag.could_name_a_revision() {
+            tags.push(tag);
+        }
     }
     Ok(Precondition::Tags(tags))
 }
