@@ -833,6 +833,14 @@ async fn a_base_or_checkpoint_no_revision_can_have_is_bad_input_not_a_conflict()
         .await;
         refused(&patched, field);
     }
+    // a past revision 0 is asked for the same way
+    let (page, _) = call(
+        &client,
+        "cos_docs_read",
+        json!({"mount": "docs", "path": "guide.md", "rev": 0}),
+    )
+    .await;
+    refused(&page, "rev");
     let short = json!({"rev": 1, "hash": &hash[..12]});
     let (moved, _) = call(
         &client,

@@ -365,6 +365,10 @@ fn load(
                 historical: false,
             })
         }
+        Some(rev) if rev < 1 => Err(ToolError::invalid(
+            "rev",
+            format!("a revision number, 1 or more (got {rev})"),
+        )),
         Some(rev) => {
             let entry = store
                 .view(|c| records::entry_at(c, &mount.key, path.as_str(), rev))?
@@ -675,7 +679,7 @@ impl Tool for DocsHistory {
                 return Err(ToolError::invalid_pair(
                     "mount",
                     "path",
-                    "the mount of the path",
+                    "the key of the mount the path is in, given with path",
                 ));
             }
             (None, None) => (None, None),
