@@ -112,7 +112,7 @@ pub fn check_request_id(field: &str, request_id: &str) -> Result<(), ToolError> 
 /// A base that could name a revision: a number of 1 or more and a full
 /// hash. Anything else is a typo or a truncation, not a stale read, so it is
 /// refused as bad input before the document is looked at.
-pub fn check_base(base: &Base) -> Result<(), ToolError> {
+fn check_base(base: &Base) -> Result<(), ToolError> {
     if base.rev < 1 {
         return Err(ToolError::invalid(
             "base.rev",

@@ -894,6 +894,11 @@ async fn a_base_or_checkpoint_no_revision_can_have_is_bad_input_not_a_conflict()
     )
     .await;
     refused(&audit, "checkpoint.seq");
+    let (status, body) = server
+        .get(&format!("/api/docs/audit?seq=1&entry_hash={}", &hash[..12]))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(error_of(&body)["details"]["field"], "checkpoint.entry_hash");
     let (audit, _) = call(&client, "cos_docs_audit", json!({})).await;
     assert_eq!(audit["data"]["verified"], true, "{audit}");
     assert_eq!(audit["data"]["writes_refused"], false, "{audit}");

@@ -470,6 +470,8 @@ pub struct AuditQuery {
     /// A checkpoint's seq (with entry_hash): also prove the history up to it is unchanged.
     #[param(minimum = 1)]
     pub seq: Option<i64>,
+    /// That checkpoint's entry hash, whole (with seq).
+    #[param(min_length = 64, max_length = 64, pattern = "^[0-9a-f]{64}$")]
     pub entry_hash: Option<String>,
 }
 

@@ -4123,6 +4123,7 @@ export interface operations {
             query?: {
                 /** @description A checkpoint's seq (with entry_hash): also prove the history up to it is unchanged. */
                 seq?: number;
+                /** @description That checkpoint's entry hash, whole (with seq). */
                 entry_hash?: string;
             };
             header?: never;
