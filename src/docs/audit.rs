@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use utoipa::ToSchema;
 
 use super::chain::{self, GENESIS, content_hash};
-use super::model::is_full_hash;
+use super::model::{require_counted, require_full_hash};
 use super::records;
 use crate::store::Store;
 use crate::tools::ToolError;
@@ -51,25 +51,16 @@ pub struct AuditReport {
 /// A checkpoint that could have been a head: a mistyped or cut one is bad
 /// input, never a sign that the history was rewritten.
 fn check_checkpoint(point: &Checkpoint) -> Result<(), ToolError> {
-    if point.seq < 1 {
-        return Err(ToolError::invalid(
-            "checkpoint.seq",
-            format!(
-                "the entry number an audit answered as its head, 1 or more (got {})",
-                point.seq
-            ),
-        ));
-    }
-    if !is_full_hash(&point.entry_hash) {
-        return Err(ToolError::invalid(
-            "checkpoint.entry_hash",
-            format!(
-                "the head's whole entry hash, 64 lowercase hex digits (got {} characters)",
-                point.entry_hash.chars().count()
-            ),
-        ));
-    }
-    Ok(())
+    require_counted(
+        "checkpoint.seq",
+        point.seq,
+        "the entry number an audit answered as its head",
+    )?;
+    require_full_hash(
+        "checkpoint.entry_hash",
+        &point.entry_hash,
+        "the head's whole entry hash",
+    )
 }
 
 /// Audits the whole history and records the verdict.

@@ -1,7 +1,10 @@
-//! The documents' shapes as tools answer them.
+//! The documents' shapes as tools answer them, and the values an identity
+//! (a revision's number and hash, a history entry's) can hold.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+
+use crate::tools::ToolError;
 
 /// Which document, at which revision: what a write's base must match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -23,6 +26,34 @@ pub fn is_full_hash(hash: &str) -> bool {
 /// Whether `text` is lowercase hex digits only, as hashes are written.
 pub fn is_lower_hex(text: &str) -> bool {
     text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Refuses, naming `field`, a hash no revision or entry can have: a cut,
+/// capitalised or mistyped copy is bad input, never a stale or forged one.
+/// `what` says whose hash was wanted.
+pub fn require_full_hash(field: &str, hash: &str, what: &str) -> Result<(), ToolError> {
+    if is_full_hash(hash) {
+        return Ok(());
+    }
+    Err(ToolError::invalid(
+        field,
+        format!(
+            "{what}, 64 lowercase hex digits (got {} characters)",
+            hash.chars().count()
+        ),
+    ))
+}
+
+/// Refuses, naming `field`, a revision or entry number below 1, the first
+/// one there is.
+pub fn require_counted(field: &str, number: i64, what: &str) -> Result<(), ToolError> {
+    if number >= 1 {
+        return Ok(());
+    }
+    Err(ToolError::invalid(
+        field,
+        format!("{what}, 1 or more (got {number})"),
+    ))
 }
 
 /// The revision a write was based on.

@@ -27,7 +27,8 @@ use super::chain::content_hash;
 use super::disk::{self, MountDir};
 use super::group;
 use super::model::{
-    Base, DocHistoryEntry, Durability, Identity, Receipt, ReceiptState, is_full_hash,
+    Base, DocHistoryEntry, Durability, Identity, Receipt, ReceiptState, require_counted,
+    require_full_hash,
 };
 use super::mounts::Mount;
 use super::outlines;
@@ -113,22 +114,8 @@ pub fn check_request_id(field: &str, request_id: &str) -> Result<(), ToolError> 
 /// hash. Anything else is a typo or a truncation, not a stale read, so it is
 /// refused as bad input before the document is looked at.
 fn check_base(base: &Base) -> Result<(), ToolError> {
-    if base.rev < 1 {
-        return Err(ToolError::invalid(
-            "base.rev",
-            format!("the revision number you read, 1 or more (got {})", base.rev),
-        ));
-    }
-    if !is_full_hash(&base.hash) {
-        return Err(ToolError::invalid(
-            "base.hash",
-            format!(
-                "the document's whole hash as read, 64 lowercase hex digits (got {} characters)",
-                base.hash.chars().count()
-            ),
-        ));
-    }
-    Ok(())
+    require_counted("base.rev", base.rev, "the revision number you read")?;
+    require_full_hash("base.hash", &base.hash, "the document's whole hash as read")
 }
 
 /// How the hub names a front door in history.

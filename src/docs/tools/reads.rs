@@ -11,7 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{ready, spec};
 use crate::docs::chain;
 use crate::docs::disk;
-use crate::docs::model::{DocHistoryEntry, Identity};
+use crate::docs::model::{DocHistoryEntry, Identity, require_counted};
 use crate::docs::mounts::{Access, Mount};
 use crate::docs::outlines;
 use crate::docs::paging::{page_end, text_weight};
@@ -365,11 +365,8 @@ fn load(
                 historical: false,
             })
         }
-        Some(rev) if rev < 1 => Err(ToolError::invalid(
-            "rev",
-            format!("a revision number, 1 or more (got {rev})"),
-        )),
         Some(rev) => {
+            require_counted("rev", rev, "a revision number")?;
             let entry = store
                 .view(|c| records::entry_at(c, &mount.key, path.as_str(), rev))?
                 .filter(|entry| !entry.hash.is_empty())
