@@ -336,7 +336,8 @@ fn with_blank_lines_around(text: &str, splice: Splice) -> Splice {
     let ending = first_line_ending(text);
     let mut insert = splice.insert;
     if splice.end < text.len() && !ends_with_blank_line(insert.as_bytes()) {
-        insert.push_str(line_break_after(insert.as_bytes().last(), ending));
+        let next = text.as_bytes().get(splice.end);
+        insert.push_str(line_break_between(insert.as_bytes().last(), next, ending));
     }
     // line breaks the content starts with end the line before it first
     let breaks = insert.len() - insert.trim_start_matches(['\n', '\r']).len();
@@ -344,18 +345,26 @@ fn with_blank_lines_around(text: &str, splice: Splice) -> Splice {
     let last = &before[before.len().saturating_sub(4)..];
     let seam = [last, &insert.as_bytes()[..breaks]].concat();
     if splice.at > sections::front_matter_end(text) && !ends_with_blank_line(&seam) {
-        insert.insert_str(0, line_break_after(before.last(), ending));
+        let next = insert.as_bytes().first().copied();
+        insert.insert_str(0, line_break_between(before.last(), next.as_ref(), ending));
     }
     Splice { insert, ..splice }
 }
 
-/// A line break of the document's kind that does not merge with a CR
-/// before it into one CR LF (a document may mix its line endings).
-fn line_break_after(previous: Option<&u8>, ending: &'static str) -> &'static str {
-    if previous == Some(&b'\r') && ending == "\n" {
-        "\r\n"
-    } else {
-        ending
+/// One more line break of the document's kind between `previous` and
+/// `next`, where neither joins it into one CR LF with the break already
+/// there (a document may mix its line endings): after a CR, an LF is written
+/// as CR LF; before an LF, a bare CR is doubled, the second CR then taking
+/// that LF as its own.
+fn line_break_between(
+    previous: Option<&u8>,
+    next: Option<&u8>,
+    ending: &'static str,
+) -> &'static str {
+    match ending {
+        "\n" if previous == Some(&b'\r') => "\r\n",
+        "\r" if next == Some(&b'\n') => "\r\r",
+        _ => ending,
     }
 }
 
@@ -611,6 +620,26 @@ mod tests {
             prepend("---\nnot closed\n").as_deref(),
             Some("top\n\n---\nnot closed\n")
         );
+    }
+
+    #[test]
+    fn a_blank_line_put_in_a_bare_cr_document_does_not_merge_into_a_cr_lf() {
+        // found by the property below: the CR put before content that starts
+        // with an LF made one CR LF with it, so no blank line parted `===`
+        // from the content's paragraph, which read as a heading with it, and
+        // the append was refused
+        let appended = apply(
+            "\r===",
+            &[Operation::Append {
+                content: "\n🌀\n=\n".into(),
+            }],
+        );
+        assert_eq!(appended.ok().as_deref(), Some("\r===\r\r\n🌀\n=\n"));
+        let titles: Vec<String> = sections::outline("\r===\r\r\n🌀\n=\n")
+            .into_iter()
+            .map(|s| s.title)
+            .collect();
+        assert_eq!(titles, ["🌀"]);
     }
 
     #[test]
