@@ -44,8 +44,8 @@ pub fn require_full_hash(field: &str, hash: &str, what: &str) -> Result<(), Tool
     ))
 }
 
-/// Refuses, naming `field`, a revision or entry number below 1, the first
-/// one there is.
+/// Refuses, naming `field`, a revision or entry number below 1 (numbering
+/// starts at 1).
 pub fn require_counted(field: &str, number: i64, what: &str) -> Result<(), ToolError> {
     if number >= 1 {
         return Ok(());
