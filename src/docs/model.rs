@@ -68,10 +68,16 @@ pub struct Base {
 }
 
 impl Base {
-    /// Whether some revision could have this identity (a number of 1 or
-    /// more, a full hash): one that cannot is a typo or a cut copy.
+    /// Refuses a base no revision can have (a number below 1, a hash that is
+    /// not whole): a typo or a cut copy, not a stale read.
+    pub fn check(&self) -> Result<(), ToolError> {
+        require_counted("base.rev", self.rev, "the revision number you read")?;
+        require_full_hash("base.hash", &self.hash, "the document's whole hash as read")
+    }
+
+    /// Whether some revision could have this identity (see [`Base::check`]).
     pub fn could_name_a_revision(&self) -> bool {
-        self.rev >= 1 && is_full_hash(&self.hash)
+        self.check().is_ok()
     }
 }
 

@@ -345,8 +345,8 @@ fn with_blank_lines_around(text: &str, splice: Splice) -> Splice {
     let last = &before[before.len().saturating_sub(4)..];
     let seam = [last, &insert.as_bytes()[..breaks]].concat();
     if splice.at > sections::front_matter_end(text) && !ends_with_blank_line(&seam) {
-        let next = insert.as_bytes().first().copied();
-        insert.insert_str(0, line_break_between(before.last(), next.as_ref(), ending));
+        let between = line_break_between(before.last(), insert.as_bytes().first(), ending);
+        insert.insert_str(0, between);
     }
     Splice { insert, ..splice }
 }

@@ -26,10 +26,7 @@ use std::collections::HashSet;
 use super::chain::content_hash;
 use super::disk::{self, MountDir};
 use super::group;
-use super::model::{
-    Base, DocHistoryEntry, Durability, Identity, Receipt, ReceiptState, require_counted,
-    require_full_hash,
-};
+use super::model::{Base, DocHistoryEntry, Durability, Identity, Receipt, ReceiptState};
 use super::mounts::Mount;
 use super::outlines;
 use super::patch::{self, Operation};
@@ -110,14 +107,6 @@ pub fn check_request_id(field: &str, request_id: &str) -> Result<(), ToolError> 
     .with_details(json!({"field": field})))
 }
 
-/// A base that could name a revision: a number of 1 or more and a full
-/// hash. Anything else is a typo or a truncation, not a stale read, so it is
-/// refused as bad input before the document is looked at.
-fn check_base(base: &Base) -> Result<(), ToolError> {
-    require_counted("base.rev", base.rev, "the revision number you read")?;
-    require_full_hash("base.hash", &base.hash, "the document's whole hash as read")
-}
-
 /// How the hub names a front door in history.
 pub fn source_label(source: Source) -> &'static str {
     match source {
@@ -168,8 +157,9 @@ pub struct Written {
 /// Runs one write to its end (see the module's comment).
 pub fn execute(store: &Store, intent: Intent) -> Result<Written, ToolError> {
     check_request_id("request_id", &intent.request_id)?;
+    // a base no revision can have is bad input, before the document is looked at
     if let Some(base) = intent.change.base() {
-        check_base(base)?;
+        base.check()?;
     }
     intent.mount.check_writable(intent.source)?;
     let fingerprint = fingerprint(&intent);
