@@ -15,6 +15,7 @@ mod chain;
 mod disk;
 pub mod feed;
 mod group;
+mod heading_changes;
 pub mod model;
 pub mod mounts;
 mod offload;

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use utoipa::ToSchema;
 
+use super::heading_changes::{self, Heading};
 use super::sections::{self, Section};
 use crate::envelope::{Category, Code};
 use crate::text_lines::first_line_ending;
@@ -269,9 +270,11 @@ fn apply_one(
 /// at the seams: a paragraph line before a setext underline becomes part of
 /// its heading (`x` appended before `Title` over `===` retitles it `x
 /// Title`), a paragraph before `---` becomes a heading. Where that happens, a
-/// blank line on either side keeps the two apart; where even that does not
-/// (a code fence or HTML block the content opens and never closes would
-/// swallow what follows), the operation is refused.
+/// blank line on either side keeps the two apart. Where even that does not,
+/// the operation is refused, naming the first heading it would change: a
+/// code fence or HTML block the content opens and never closes swallows
+/// what follows, and a link reference definition (`[label]: url`) removed
+/// or added retitles every heading whose text uses its label.
 fn keeping_the_outline_around(
     text: &str,
     outline: &[Section],
@@ -284,28 +287,35 @@ fn keeping_the_outline_around(
         return Ok((text.to_string(), outline.to_vec()));
     }
     let mut tried = splice;
+    let mut change = String::new();
     for padded in [false, true] {
         if padded {
             tried = with_blank_lines_around(text, tried);
         }
         let applied = spliced(text, tried.at, tried.end, &tried.insert);
         let outlined = sections::outline(&applied);
-        if same_outline_around(outline, &outlined, &tried) {
-            return Ok((applied, outlined));
+        match outline_change(outline, &outlined, &tried) {
+            None => return Ok((applied, outlined)),
+            Some(described) => change = described,
         }
     }
     Err(ToolError::invalid(
         "content",
-        "Markdown that leaves the headings around it as they are; placed here it \
-         would change them (a code fence or HTML block opened in it, or left open \
-         before it, runs on over them); nothing was changed",
+        format!(
+            "Markdown that leaves the headings around it as they are; placed here it \
+             would {change} (a code fence or HTML block left open runs on over the \
+             headings after it, and a link reference definition `[label]: url` that \
+             the change removes or adds retitles the headings using its label); \
+             nothing was changed"
+        ),
     ))
 }
 
-/// The headings of `before` outside the replaced range, at their offsets
-/// in `after`, are the headings of `after` outside the inserted text; and
-/// within it, the inserted text's own headings, as they read on their own.
-fn same_outline_around(before: &[Section], after: &[Section], splice: &Splice) -> bool {
+/// `None` when the headings of `before` outside the replaced range, at
+/// their offsets in `after`, are the headings of `after` outside the
+/// inserted text, and within it the inserted text's own headings, as they
+/// read on their own; else what would change first, in words.
+fn outline_change(before: &[Section], after: &[Section], splice: &Splice) -> Option<String> {
     let inserted_end = splice.at + splice.insert.len();
     let moved = |start: usize| {
         if start < splice.at {
@@ -316,18 +326,20 @@ fn same_outline_around(before: &[Section], after: &[Section], splice: &Splice) -
     };
     let kept = (before.iter())
         .filter(|s| s.start < splice.at || s.start >= splice.end)
-        .map(|s| (s.level, s.title.as_str(), moved(s.start)));
+        .map(|s| Heading::of(s, moved(s.start)));
     let found = (after.iter())
         .filter(|s| s.start < splice.at || s.start >= inserted_end)
-        .map(|s| (s.level, s.title.as_str(), s.start));
-    if !kept.eq(found) {
-        return false;
+        .map(|s| Heading::of(s, s.start));
+    if let Some(change) = heading_changes::first_change(kept, found) {
+        return Some(change.describe("the heading", ""));
     }
     let own = sections::outline(&splice.insert);
-    let placed = (after.iter()).filter(|s| s.start >= splice.at && s.start < inserted_end);
-    (own.iter()
-        .map(|s| (s.level, s.title.as_str(), s.start + splice.at)))
-    .eq(placed.map(|s| (s.level, s.title.as_str(), s.start)))
+    let placed = (after.iter())
+        .filter(|s| s.start >= splice.at && s.start < inserted_end)
+        .map(|s| Heading::of(s, s.start));
+    let own = own.iter().map(|s| Heading::of(s, s.start + splice.at));
+    heading_changes::first_change(own, placed)
+        .map(|change| change.describe("the content's heading", " of the content"))
 }
 
 /// `splice` with a blank line between the inserted text and what meets it
@@ -787,6 +799,85 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_names_the_heading_a_lost_link_definition_would_retitle() {
+        // a changelog's last section holds the definitions its headings use
+        let text = "# Log\n## [v2] - 2024\nnew\n## v1\nfirst\n\n[v2]: https://example.com/v2\n";
+        let refused = apply(
+            text,
+            &[Operation::ReplaceSection {
+                section: "Log/v1".into(),
+                content: "first release\n".into(),
+            }],
+        );
+        let Err(ToolError::Fail(body)) = refused else {
+            panic!("refused, not {refused:?}");
+        };
+        assert!(
+            body.message.contains(
+                "would make the heading \"## v2 - 2024\" on line 2 read \"## [v2] - 2024\""
+            ),
+            "{}",
+            body.message
+        );
+        assert!(body.message.contains("link reference definition"));
+        // kept in the content, the definition leaves the heading as it was
+        let kept = apply(
+            text,
+            &[Operation::ReplaceSection {
+                section: "Log/v1".into(),
+                content: "first release\n\n[v2]: https://example.com/v2\n".into(),
+            }],
+        );
+        assert_eq!(
+            kept.ok().as_deref(),
+            Some(
+                "# Log\n## [v2] - 2024\nnew\n## v1\nfirst release\n\n[v2]: https://example.com/v2\n"
+            )
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_the_heading_an_added_link_definition_would_retitle() {
+        let text = "# Notes\n## [draft] plan\nbody\n\n";
+        let refused = apply(
+            text,
+            &[Operation::Append {
+                content: "[draft]: /drafts".into(),
+            }],
+        );
+        let Err(ToolError::Fail(body)) = refused else {
+            panic!("refused, not {refused:?}");
+        };
+        assert!(
+            body.message
+                .contains("make the heading \"## [draft] plan\" on line 2 read \"## draft plan\""),
+            "{}",
+            body.message
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_the_heading_an_open_fence_would_swallow() {
+        let text = "# A\nintro\n## B\nbody\n";
+        let refused = apply(
+            text,
+            &[Operation::AppendToSection {
+                section: "A".into(),
+                content: "```\ncode".into(),
+            }],
+        );
+        let Err(ToolError::Fail(body)) = refused else {
+            panic!("refused, not {refused:?}");
+        };
+        assert!(
+            body.message
+                .contains("make the heading \"## B\" on line 3 plain text"),
+            "{}",
+            body.message
+        );
+    }
+
+    #[test]
     fn replace_all_takes_the_content_as_it_is() {
         let text = "# Title\n\nold\n";
         let next = apply(
@@ -801,7 +892,8 @@ mod tests {
 
     /// The operation's result, or `None` where it was refused for changing
     /// the headings around it, which only a code fence or an HTML block that
-    /// runs to its own end marker (not to a blank line) can do.
+    /// runs to its own end marker (not to a blank line), or a link reference
+    /// definition removed or added, can do.
     fn kept_around(
         text: &str,
         operation: Operation,
@@ -814,7 +906,7 @@ mod tests {
                     .message
                     .starts_with("operations[0]: content: Markdown that leaves") =>
             {
-                let blocks = |t: &str| t.contains(['`', '~', '<']);
+                let blocks = |t: &str| t.contains(['`', '~', '<', '[']);
                 proptest::prop_assert!(
                     blocks(text) || blocks(content),
                     "refused without a block that could swallow: {text:?} {content:?}"
@@ -901,7 +993,8 @@ mod tests {
 
     /// Markdown-like text with every line ending and some headings, fences,
     /// quotes, lists and setext underlines.
-    const MARKDOWNISH: &str = "(#{1,3} |\\PC|\n|\r|\r\n|```|> |- |---|===|Setup|Use){0,120}";
+    const MARKDOWNISH: &str =
+        "(#{1,3} |\\PC|\n|\r|\r\n|```|> |- |---|===|Setup|Use|\\[v1\\]|\n\n\\[v1\\]: /u\n){0,120}";
 
     proptest::proptest! {
             #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
@@ -910,7 +1003,7 @@ mod tests {
                 mark in "\u{feff}?",
                 front in "(---\n\n?(a: 1\n|# H\n)?(---|[.]{3})\n)?",
                 before in MARKDOWNISH,
-                heading in "(\n|\r|\r\n)?#{1,3} [^\r\n]{0,6}(\n|\r|\r\n)?",
+                heading in "(\n|\r|\r\n)?#{1,3} (\\[v1\\] )?[^\r\n]{0,6}(\n|\r|\r\n)?",
                 after in MARKDOWNISH,
                 pick in proptest::prelude::any::<proptest::sample::Index>(),
                 content in "(\\PC|\n|\r\n){0,20}",
