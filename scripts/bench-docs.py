@@ -25,7 +25,9 @@ Usage: scripts/bench-docs.py [--agents 8] [--edits 25] [--latency-edits 200]
 
 The reference server is installed into a temporary npm prefix on first use.
 """
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
+import argparse, os, shutil, statistics, subprocess, sys, tempfile, threading, time
+
+from benchlib import Session, envelope
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FS_PREFIX = os.path.join(tempfile.gettempdir(), "cos-fs-server")
@@ -38,51 +40,6 @@ def reference_server():
     if not os.path.exists(entry):
         subprocess.run(["npm", "install", "-q", "--prefix", FS_PREFIX, "@modelcontextprotocol/server-filesystem"], check=True)
     return ["node", entry]
-
-
-class Session:
-    """A minimal MCP client over stdio: newline-delimited JSON-RPC."""
-
-    def __init__(self, command, cwd):
-        self.proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "bench-docs", "version": "1"}})
-        self.notify("notifications/initialized")
-
-    def notify(self, method):
-        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
-        self.proc.stdin.flush()
-
-    def request(self, method, params):
-        self.next_id += 1
-        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}) + "\n")
-        self.proc.stdin.flush()
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"server closed its stdout during {method}")
-            message = json.loads(line)
-            if message.get("id") == self.next_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message["result"]
-
-    def call(self, tool, arguments):
-        result = self.request("tools/call", {"name": tool, "arguments": arguments})
-        return result
-
-    def close(self):
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
-def envelope(result):
-    return json.loads(result["content"][0]["text"])
 
 
 def seed(folder):

@@ -1,5 +1,5 @@
-"""What the load benchmarks share: ports, waiting for a server, wrk runs, peak memory, corpora."""
-import os, re, shutil, socket, subprocess, sys, tarfile, tempfile, time, urllib.request
+"""What the load benchmarks and checks share: ports, waiting for a server, wrk runs, peak memory, corpora, an MCP stdio client."""
+import json, os, re, shutil, socket, subprocess, sys, tarfile, tempfile, time, urllib.request
 
 REFERENCE_VENV = os.path.join(tempfile.gettempdir(), "cos-reference-venv")
 
@@ -159,3 +159,48 @@ def reference_project(parent, tasks):
                    env=dict(env, PYTHONPATH=os.path.join(site, "core", "thinking_os")), check=True, stdout=subprocess.DEVNULL)
     subprocess.run([cos, "registry", "add", repo], env=env, check=True, stdout=subprocess.DEVNULL)
     return repo, env
+
+
+class Session:
+    """A minimal MCP client over stdio: newline-delimited JSON-RPC."""
+
+    def __init__(self, command, cwd):
+        self.proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "bench-docs", "version": "1"}})
+        self.notify("notifications/initialized")
+
+    def notify(self, method):
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}) + "\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"server closed its stdout during {method}")
+            message = json.loads(line)
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]
+
+    def call(self, tool, arguments):
+        result = self.request("tools/call", {"name": tool, "arguments": arguments})
+        return result
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def envelope(result):
+    return json.loads(result["content"][0]["text"])

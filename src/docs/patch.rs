@@ -261,7 +261,8 @@ fn apply_one(
         }
         Operation::ReplaceAll { content } => return Ok((content.clone(), None)),
     };
-    let (applied, outlined) = keeping_the_outline_around(text, outline(), splice)?;
+    let removing = matches!(operation, Operation::DeleteSection { .. });
+    let (applied, outlined) = keeping_the_outline_around(text, outline(), splice, removing)?;
     Ok((applied, Some(outlined.into())))
 }
 
@@ -274,11 +275,14 @@ fn apply_one(
 /// the operation is refused, naming the first heading it would change: a
 /// code fence or HTML block the content opens and never closes swallows
 /// what follows, and a link reference definition (`[label]: url`) removed
-/// or added retitles every heading whose text uses its label.
+/// or added retitles every heading whose text uses its label. `removing`
+/// says the splice deletes a section, so that a refusal names the section
+/// rather than a content the operation does not have.
 fn keeping_the_outline_around(
     text: &str,
     outline: &[Section],
     splice: Splice,
+    removing: bool,
 ) -> Result<(String, Vec<Section>), ToolError> {
     // a splice that writes back what was there changes no heading, however
     // a parser reads the text (the content alone may read otherwise: a bare
@@ -298,6 +302,17 @@ fn keeping_the_outline_around(
             None => return Ok((applied, outlined)),
             Some(described) => change = described,
         }
+    }
+    if removing {
+        return Err(ToolError::invalid(
+            "section",
+            format!(
+                "a section whose removal leaves the other headings as they are; removing \
+                 this one would {change} (a link reference definition `[label]: url` in it \
+                 retitles the headings using its label: keep the definitions with \
+                 replace_section instead); nothing was changed"
+            ),
+        ));
     }
     Err(ToolError::invalid(
         "content",
@@ -837,6 +852,28 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_delete_names_the_section_and_the_heading_it_would_retitle() {
+        let text = "# Log\n## [v2] - 2024\nnew\n## v1\nfirst\n\n[v2]: https://example.com/v2\n";
+        let refused = apply(
+            text,
+            &[Operation::DeleteSection {
+                section: "Log/v1".into(),
+            }],
+        );
+        let Err(ToolError::Fail(body)) = refused else {
+            panic!("refused, not {refused:?}");
+        };
+        assert!(
+            body.message.starts_with("operations[0]: section: a section whose removal")
+                && body.message.contains(
+                    "removing this one would make the heading \"## v2 - 2024\" on line 2 read \"## [v2] - 2024\""
+                ),
+            "{}",
+            body.message
+        );
+    }
+
+    #[test]
     fn a_refusal_names_the_heading_an_added_link_definition_would_retitle() {
         let text = "# Notes\n## [draft] plan\nbody\n\n";
         let refused = apply(
@@ -904,7 +941,10 @@ mod tests {
             Err(ToolError::Fail(body))
                 if body
                     .message
-                    .starts_with("operations[0]: content: Markdown that leaves") =>
+                    .starts_with("operations[0]: content: Markdown that leaves")
+                    || body
+                        .message
+                        .starts_with("operations[0]: section: a section whose removal") =>
             {
                 let blocks = |t: &str| t.contains(['`', '~', '<', '[']);
                 proptest::prop_assert!(
