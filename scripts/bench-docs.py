@@ -178,6 +178,8 @@ def main():
     parser.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "cos"))
     parser.add_argument("--no-reference", action="store_true")
     args = parser.parse_args()
+    # the servers run in their own folders: a relative path would not reach the binary
+    args.binary = os.path.abspath(args.binary)
     if not os.path.exists(args.binary):
         sys.exit(f"{args.binary} is missing: cargo build --release")
     work = tempfile.mkdtemp(prefix="bench-docs-")
