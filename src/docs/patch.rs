@@ -308,9 +308,9 @@ fn keeping_the_outline_around(
             "section",
             format!(
                 "a section whose removal leaves the other headings as they are; removing \
-                 this one would {change} (a link reference definition `[label]: url` in it \
-                 retitles the headings using its label: keep the definitions with \
-                 replace_section instead); nothing was changed"
+                 this one would {change} (where it holds a link reference definition \
+                 `[label]: url` those headings use, replace the section with the \
+                 definitions alone instead); nothing was changed"
             ),
         ));
     }
