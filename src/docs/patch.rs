@@ -813,31 +813,33 @@ mod tests {
         );
     }
 
+    /// The message of `operation`'s refusal on `text`; panics when it was applied.
+    fn refusal(text: &str, operation: Operation) -> String {
+        match apply(text, &[operation]) {
+            Err(ToolError::Fail(body)) => body.message,
+            other => panic!("refused, not {other:?}"),
+        }
+    }
+
+    const CHANGELOG: &str =
+        "# Log\n## [v2] - 2024\nnew\n## v1\nfirst\n\n[v2]: https://example.com/v2\n";
+
     #[test]
     fn a_refusal_names_the_heading_a_lost_link_definition_would_retitle() {
         // a changelog's last section holds the definitions its headings use
-        let text = "# Log\n## [v2] - 2024\nnew\n## v1\nfirst\n\n[v2]: https://example.com/v2\n";
-        let refused = apply(
-            text,
-            &[Operation::ReplaceSection {
+        let message = refusal(
+            CHANGELOG,
+            Operation::ReplaceSection {
                 section: "Log/v1".into(),
                 content: "first release\n".into(),
-            }],
+            },
         );
-        let Err(ToolError::Fail(body)) = refused else {
-            panic!("refused, not {refused:?}");
-        };
-        assert!(
-            body.message.contains(
-                "would make the heading \"## v2 - 2024\" on line 2 read \"## [v2] - 2024\""
-            ),
-            "{}",
-            body.message
-        );
-        assert!(body.message.contains("link reference definition"));
+        let retitled = "would make the heading \"## v2 - 2024\" on line 2 read \"## [v2] - 2024\"";
+        assert!(message.contains(retitled), "{message}");
+        assert!(message.contains("link reference definition"), "{message}");
         // kept in the content, the definition leaves the heading as it was
         let kept = apply(
-            text,
+            CHANGELOG,
             &[Operation::ReplaceSection {
                 section: "Log/v1".into(),
                 content: "first release\n\n[v2]: https://example.com/v2\n".into(),
@@ -845,72 +847,49 @@ mod tests {
         );
         assert_eq!(
             kept.ok().as_deref(),
-            Some(
-                "# Log\n## [v2] - 2024\nnew\n## v1\nfirst release\n\n[v2]: https://example.com/v2\n"
-            )
+            Some(CHANGELOG.replace("first\n", "first release\n").as_str())
         );
     }
 
     #[test]
     fn a_refused_delete_names_the_section_and_the_heading_it_would_retitle() {
-        let text = "# Log\n## [v2] - 2024\nnew\n## v1\nfirst\n\n[v2]: https://example.com/v2\n";
-        let refused = apply(
-            text,
-            &[Operation::DeleteSection {
+        let message = refusal(
+            CHANGELOG,
+            Operation::DeleteSection {
                 section: "Log/v1".into(),
-            }],
+            },
         );
-        let Err(ToolError::Fail(body)) = refused else {
-            panic!("refused, not {refused:?}");
-        };
         assert!(
-            body.message.starts_with("operations[0]: section: a section whose removal")
-                && body.message.contains(
-                    "removing this one would make the heading \"## v2 - 2024\" on line 2 read \"## [v2] - 2024\""
-                ),
-            "{}",
-            body.message
+            message.starts_with("operations[0]: section: a section whose removal")
+                && message.contains("removing this one would make the heading \"## v2 - 2024\""),
+            "{message}"
         );
     }
 
     #[test]
     fn a_refusal_names_the_heading_an_added_link_definition_would_retitle() {
-        let text = "# Notes\n## [draft] plan\nbody\n\n";
-        let refused = apply(
-            text,
-            &[Operation::Append {
+        let message = refusal(
+            "# Notes\n## [draft] plan\nbody\n\n",
+            Operation::Append {
                 content: "[draft]: /drafts".into(),
-            }],
+            },
         );
-        let Err(ToolError::Fail(body)) = refused else {
-            panic!("refused, not {refused:?}");
-        };
-        assert!(
-            body.message
-                .contains("make the heading \"## [draft] plan\" on line 2 read \"## draft plan\""),
-            "{}",
-            body.message
-        );
+        let retitled = "make the heading \"## [draft] plan\" on line 2 read \"## draft plan\"";
+        assert!(message.contains(retitled), "{message}");
     }
 
     #[test]
     fn a_refusal_names_the_heading_an_open_fence_would_swallow() {
-        let text = "# A\nintro\n## B\nbody\n";
-        let refused = apply(
-            text,
-            &[Operation::AppendToSection {
+        let message = refusal(
+            "# A\nintro\n## B\nbody\n",
+            Operation::AppendToSection {
                 section: "A".into(),
                 content: "```\ncode".into(),
-            }],
+            },
         );
-        let Err(ToolError::Fail(body)) = refused else {
-            panic!("refused, not {refused:?}");
-        };
         assert!(
-            body.message
-                .contains("make the heading \"## B\" on line 3 plain text"),
-            "{}",
-            body.message
+            message.contains("make the heading \"## B\" on line 3 plain text"),
+            "{message}"
         );
     }
 
