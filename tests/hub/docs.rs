@@ -1078,6 +1078,14 @@ async fn a_section_is_named_title_by_title_and_a_patch_leaves_the_headings_aroun
             .starts_with("operations[1]: content:"),
         "{body}"
     );
+    // and naming the first heading it would swallow: the second "Read / Write"
+    assert!(
+        error_of(&body)["message"]
+            .as_str()
+            .unwrap()
+            .contains("would make the heading \"## Read / Write\" on line 5 plain text"),
+        "{body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
