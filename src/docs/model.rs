@@ -35,12 +35,15 @@ pub fn require_full_hash(field: &str, hash: &str, what: &str) -> Result<(), Tool
     if is_full_hash(hash) {
         return Ok(());
     }
+    let count = hash.chars().count();
+    let got = if is_lower_hex(hash) {
+        format!("got {count} digits")
+    } else {
+        format!("got {count} characters, not all of them 0-9 or a-f")
+    };
     Err(ToolError::invalid(
         field,
-        format!(
-            "{what}, 64 lowercase hex digits (got {} characters)",
-            hash.chars().count()
-        ),
+        format!("{what}, 64 lowercase hex digits ({got})"),
     ))
 }
 
@@ -144,6 +147,28 @@ pub struct Receipt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn refusal(hash: &str) -> String {
+        match require_full_hash("base.hash", hash, "the hash") {
+            Err(ToolError::Fail(body)) => body.message,
+            other => panic!("refused, not {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_refused_hash_says_whether_it_was_cut_or_mistyped() {
+        assert!(
+            refusal("abc123").ends_with("(got 6 digits)"),
+            "{}",
+            refusal("abc123")
+        );
+        let capitals = "A".repeat(64);
+        assert!(
+            refusal(&capitals).ends_with("(got 64 characters, not all of them 0-9 or a-f)"),
+            "{}",
+            refusal(&capitals)
+        );
+    }
 
     proptest::proptest! {
         #[test]
