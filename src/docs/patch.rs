@@ -108,8 +108,9 @@ pub fn apply_outlined(
     let mut known: Option<Arc<[Section]>> = None;
     for (index, operation) in operations.iter().enumerate() {
         let outline = |addressed: &str| known.clone().unwrap_or_else(|| outline_of(addressed));
+        let lines_of = lines_counted_in(index);
         let (applied, outlined) =
-            apply_one(&text, operation, &outline).map_err(|error| match error {
+            apply_one(&text, operation, &outline, &lines_of).map_err(|error| match error {
                 ToolError::Fail(body) => failed(index, body.message, body.details),
                 other => other,
             })?;
@@ -117,6 +118,20 @@ pub fn apply_outlined(
         known = outlined;
     }
     Ok((text.into_owned(), known))
+}
+
+/// What the line numbers in operation `index`'s refusal count in, as the
+/// end of "on line N…": the document as the client read it for the first
+/// operation, the text the earlier ones made for each later one.
+fn lines_counted_in(index: usize) -> String {
+    match index {
+        0 => String::new(),
+        1 => " of the text as operations[0] left it".into(),
+        _ => format!(
+            " of the text as operations[0] to operations[{}] left it",
+            index - 1
+        ),
+    }
 }
 
 /// `content` ending in a line break, so what follows starts on its own
@@ -167,11 +182,12 @@ struct Splice {
 pub type Outlined = (String, Option<Arc<[Section]>>);
 
 /// The text after `operation`, and its outline when the operation had to
-/// parse it anyway.
+/// parse it anyway; `lines_of` says what a refusal's line numbers count in.
 fn apply_one(
     text: &str,
     operation: &Operation,
     outline_of: &dyn Fn(&str) -> Arc<[Section]>,
+    lines_of: &str,
 ) -> Result<Outlined, ToolError> {
     // parsed only by the operations that place text, when first needed
     let parsed = std::cell::OnceCell::new();
@@ -262,7 +278,8 @@ fn apply_one(
         Operation::ReplaceAll { content } => return Ok((content.clone(), None)),
     };
     let removing = matches!(operation, Operation::DeleteSection { .. });
-    let (applied, outlined) = keeping_the_outline_around(text, outline(), splice, removing)?;
+    let (applied, outlined) =
+        keeping_the_outline_around(text, outline(), splice, removing, lines_of)?;
     Ok((applied, Some(outlined.into())))
 }
 
@@ -277,12 +294,14 @@ fn apply_one(
 /// what follows, and a link reference definition (`[label]: url`) removed
 /// or added retitles every heading whose text uses its label. `removing`
 /// says the splice deletes a section, so that a refusal names the section
-/// rather than a content the operation does not have.
+/// rather than a content the operation does not have; `lines_of` what the
+/// line number of a heading outside the splice counts in.
 fn keeping_the_outline_around(
     text: &str,
     outline: &[Section],
     splice: Splice,
     removing: bool,
+    lines_of: &str,
 ) -> Result<(String, Vec<Section>), ToolError> {
     // a splice that writes back what was there changes no heading, however
     // a parser reads the text (the content alone may read otherwise: a bare
@@ -298,7 +317,7 @@ fn keeping_the_outline_around(
         }
         let applied = spliced(text, tried.at, tried.end, &tried.insert);
         let outlined = sections::outline(&applied);
-        match outline_change(outline, &outlined, &tried) {
+        match outline_change(outline, &outlined, &tried, lines_of) {
             None => return Ok((applied, outlined)),
             Some(described) => change = described,
         }
@@ -329,8 +348,14 @@ fn keeping_the_outline_around(
 /// `None` when the headings of `before` outside the replaced range, at
 /// their offsets in `after`, are the headings of `after` outside the
 /// inserted text, and within it the inserted text's own headings, as they
-/// read on their own; else what would change first, in words.
-fn outline_change(before: &[Section], after: &[Section], splice: &Splice) -> Option<String> {
+/// read on their own; else what would change first, in words (a line of
+/// `before` counted as `lines_of` says).
+fn outline_change(
+    before: &[Section],
+    after: &[Section],
+    splice: &Splice,
+    lines_of: &str,
+) -> Option<String> {
     let inserted_end = splice.at + splice.insert.len();
     let moved = |start: usize| {
         if start < splice.at {
@@ -346,7 +371,7 @@ fn outline_change(before: &[Section], after: &[Section], splice: &Splice) -> Opt
         .filter(|s| s.start < splice.at || s.start >= inserted_end)
         .map(|s| Heading::of(s, s.start));
     if let Some(change) = heading_changes::first_change(kept, found) {
-        return Some(change.describe("the heading", ""));
+        return Some(change.describe("the heading", lines_of));
     }
     let own = sections::outline(&splice.insert);
     let placed = (after.iter())
@@ -891,6 +916,41 @@ mod tests {
             message.contains("make the heading \"## B\" on line 3 plain text"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn a_later_operations_refusal_counts_its_lines_in_the_text_the_earlier_ones_made() {
+        let text = "# A\nintro\n## B\nbody\n";
+        let grow_a = || Operation::AppendToSection {
+            section: "A".into(),
+            content: "one\ntwo".into(),
+        };
+        let open_fence = Operation::AppendToSection {
+            section: "A".into(),
+            content: "```\ncode".into(),
+        };
+        // "## B" is line 3 of the document, line 5 after one addition of two
+        // lines, line 7 after two
+        for (earlier, line, counted_in) in [
+            (1, 5, "operations[0]"),
+            (2, 7, "operations[0] to operations[1]"),
+        ] {
+            let mut operations = vec![grow_a(); earlier];
+            operations.push(open_fence.clone());
+            let message = match apply(text, &operations) {
+                Err(ToolError::Fail(body)) => body.message,
+                other => panic!("refused, not {other:?}"),
+            };
+            assert!(
+                message.starts_with(&format!("operations[{earlier}]:")),
+                "{message}"
+            );
+            let named = format!(
+                "make the heading \"## B\" on line {line} of the text as {counted_in} left it \
+                 plain text"
+            );
+            assert!(message.contains(&named), "{message}");
+        }
     }
 
     #[test]
