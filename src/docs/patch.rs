@@ -840,7 +840,11 @@ mod tests {
 
     /// The message of `operation`'s refusal on `text`; panics when it was applied.
     fn refusal(text: &str, operation: Operation) -> String {
-        match apply(text, &[operation]) {
+        patch_refusal(text, &[operation])
+    }
+
+    fn patch_refusal(text: &str, operations: &[Operation]) -> String {
+        match apply(text, operations) {
             Err(ToolError::Fail(body)) => body.message,
             other => panic!("refused, not {other:?}"),
         }
@@ -937,10 +941,7 @@ mod tests {
         ] {
             let mut operations = vec![grow_a(); earlier];
             operations.push(open_fence.clone());
-            let message = match apply(text, &operations) {
-                Err(ToolError::Fail(body)) => body.message,
-                other => panic!("refused, not {other:?}"),
-            };
+            let message = patch_refusal(text, &operations);
             assert!(
                 message.starts_with(&format!("operations[{earlier}]:")),
                 "{message}"
