@@ -1078,12 +1078,13 @@ async fn a_section_is_named_title_by_title_and_a_patch_leaves_the_headings_aroun
             .starts_with("operations[1]: content:"),
         "{body}"
     );
-    // and naming the first heading it would swallow: the second "Read / Write"
+    // and naming the first heading it would swallow: the second "Read / Write",
+    // on its line in the text the first operation made
     assert!(
-        error_of(&body)["message"]
-            .as_str()
-            .unwrap()
-            .contains("would make the heading \"## Read / Write\" on line 5 plain text"),
+        error_of(&body)["message"].as_str().unwrap().contains(
+            "would make the heading \"## Read / Write\" on line 5 of the text as \
+             operations[0] left it plain text"
+        ),
         "{body}"
     );
 }
