@@ -17,9 +17,12 @@ cos=${1:?$usage}
 examples=${2:-20}
 venv=target/schemathesis-venv
 # CPython before 3.11.8 can crash inside Hypothesis with "AST constructor
-# recursion depth mismatch" (gh-106905): a newer interpreter where there is one
+# recursion depth mismatch" (gh-106905), and a crashed run is run again (below),
+# about 90 s each time: a newer interpreter where there is one, pyenv's too
+# (its shims answer only for the version selected, 3.11 on these machines)
 python=python3
-for candidate in python3.13 python3.12; do
+pyenv_versions=$(pyenv root 2>/dev/null || echo /nonexistent)/versions
+for candidate in python3.13 "$pyenv_versions"/3.13*/bin/python3 python3.12; do
   if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import venv' 2>/dev/null; then
     python=$candidate
     break
