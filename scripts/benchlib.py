@@ -169,7 +169,7 @@ class Session:
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self.next_id = 0
         self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "bench-docs", "version": "1"}})
+                                    "clientInfo": {"name": "cos-hub-scripts", "version": "1"}})
         self.notify("notifications/initialized")
 
     def notify(self, method):
@@ -191,8 +191,7 @@ class Session:
                 return message["result"]
 
     def call(self, tool, arguments):
-        result = self.request("tools/call", {"name": tool, "arguments": arguments})
-        return result
+        return self.request("tools/call", {"name": tool, "arguments": arguments})
 
     def close(self):
         self.proc.stdin.close()
