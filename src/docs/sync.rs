@@ -599,14 +599,24 @@ mod tests {
         let dir = crate::docs::disk::open(&mount, false).unwrap();
         let scanning = std::thread::scope(|scope| {
             let scan = scope.spawn(|| scan(store, &mount, dir.as_ref()));
-            // another writer, trying all along: what it sees each time it gets in
+            // another writer, trying all along: what it sees each time it gets
+            // in. It asks again every 100 µs rather than in SQLite's busy
+            // handler's growing sleeps, whose few tries during a short scan
+            // fell in one of its handful of pauses only by chance.
             let other = rusqlite::Connection::open(store.path()).unwrap();
-            other
-                .busy_timeout(std::time::Duration::from_secs(20))
-                .unwrap();
+            other.busy_timeout(std::time::Duration::ZERO).unwrap();
             let mut seen = Vec::new();
             while !scan.is_finished() {
-                other.execute_batch("BEGIN IMMEDIATE").unwrap();
+                match other.execute_batch("BEGIN IMMEDIATE") {
+                    Ok(()) => {}
+                    Err(error)
+                        if error.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_micros(100));
+                        continue;
+                    }
+                    Err(error) => panic!("the other writer could not begin: {error}"),
+                }
                 let recorded: i64 = other
                     .query_row("SELECT count(*) FROM docs_documents", [], |row| row.get(0))
                     .unwrap();
