@@ -25,9 +25,14 @@ for component in rustfmt clippy; do
 done
 cargo --version
 
-# A cold CI run builds everything once: incremental compilation only costs there.
+# A cold CI run builds everything once: incremental compilation only costs
+# there. Nor does it keep line tables for our own code: a failing test's panic
+# still names its file and line, only backtraces lose them, and our crate's
+# three big compilations take 12 % less (a fresh clone: 82 and 84 s against
+# 94 and 94 s to rebuild every target after a change to our code).
 if [ "${CI:-}" = "true" ]; then
   export CARGO_INCREMENTAL=0
+  export CARGO_PROFILE_DEV_DEBUG=0
 fi
 
 step "format (cargo fmt --check)"
