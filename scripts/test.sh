@@ -41,7 +41,7 @@ cargo fmt --check
 step "features: the binary's build reuses the test build"
 scripts/check-features.sh
 
-step "started beside the build: the UI checks (browser test prerequisites: Debian chromium, npm packages; generated API types, strict type check, committed build matches the source) and the Schemathesis install"
+step "started beside the build: the UI checks (browser test prerequisites: Debian chromium, npm packages; generated API types, strict type check, committed build matches the source), the Schemathesis and Python MCP SDK installs"
 # None of this needs the Rust build, and the build leaves a core idle for a
 # long stretch (our crate's front end runs on one thread): run side by side.
 ui_checks() {
@@ -71,7 +71,11 @@ ui_pid=$!
 fuzz_install_log=$(mktemp)
 scripts/fuzz-api.sh --install >"$fuzz_install_log" 2>&1 &
 fuzz_install_pid=$!
-trap 'kill "$ui_pid" "$fuzz_install_pid" 2>/dev/null || true; rm -f "$ui_log" "$fuzz_install_log"' EXIT
+# and the official Python MCP SDK, for the check of the installed cos
+python_sdk_install_log=$(mktemp)
+scripts/check-mcp-python-sdk.py --install >"$python_sdk_install_log" 2>&1 &
+python_sdk_install_pid=$!
+trap 'kill "$ui_pid" "$fuzz_install_pid" "$python_sdk_install_pid" 2>/dev/null || true; rm -f "$ui_log" "$fuzz_install_log" "$python_sdk_install_log"' EXIT
 
 step "lint (cargo clippy --all-targets -- -D warnings) while building every target for the tests"
 # `cargo clippy` is `cargo check` with clippy's driver wrapped around rustc for
@@ -85,7 +89,7 @@ RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v c
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo test --all-targets --locked --no-run
 
-step "UI checks (their output; they ran beside the build) and the Schemathesis install"
+step "UI checks (their output; they ran beside the build), the Schemathesis and Python MCP SDK installs"
 ui_ok=true
 wait "$ui_pid" || ui_ok=false
 cat "$ui_log"
@@ -100,6 +104,12 @@ if ! wait "$fuzz_install_pid"; then
   exit 1
 fi
 rm -f "$fuzz_install_log"
+if ! wait "$python_sdk_install_pid"; then
+  cat "$python_sdk_install_log"
+  echo "installing the Python MCP SDK failed (above)" >&2
+  exit 1
+fi
+rm -f "$python_sdk_install_log"
 
 step "unit, integration, HTTP, CLI and spec tests (cargo test)"
 log=$(mktemp)
@@ -124,6 +134,9 @@ if ! grep -q '"status": "ok"' <<<"$health"; then
   exit 1
 fi
 echo "the installed cos serves this repository"
+
+step "the official Python MCP SDK against the installed cos (cos mcp and /mcp)"
+scripts/check-mcp-python-sdk.py --binary "$install_root/bin/cos"
 
 step "API fuzzing (Schemathesis, bounded) beside the browser tests (Playwright, Debian's chromium), each against its own installed cos serve"
 # Both mostly wait on loopback round trips, so on two cores they overlap well

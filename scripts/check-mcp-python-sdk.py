@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Drives `cos` through the official Python MCP SDK, over stdio and over
+streamable HTTP, as an agent written in Python would. It fails on anything
+the SDK refuses and on any answer outside its tool's output schema:
+
+- every tool is called twice, with its required arguments filled plainly and
+  with none; the SDK checks each ok answer against the tool's output schema
+  (Python's `jsonschema`, with Python's regular expressions), and this script
+  checks each refusal against the same schema's error branch;
+- the documents' safe write sequence: create, read, patch with base and
+  request ID, the identical request sent again (the same receipt, nothing
+  written twice), a stale base refused `STALE_REVISION` with the current
+  `{rev, hash}`, the receipt, the history and the audit.
+
+Run by the test command against the installed `cos`; it installs the SDK
+into target/mcp-python-venv on first use (`--install` only installs it).
+Usage: scripts/check-mcp-python-sdk.py [--binary target/debug/cos] [--install]
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import venv
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+VENV = ROOT / "target" / "mcp-python-venv"
+SDK = "mcp==2.3.0"
+# each transport's whole run takes a few seconds; a hang stops here instead
+# of holding the test command
+DOOR_TIME_LIMIT = 180
+
+
+def in_sdk_venv():
+    """Re-runs this script inside target/mcp-python-venv, made and given the
+    pinned SDK on first use (never an SDK some other Python happens to have)."""
+    python = VENV / "bin" / "python"
+    if pathlib.Path(sys.prefix).resolve() != VENV.resolve():
+        if not python.exists():
+            venv.create(VENV, with_pip=True)
+        os.execv(str(python), [str(python), *sys.argv])
+    try:
+        import jsonschema  # noqa: F401
+        import mcp  # noqa: F401
+    except ImportError:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check", SDK],
+            check=True,
+        )
+
+
+def plain_value(schema, defs):
+    """A simple value of the schema's first shape, as a first try would send."""
+    if "$ref" in schema:
+        return plain_value(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    for choice in ("oneOf", "anyOf"):
+        if choice in schema:
+            return plain_value(schema[choice][0], defs)
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    return {
+        "string": "x",
+        "integer": max(1, schema.get("minimum", 1)),
+        "number": 1,
+        "boolean": False,
+        "array": [],
+        "object": {},
+    }.get(kind)
+
+
+class Checker:
+    def __init__(self, session, door):
+        self.session = session
+        self.door = door
+        self.failures = []
+        # each tool's output schema, compiled once, for its refusals
+        self.validators = {}
+
+    def fail(self, what):
+        self.failures.append(f"{self.door}: {what}")
+
+    async def call(self, name, arguments):
+        """Calls a tool; a refusal is checked against its output schema here
+        (the SDK checks only ok answers)."""
+        try:
+            result = await self.session.call_tool(name, arguments)
+        except Exception as error:  # the SDK refused the answer
+            self.fail(f"{name} {json.dumps(arguments)[:120]}: {error}")
+            return None
+        envelope = result.structured_content
+        if envelope is None:
+            self.fail(f"{name}: no structured content")
+            return None
+        validator = self.validators.get(name)
+        if result.is_error and validator is not None:
+            error = next(validator.iter_errors(envelope), None)
+            if error is not None:
+                self.fail(f"{name}: a refusal outside the output schema: {error.message[:300]}")
+        return envelope
+
+    async def every_tool(self):
+        from jsonschema import Draft202012Validator
+
+        tools = (await self.session.list_tools()).tools
+        if not tools:
+            self.fail("no tools listed")
+        answered = {"ok": 0, "refused": 0}
+        for tool in tools:
+            if tool.output_schema is None:
+                self.fail(f"{tool.name}: no output schema")
+            else:
+                self.validators[tool.name] = Draft202012Validator(tool.output_schema)
+            schema = tool.input_schema
+            defs = schema.get("$defs", {})
+            required = set(schema.get("required", []))
+            filled = {
+                field: plain_value(property_schema, defs)
+                for field, property_schema in schema.get("properties", {}).items()
+                if field in required
+            }
+            for arguments in (filled, {}):
+                envelope = await self.call(tool.name, arguments)
+                if envelope is not None:
+                    answered["ok" if envelope.get("ok") else "refused"] += 1
+        return len(tools), answered
+
+    async def safe_write_sequence(self):
+        path = f"notes/{self.door}.md"
+        created = await self.call(
+            "cos_docs_create",
+            {"mount": "docs", "path": path, "content": "# Notes\n\n## Log\n\nfirst\n", "request_id": f"{self.door}-create"},
+        )
+        if not created or not created.get("ok"):
+            self.fail(f"create: {created}")
+            return
+        read = await self.call("cos_docs_read", {"mount": "docs", "path": path})
+        document = read["data"]["document"] if read and read.get("ok") else None
+        if document is None:
+            self.fail(f"read: {read}")
+            return
+        base = {"rev": document["rev"], "hash": document["hash"]}
+        patch = {
+            "mount": "docs",
+            "path": path,
+            "base": base,
+            "request_id": f"{self.door}-patch",
+            "operations": [{"op": "append_to_section", "section": "Log", "content": "second\n"}],
+        }
+        first = await self.call("cos_docs_patch", patch)
+        again = await self.call("cos_docs_patch", patch)
+        if not first or first.get("data", {}).get("state") != "committed":
+            self.fail(f"patch: {first}")
+            return
+        receipt_fields = ("request_id", "state", "document", "previous", "seq", "durable")
+        same = again and all(again["data"].get(f) == first["data"].get(f) for f in receipt_fields)
+        if not same or again["data"].get("meta", {}).get("replayed") is not True:
+            self.fail(f"the identical request again did not return the same receipt, marked replayed: {again}")
+        stale = await self.call(
+            "cos_docs_patch",
+            {**patch, "request_id": f"{self.door}-stale", "operations": [{"op": "append", "content": "third\n"}]},
+        )
+        error = (stale or {}).get("error", {})
+        current = first["data"]["document"]
+        if error.get("code") != "STALE_REVISION":
+            self.fail(f"a stale base was not refused STALE_REVISION: {stale}")
+        elif re.search(rf"\b{current['rev']}\b", json.dumps(error.get("details"))) is None:
+            self.fail(f"the stale refusal does not name the current rev {current['rev']}: {error}")
+        receipt = await self.call("cos_docs_receipt", {"request_id": f"{self.door}-patch"})
+        if not receipt or receipt.get("data", {}).get("state") != "committed":
+            self.fail(f"receipt: {receipt}")
+        history = await self.call("cos_docs_history", {"mount": "docs", "path": path})
+        if not history or len(history.get("data", {}).get("entries", [])) != 2:
+            self.fail(f"history of create and one patch: {history}")
+        audit = await self.call("cos_docs_audit", {})
+        if not audit or audit.get("data", {}).get("verified") is not True:
+            self.fail(f"audit: {audit}")
+
+
+async def check(session, door):
+    await session.initialize()
+    checker = Checker(session, door)
+    tools, answered = await checker.every_tool()
+    await checker.safe_write_sequence()
+    print(f"{door}: {tools} tools, {answered['ok']} answers ok and {answered['refused']} refusals, each within its schema; the safe write sequence ran")
+    return checker.failures
+
+
+async def over_stdio(binary, repo):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    server = StdioServerParameters(command=binary, args=["--repo", repo, "mcp"], env={**os.environ, "RUST_LOG": "warn"})
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            return await check(session, "stdio")
+
+
+async def over_http(binary, repo):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    # it says where it listens on stderr; the rest of what it says there is
+    # read and dropped, so that a full pipe never stops it
+    serving = subprocess.Popen(
+        [binary, "serve", repo, "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "RUST_LOG": "warn"},
+    )
+    try:
+        url = None
+        for line in serving.stderr:
+            found = re.search(r"on (http://127\.0\.0\.1:\d+)", line)
+            if found:
+                url = found.group(1) + "/mcp"
+                break
+        if url is None:
+            return ["http: cos serve never said where it listens"]
+        threading.Thread(target=serving.stderr.read, daemon=True).start()
+        async with streamable_http_client(url) as streams:
+            read, write = streams[0], streams[1]
+            async with ClientSession(read, write) as session:
+                return await check(session, "http")
+    finally:
+        serving.terminate()
+        serving.wait(timeout=30)
+
+
+def repository(folder):
+    subprocess.run(["git", "init", "-q", folder], check=True)
+    docs = pathlib.Path(folder, "docs")
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\n## Setup\n\nsteps\n")
+    pathlib.Path(folder, "app.py").write_text("def main():\n    return helper()\n\n\ndef helper():\n    return 1\n")
+
+
+def main():
+    in_sdk_venv()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--binary", default=str(ROOT / "target" / "debug" / "cos"))
+    parser.add_argument("--install", action="store_true", help="only install the SDK")
+    arguments = parser.parse_args()
+    if arguments.install:
+        return
+    binary = os.path.abspath(arguments.binary)
+    failures = []
+    for door in (over_stdio, over_http):
+        with tempfile.TemporaryDirectory() as folder:
+            repository(folder)
+            started = time.monotonic()
+            try:
+                failures += asyncio.run(asyncio.wait_for(door(binary, folder), DOOR_TIME_LIMIT))
+            except TimeoutError:
+                failures.append(f"{door.__name__}: no end within {DOOR_TIME_LIMIT} s")
+            print(f"  ({time.monotonic() - started:.1f} s)")
+    for failure in failures:
+        print("FAIL", failure)
+    print(f"{len(failures)} failures")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
