@@ -30,6 +30,8 @@ import threading
 import time
 import venv
 
+from benchlib import stop
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 VENV = ROOT / "target" / "mcp-python-venv"
 SDK = "mcp==2.3.0"
@@ -207,6 +209,16 @@ async def over_stdio(binary, repo):
             return await check(session, "stdio")
 
 
+def listening_url(stderr):
+    """The /mcp address `cos serve` says it listens on, read from its stderr;
+    None if it ends without saying."""
+    for line in stderr:
+        found = re.search(r"on (http://127\.0\.0\.1:\d+)", line)
+        if found:
+            return found.group(1) + "/mcp"
+    return None
+
+
 async def over_http(binary, repo):
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
@@ -221,12 +233,9 @@ async def over_http(binary, repo):
         env={**os.environ, "RUST_LOG": "warn"},
     )
     try:
-        url = None
-        for line in serving.stderr:
-            found = re.search(r"on (http://127\.0\.0\.1:\d+)", line)
-            if found:
-                url = found.group(1) + "/mcp"
-                break
+        # read on a thread, so that the time limit also covers a server that
+        # never says where it listens (stopping it ends the read)
+        url = await asyncio.to_thread(listening_url, serving.stderr)
         if url is None:
             return ["http: cos serve never said where it listens"]
         threading.Thread(target=serving.stderr.read, daemon=True).start()
@@ -235,8 +244,7 @@ async def over_http(binary, repo):
             async with ClientSession(read, write) as session:
                 return await check(session, "http")
     finally:
-        serving.terminate()
-        serving.wait(timeout=30)
+        stop(serving)
 
 
 def repository(folder):
