@@ -52,6 +52,7 @@ pub const AREA: Area = Area {
     migrations: MIGRATIONS,
     revision: None,
     register,
+    search: None,
 };
 
 const MIGRATIONS: &[Migration] = &[

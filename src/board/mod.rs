@@ -16,6 +16,7 @@ mod paging;
 mod records;
 mod rules;
 mod schema;
+mod searchable;
 pub mod tools;
 mod validate;
 
@@ -32,9 +33,8 @@ pub const AREA: Area = Area {
     migrations: schema::MIGRATIONS,
     revision: Some(revision),
     register,
+    search: Some(&searchable::SEARCHABLE),
 };
-
-pub use records::{load_task, task_versions};
 
 /// The board's revision, bumped by every write from any process.
 pub fn revision(store: &Store) -> Result<i64, StoreError> {

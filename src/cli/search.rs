@@ -50,19 +50,21 @@ pub fn run(args: SearchArgs, hub: &Hub) -> i32 {
 /// The answer as lines a person reads.
 fn render(query: &str, data: &Value) -> String {
     let mut out = String::new();
-    let facets = &data["facets"];
+    let facets: Vec<String> = data["facets"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(area, count)| format!("{area} {count}"))
+        .collect();
     out.push_str(&format!(
-        "{}{} (symbols {}, code {}, docs {}, tasks {})\n",
+        "{}{} ({})\n",
         super::counted(data["total"].as_u64().unwrap_or(0), "hit"),
         if data["capped"] == json!(true) {
             " or more"
         } else {
             ""
         },
-        facets["symbols"],
-        facets["code"],
-        facets["docs"],
-        facets["tasks"],
+        facets.join(", "),
     ));
     for hit in data["hits"].as_array().into_iter().flatten() {
         let place = match (&hit["opens"]["location"], &hit["opens"]["task_id"]) {

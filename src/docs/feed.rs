@@ -1,11 +1,9 @@
-//! The documents as other areas read them (search does): every live
-//! document's identity and current text, and a text's sections. Read-only:
-//! nothing here writes a document or its history.
+//! The documents as search reads them (through `searchable.rs`): every live
+//! document's identity and current text. Read-only: nothing here writes a
+//! document or its history.
 
 use super::{chain, records, sync, tools};
 use crate::tools::{ToolContext, ToolError};
-
-pub use super::sections::{Section, outline, title_of};
 
 /// A live document as recorded now.
 #[derive(Debug, Clone)]
@@ -13,7 +11,6 @@ pub struct LiveDocument {
     pub mount: String,
     pub path: String,
     pub hash: String,
-    pub title: String,
 }
 
 /// Every live document of `mounts` (from [`mounts`], after [`scan_once`]), by mount and
@@ -35,7 +32,6 @@ pub fn live_documents(
                 mount: mount.key.clone(),
                 path,
                 hash: row.hash,
-                title: row.title,
             });
         }
     }

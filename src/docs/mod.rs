@@ -13,7 +13,7 @@
 pub mod audit;
 mod chain;
 mod disk;
-pub mod feed;
+mod feed;
 mod group;
 mod heading_changes;
 pub mod model;
@@ -25,6 +25,7 @@ pub mod patch;
 mod paths;
 mod records;
 mod schema;
+mod searchable;
 mod sections;
 mod sync;
 pub mod tools;
@@ -47,6 +48,7 @@ pub const AREA: Area = Area {
     migrations: schema::MIGRATIONS,
     revision: Some(revision),
     register,
+    search: Some(&searchable::SEARCHABLE),
 };
 
 /// The documents' revision, bumped by every change from any process.

@@ -21,6 +21,7 @@ mod records;
 pub mod rename;
 mod resolve;
 mod schema;
+mod searchable;
 pub mod tools;
 pub mod watch;
 
@@ -42,9 +43,11 @@ pub const AREA: Area = Area {
     migrations: schema::MIGRATIONS,
     revision: Some(revision),
     register,
+    search: Some(&searchable::SEARCHABLE),
 };
 
-pub use records::{GraphNode, files_with_hashes, nodes_in_file};
+pub use records::GraphNode;
+use records::{files_with_hashes, nodes_in_file};
 
 /// The names of the languages the graph parses.
 pub fn language_names() -> Vec<&'static str> {

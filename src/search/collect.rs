@@ -11,6 +11,7 @@ use super::items;
 use super::matching::{self, Check, LineMatcher, Verdict};
 use super::query::{Corpus, Query};
 use super::rank::{CodeLine, Found, LineText};
+use super::reach::Reach;
 use super::records;
 use super::runs;
 use super::sync;
@@ -29,6 +30,7 @@ pub const MAX_LINES: usize = 1_000;
 /// The filters a hit must pass.
 pub struct Sieve<'a> {
     pub corpora: &'a [Corpus],
+    pub reach: &'a Reach,
     query: &'a Query,
     paths: Option<GlobSet>,
     /// The index's database (what kept texts belong to, with a revision).
@@ -38,7 +40,7 @@ pub struct Sieve<'a> {
 impl<'a> Sieve<'a> {
     pub fn new(
         query: &'a Query,
-        corpora: &'a [Corpus],
+        reach: &'a Reach,
         database: &'a std::path::Path,
     ) -> Result<Sieve<'a>, ToolError> {
         let paths = if query.filters.paths.is_empty() {
@@ -58,7 +60,8 @@ impl<'a> Sieve<'a> {
             )
         };
         Ok(Sieve {
-            corpora,
+            corpora: &reach.corpora,
+            reach,
             query,
             paths,
             database,
@@ -81,10 +84,7 @@ impl<'a> Sieve<'a> {
     /// Whether some item of the word index could fail `item_passes`.
     fn sifts_items(&self) -> bool {
         let filters = &self.query.filters;
-        let every_corpus = [Corpus::Symbols, Corpus::Docs, Corpus::Tasks]
-            .iter()
-            .all(|corpus| self.corpora.contains(corpus));
-        !every_corpus
+        !self.reach.every_item_corpus
             || !filters.kinds.is_empty()
             || !filters.statuses.is_empty()
             || self.paths.is_some()
@@ -143,16 +143,16 @@ pub fn collect(
 ) -> Result<Option<Read>, ToolError> {
     store.view_at_once(|c| {
         let sources = records::Sources::read(c)?;
-        if check_level && !sync::level_in(c, sieve.corpora, &sources)? {
+        if check_level && !sync::level_in(c, &sieve.reach.sources, &sources)? {
             return Ok(None);
         }
         let revision = sources.indexed_revision();
         // the files' own count of commits: a task or a document written keeps
         // their table and texts, and every batch that rewrote files (the first
         // of a catch-up too, before the graph's revision is recorded) drops them
-        let files_revision = sources.writes(sync::FILES_SOURCE);
+        let files_revision = sync::files_writes(&sieve.reach.sources, &sources);
         let mut collected = items_of(c, query, sieve, revision)?;
-        if sieve.corpora.contains(&Corpus::Code) {
+        if sieve.reach.reads(Corpus::CODE) {
             code_lines(c, query, matcher, sieve, files_revision, &mut collected)?;
         }
         Ok(Some(Read {
@@ -174,7 +174,7 @@ fn items_of(
     revision: i64,
 ) -> Result<Collected, ToolError> {
     let mut collected = Collected::default();
-    let wants_items = sieve.corpora.iter().any(|c| *c != Corpus::Code);
+    let wants_items = sieve.reach.reads_items();
     let Some(words) = matching::word_query(query).filter(|_| wants_items) else {
         return Ok(collected);
     };
@@ -207,9 +207,8 @@ pub fn names_finding(
     most: usize,
 ) -> Result<Vec<String>, ToolError> {
     let index = items::word_index(c, sieve.database, revision)?;
-    let in_areas = |item: &records::Item| {
-        (sieve.corpora.iter()).any(|corpus| corpus.names_from().name() == &*item.corpus)
-    };
+    let name_corpora = sieve.reach.name_corpora();
+    let in_areas = |item: &records::Item| name_corpora.contains(&&*item.corpus);
     let passes = |item: &records::Item| in_areas(item) && sieve.filters_pass(item);
     /// Names tried at most: each is a look-up in the word index.
     const TRIED: usize = 50;
@@ -799,6 +798,7 @@ mod tests {
                 lang: Some("python".into()),
                 status: None,
                 body: "".into(),
+                test: false,
                 standing: Default::default(),
             };
             let words = format!("{name} {}", if n % 7 == 0 { "admin" } else { "" });
@@ -807,7 +807,8 @@ mod tests {
         let query = crate::search::query::parsed_for_tests("admin");
         // the kept items' key: no other test's database
         let database = std::path::Path::new("/nowhere/collect-test.db");
-        let sieve = Sieve::new(&query, &Corpus::ALL, database).unwrap();
+        let reach = crate::search::reach::everything_for_tests();
+        let sieve = Sieve::new(&query, &reach, database).unwrap();
         let collected = items_of(&c, &query, &sieve, 1).unwrap();
         assert!(collected.capped);
         // the definition: every match read whole, sorted, cut

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use utoipa::ToSchema;
 
-use super::query::Corpus;
+use super::reach::Reach;
 use super::{records, sync, tools};
 use crate::background::Retry;
 use crate::tools::{Answer, Hub, Source, Tool, ToolContext, ToolError, ToolSpec, Unwatched};
@@ -32,9 +32,9 @@ pub struct SearchIndexInput {}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SearchIndexReport {
-    /// Units taken in (files, tasks, documents re-indexed or removed), by the
-    /// source that had moved (`graph`, `board`, `docs`); empty when the index
-    /// was level.
+    /// Units taken in (files, tasks, documents, sessions re-indexed or
+    /// removed), by the source that had moved (`graph`, `board`, `docs`,
+    /// `supervise`); empty when the index was level.
     pub caught_up: BTreeMap<String, usize>,
     /// When the index last took in a change.
     pub index_updated_at: Option<String>,
@@ -47,7 +47,7 @@ impl Tool for SearchIndex {
     type Output = SearchIndexReport;
     const SPEC: ToolSpec = tools::spec(
         "cos_search_index",
-        "Brings the search index level with the graph, the board and the documents now (every cos_search does so first; this does it ahead of one). Answers what it took in.",
+        "Brings the search index level with every area it follows (graph, board, documents, agent evidence) now (every cos_search does so first; this does it ahead of one). Answers what it took in.",
         &[],
     );
 
@@ -55,9 +55,9 @@ impl Tool for SearchIndex {
         context: &ToolContext,
         _: SearchIndexInput,
     ) -> Result<Answer<SearchIndexReport>, ToolError> {
-        let (corpora, _) = tools::switched_on(context, Corpus::ALL.to_vec())?;
-        sync::first_scan(context, &corpora)?;
-        let caught_up = sync::catch_up(context, &corpora)?
+        let (reach, _) = Reach::everything(context)?;
+        sync::first_scan(context, &reach.sources)?;
+        let caught_up = sync::catch_up(context, &reach.sources)?
             .into_iter()
             .map(|(source, units)| (source.to_string(), units))
             .collect();

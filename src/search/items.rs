@@ -15,7 +15,6 @@ use rusqlite::Connection;
 
 use super::kept::{self, Shelf};
 use super::postings::WordIndex;
-use super::query::Corpus;
 use super::records;
 use crate::store::StoreError;
 
@@ -38,19 +37,35 @@ struct Kept {
 /// corpora it is a name in, in order of length in characters.
 pub struct Names {
     by_length: Vec<Name>,
+    /// The corpora named, by their bit's place.
+    corpora: Vec<String>,
     bytes: usize,
 }
 
 /// A name's length in characters, lower-cased form, form as written, and
-/// corpora (bit `1 << index in Corpus::ALL`).
-type Name = (usize, String, String, u8);
+/// corpora (bit `1 << place in Names::corpora`).
+type Name = (usize, String, String, u64);
+
+/// Corpora a name's set tells apart; the items of any further corpus share
+/// the last bit, so a query may be offered a name of another corpus but
+/// never misses one of its own.
+const MOST_CORPORA: usize = 64;
 
 impl Names {
     /// From (name, corpus) pairs in order of name.
     fn of(named: Vec<(String, String)>) -> Names {
         let mut by_length: Vec<Name> = Vec::new();
+        let mut corpora: Vec<String> = Vec::new();
         for (name, corpus) in named {
-            let bit = Corpus::named(&corpus).map_or(0, corpus_bit);
+            let place = match corpora.iter().position(|known| *known == corpus) {
+                Some(place) => place,
+                None if corpora.len() < MOST_CORPORA => {
+                    corpora.push(corpus);
+                    corpora.len() - 1
+                }
+                None => MOST_CORPORA - 1,
+            };
+            let bit = 1 << place;
             match by_length.last_mut() {
                 Some((_, _, last, corpora)) if *last == name => *corpora |= bit,
                 _ => by_length.push((name.chars().count(), name.to_lowercase(), name, bit)),
@@ -61,20 +76,25 @@ impl Names {
             .iter()
             .map(|(_, lower, name, _)| 64 + lower.len() + name.len())
             .sum();
-        Names { by_length, bytes }
+        Names {
+            by_length,
+            corpora,
+            bytes,
+        }
     }
 
-    /// The names of `shortest` to `longest` characters in any of `corpora`:
-    /// (lower-cased, as written).
+    /// The names of `shortest` to `longest` characters in any of `corpora`
+    /// (by name): (lower-cased, as written).
     pub fn of_length(
         &self,
         shortest: usize,
         longest: usize,
-        corpora: &[Corpus],
+        corpora: &[&str],
     ) -> impl Iterator<Item = (&str, &str)> {
         let wanted = corpora
             .iter()
-            .fold(0, |bits, corpus| bits | corpus_bit(*corpus));
+            .filter_map(|corpus| self.corpora.iter().position(|known| known == corpus))
+            .fold(0u64, |bits, place| bits | 1 << place.min(MOST_CORPORA - 1));
         let from = self.by_length.partition_point(|(n, ..)| *n < shortest);
         let to = self.by_length.partition_point(|(n, ..)| *n <= longest);
         self.by_length[from..to.max(from)]
@@ -82,13 +102,6 @@ impl Names {
             .filter(move |(.., bits)| bits & wanted != 0)
             .map(|(_, lower, name, _)| (lower.as_str(), name.as_str()))
     }
-}
-
-/// A corpus's bit in a name's set (`Corpus::names_from`).
-fn corpus_bit(corpus: Corpus) -> u8 {
-    let named = corpus.names_from();
-    let index = Corpus::ALL.iter().position(|c| *c == named).unwrap_or(0);
-    1 << index
 }
 
 /// The distinct names of the items in the index at `revision` of the
@@ -229,10 +242,10 @@ mod tests {
             ("ABCD", "docs"),
             ("abcdef", "symbols"),
         ]);
-        let between = |shortest, longest, corpora: &[Corpus]| -> Vec<(&str, &str)> {
+        let between = |shortest, longest, corpora: &[&str]| -> Vec<(&str, &str)> {
             names.of_length(shortest, longest, corpora).collect()
         };
-        let all = Corpus::ALL;
+        let all = ["symbols", "docs", "tasks"];
         assert_eq!(between(3, 4, &all), [("abc", "abc"), ("abcd", "ABCD")]);
         assert_eq!(
             between(5, 5, &all),
@@ -242,15 +255,14 @@ mod tests {
         assert!(between(7, 9, &all).is_empty());
         assert!(between(5, 2, &all).is_empty());
         assert_eq!(
-            between(3, 4, &[Corpus::Tasks]),
+            between(3, 4, &["tasks"]),
             [("abc", "abc")],
             "a name in two corpora is one name, in both"
         );
-        assert_eq!(
-            between(3, 4, &[Corpus::Code]),
-            [("abc", "abc")],
-            "code text is searched for the symbols' names"
+        assert_eq!(between(3, 4, &["docs"]), [("abcd", "ABCD")]);
+        assert!(
+            between(3, 4, &["evidence"]).is_empty(),
+            "a corpus with no names"
         );
-        assert_eq!(between(3, 4, &[Corpus::Docs]), [("abcd", "ABCD")]);
     }
 }

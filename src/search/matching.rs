@@ -714,10 +714,7 @@ mod tests {
             ),
         ) {
             let text = pieces.join(" ");
-            if let Ok(query) = crate::search::query::parse("q", &text, &[], &crate::search::query::Vocabulary {
-                languages: &[],
-                statuses: &[],
-            }) {
+            if let Ok(query) = crate::search::query::parse("q", &text, &[], crate::search::query::vocabulary_for_tests()) {
                 proptest::prop_assert_eq!(
                     has_trigram_prefilter(&query),
                     trigram_prefilter(&query).is_some(),

@@ -23,6 +23,7 @@ pub mod model;
 mod postings;
 pub mod query;
 mod rank;
+mod reach;
 mod records;
 mod runs;
 mod schema;
@@ -48,6 +49,7 @@ pub const AREA: Area = Area {
     migrations: schema::MIGRATIONS,
     revision: Some(revision),
     register,
+    search: None,
 };
 
 /// The index's revision: it moves whenever the index takes in a change.

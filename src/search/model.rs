@@ -21,8 +21,10 @@ pub struct Opens {
     /// A graph uid (for `cos_graph_context`).
     pub uid: Option<String>,
     pub document: Option<DocumentPlace>,
-    /// `TASK-<n>`.
+    /// `TASK-<n>` (for evidence, the task the session worked).
     pub task_id: Option<String>,
+    /// An agent evidence session (for `cos_supervise_bundle`).
+    pub session_id: Option<String>,
     /// `path:line`, for an editor.
     pub location: Option<String>,
 }
@@ -39,9 +41,11 @@ pub struct Highlight {
 pub struct SearchHit {
     // the words a hit shares with every other (its area, why, what matched)
     // are borrowed, not copied for each hit
-    /// `symbols`, `code`, `docs` or `tasks`.
+    /// `symbols`, `code`, `docs`, `tasks` or `evidence`: the corpus the
+    /// areas offer it in.
     pub area: Cow<'static, str>,
-    /// A symbol's kind (class, function, ...), `line`, `heading` or `task`.
+    /// A symbol's kind (class, function, ...), `line`, `heading`, `task`,
+    /// or evidence's `output`, `discovery`, `backtrack`.
     pub kind: Cow<'static, str>,
     /// The symbol's name, the section's heading, the task's title, or the file of a line.
     pub title: String,
@@ -59,13 +63,29 @@ pub struct SearchHit {
     pub opens: Opens,
 }
 
-/// How many hits each area has.
+/// How many hits each area has, by its name (every area of the hub, 0 when none).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
-pub struct Facets {
-    pub symbols: u64,
-    pub code: u64,
-    pub docs: u64,
-    pub tasks: u64,
+#[serde(transparent)]
+pub struct Facets(std::collections::BTreeMap<String, u64>);
+
+impl Facets {
+    pub fn new() -> Facets {
+        Facets::default()
+    }
+
+    pub fn get_mut(&mut self, corpus: &str) -> Option<&mut u64> {
+        self.0.get_mut(corpus)
+    }
+
+    pub fn insert(&mut self, corpus: String, count: u64) {
+        self.0.insert(corpus, count);
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.0
+            .iter()
+            .map(|(corpus, count)| (corpus.as_str(), *count))
+    }
 }
 
 /// A page of hits for one query.

@@ -6,69 +6,29 @@
 
 use super::words;
 use crate::tools::ToolError;
+use crate::tools::searchable;
+pub use crate::tools::searchable::Vocabulary;
 
 /// Characters a query may hold at most.
 pub const MAX_QUERY_CHARS: usize = 1_000;
 /// Words, phrases and exclusions a query may hold at most.
 const MAX_TERMS: usize = 16;
 
-/// The four corpora one query covers.
+/// A corpus one query covers, by name: those the areas declare
+/// (`tools::searchable`) and the code text lines search keeps itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Corpus {
-    Symbols,
-    Code,
-    Docs,
-    Tasks,
-}
+pub struct Corpus(&'static str);
 
 impl Corpus {
-    pub const ALL: [Corpus; 4] = [Corpus::Symbols, Corpus::Code, Corpus::Docs, Corpus::Tasks];
+    /// The code text lines, found in the files the areas' units carry.
+    pub const CODE: Corpus = Corpus(searchable::CODE.name);
+
+    pub fn of(corpus: &searchable::Corpus) -> Corpus {
+        Corpus(corpus.name)
+    }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Corpus::Symbols => "symbols",
-            Corpus::Code => "code",
-            Corpus::Docs => "docs",
-            Corpus::Tasks => "tasks",
-        }
-    }
-
-    /// The corpus whose names stand for this one's. Code text has no names
-    /// of its own: the symbols' are the identifiers it holds.
-    pub fn names_from(self) -> Corpus {
-        match self {
-            Corpus::Code => Corpus::Symbols,
-            other => other,
-        }
-    }
-
-    pub fn named(name: &str) -> Option<Corpus> {
-        Corpus::ALL.into_iter().find(|corpus| corpus.name() == name)
-    }
-}
-
-/// The kinds a hit can have, by corpus.
-pub const SYMBOL_KINDS: &[&str] = &[
-    "class",
-    "interface",
-    "function",
-    "method",
-    "module",
-    "variable",
-    "file",
-];
-pub const KIND_OF_LINE: &str = "line";
-pub const KIND_OF_SECTION: &str = "heading";
-pub const KIND_OF_TASK: &str = "task";
-
-/// Which corpora a kind belongs to.
-pub fn corpus_of_kind(kind: &str) -> Option<Corpus> {
-    match kind {
-        KIND_OF_LINE => Some(Corpus::Code),
-        KIND_OF_SECTION => Some(Corpus::Docs),
-        KIND_OF_TASK => Some(Corpus::Tasks),
-        _ if SYMBOL_KINDS.contains(&kind) => Some(Corpus::Symbols),
-        _ => None,
+        self.0
     }
 }
 
@@ -179,12 +139,6 @@ pub struct Query {
     /// The `/regex/`'s source, checked to compile.
     pub regex: Option<String>,
     pub filters: Filters,
-}
-
-/// The values filters accept, given by the areas that know them.
-pub struct Vocabulary<'a> {
-    pub languages: &'a [&'a str],
-    pub statuses: &'a [&'a str],
 }
 
 pub const FILTER_NAMES: &[&str] = &["area", "kind", "path", "lang", "status"];
@@ -341,13 +295,15 @@ fn add_filter(
     for value in value.split(',').map(str::trim).filter(|v| !v.is_empty()) {
         match name {
             "area" => {
-                let corpus = Corpus::named(value)
-                    .ok_or_else(|| one_of(field, "area", value, &Corpus::ALL.map(Corpus::name)))?;
-                push_new(&mut filters.areas, corpus);
+                let corpus = vocabulary.corpus(value).ok_or_else(|| {
+                    let names: Vec<&str> = vocabulary.corpora.iter().map(|c| c.name).collect();
+                    one_of(field, "area", value, &names)
+                })?;
+                push_new(&mut filters.areas, Corpus::of(corpus));
             }
             "kind" => {
-                if corpus_of_kind(value).is_none() {
-                    return Err(one_of(field, "kind", value, &kind_names()));
+                if !vocabulary.kinds().contains(&value) {
+                    return Err(one_of(field, "kind", value, &vocabulary.kinds()));
                 }
                 push_new(&mut filters.kinds, value.to_string());
             }
@@ -357,13 +313,13 @@ fn add_filter(
             }
             "lang" => {
                 if !vocabulary.languages.contains(&value) {
-                    return Err(one_of(field, "lang", value, vocabulary.languages));
+                    return Err(one_of(field, "lang", value, &vocabulary.languages));
                 }
                 push_new(&mut filters.langs, value.to_string());
             }
             "status" => {
                 if !vocabulary.statuses.contains(&value) {
-                    return Err(one_of(field, "status", value, vocabulary.statuses));
+                    return Err(one_of(field, "status", value, &vocabulary.statuses));
                 }
                 push_new(&mut filters.statuses, value.to_string());
             }
@@ -379,13 +335,6 @@ fn add_filter(
         }
     }
     Ok(())
-}
-
-/// Every kind a hit can have.
-pub fn kind_names() -> Vec<&'static str> {
-    let mut kinds = SYMBOL_KINDS.to_vec();
-    kinds.extend([KIND_OF_LINE, KIND_OF_SECTION, KIND_OF_TASK]);
-    kinds
 }
 
 fn push_new<T: PartialEq>(list: &mut Vec<T>, value: T) {
@@ -497,14 +446,20 @@ fn check_regex(field: &str, source: &str) -> Result<(), ToolError> {
     compile(field, source).map(|_| ())
 }
 
-/// A query parsed with no languages or statuses known, for the area's tests.
+/// The vocabulary of the hub's own areas, for the area's tests.
+#[cfg(test)]
+pub fn vocabulary_for_tests() -> &'static Vocabulary {
+    static VOCABULARY: std::sync::OnceLock<Vocabulary> = std::sync::OnceLock::new();
+    VOCABULARY.get_or_init(|| {
+        let searchables: Vec<_> = crate::hub::AREAS.iter().filter_map(|a| a.search).collect();
+        searchable::vocabulary(&searchables)
+    })
+}
+
+/// A query parsed with the hub's own areas' vocabulary, for the area's tests.
 #[cfg(test)]
 pub fn parsed_for_tests(text: &str) -> Query {
-    let vocabulary = Vocabulary {
-        languages: &[],
-        statuses: &[],
-    };
-    parse("q", text, &[], &vocabulary).expect("a valid test query")
+    parse("q", text, &[], vocabulary_for_tests()).expect("a valid test query")
 }
 
 #[cfg(test)]
@@ -512,13 +467,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const VOCABULARY: Vocabulary = Vocabulary {
-        languages: &["python", "rust"],
-        statuses: &["icebox", "complete"],
-    };
-
     fn parsed(text: &str) -> Result<Query, String> {
-        parse("q", text, &[], &VOCABULARY).map_err(|e| e.to_body("t").message)
+        parse("q", text, &[], vocabulary_for_tests()).map_err(|e| e.to_body("t").message)
     }
 
     fn term(text: &str) -> Term {
@@ -553,7 +503,7 @@ mod tests {
         assert_eq!(query.terms[1].text, "select related");
         assert!(query.terms[2].prefix);
         assert_eq!(query.excluded, vec![term("test")]);
-        assert_eq!(query.filters.areas, vec![Corpus::Code]);
+        assert_eq!(query.filters.areas, vec![Corpus::CODE]);
         assert_eq!(query.filters.langs, vec!["python"]);
     }
 
@@ -584,7 +534,10 @@ mod tests {
             ("!!", "at least one letter or digit"),
             ("area:code", "filters alone"),
             ("\"open", "closing quote"),
-            ("area:nowhere x", "one of symbols, code, docs, tasks"),
+            (
+                "area:nowhere x",
+                "one of symbols, code, tasks, docs, evidence",
+            ),
             ("kind:banana x", "one of class"),
             ("lang:cobol x", "one of python, rust"),
             ("foo:bar", "a known filter"),
@@ -608,14 +561,14 @@ mod tests {
     proptest! {
         #[test]
         fn any_text_parses_or_is_refused_without_panic(text in "\\PC{0,80}") {
-            if let Ok(query) = parse("q", &text, &[], &VOCABULARY) {
+            if let Ok(query) = parse("q", &text, &[], vocabulary_for_tests()) {
                 prop_assert!(query.regex.is_some() || !query.terms.is_empty());
             }
         }
 
         #[test]
         fn fts_syntax_in_words_is_plain_text(word in "[a-z]{1,6}[()\\-:*^\"]{0,3}[a-z]{0,6}") {
-            let _ = parse("q", &word, &[], &VOCABULARY);
+            let _ = parse("q", &word, &[], vocabulary_for_tests());
         }
     }
 }

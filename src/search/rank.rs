@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::query::Query;
 use super::records::Item;
-use super::standing::{Standing, kind_weight};
+use super::standing::{self, Holds, Standing, kind_weight};
 use super::texts::FileText;
 use super::words;
 
@@ -216,16 +216,20 @@ impl Wanted {
     }
 }
 
+/// What each corpus holds, by its name.
+pub type HoldsOf<'a> = &'a dyn Fn(&str) -> Holds;
+
 /// `item`'s standing, worked out at its first ranking.
-fn standing_of(item: &Item) -> &Standing {
+fn standing_of<'i>(item: &'i Item, holds: HoldsOf) -> &'i Standing {
     item.standing.get_or_init(|| {
-        Box::new(Standing::of(
-            &item.corpus,
-            &item.kind,
-            &item.name,
-            &item.name_parts,
-            item.path.as_deref(),
-        ))
+        let of = standing::Of {
+            kind: &item.kind,
+            name: &item.name,
+            name_parts: &item.name_parts,
+            path: item.path.as_deref(),
+            test: item.test,
+        };
+        Box::new(Standing::of(holds(&item.corpus), of))
     })
 }
 
@@ -254,14 +258,14 @@ fn holds_parts(parts: &str, run: &Finder) -> bool {
 /// no set order (an answer counts them but does not show them). Hits the
 /// ordering holds equal keep the order they were found in, so any `shown`
 /// gives the same first hits as ordering all of them would.
-pub fn rank(query: &Query, found: Vec<Found>, shown: usize) -> Vec<Ranked> {
+pub fn rank(query: &Query, found: Vec<Found>, shown: usize, holds: HoldsOf) -> Vec<Ranked> {
     let wanted = Wanted::of(query);
     let mut ranked: Vec<Ranked> = found
         .into_iter()
         .enumerate()
         .map(|(at, found)| match &found {
             Found::Item(hit) => {
-                let standing = standing_of(&hit.item);
+                let standing = standing_of(&hit.item, holds);
                 Ranked {
                     rule: wanted.rule_for(&hit.item, standing),
                     test: standing.test,
@@ -323,6 +327,14 @@ mod tests {
         crate::search::query::parsed_for_tests(text)
     }
 
+    fn holds_for_tests(corpus: &str) -> Holds {
+        match corpus {
+            "symbols" => Holds::Definitions,
+            "tasks" => Holds::Tasks,
+            _ => Holds::Other,
+        }
+    }
+
     fn item(corpus: &str, kind: &str, name: &str, path: &str, bm25: f64) -> Found {
         Found::Item(Scored {
             item: std::sync::Arc::new(Item {
@@ -336,6 +348,7 @@ mod tests {
                 lang: None,
                 status: None,
                 body: "".into(),
+                test: is_test_path(path),
                 standing: Default::default(),
             }),
             bm25,
@@ -369,7 +382,7 @@ mod tests {
                 in_path_order: 3,
             }),
         ];
-        let ranked = rank(&query("QuerySet"), found, usize::MAX);
+        let ranked = rank(&query("QuerySet"), found, usize::MAX, &holds_for_tests);
         assert_eq!(
             names(&ranked),
             vec![
@@ -429,7 +442,12 @@ mod tests {
                 -1.0,
             ),
         ];
-        let ranked = rank(&query("transaction atomic"), found, usize::MAX);
+        let ranked = rank(
+            &query("transaction atomic"),
+            found,
+            usize::MAX,
+            &holds_for_tests,
+        );
         assert_eq!(
             names(&ranked),
             vec!["function:atomic", "class:AtomicTransactionTests"]
@@ -444,7 +462,7 @@ mod tests {
             item("symbols", "class", "Parser", "c.py", -1.0),
             item("symbols", "class", "Parser", "a.py", -1.0),
         ];
-        let ranked = rank(&query("parser"), found, usize::MAX);
+        let ranked = rank(&query("parser"), found, usize::MAX, &holds_for_tests);
         let paths: Vec<_> = ranked
             .iter()
             .map(|r| (r.weight, r.place().0.to_string()))
@@ -498,13 +516,13 @@ mod tests {
                     })
                     .collect()
             };
-            let all = rank(&query("QuerySet"), found(), usize::MAX);
-            let mut stable = rank(&query("QuerySet"), found(), 0);
+            let all = rank(&query("QuerySet"), found(), usize::MAX, &holds_for_tests);
+            let mut stable = rank(&query("QuerySet"), found(), 0, &holds_for_tests);
             // the last ties by the paths themselves, as the ordering states them
             stable.sort_by(|a, b| order_before_place(a, b).then_with(|| a.place().cmp(&b.place())));
             let labels = |r: &[Ranked]| r.iter().map(label).collect::<Vec<_>>();
             proptest::prop_assert_eq!(labels(&all), labels(&stable));
-            let some = rank(&query("QuerySet"), found(), shown);
+            let some = rank(&query("QuerySet"), found(), shown, &holds_for_tests);
             let cut = shown.min(all.len());
             proptest::prop_assert_eq!(labels(&some[..cut]), labels(&all[..cut]));
             proptest::prop_assert_eq!(some.len(), all.len());

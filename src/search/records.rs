@@ -36,6 +36,8 @@ pub struct Item {
     pub status: Option<Arc<str>>,
     /// Text snippets come from: a section's or task's text, a symbol's qualified name.
     pub body: Box<str>,
+    /// Whether it is a test's (its area says so): it ranks after the others.
+    pub test: bool,
     /// What ranking asks of it whatever the query, worked out at its first
     /// ranking: an item is kept across queries, and ranked by most of them.
     /// Boxed: most items are never ranked, and hold a pointer only.
@@ -72,6 +74,7 @@ pub fn task_for_tests(name: &str) -> Item {
         lang: None,
         status: Some("ready".into()),
         body: "".into(),
+        test: false,
         standing: Default::default(),
     }
 }
@@ -209,8 +212,8 @@ pub fn add_item(
 ) -> Result<(), StoreError> {
     sql(c, || {
         c.prepare_cached(
-            "INSERT INTO search_items(unit, corpus, kind, name, name_parts, target, path, line, lang, status, body, words)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            "INSERT INTO search_items(unit, corpus, kind, name, name_parts, target, path, line, lang, status, body, words, test)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )?
         .execute(params![
             unit,
@@ -224,17 +227,26 @@ pub fn add_item(
             item.lang,
             item.status,
             item.body,
-            words.join("\n")
+            words.join("\n"),
+            item.test
         ])
         .map(|_| ())
     })
 }
 
 /// Keeps a file's text; answers its row id, for its trigrams.
-pub fn add_file(c: &Connection, path: &str, lang: &str, content: &str) -> Result<i64, StoreError> {
+pub fn add_file(
+    c: &Connection,
+    path: &str,
+    lang: &str,
+    test: bool,
+    content: &str,
+) -> Result<i64, StoreError> {
     sql(c, || {
-        c.prepare_cached("INSERT INTO search_files(path, lang, content) VALUES (?1, ?2, ?3)")?
-            .execute(params![path, lang, content])?;
+        c.prepare_cached(
+            "INSERT INTO search_files(path, lang, test, content) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![path, lang, test, content])?;
         Ok(c.last_insert_rowid())
     })
 }
@@ -264,6 +276,7 @@ fn item_of(row: &rusqlite::Row, interner: &mut Interner) -> rusqlite::Result<Ite
         lang: maybe(7)?.map(|lang| interner.shared(lang)),
         status: maybe(8)?.map(|status| interner.shared(status)),
         body: text(11)?.into(),
+        test: row.get(12)?,
         standing: Default::default(),
     })
 }
@@ -282,7 +295,7 @@ fn ids(c: &Connection, statement: &str) -> Result<Vec<i64>, StoreError> {
     })
 }
 
-const ITEM_WITH_WORDS: &str = "SELECT corpus, kind, name, name_parts, target, path, line, lang, status, words, id, body FROM search_items";
+const ITEM_WITH_WORDS: &str = "SELECT corpus, kind, name, name_parts, target, path, line, lang, status, words, id, body, test FROM search_items";
 
 /// The item of row `id` and its words, one field a line.
 pub fn item_with_words(c: &Connection, id: i64) -> Result<Option<(Item, String)>, StoreError> {
@@ -322,8 +335,8 @@ pub struct KeptFile {
     /// Shared by the lines of code text found in it.
     pub path: std::sync::Arc<str>,
     pub lang: String,
-    /// Whether its path is a test's (`graph::is_test_path`): asked of
-    /// every line found in it.
+    /// Whether it is a test's (its area says so): asked of every line
+    /// found in it.
     pub test: bool,
 }
 
@@ -331,12 +344,12 @@ pub struct KeptFile {
 pub fn all_files(c: &Connection) -> Result<Vec<KeptFile>, StoreError> {
     sql(c, || {
         let mut statement =
-            c.prepare_cached("SELECT id, path, lang FROM search_files ORDER BY path")?;
+            c.prepare_cached("SELECT id, path, lang, test FROM search_files ORDER BY path")?;
         let rows = statement.query_map([], |row| {
             let path: String = row.get(1)?;
             Ok(KeptFile {
                 id: row.get(0)?,
-                test: crate::graph::is_test_path(&path),
+                test: row.get(3)?,
                 path: path.into(),
                 lang: row.get(2)?,
             })

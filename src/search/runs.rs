@@ -659,8 +659,8 @@ mod tests {
     #[test]
     fn a_moved_revision_lets_go_of_the_gone_files_and_reads_the_new() {
         let c = crate::search::schema::index_for_tests();
-        records::add_file(&c, "a.py", "python", "needle_one = 1").unwrap();
-        records::add_file(&c, "b.py", "python", "other = 2").unwrap();
+        records::add_file(&c, "a.py", "python", false, "needle_one = 1").unwrap();
+        records::add_file(&c, "b.py", "python", false, "other = 2").unwrap();
         // (the kept index is shared by the tests of this process: `level`
         // is what moving to another revision runs)
         let mut kept = RunIndex::default();
@@ -677,7 +677,7 @@ mod tests {
         assert_eq!(lines(&kept), [1]);
         c.execute("DELETE FROM search_files WHERE path = 'a.py'", [])
             .unwrap();
-        records::add_file(&c, "a.py", "python", "needle_two = 3").unwrap();
+        records::add_file(&c, "a.py", "python", false, "needle_two = 3").unwrap();
         assert!(level(&mut kept, &c).unwrap());
         assert_eq!(lines(&kept), [3], "a new id for the new text");
         assert_eq!(

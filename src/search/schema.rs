@@ -23,7 +23,25 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: SECTIONS_AGAIN,
         legacy_version: None,
     },
+    Migration {
+        version: 4,
+        name: "areas say which items are tests, units named by source",
+        sql: TESTS_FROM_THE_AREAS,
+        legacy_version: None,
+    },
 ];
+
+/// Whether an item or a file is a test's comes from the area that offers it
+/// (`tools::searchable`), kept in a column, and units are named by their
+/// source (`graph:`, `board:`, `docs:`, `supervise:`): every unit is
+/// forgotten, and the sources' revisions with them, so the next query
+/// indexes everything again. The `writes:` counts stay and only grow.
+const TESTS_FROM_THE_AREAS: &str = "
+ALTER TABLE search_items ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE search_files ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
+DELETE FROM search_units;
+DELETE FROM search_sources WHERE substr(source, 1, 6) <> 'writes';
+";
 
 /// The documents' sections are built anew (the text before a document's
 /// first heading no longer takes the title its first heading has): their

@@ -12,7 +12,7 @@ pub struct Standing {
     /// A symbol other than a file: an exact name match is its definition.
     pub definition: bool,
     pub task: bool,
-    /// Under a test folder or named as a test (`graph::is_test_path`).
+    /// A test's, as its area says.
     pub test: bool,
     pub weight: i32,
     /// The name's parts run together.
@@ -24,25 +24,55 @@ pub struct Standing {
 }
 
 impl Standing {
-    /// An item's, from its corpus, kind, name, name's parts (single
-    /// spaces between them) and path.
-    pub fn of(
-        corpus: &str,
-        kind: &str,
-        name: &str,
-        name_parts: &str,
-        path: Option<&str>,
-    ) -> Standing {
+    /// An item's, from what its corpus holds and the item's kind, name,
+    /// name's parts (single spaces between them), path and test flag.
+    pub fn of(holds: Holds, item: Of) -> Standing {
+        let Of {
+            kind,
+            name,
+            name_parts,
+            path,
+            test,
+        } = item;
         let file = kind == "file";
         let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
         Standing {
-            definition: corpus == "symbols" && !file,
-            task: corpus == "tasks",
-            test: path.is_some_and(crate::graph::is_test_path),
+            definition: holds == Holds::Definitions && !file,
+            task: holds == Holds::Tasks,
+            test,
             weight: kind_weight(kind),
             folded_name: name_parts.split(' ').collect::<String>().into(),
             folded_stem: file.then(|| words::folded(stem).into()),
             file_stem_parts: file_stem_parts(path).join(" ").into(),
+        }
+    }
+}
+
+/// The parts of an item a standing is worked out from.
+pub struct Of<'a> {
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub name_parts: &'a str,
+    pub path: Option<&'a str>,
+    pub test: bool,
+}
+
+/// What an item's corpus holds, as ranking tells them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// Definitions: an exact name match is the definition.
+    Definitions,
+    /// Tasks: an id is a name.
+    Tasks,
+    Other,
+}
+
+impl Holds {
+    pub fn of(opens: crate::tools::searchable::Opens, definitions: bool) -> Holds {
+        match (opens, definitions) {
+            (_, true) => Holds::Definitions,
+            (crate::tools::searchable::Opens::Task, _) => Holds::Tasks,
+            _ => Holds::Other,
         }
     }
 }

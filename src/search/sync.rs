@@ -1,28 +1,28 @@
-//! Keeping the index level with what it indexes. Each source (the graph's
-//! files and symbols, the board's tasks, the documents' sections) has a
-//! revision; a query first catches up with every source whose revision moved,
-//! re-indexing only the units (a file, a task, a document) whose fingerprint
-//! changed. The sources never call search: it follows them.
+//! Keeping the index level with what it indexes. Each source (an area's
+//! declared `Searchable`: the graph's files and symbols, the board's tasks,
+//! the documents' sections, the agents' evidence) has a revision; a query
+//! first catches up with every source it reads whose revision moved,
+//! re-indexing only the units whose fingerprint changed. The sources never
+//! call search: it follows them, one catch-up loop for all of them.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use super::query::{Corpus, KIND_OF_SECTION, KIND_OF_TASK, SYMBOL_KINDS};
 use super::records::{self, Item};
 use super::words::{all_parts, index_words};
 use crate::store::StoreError;
+use crate::tools::searchable::{SearchItem, SearchUnit, Searchable, UnitVersion};
 use crate::tools::{ToolContext, ToolError};
 use rusqlite::Connection;
 
-/// A file's text is kept for substring and regex search up to this size.
-pub const MAX_TEXT_BYTES: u64 = 2 << 20;
 /// Units written per transaction, so a cold index never holds the writer long.
 const BATCH: usize = 400;
 
-/// One unit's new content: its items (with their words) and, for a file, its text.
+/// One unit's new content: its items (with their words) and, for a file,
+/// its text; no fingerprint when it was gone by the time it was read.
 struct Unit {
     name: String,
-    fingerprint: String,
+    fingerprint: Option<String>,
     items: Vec<(Item, [String; 3])>,
     file: Option<FileUnit>,
 }
@@ -31,19 +31,23 @@ struct Unit {
 struct FileUnit {
     path: String,
     lang: String,
+    test: bool,
     text: Option<(String, String)>,
 }
 
-/// What a catch-up took in: the units (files, tasks, documents) re-indexed
-/// or removed, by source, for each source that had moved.
+/// What a catch-up took in: the units (files, tasks, documents, sessions)
+/// re-indexed or removed, by source, for each source that had moved.
 pub type CaughtUp = Vec<(&'static str, usize)>;
 
-/// Catches the index up with every source. One caller of the process at a
-/// time does the work; the others wait and find it done.
-pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<CaughtUp, ToolError> {
+/// Catches the index up with every source of `sources`. One caller of the
+/// process at a time does the work; the others wait and find it done.
+pub fn catch_up(
+    context: &ToolContext,
+    sources: &[&'static Searchable],
+) -> Result<CaughtUp, ToolError> {
     // most queries find every source level: they look without waiting for
     // a catch-up another query may be running
-    if level_with_every_source(context, corpora)? {
+    if level_with_every_source(context, sources)? {
         return Ok(Vec::new());
     }
     static WORKING: Mutex<()> = Mutex::new(());
@@ -52,33 +56,17 @@ pub fn catch_up(context: &ToolContext, corpora: &[Corpus]) -> Result<CaughtUp, T
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let recorded = context.hub.store.view(records::Sources::read)?;
     let mut caught_up = CaughtUp::new();
-    // a source's catch-up, timed and logged; `None` when it was level
-    let mut take_in = |source: &'static str,
-                       run: &dyn Fn() -> Result<Option<usize>, ToolError>|
-     -> Result<(), ToolError> {
+    for source in sources {
         let started = std::time::Instant::now();
-        if let Some(units) = run()? {
+        if let Some(units) = catch_up_source(context, source, &recorded)? {
             tracing::info!(
-                source,
+                source = source.source,
                 units,
                 ms = started.elapsed().as_millis() as u64,
                 "the search index caught up"
             );
-            caught_up.push((source, units));
+            caught_up.push((source.source, units));
         }
-        Ok(())
-    };
-    if corpora
-        .iter()
-        .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
-    {
-        take_in(FILES_SOURCE, &|| catch_up_files(context, &recorded))?;
-    }
-    if corpora.contains(&Corpus::Tasks) {
-        take_in("board", &|| catch_up_tasks(context, &recorded))?;
-    }
-    if corpora.contains(&Corpus::Docs) {
-        take_in("docs", &|| catch_up_documents(context, &recorded))?;
     }
     // none when no source was behind: nothing was written
     if !caught_up.is_empty() {
@@ -116,58 +104,45 @@ fn merge_segments(store: &crate::store::Store) -> Result<(), StoreError> {
 /// catch-up (only a catch-up moves them, one at a time).
 type Recorded = records::Sources;
 
-/// Whether the index has caught up with every source `corpora` come from:
-/// every revision read in one visit to the pool.
-fn level_with_every_source(context: &ToolContext, corpora: &[Corpus]) -> Result<bool, ToolError> {
-    first_scan(context, corpora)?;
+/// Whether the index has caught up with every source of `sources`: every
+/// revision read in one visit to the pool.
+fn level_with_every_source(
+    context: &ToolContext,
+    sources: &[&'static Searchable],
+) -> Result<bool, ToolError> {
+    first_scan(context, sources)?;
     let level = context
         .hub
         .store
-        .view(|c| level_in(c, corpora, &records::Sources::read(c)?))?;
+        .view(|c| level_in(c, sources, &records::Sources::read(c)?))?;
     Ok(level)
 }
 
-/// What a query does before it looks at the index: the documents' mounts
-/// are scanned, once per process, for changes made while no hub ran.
-pub fn first_scan(context: &ToolContext, corpora: &[Corpus]) -> Result<(), ToolError> {
-    if corpora.contains(&Corpus::Docs) {
-        crate::docs::feed::scan_once(context)?;
+/// What a query does before it looks at the index: each source prepares
+/// (the documents' mounts are scanned, once per process, for changes made
+/// while no hub ran).
+pub fn first_scan(context: &ToolContext, sources: &[&'static Searchable]) -> Result<(), ToolError> {
+    for source in sources {
+        if let Some(prepare) = source.prepare {
+            prepare(context)?;
+        }
     }
     Ok(())
 }
 
-/// Whether `recorded`, read on `c`, is level with every source `corpora`
-/// come from, as `c` sees them: a query asks in the transaction it reads in.
+/// Whether `recorded`, read on `c`, is level with every source of
+/// `sources` as `c` sees them: a query asks in the transaction it reads in.
 pub fn level_in(
     c: &Connection,
-    corpora: &[Corpus],
+    sources: &[&'static Searchable],
     recorded: &Recorded,
 ) -> Result<bool, StoreError> {
-    let wants = |corpus: Corpus| corpora.contains(&corpus);
-    if (wants(Corpus::Symbols) || wants(Corpus::Code))
-        && behind(recorded, FILES_SOURCE, crate::graph::revision_in(c)?)
-    {
-        return Ok(false);
+    for source in sources {
+        if behind(recorded, source.source, (source.revision)(c)?) {
+            return Ok(false);
+        }
     }
-    if wants(Corpus::Tasks) && behind(recorded, "board", crate::board::revision_in(c)?) {
-        return Ok(false);
-    }
-    Ok(!(wants(Corpus::Docs) && behind(recorded, "docs", crate::docs::revision_in(c)?)))
-}
-
-fn files_revision(context: &ToolContext) -> Result<i64, ToolError> {
-    Ok(crate::graph::revision(&context.hub.store)?)
-}
-
-fn board_revision(context: &ToolContext) -> Result<i64, ToolError> {
-    Ok(crate::board::revision(&context.hub.store)?)
-}
-
-/// The documents' revision, once the mounts were scanned for changes made
-/// while the hub was not running.
-fn docs_revision(context: &ToolContext) -> Result<i64, ToolError> {
-    crate::docs::feed::scan_once(context)?;
-    Ok(crate::docs::revision(&context.hub.store)?)
+    Ok(true)
 }
 
 /// Whether the index is behind `source` at `revision`.
@@ -175,30 +150,52 @@ fn behind(recorded: &Recorded, source: &str, revision: i64) -> bool {
     recorded.revision_of(source) != Some(revision)
 }
 
-/// The source the indexed files (and their symbols) come from.
-pub(super) const FILES_SOURCE: &str = "graph";
+/// How many commits rewrote the units of the sources that carry files:
+/// what the kept file texts are bound to (a task or a document written
+/// keeps them).
+pub fn files_writes(sources: &[&'static Searchable], recorded: &Recorded) -> i64 {
+    sources
+        .iter()
+        .filter(|source| source.files)
+        .map(|source| recorded.writes(source.source))
+        .fold(0i64, i64::wrapping_add)
+}
 
-/// Each catch-up says how many units it rewrote, or None when it was not behind.
-fn catch_up_files(context: &ToolContext, recorded: &Recorded) -> Result<Option<usize>, ToolError> {
+/// A source's unit as the index names it.
+fn unit_name(source: &Searchable, key: &str) -> String {
+    format!("{}:{key}", source.source)
+}
+
+/// Catches the index up with one source: says how many units it rewrote,
+/// or None when it was not behind.
+fn catch_up_source(
+    context: &ToolContext,
+    source: &'static Searchable,
+    recorded: &Recorded,
+) -> Result<Option<usize>, ToolError> {
     let store = &context.hub.store;
-    let revision = files_revision(context)?;
-    if !behind(recorded, FILES_SOURCE, revision) {
+    // read before the units: a change after it moves the revision on, and
+    // the next query catches up with it
+    let revision = store.view(|c| Ok::<_, ToolError>((source.revision)(c)?))?;
+    if !behind(recorded, source.source, revision) {
         return Ok(None);
     }
-    let files = store.view(crate::graph::files_with_hashes)?;
-    let known = store.view(|c| records::units(c, "file:"))?;
+    let prefix = unit_name(source, "");
+    let known = store.view(|c| records::units(c, &prefix))?;
     let mut changed = Vec::new();
     let mut present = HashSet::new();
-    for (path, hash, lang) in files {
-        let unit = format!("file:{path}");
-        if known.get(&unit) != Some(&hash) {
-            changed.push((unit.clone(), path, hash, lang));
+    for unit in (source.units)(context)? {
+        let name = unit_name(source, &unit.key);
+        if known.get(&name) != Some(&unit.fingerprint) {
+            changed.push(unit);
         }
-        present.insert(unit);
+        present.insert(name);
     }
-    let removed = gone(&known, &present, |unit| unit.strip_prefix("file:"));
+    let removed = gone(&known, &present, |name| {
+        source.files.then(|| name.strip_prefix(&prefix)).flatten()
+    });
     if changed.is_empty() {
-        apply(context, FILES_SOURCE, revision, &removed, Vec::new(), true)?;
+        apply(context, source.source, revision, &removed, Vec::new(), true)?;
         return Ok(Some(removed.len()));
     }
     let batches = changed.len().div_ceil(BATCH);
@@ -206,39 +203,7 @@ fn catch_up_files(context: &ToolContext, recorded: &Recorded) -> Result<Option<u
         // merged when the catch-up ends (see `catch_up`)
         store.write(records::defer_merging)?;
     }
-    let changed = &changed;
-    let written = std::thread::scope(|scope| {
-        // the next batch is read, split into words and trigrams (on every
-        // core) while this thread writes the one before: writing is one
-        // transaction at a time, and took half of a cold index's time
-        let (send, prepared) = std::sync::mpsc::sync_channel(1);
-        scope.spawn(move || {
-            use rayon::prelude::*;
-            for batch in changed.chunks(BATCH) {
-                let units = batch
-                    .par_iter()
-                    .map(|(unit, path, hash, lang)| file_unit(context.hub, unit, path, hash, lang))
-                    .collect::<Result<Vec<Unit>, ToolError>>();
-                let failed = units.is_err();
-                // the writer stopped (it failed): nothing more is wanted
-                if send.send(units).is_err() || failed {
-                    break;
-                }
-            }
-        });
-        for (at, units) in prepared.into_iter().enumerate() {
-            let removing = if at == 0 { removed.as_slice() } else { &[] };
-            apply(
-                context,
-                FILES_SOURCE,
-                revision,
-                removing,
-                units?,
-                at + 1 == batches,
-            )?;
-        }
-        Ok::<(), ToolError>(())
-    });
+    let written = write_in_batches(context, source, revision, &changed, &removed);
     if let Err(error) = &written
         && batches > 1
     {
@@ -251,6 +216,50 @@ fn catch_up_files(context: &ToolContext, recorded: &Recorded) -> Result<Option<u
     }
     written?;
     Ok(Some(changed.len() + removed.len()))
+}
+
+/// Loads `changed` a batch at a time and writes each batch, removing
+/// `removed` with the first; the source's revision is recorded with the last.
+fn write_in_batches(
+    context: &ToolContext,
+    source: &'static Searchable,
+    revision: i64,
+    changed: &[UnitVersion],
+    removed: &[(String, Option<String>)],
+) -> Result<(), ToolError> {
+    let batches = changed.len().div_ceil(BATCH);
+    std::thread::scope(|scope| {
+        // the next batch is read, split into words and trigrams (on every
+        // core) while this thread writes the one before: writing is one
+        // transaction at a time, and took half of a cold index's time
+        let (send, prepared) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            use rayon::prelude::*;
+            for batch in changed.chunks(BATCH) {
+                let units = batch
+                    .par_iter()
+                    .map(|unit| load_unit(context, source, unit))
+                    .collect::<Result<Vec<Unit>, ToolError>>();
+                let failed = units.is_err();
+                // the writer stopped (it failed): nothing more is wanted
+                if send.send(units).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        for (at, units) in prepared.into_iter().enumerate() {
+            let removing = if at == 0 { removed } else { &[] };
+            apply(
+                context,
+                source.source,
+                revision,
+                removing,
+                units?,
+                at + 1 == batches,
+            )?;
+        }
+        Ok::<(), ToolError>(())
+    })
 }
 
 /// Units of `known` no longer present, with the file each stands for.
@@ -268,72 +277,83 @@ fn gone(
     removed
 }
 
-fn file_unit(
-    hub: &crate::tools::HubState,
-    unit: &str,
-    path: &str,
-    hash: &str,
-    lang: &str,
+/// A unit as its source loads it, made into index rows: words and name
+/// parts for every item, trigram tokens for a kept file text.
+fn load_unit(
+    context: &ToolContext,
+    source: &Searchable,
+    unit: &UnitVersion,
 ) -> Result<Unit, ToolError> {
-    let nodes = hub.store.view(|c| crate::graph::nodes_in_file(c, path))?;
-    // Markdown is searched as documents, by section, not line by line
-    let text = if lang == "markdown" {
-        None
-    } else {
-        read_text(&hub.config.repo_root.join(path))
+    let name = unit_name(source, &unit.key);
+    let Some(SearchUnit { items, file }) = (source.load)(context, unit)? else {
+        // gone meanwhile: its rows go, and it is read again if it comes back
+        let file = source.files.then(|| unit.key.clone());
+        return Ok(Unit {
+            name,
+            fingerprint: None,
+            items: Vec::new(),
+            file: file.map(|path| FileUnit {
+                path,
+                lang: String::new(),
+                test: false,
+                text: None,
+            }),
+        });
     };
-    let lines: Vec<&str> = text
-        .as_deref()
-        .map_or_else(Vec::new, |t| t.lines().collect());
-    let items = nodes
+    let items = items
         .into_iter()
-        .filter(|node| SYMBOL_KINDS.contains(&node.kind.as_str()))
-        .map(|node| {
-            let qualified = node
-                .uid
-                .rsplit_once("::")
-                .map_or(node.label.as_str(), |(_, q)| q);
-            let words = [
-                index_words(&node.label),
-                index_words(path),
-                index_words(qualified),
-            ];
-            // the definition's line is the hit's snippet: kept here, a query
-            // never reads the file's text to show it
-            let line_text = node
-                .line
-                .and_then(|line| lines.get(line.saturating_sub(1) as usize))
-                .map(|line| clipped(line))
-                .unwrap_or_else(|| qualified.to_string());
-            let item = Item {
-                corpus: Corpus::Symbols.name().into(),
-                kind: node.kind.into(),
-                name_parts: all_parts(&node.label).join(" ").into(),
-                name: node.label.into(),
-                target: node.uid.into(),
-                path: Some(path.into()),
-                line: node.line,
-                lang: Some(lang.into()),
-                status: None,
-                body: line_text.into(),
-                standing: Default::default(),
-            };
-            (item, words)
+        .map(|item| {
+            let definitions = source
+                .corpora
+                .iter()
+                .any(|corpus| corpus.name == item.corpus && corpus.definitions);
+            item_of(item, definitions)
         })
         .collect();
     Ok(Unit {
-        name: unit.to_string(),
-        fingerprint: hash.to_string(),
+        name,
+        fingerprint: Some(unit.fingerprint.clone()),
         items,
-        file: Some(FileUnit {
-            path: path.to_string(),
-            lang: lang.to_string(),
-            text: text.map(|text| {
+        file: file.map(|file| FileUnit {
+            path: file.path,
+            lang: file.lang,
+            test: file.test,
+            text: file.text.map(|text| {
                 let grams = super::grams::tokens(&text);
                 (text, grams)
             }),
         }),
     })
+}
+
+/// An area's item as the index keeps it, with its words. A definition's
+/// body is its line, kept at most a few snippets wide.
+fn item_of(item: SearchItem, definitions: bool) -> (Item, [String; 3]) {
+    let words = [
+        index_words(&item.words_from[0]),
+        index_words(&item.words_from[1]),
+        index_words(&item.words_from[2]),
+    ];
+    let body = if definitions {
+        clipped(&item.body)
+    } else {
+        item.body
+    };
+    let item = Item {
+        corpus: item.corpus.into(),
+        kind: item.kind.into(),
+        name_parts: all_parts(&item.name).join(" ").into(),
+        name: item.name.into(),
+        target: item.target.into(),
+        path: item.path.map(Into::into),
+        line: item.line,
+        lang: item.lang.map(Into::into),
+        status: item.status.map(Into::into),
+        body: body.into(),
+        test: item.test,
+        standing: Default::default(),
+    };
+    (item, words)
 }
 
 /// A line as a snippet may show it: at most a few snippets wide.
@@ -343,172 +363,6 @@ fn clipped(line: &str) -> String {
         .nth(4 * super::snippets::SNIPPET_CHARS)
         .map_or(line.len(), |(at, _)| at);
     line[..end].trim_end().to_string()
-}
-
-/// A file's text when it is UTF-8 and small enough to keep.
-fn read_text(path: &std::path::Path) -> Option<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
-    let mut bytes = Vec::new();
-    file.take(MAX_TEXT_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > MAX_TEXT_BYTES || bytes.contains(&0) {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
-}
-
-fn catch_up_tasks(context: &ToolContext, recorded: &Recorded) -> Result<Option<usize>, ToolError> {
-    let store = &context.hub.store;
-    let revision = board_revision(context)?;
-    if !behind(recorded, "board", revision) {
-        return Ok(None);
-    }
-    let versions = store.view(crate::board::task_versions)?;
-    let known = store.view(|c| records::units(c, "task:"))?;
-    let mut present = HashSet::new();
-    let mut units = Vec::new();
-    for (seq, version) in versions {
-        let unit = format!("task:{seq}");
-        let fingerprint = version.to_string();
-        if known.get(&unit) != Some(&fingerprint)
-            && let Some(task) = store.view(|c| crate::board::load_task(c, seq))?
-        {
-            let body = format!("{}\n{}", task.description, task.labels.join(" "));
-            let words = [
-                format!("{} {}", index_words(&task.title), index_words(&task.id)),
-                String::new(),
-                index_words(&body),
-            ];
-            let item = Item {
-                corpus: Corpus::Tasks.name().into(),
-                kind: KIND_OF_TASK.into(),
-                name_parts: all_parts(&task.title).join(" ").into(),
-                name: task.title.into(),
-                target: task.id.into(),
-                path: None,
-                line: None,
-                lang: None,
-                status: Some(task.status.as_str().into()),
-                body: body.into(),
-                standing: Default::default(),
-            };
-            units.push(Unit {
-                name: unit.clone(),
-                fingerprint,
-                items: vec![(item, words)],
-                file: None,
-            });
-        }
-        present.insert(unit);
-    }
-    let removed = gone(&known, &present, |_| None);
-    let rewritten = units.len() + removed.len();
-    apply(context, "board", revision, &removed, units, true)?;
-    Ok(Some(rewritten))
-}
-
-fn catch_up_documents(
-    context: &ToolContext,
-    recorded: &Recorded,
-) -> Result<Option<usize>, ToolError> {
-    let store = &context.hub.store;
-    // read before the documents: a change after it moves the revision on,
-    // and the next query catches up with it
-    let revision = docs_revision(context)?;
-    if !behind(recorded, "docs", revision) {
-        return Ok(None);
-    }
-    let mounts = crate::docs::feed::mounts(context)?;
-    let documents = crate::docs::feed::live_documents(context, &mounts)?;
-    let known = store.view(|c| records::units(c, "doc:"))?;
-    let mut present = HashSet::new();
-    let mut units = Vec::new();
-    for document in documents {
-        let unit = format!("doc:{}:{}", document.mount, document.path);
-        if known.get(&unit) != Some(&document.hash) {
-            let text = crate::docs::feed::text_of(context, &document.hash)?.unwrap_or_default();
-            units.push(Unit {
-                name: unit.clone(),
-                fingerprint: document.hash.clone(),
-                items: section_items(&document, &text),
-                file: None,
-            });
-        }
-        present.insert(unit);
-    }
-    let removed = gone(&known, &present, |_| None);
-    let rewritten = units.len() + removed.len();
-    apply(context, "docs", revision, &removed, units, true)?;
-    Ok(Some(rewritten))
-}
-
-/// A document's sections as items: each heading with its text up to the next
-/// heading; a document without headings is one item under its title. The
-/// text before the first heading (front matter, say) is an item without a
-/// name: the title is its first heading's, and a query for the title's
-/// words finds that heading once rather than twice.
-fn section_items(
-    document: &crate::docs::feed::LiveDocument,
-    text: &str,
-) -> Vec<(Item, [String; 3])> {
-    let outline = crate::docs::feed::outline(text);
-    let mut items = Vec::new();
-    let first_start = outline.first().map_or(text.len(), |s| s.start);
-    // bodies keep their first lines (a section's starts with its heading), so
-    // line i of a body is line `line + i` of the document
-    let preamble = text[..first_start].trim_end();
-    if outline.is_empty() {
-        items.push(section_item(document, &document.title, "", 1, preamble));
-    } else if !preamble.trim_start().is_empty() {
-        items.push(section_item(document, "", "", 1, preamble));
-    }
-    for (at, section) in outline.iter().enumerate() {
-        let end = outline.get(at + 1).map_or(text.len(), |next| next.start);
-        let body = text
-            .get(section.start.min(end)..end)
-            .unwrap_or_default()
-            .trim_end();
-        items.push(section_item(
-            document,
-            &section.path,
-            &section.anchor,
-            section.line,
-            body,
-        ));
-    }
-    items
-}
-
-fn section_item(
-    document: &crate::docs::feed::LiveDocument,
-    heading_path: &str,
-    anchor: &str,
-    line: usize,
-    body: &str,
-) -> (Item, [String; 3]) {
-    let name = heading_path
-        .rsplit_once('/')
-        .map_or(heading_path, |(_, last)| last)
-        .to_string();
-    let words = [
-        index_words(heading_path),
-        index_words(&document.path),
-        index_words(body),
-    ];
-    let item = Item {
-        corpus: Corpus::Docs.name().into(),
-        kind: KIND_OF_SECTION.into(),
-        name_parts: all_parts(&name).join(" ").into(),
-        name: name.into(),
-        target: format!("{}/{}#{}", document.mount, document.path, anchor).into(),
-        path: Some(document.path.as_str().into()),
-        line: u32::try_from(line).ok(),
-        lang: Some("markdown".into()),
-        status: None,
-        body: body.into(),
-        standing: Default::default(),
-    };
-    (item, words)
 }
 
 /// Writes one batch: removals, then each unit replaced whole; the source's
@@ -533,18 +387,22 @@ fn apply(
         for unit in &units {
             let file = unit.file.as_ref().map(|file| file.path.as_str());
             records::remove_unit(c, &unit.name, file)?;
+            let Some(fingerprint) = &unit.fingerprint else {
+                continue;
+            };
             for (item, item_words) in &unit.items {
                 records::add_item(c, &unit.name, item, item_words)?;
             }
             if let Some(FileUnit {
                 path,
                 lang,
+                test,
                 text: Some((text, file_grams)),
             }) = &unit.file
             {
-                grams.push((records::add_file(c, path, lang, text)?, file_grams));
+                grams.push((records::add_file(c, path, lang, *test, text)?, file_grams));
             }
-            records::set_unit(c, &unit.name, &unit.fingerprint)?;
+            records::set_unit(c, &unit.name, fingerprint)?;
         }
         for (id, file_grams) in grams {
             records::add_grams(c, id, file_grams)?;
@@ -682,6 +540,8 @@ mod tests {
                     c.execute_batch(
                         "UPDATE search_items SET name = 'Retry budget', name_parts = 'retry budget'
                              WHERE corpus = 'docs' AND name = '';
+                         ALTER TABLE search_items DROP COLUMN test;
+                         ALTER TABLE search_files DROP COLUMN test;
                          UPDATE schema_versions SET version = 2 WHERE area = 'search';",
                     )
                     .map_err(|error| crate::store::StoreError::on(c, error))
@@ -716,8 +576,14 @@ mod tests {
             crate::envelope::Budget::None,
         );
         let revision = crate::graph::revision(&hub.state().store).unwrap();
-        let unit = file_unit(hub.state(), "file:a.py", "a.py", "rewritten", "python").unwrap();
-        apply(&context, FILES_SOURCE, revision, &[], vec![unit], false).unwrap();
+        let graph = crate::graph::AREA.search.unwrap();
+        let version = UnitVersion {
+            key: "a.py".into(),
+            fingerprint: "rewritten".into(),
+            detail: "python".into(),
+        };
+        let unit = load_unit(&context, graph, &version).unwrap();
+        apply(&context, graph.source, revision, &[], vec![unit], false).unwrap();
 
         assert_eq!(
             code_lines(&hub, "needle_after"),

@@ -1,5 +1,5 @@
-//! `cos_search`: one ranked query over code symbols, code text, documents
-//! and tasks.
+//! `cos_search`: one ranked query over every corpus the areas offer (code
+//! symbols, code text, documents, tasks, agent evidence).
 
 use rusqlite::Connection;
 use serde::Deserialize;
@@ -10,14 +10,17 @@ use utoipa::{IntoParams, ToSchema};
 use super::collect::{self, Sieve};
 use super::items;
 use super::model::{DocumentPlace, Facets, Opens, SearchAnswer, SearchHit};
-use super::query::{self, Corpus, Query, Vocabulary};
+use super::query::{self, Corpus, Query};
 use super::rank::{self, Found, Ranked};
+use super::reach::{self, Reach};
 use super::records;
 use super::snippets::{self, Highlighter};
+use super::standing::Holds;
 use crate::envelope::{Category, Code};
 use crate::tools::cursor::Offsets;
 use crate::tools::input::in_range;
 use crate::tools::schema::comma_list_of;
+use crate::tools::searchable;
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 #[derive(Debug, Deserialize, ToSchema, IntoParams)]
@@ -69,36 +72,30 @@ pub enum SearchMode {
 }
 
 fn areas() -> utoipa::openapi::schema::Object {
-    let names = Corpus::ALL.map(Corpus::name);
+    let vocabulary = reach::declared_vocabulary();
+    let names: Vec<&str> = vocabulary.corpora.iter().map(|c| c.name).collect();
     comma_list_of(&names, "Only these areas (comma-separated).")
 }
 
 fn kinds() -> utoipa::openapi::schema::Object {
     comma_list_of(
-        &query::kind_names(),
+        &reach::declared_vocabulary().kinds(),
         "Only hits of these kinds (comma-separated).",
     )
 }
 
 fn languages() -> utoipa::openapi::schema::Object {
     comma_list_of(
-        &crate::graph::language_names(),
+        &reach::declared_vocabulary().languages,
         "Only hits in these languages (comma-separated).",
     )
 }
 
 fn statuses() -> utoipa::openapi::schema::Object {
     comma_list_of(
-        &status_names(),
+        &reach::declared_vocabulary().statuses,
         "Only tasks in these statuses (comma-separated).",
     )
-}
-
-fn status_names() -> Vec<&'static str> {
-    crate::board::model::Status::ALL
-        .iter()
-        .map(|s| s.as_str())
-        .collect()
 }
 
 /// A search tool's spec. Each reads only, as a client sees it: what it writes
@@ -126,7 +123,7 @@ impl Tool for Search {
     type Output = SearchAnswer;
     const SPEC: ToolSpec = spec(
         "cos_search",
-        "One ranked search over code symbols, code text, documents and tasks: identifier-aware words, \"phrases\", prefix*, -exclusions, /regex/ over code, and area:/kind:/path:/lang:/status: filters. Each hit says why it matched and what opens it.",
+        "One ranked search over code symbols, code text, documents, tasks and agent evidence: identifier-aware words, \"phrases\", prefix*, -exclusions, /regex/ over code, and area:/kind:/path:/lang:/status: filters. Each hit says why it matched and what opens it.",
         &["hits"],
     );
 
@@ -136,12 +133,7 @@ impl Tool for Search {
             return Err(semantic_unavailable());
         }
         let limit = in_range("limit", input.limit, 20, 1, 200)? as usize;
-        let languages = crate::graph::language_names();
-        let statuses = status_names();
-        let vocabulary = Vocabulary {
-            languages: &languages,
-            statuses: &statuses,
-        };
+        let vocabulary = reach::vocabulary_of(context);
         let separate: Vec<(&str, &str)> = [
             ("area", &input.area),
             ("kind", &input.kind),
@@ -157,11 +149,11 @@ impl Tool for Search {
             Some(source) => Some(query::compile("q", source)?),
             None => None,
         };
-        let (corpora, mut notes) = corpora_of(context, &query)?;
+        let (reach, mut notes) = Reach::of(context, &query)?;
         let store = &context.hub.store;
-        let sieve = Sieve::new(&query, &corpora, store.path())?;
+        let sieve = Sieve::new(&query, &reach, store.path())?;
         let highlighter = Highlighter::new(&query, regex);
-        super::sync::first_scan(context, &corpora)?;
+        super::sync::first_scan(context, &reach.sources)?;
         let mut check_level = true;
         let collect::Read {
             revision,
@@ -178,7 +170,7 @@ impl Tool for Search {
             if let Some(read) = read {
                 break read;
             }
-            super::sync::catch_up(context, &corpora)?;
+            super::sync::catch_up(context, &reach.sources)?;
             // what the catch-up left is read as it is: a source that moved
             // again meanwhile is taken in by the next query
             check_level = false;
@@ -186,23 +178,25 @@ impl Tool for Search {
         let offsets = Offsets::new(
             &context.hub.cursors,
             Self::SPEC.name,
-            (&query, &corpora),
+            (&query, &reach.corpora),
             revision,
         );
         let start = offsets.start("cursor", input.cursor.as_deref())?;
         notes.extend(collected.notes.iter().cloned());
+        let holds = |corpus: &str| Holds::of(reach.opens(corpus), reach.is_definitions(corpus));
         let ranked = rank::rank(
             &query,
             std::mem::take(&mut collected.found),
             start.saturating_add(limit),
+            &holds,
         );
-        let facets = facets_of(&ranked);
+        let facets = facets_of(&ranked, &reach);
         let total = ranked.len();
         let hits: Vec<SearchHit> = ranked
             .iter()
             .skip(start)
             .take(limit)
-            .map(|found| hit_of(found, &highlighter))
+            .map(|found| hit_of(found, &highlighter, &reach))
             .collect();
         let indexing = pending(context);
         if indexing {
@@ -213,9 +207,14 @@ impl Tool for Search {
         }
         // hits from the code say it is indexed; without any, ask (a run
         // under way says so above, rather than asking for one)
+        let code_hits = facets
+            .iter()
+            .filter(|(corpus, _)| *corpus == Corpus::CODE.name() || reach.is_definitions(corpus))
+            .map(|(_, count)| count)
+            .sum::<u64>();
         let code_unindexed =
-            !indexing && facets.symbols + facets.code == 0 && crate::graph::revision(store)? == 0;
-        if code_unindexed && reaches_code(&sieve) {
+            !indexing && code_hits == 0 && store.view(|c| never_indexed_code(context, c))?;
+        if code_unindexed && reach.reads_code() {
             notes.push(CODE_NOT_INDEXED.to_string());
         }
         let did_you_mean = if total == 0 {
@@ -230,7 +229,7 @@ impl Tool for Search {
                 // the names of the revision the query read, each offered
                 // only where it finds something through the query's filters
                 let names = items::names(c, store.path(), revision)?;
-                let close = close_names(&names, &query, sieve.corpora);
+                let close = close_names(&names, &query, &reach.name_corpora());
                 collect::names_finding(c, &query, &sieve, revision, close, 5)
             })?
         } else {
@@ -281,100 +280,61 @@ fn mode_reason(mode: SearchMode) -> &'static str {
     }
 }
 
+/// Whether an area search follows has background work under way.
 fn pending(context: &ToolContext) -> bool {
-    [crate::graph::AREA.id, crate::docs::AREA.id]
+    context
+        .registry
+        .searchables()
         .iter()
-        .any(|area| context.hub.pending.is(area))
+        .any(|(area, _)| context.hub.pending.is(area.id))
 }
 
-/// The areas a query reaches: those its filters allow, of the modules switched on.
-fn corpora_of(
-    context: &ToolContext,
-    query: &Query,
-) -> Result<(Vec<Corpus>, Vec<String>), ToolError> {
-    let filters = &query.filters;
-    let mut corpora: Vec<Corpus> = if filters.areas.is_empty() {
-        Corpus::ALL.to_vec()
-    } else {
-        filters.areas.clone()
-    };
-    if !filters.kinds.is_empty() {
-        corpora.retain(|c| {
-            filters
-                .kinds
-                .iter()
-                .any(|k| query::corpus_of_kind(k) == Some(*c))
-        });
+/// Whether every source carrying files (the code) is at revision 0: never indexed.
+fn never_indexed_code(context: &ToolContext, c: &Connection) -> Result<bool, ToolError> {
+    let mut carrying = context
+        .registry
+        .searchables()
+        .into_iter()
+        .map(|(_, offered)| offered)
+        .filter(|offered| offered.files)
+        .peekable();
+    let mut never = carrying.peek().is_some();
+    for offered in carrying {
+        never &= (offered.revision)(c)? == 0;
     }
-    if !filters.statuses.is_empty() {
-        corpora.retain(|c| *c == Corpus::Tasks);
-    }
-    if query.regex.is_some() {
-        corpora.retain(|c| *c == Corpus::Code);
-    }
-    if !filters.paths.is_empty() || !filters.langs.is_empty() {
-        corpora.retain(|c| *c != Corpus::Tasks);
-    }
-    if corpora.is_empty() {
-        return Err(ToolError::invalid(
-            "q",
-            "filters that leave at least one area to search (a /regex/ searches code text only; status: selects tasks, which have no path or language)",
-        ));
-    }
-    switched_on(context, corpora)
+    Ok(never)
 }
 
-/// Those of `corpora` whose modules are switched on, and a note for each left out.
-pub(super) fn switched_on(
-    context: &ToolContext,
-    mut corpora: Vec<Corpus>,
-) -> Result<(Vec<Corpus>, Vec<String>), ToolError> {
-    let mut notes = Vec::new();
-    let gates = [
-        (Corpus::Symbols, crate::graph::MODULE),
-        (Corpus::Code, crate::graph::MODULE),
-        (Corpus::Docs, crate::docs::MODULE),
-        (Corpus::Tasks, crate::board::MODULE),
-    ];
-    let switches = context.switches()?;
-    for (corpus, module) in gates {
-        if !switches.is_on(module) && corpora.contains(&corpus) {
-            corpora.retain(|c| *c != corpus);
-            notes.push(format!(
-                "{} were not searched: the {} module is switched off",
-                corpus.name(),
-                module.id()
-            ));
-        }
+/// The hits of each corpus, every corpus of the hub counted (0 when none).
+fn facets_of(ranked: &[Ranked], reach: &Reach) -> Facets {
+    let mut facets = Facets::new();
+    for corpus in reach.all_corpora() {
+        facets.insert(corpus.to_string(), 0);
     }
-    Ok((corpora, notes))
-}
-
-fn facets_of(ranked: &[Ranked]) -> Facets {
-    let mut facets = Facets::default();
     for found in ranked {
-        let counter = match &found.found {
-            Found::Line(_) => &mut facets.code,
-            Found::Item(hit) => match &*hit.item.corpus {
-                "symbols" => &mut facets.symbols,
-                "docs" => &mut facets.docs,
-                _ => &mut facets.tasks,
-            },
+        let corpus = match &found.found {
+            Found::Line(_) => Corpus::CODE.name(),
+            Found::Item(hit) => &hit.item.corpus,
         };
-        *counter += 1;
+        match facets.get_mut(corpus) {
+            Some(count) => *count += 1,
+            None => {
+                facets.insert(corpus.to_string(), 1);
+            }
+        }
     }
     facets
 }
 
-fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
+fn hit_of(ranked: &Ranked, highlighter: &Highlighter, reach: &Reach) -> SearchHit {
     let why = Cow::Borrowed(ranked.rule.wording());
     match &ranked.found {
         Found::Line(line) => {
             let text = line.text.as_str();
             let (snippet, highlights) = snippets::snippet(text, &highlighter.line_ranges(text));
             SearchHit {
-                area: Corpus::Code.name().into(),
-                kind: query::KIND_OF_LINE.into(),
+                area: Corpus::CODE.name().into(),
+                kind: searchable::CODE.kinds[0].into(),
                 title: line.path.to_string(),
                 path: Some(line.path.to_string()),
                 line: Some(line.line),
@@ -397,9 +357,10 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
             if item.path.as_deref().is_some_and(|p| highlighter.matches(p)) {
                 matched.push("path".into());
             }
-            let (line, text) = match &*item.corpus {
-                "symbols" => (item.line, item.body.to_string()),
-                _ => match highlighter.first_line(&item.body) {
+            let opens = reach.opens(&item.corpus);
+            let (line, text) = match reach.is_definitions(&item.corpus) {
+                true => (item.line, item.body.to_string()),
+                false => match highlighter.first_line(&item.body) {
                     Some((index, text)) => {
                         matched.push("body".into());
                         let line = item.line.map(|l| l + index as u32);
@@ -408,7 +369,7 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
                     None => (item.line, item.name.to_string()),
                 },
             };
-            if &*item.corpus == "tasks" && highlighter.matches(&item.target) {
+            if opens == searchable::Opens::Task && highlighter.matches(&item.target) {
                 matched.push("id".into());
             }
             if matched.is_empty() {
@@ -417,7 +378,9 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
             let ranges = highlighter.ranges(&text);
             let (snippet, highlights) = snippets::snippet(&text, &ranges);
             SearchHit {
-                area: area_name(&item.corpus),
+                area: reach
+                    .name_of(&item.corpus)
+                    .map_or_else(|| Cow::Owned(item.corpus.to_string()), Cow::Borrowed),
                 kind: Cow::Owned(item.kind.to_string()),
                 title: title_of(item),
                 path: item.path.as_deref().map(str::to_string),
@@ -426,36 +389,40 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter) -> SearchHit {
                 highlights,
                 matched,
                 why,
-                opens: opens_of(item, line),
+                opens: opens_of(item, line, opens),
             }
         }
     }
 }
 
-/// The area's own name when `corpus` is one (it always is), so it is not copied.
-fn area_name(corpus: &str) -> Cow<'static, str> {
-    Corpus::named(corpus).map_or_else(
-        || Cow::Owned(corpus.to_string()),
-        |named| Cow::Borrowed(named.name()),
-    )
-}
-
-fn opens_of(item: &records::Item, line: Option<u32>) -> Opens {
+fn opens_of(item: &records::Item, line: Option<u32>, opens: searchable::Opens) -> Opens {
     let location = match (&item.path, line) {
-        (Some(path), Some(line)) if &*item.corpus != "docs" => Some(format!("{path}:{line}")),
+        (Some(path), Some(line)) => Some(format!("{path}:{line}")),
         _ => None,
     };
-    match &*item.corpus {
-        "symbols" => Opens {
+    match opens {
+        searchable::Opens::Node => Opens {
             uid: Some(item.target.to_string()),
             location,
             ..Opens::default()
         },
-        "tasks" => Opens {
+        searchable::Opens::Task => Opens {
             task_id: Some(item.target.to_string()),
             ..Opens::default()
         },
-        _ => {
+        searchable::Opens::Session => {
+            let (task, session) = item.target.split_once('/').unwrap_or(("", &item.target));
+            Opens {
+                task_id: Some(task.to_string()).filter(|task| !task.is_empty()),
+                session_id: Some(session.to_string()),
+                ..Opens::default()
+            }
+        }
+        searchable::Opens::Location => Opens {
+            location,
+            ..Opens::default()
+        },
+        searchable::Opens::Section => {
             let (mount, rest) = item.target.split_once('/').unwrap_or(("", &item.target));
             let (path, section) = rest.rsplit_once('#').unwrap_or((rest, ""));
             Opens {
@@ -474,13 +441,6 @@ fn opens_of(item: &records::Item, line: Option<u32>) -> Opens {
 /// (documents and tasks may be in the index already: the code is not).
 const CODE_NOT_INDEXED: &str = "the code is not indexed yet, so no symbol or code line was searched: index the repository (`cos index` or the cos_graph_index tool; `cos serve` and `cos mcp` index it at start and follow saves)";
 
-fn reaches_code(sieve: &Sieve) -> bool {
-    sieve
-        .corpora
-        .iter()
-        .any(|c| matches!(c, Corpus::Symbols | Corpus::Code))
-}
-
 /// Why a query found nothing, where the index can tell. `code_unindexed`:
 /// the graph was never indexed (said already when the query reached the code).
 fn empty_reasons(
@@ -492,7 +452,8 @@ fn empty_reasons(
 ) -> Result<Vec<String>, ToolError> {
     let mut reasons = Vec::new();
     let (items, files) = records::sizes(c)?;
-    if code_unindexed && !reaches_code(sieve) && items + files == 0 {
+    let reach = sieve.reach;
+    if code_unindexed && !reach.reads_code() && items + files == 0 {
         reasons.push(CODE_NOT_INDEXED.to_string());
     } else if !code_unindexed && items + files == 0 {
         reasons.push(
@@ -513,8 +474,12 @@ fn empty_reasons(
     } else if collected.files_seen > 0 && collected.files_passed == 0 {
         reasons.push("no file in the chosen languages holds the text".to_string());
     }
-    if !code_unindexed && reaches_code(sieve) {
-        reasons.extend(left_out_reason(&crate::graph::left_out_in(c)?));
+    if !code_unindexed && reach.reads_code() {
+        for offered in reach.sources.iter().filter(|offered| offered.files) {
+            if let Some(left_out) = offered.left_out {
+                reasons.extend(left_out_reason(&left_out(c)?));
+            }
+        }
     }
     let short: Vec<&str> = query
         .terms
@@ -522,7 +487,7 @@ fn empty_reasons(
         .filter(|t| t.text.chars().count() < 3)
         .map(|t| t.text.as_str())
         .collect();
-    if !short.is_empty() && sieve.corpora.contains(&Corpus::Code) {
+    if !short.is_empty() && reach.reads(Corpus::CODE) {
         reasons.push(format!(
             "{} under 3 characters: code text needs 3 or more to match a part of a word",
             short
@@ -537,7 +502,7 @@ fn empty_reasons(
 
 /// The files the graph left out, which no code query searches: said when
 /// one finds nothing, naming the first three.
-fn left_out_reason(left_out: &crate::graph::index::LeftOutNow) -> Option<String> {
+fn left_out_reason(left_out: &searchable::LeftOut) -> Option<String> {
     if left_out.count == 0 {
         return None;
     }
@@ -545,7 +510,7 @@ fn left_out_reason(left_out: &crate::graph::index::LeftOutNow) -> Option<String>
         .first
         .iter()
         .take(3)
-        .map(|file| format!("{} ({})", file.path, file.why))
+        .map(|(path, why)| format!("{path} ({why})"))
         .collect();
     let files = if left_out.count == 1 { "file" } else { "files" };
     Some(format!(
@@ -565,7 +530,7 @@ fn left_out_reason(left_out: &crate::graph::index::LeftOutNow) -> Option<String>
 /// distance (a swap of neighbours counting once), names in the corpora it
 /// searched, of 3 characters or more (what a part-of-word search needs),
 /// each once whatever its case.
-fn close_names(names: &items::Names, query: &Query, corpora: &[Corpus]) -> Vec<String> {
+fn close_names(names: &items::Names, query: &Query, corpora: &[&str]) -> Vec<String> {
     const SHORTEST: usize = 3;
     let [only] = query.terms.as_slice() else {
         return Vec::new();

@@ -15,6 +15,7 @@ mod record;
 mod records;
 mod roles;
 mod schema;
+mod searchable;
 pub mod tools;
 
 use crate::store::{Store, StoreError};
@@ -32,6 +33,7 @@ pub const AREA: Area = Area {
     migrations: schema::MIGRATIONS,
     revision: Some(revision),
     register,
+    search: Some(&searchable::SEARCHABLE),
 };
 
 /// The area's revision, bumped by every change from any process.

@@ -85,6 +85,17 @@ pub fn sessions(
     })
 }
 
+/// Every session's id and version, by id.
+pub fn session_versions(connection: &Connection) -> Result<Vec<(String, i64)>, StoreError> {
+    sql(connection, || {
+        let mut statement = connection.prepare_cached(
+            "SELECT session_id, version FROM supervise_sessions ORDER BY session_id",
+        )?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect()
+    })
+}
+
 pub fn all_sessions(connection: &Connection) -> Result<Vec<SessionRow>, StoreError> {
     sql(connection, || {
         let mut statement = connection.prepare(&format!(

@@ -1,5 +1,6 @@
 //! An area as the runtime sees it: the tables it brings, the revision counter
-//! that says its data changed, and the tools it registers. The hub lists its
+//! that says its data changed, the tools it registers and what it offers
+//! search. The hub lists its
 //! areas once (`hub::AREAS`); the store, the answer cache and the change feed
 //! learn every area from that list, never by name.
 
@@ -23,6 +24,8 @@ pub struct Area {
     /// `None` for an area that keeps no data a client shows.
     pub revision: Option<RevisionReader>,
     pub register: fn(&mut Registry),
+    /// What it offers search, if anything.
+    pub search: Option<&'static super::searchable::Searchable>,
 }
 
 impl std::fmt::Debug for Area {

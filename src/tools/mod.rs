@@ -18,6 +18,7 @@ mod forensics;
 pub mod input;
 pub mod modules;
 pub(crate) mod schema;
+pub mod searchable;
 pub mod text;
 
 use crate::envelope::{self, Budget, Category, Code, ErrorBody};
@@ -338,12 +339,23 @@ impl Registry {
     /// Adds an area: its tools now, its tables and revision when a hub opens.
     pub fn add_area(&mut self, area: Area) -> &mut Registry {
         (area.register)(self);
+        if let Some(offered) = area.search {
+            searchable::declare(offered);
+        }
         self.areas.push(area);
         self
     }
 
     pub fn areas(&self) -> &[Area] {
         &self.areas
+    }
+
+    /// What the areas offer search, each with its area.
+    pub fn searchables(&self) -> Vec<(&Area, &'static searchable::Searchable)> {
+        self.areas
+            .iter()
+            .filter_map(|area| area.search.map(|offered| (area, offered)))
+            .collect()
     }
 
     /// Every area's module, in the order the areas were added.

@@ -520,7 +520,7 @@ fn search_prints_a_readable_list_or_the_envelope() {
     let list = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = list.lines().collect();
     assert!(
-        lines[0].starts_with("3 hits (symbols 1, code 2, docs 0, tasks 0)"),
+        lines[0].starts_with("3 hits (code 2, docs 0, evidence 0, symbols 1, tasks 0)"),
         "{list}"
     );
     // another spelling of the name: a name match, not the exact definition

@@ -9,9 +9,18 @@ type Module = Vec<String>;
 
 /// Every module of the crate and the modules it refers to by `crate::` or `super::` paths.
 fn module_imports() -> BTreeMap<Module, BTreeSet<Module>> {
+    module_imports_with(None)
+}
+
+/// The same, with `probe` (a path under `src/` and its text) read as one
+/// more file of the tree: a rule's test shows the rule catches it.
+fn module_imports_with(probe: Option<(&str, &str)>) -> BTreeMap<Module, BTreeSet<Module>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     collect(&src, &mut files);
+    if let Some((path, _)) = probe {
+        files.push(src.join(path));
+    }
     let modules: BTreeMap<Module, PathBuf> = files
         .into_iter()
         .map(|file| {
@@ -32,7 +41,10 @@ fn module_imports() -> BTreeMap<Module, BTreeSet<Module>> {
         .collect();
     let mut imports = BTreeMap::new();
     for (module, file) in &modules {
-        let text = std::fs::read_to_string(file).unwrap();
+        let text = match probe {
+            Some((path, text)) if *file == src.join(path) => text.to_string(),
+            _ => std::fs::read_to_string(file).unwrap(),
+        };
         // unit tests may reach anywhere
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
         let mut targets = BTreeSet::new();
@@ -192,6 +204,45 @@ fn shared_modules_name_no_area() {
                 );
             }
         }
+    }
+}
+
+/// The areas `search` imports: it reads every area through the searchables
+/// they declare (`tools::searchable`), never by name.
+fn areas_search_names(imports: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<String> {
+    let areas = ["board", "graph", "docs", "supervise", "hub"];
+    imports
+        .iter()
+        .filter(|(module, _)| module.first().map(String::as_str) == Some("search"))
+        .flat_map(|(module, targets)| {
+            targets
+                .iter()
+                .filter(|target| areas.contains(&target[0].as_str()))
+                .map(move |target| format!("{} imports {}", module.join("::"), target.join("::")))
+        })
+        .collect()
+}
+
+#[test]
+fn search_names_no_area() {
+    let named = areas_search_names(&module_imports());
+    assert!(named.is_empty(), "search names areas: {named:#?}");
+}
+
+#[test]
+fn the_search_rule_fails_on_a_probe_import() {
+    for probe in [
+        "use crate::graph::is_test_path;\n",
+        "fn f() -> bool { crate::board::model::Status::ALL.is_empty() }\n",
+        "use super::super::docs::feed;\n",
+    ] {
+        let imports = module_imports_with(Some(("search/layout_probe.rs", probe)));
+        let named = areas_search_names(&imports);
+        assert_eq!(named.len(), 1, "{probe}: {named:?}");
+        assert!(
+            named[0].starts_with("search::layout_probe imports "),
+            "{named:?}"
+        );
     }
 }
 

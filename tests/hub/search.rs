@@ -221,7 +221,10 @@ async fn filters_narrow_and_bad_filters_are_refused_naming_the_allowed_ones() {
     );
     for (query, expected) in [
         ("parser path:^web/.*$", "not a regular expression"),
-        ("parser area:nowhere", "one of symbols, code, docs, tasks"),
+        (
+            "parser area:nowhere",
+            "one of symbols, code, tasks, docs, evidence",
+        ),
         ("parser lang:cobol", "one of python"),
         ("parser status:someday", "one of emergency"),
         (

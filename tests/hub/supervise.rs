@@ -466,3 +466,59 @@ fn a_kill_between_database_and_file_leaves_them_equal_after_restart() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[tokio::test]
+async fn recorded_evidence_is_found_by_search_until_its_module_is_switched_off() {
+    let server = TestServer::start().await;
+    let (status, recorded) = record(
+        &server,
+        output(
+            "s-9",
+            "reviewer",
+            json!({"verdict": "the retry budget overflows under load"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{recorded}");
+    let (status, noted) = server
+        .post_json(
+            "/api/supervise/sessions/s-9/discoveries",
+            json!({"kind": "hidden_dependency", "summary": "billing reads the ledger table",
+                   "impact_assessment": "migration needs a window", "decision": "record_for_later"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{noted}");
+
+    let (status, found) = server.get("/api/search?q=overflows&area=evidence").await;
+    assert_eq!(status, 200, "{found}");
+    let hit = &found["data"]["hits"][0];
+    assert_eq!(hit["area"], "evidence", "{found}");
+    assert_eq!(hit["kind"], "output");
+    assert_eq!(hit["opens"]["session_id"], "s-9");
+    assert_eq!(hit["opens"]["task_id"], "TASK-004");
+    assert!(
+        hit["snippet"].as_str().unwrap().contains("overflows"),
+        "{hit}"
+    );
+
+    let (_, found) = server.get("/api/search?q=ledger").await;
+    let hit = &found["data"]["hits"][0];
+    assert_eq!(hit["kind"], "discovery", "{found}");
+    assert_eq!(hit["title"], "billing reads the ledger table");
+    assert_eq!(found["data"]["facets"]["evidence"], 1);
+
+    let (status, _) = server
+        .put_json("/api/settings/modules/supervise", json!({"enabled": false}))
+        .await;
+    assert_eq!(status, 200);
+    let (status, found) = server.get("/api/search?q=ledger").await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["data"]["total"], 0, "{found}");
+    assert_eq!(found["data"]["facets"]["evidence"], 0, "{found}");
+    assert!(
+        found["data"]["notes"]
+            .to_string()
+            .contains("evidence were not searched: the supervise module is switched off"),
+        "{found}"
+    );
+}

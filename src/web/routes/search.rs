@@ -18,12 +18,17 @@ pub const SPEC: RouterSpec = RouterSpec {
 };
 
 fn router() -> OpenApiRouter<Hub> {
+    // the request's lists of areas, kinds, languages and statuses are what
+    // the hub's areas offer search: declared before the schema is drawn
+    for offered in crate::hub::AREAS.iter().filter_map(|area| area.search) {
+        crate::tools::searchable::declare(offered);
+    }
     OpenApiRouter::new()
         .routes(routes!(search))
         .routes(routes!(search_index))
 }
 
-/// One ranked search over code symbols, code text, documents and tasks.
+/// One ranked search over code symbols, code text, documents, tasks and agent evidence.
 #[utoipa::path(get, path = "/api/search", operation_id = "search", tag = "search",
     params(SearchRequest),
     responses((status = 200, description = "A page of ranked hits", body = crate::web::unwrap::ApiOk<SearchAnswer>)))]
@@ -34,7 +39,7 @@ async fn search(
     run::<Search>(&hub, input).await
 }
 
-/// Brings the search index level with the graph, the board and the documents now.
+/// Brings the search index level with every area it follows now.
 #[utoipa::path(post, path = "/api/search/index", operation_id = "search_index", tag = "search",
     request_body = SearchIndexInput,
     responses((status = 200, description = "What the index took in", body = crate::web::unwrap::ApiOk<SearchIndexReport>)))]

@@ -592,7 +592,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One ranked search over code symbols, code text, documents and tasks. */
+        /** One ranked search over code symbols, code text, documents, tasks and agent evidence. */
         get: operations["search"];
         put?: never;
         post?: never;
@@ -611,7 +611,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Brings the search index level with the graph, the board and the documents now. */
+        /** Brings the search index level with every area it follows now. */
         post: operations["search_index"];
         delete?: never;
         options?: never;
@@ -1310,9 +1310,9 @@ export interface components {
         ApiOk_SearchIndexReport: {
             data: {
                 /**
-                 * @description Units taken in (files, tasks, documents re-indexed or removed), by the
-                 *     source that had moved (`graph`, `board`, `docs`); empty when the index
-                 *     was level.
+                 * @description Units taken in (files, tasks, documents, sessions re-indexed or
+                 *     removed), by the source that had moved (`graph`, `board`, `docs`,
+                 *     `supervise`); empty when the index was level.
                  */
                 caught_up: {
                     [key: string]: number;
@@ -1920,16 +1920,9 @@ export interface components {
             /** @description Where to start (default: the repository's root folder). */
             root?: string | null;
         };
-        /** @description How many hits each area has. */
+        /** @description How many hits each area has, by its name (every area of the hub, 0 when none). */
         Facets: {
-            /** Format: int64 */
-            code: number;
-            /** Format: int64 */
-            docs: number;
-            /** Format: int64 */
-            symbols: number;
-            /** Format: int64 */
-            tasks: number;
+            [key: string]: number;
         };
         /** @description The first entry that does not hold. */
         Fault: {
@@ -2192,7 +2185,9 @@ export interface components {
             document?: components["schemas"]["DocumentPlace"] | null;
             /** @description `path:line`, for an editor. */
             location?: string | null;
-            /** @description `TASK-<n>`. */
+            /** @description An agent evidence session (for `cos_supervise_bundle`). */
+            session_id?: string | null;
+            /** @description `TASK-<n>` (for evidence, the task the session worked). */
             task_id?: string | null;
             /** @description A graph uid (for `cos_graph_context`). */
             uid?: string | null;
@@ -2484,10 +2479,16 @@ export interface components {
         };
         /** @description One ranked hit. */
         SearchHit: {
-            /** @description `symbols`, `code`, `docs` or `tasks`. */
+            /**
+             * @description `symbols`, `code`, `docs`, `tasks` or `evidence`: the corpus the
+             *     areas offer it in.
+             */
             area: string;
             highlights: components["schemas"]["Highlight"][];
-            /** @description A symbol's kind (class, function, ...), `line`, `heading` or `task`. */
+            /**
+             * @description A symbol's kind (class, function, ...), `line`, `heading`, `task`,
+             *     or evidence's `output`, `discovery`, `backtrack`.
+             */
             kind: string;
             /**
              * Format: int32
@@ -2511,9 +2512,9 @@ export interface components {
         SearchIndexInput: Record<string, never>;
         SearchIndexReport: {
             /**
-             * @description Units taken in (files, tasks, documents re-indexed or removed), by the
-             *     source that had moved (`graph`, `board`, `docs`); empty when the index
-             *     was level.
+             * @description Units taken in (files, tasks, documents, sessions re-indexed or
+             *     removed), by the source that had moved (`graph`, `board`, `docs`,
+             *     `supervise`); empty when the index was level.
              */
             caught_up: {
                 [key: string]: number;

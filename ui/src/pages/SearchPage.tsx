@@ -1,4 +1,5 @@
-// Search: one ranked query over code symbols, code text, documents and tasks.
+// Search: one ranked query over code symbols, code text, documents, tasks and
+// agent evidence.
 // Hits are grouped by area in rank order; up/down moves through them, Enter
 // opens one where it lives (the graph node, the task's card, the document's
 // section, the editor at path:line). "Load more" follows the cursor.
@@ -12,13 +13,14 @@ import { counted } from "../counted";
 
 type Hit = Schemas["SearchHit"];
 type Answer = Schemas["SearchAnswer"];
-type Area = "symbols" | "code" | "docs" | "tasks";
+type Area = "symbols" | "code" | "docs" | "tasks" | "evidence";
 
 const AREAS: { id: Area; label: string }[] = [
   { id: "symbols", label: "Symbols" },
   { id: "code", label: "Code" },
   { id: "docs", label: "Docs" },
   { id: "tasks", label: "Tasks" },
+  { id: "evidence", label: "Evidence" },
 ];
 const PAGE = 30;
 
@@ -90,9 +92,9 @@ export function SearchPage() {
     if (initial.query) void run(initial.query, initial.area);
   }, [initial, run]);
 
-  // a task, a document or a saved file changed somewhere: ask again
+  // a task, a document, a saved file or recorded evidence changed somewhere: ask again
   const live = useLive();
-  const sources = ["board", "graph", "docs"].map((area) => revisionOf(live, area));
+  const sources = ["board", "graph", "docs", "supervise"].map((area) => revisionOf(live, area));
   const changed = sources.every((r) => r === null) ? null : sources.reduce<number>((sum, r) => sum + (r ?? 0), 0);
   useOnNewRevision(changed, () => {
     if (shown) void run(shown.query, shown.area);
@@ -162,7 +164,7 @@ export function SearchPage() {
               <AreaTab
                 key={area.id}
                 label={area.label}
-                count={facets ? facets[area.id] : 0}
+                count={facets?.[area.id] ?? 0}
                 current={shown.area === area.id}
                 onChoose={() => void run(shown.query, area.id)}
               />
@@ -202,7 +204,7 @@ export function SearchPage() {
               <li key={group.area} role="presentation" className="search-group">
                 <h2>
                   {AREAS.find((a) => a.id === group.area)?.label ?? group.area}{" "}
-                  <span className="count">{facets ? facets[group.area as Area] : group.hits.length}</span>
+                  <span className="count">{facets?.[group.area] ?? group.hits.length}</span>
                 </h2>
                 <ul role="group" aria-label={group.area}>
                   {group.hits.map((hit) => {
@@ -237,7 +239,7 @@ export function SearchPage() {
 }
 
 function sum(facets: Schemas["Facets"] | null): number {
-  return facets ? facets.symbols + facets.code + facets.docs + facets.tasks : 0;
+  return facets ? Object.values(facets).reduce((total, count) => total + count, 0) : 0;
 }
 
 function AreaTab({ label, count, current, onChoose }: { label: string; count: number; current: boolean; onChoose: () => void }) {
