@@ -1,13 +1,13 @@
 //! In-process latency of `cos_search` (the tool runtime's call, as every
 //! front door makes it) per query class, on an already indexed repository.
 //! Prints one JSON object: per class, the median, 99th percentile and mean in
-//! milliseconds and the hits found. `scripts/bench-search.py` runs it:
+//! milliseconds and the hits found. `bench/bench-search.py` runs it:
 //! `cargo bench --bench search_latency -- REPO STATE QUERIES.json ROUNDS`,
 //! where QUERIES.json maps a class name to a list of queries.
 //!
 //! With `SEARCH_BENCH_ONE_ROUND` set it asks every query once to warm up,
 //! then once more inside `one_round` and prints nothing: under callgrind
-//! (`scripts/search-instructions.sh`), collecting only in that function
+//! (`bench/search-instructions.sh`), collecting only in that function
 //! counts the instructions of the queries alone, a figure this machine's
 //! noise cannot move.
 

@@ -1,7 +1,7 @@
 //! The one closed list of error codes. Every code any tool, extractor or
 //! transport can emit is a variant here, with what it means and what to do;
 //! the spec publishes the list as `ErrorBody.code`'s enum, the MCP output
-//! schemas carry it, and the README's error table is checked against it.
+//! schemas carry it, and the table in docs/errors.md is checked against it.
 //!
 //! Naming: `E_<WHAT>` for every code, except the seeds' outcome codes, kept as
 //! the seeds spell them (`STALE_READ`, `STALE_CURSOR`, `COMMIT_UNKNOWN`),

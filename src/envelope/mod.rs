@@ -97,7 +97,7 @@ impl fmt::Display for Category {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorBody {
     pub category: Category,
-    /// A code from the one closed list (see the README's error table).
+    /// A code from the one closed list (see docs/errors.md).
     pub code: Code,
     pub retryable: bool,
     /// For people. Never carries paths, SQL or library internals for internal errors.

@@ -1,38 +1,29 @@
-//! Search: one ranked query over code symbols, code text, documents and
-//! tasks, identifier-aware (`parseHttpRequest` finds `parse_http_request`),
-//! filterable, continuable and fresh.
+//! Search: one ranked query over every corpus the areas offer (code
+//! symbols, code text, documents, tasks, agent evidence), identifier-aware
+//! (`parseHttpRequest` finds `parse_http_request`), filterable, continuable
+//! and fresh. It knows nothing of HTTP or MCP, and names no area: each area
+//! declares what it offers (`tools::searchable`).
 //!
-//! Owns its index (`schema.rs`, every statement in `records.rs`): a derived
-//! copy of what the graph, the board and the documents hold, which it
-//! follows by their revisions (`sync.rs`) through their public read
-//! functions. It never writes another area's tables, and they never call
-//! it. The query language is `query.rs`, what it becomes before the index
-//! sees it `matching.rs`, the word index kept in memory `postings.rs`, the
-//! ordering `rank.rs`; `follow.rs` catches it up ahead of queries while a
-//! hub serves. It knows nothing of HTTP or MCP.
+//! - `index/`: the derived index in SQLite (its schema and every statement)
+//!   and its catch-up with the areas' revisions, on a query's path or ahead
+//!   of it in the background.
+//! - `query/`: the query language, what a query reaches and the plan it
+//!   becomes before it meets the index (word phrases, trigram prefilters,
+//!   the line matcher).
+//! - `memory/`: what a process keeps between queries: the inverted word
+//!   index, file texts, the identifier runs of code lines, bounded caches.
+//! - `rank/`: collecting a query's hits, ranking them deterministically, and
+//!   cutting their snippets.
+//! - `tools.rs` the `cos_search` tool, `model.rs` what it answers.
 
-mod ascending;
-mod collect;
-mod compiled;
-pub mod follow;
-mod grams;
-mod items;
-mod kept;
-mod matching;
+mod index;
+mod memory;
 pub mod model;
-mod postings;
 pub mod query;
 mod rank;
-mod reach;
-mod records;
-mod runs;
-mod schema;
-mod snippets;
-mod standing;
-mod sync;
-mod texts;
 pub mod tools;
-mod words;
+
+pub use index::indexer;
 
 use crate::store::{Store, StoreError};
 use crate::tools::{Area, Module, Registry};
@@ -46,7 +37,7 @@ pub const MODULE: Module = Module::new(
 pub const AREA: Area = Area {
     id: "search",
     module: MODULE,
-    migrations: schema::MIGRATIONS,
+    migrations: index::schema::MIGRATIONS,
     revision: Some(revision),
     register,
     search: None,
@@ -54,10 +45,10 @@ pub const AREA: Area = Area {
 
 /// The index's revision: it moves whenever the index takes in a change.
 pub fn revision(store: &Store) -> Result<i64, StoreError> {
-    store.view(|c| Ok(records::Sources::read(c)?.indexed_revision()))
+    store.view(|c| Ok(index::records::Sources::read(c)?.indexed_revision()))
 }
 
 pub fn register(registry: &mut Registry) {
     registry.register::<tools::Search>();
-    registry.register::<follow::SearchIndex>();
+    registry.register::<indexer::SearchIndex>();
 }

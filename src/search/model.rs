@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use utoipa::ToSchema;
 
+/// The widest snippet, in characters.
+pub const SNIPPET_CHARS: usize = 240;
+
 /// Where a document hit is.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct DocumentPlace {

@@ -7,15 +7,15 @@ use serde_json::{Map, json};
 use std::borrow::Cow;
 use utoipa::{IntoParams, ToSchema};
 
-use super::collect::{self, Sieve};
-use super::items;
+use super::index::features::Holds;
+use super::index::records;
+use super::memory::item_index;
 use super::model::{DocumentPlace, Facets, Opens, SearchAnswer, SearchHit};
+use super::query::reach::{self, Reach};
 use super::query::{self, Corpus, Query};
+use super::rank::collect::{self, Sieve};
+use super::rank::snippets::{self, Highlighter};
 use super::rank::{self, Found, Ranked};
-use super::reach::{self, Reach};
-use super::records;
-use super::snippets::{self, Highlighter};
-use super::standing::Holds;
 use crate::envelope::{Category, Code};
 use crate::tools::cursor::Offsets;
 use crate::tools::input::in_range;
@@ -153,7 +153,7 @@ impl Tool for Search {
         let store = &context.hub.store;
         let sieve = Sieve::new(&query, &reach, store.path())?;
         let highlighter = Highlighter::new(&query, regex);
-        super::sync::first_scan(context, &reach.sources)?;
+        super::index::catch_up::first_scan(context, &reach.sources)?;
         let mut check_level = true;
         let collect::Read {
             revision,
@@ -170,7 +170,7 @@ impl Tool for Search {
             if let Some(read) = read {
                 break read;
             }
-            super::sync::catch_up(context, &reach.sources)?;
+            super::index::catch_up::catch_up(context, &reach.sources)?;
             // what the catch-up left is read as it is: a source that moved
             // again meanwhile is taken in by the next query
             check_level = false;
@@ -228,7 +228,7 @@ impl Tool for Search {
                 )?);
                 // the names of the revision the query read, each offered
                 // only where it finds something through the query's filters
-                let names = items::names(c, store.path(), revision)?;
+                let names = item_index::names(c, store.path(), revision)?;
                 let close = close_names(&names, &query, &reach.name_corpora());
                 collect::names_finding(c, &query, &sieve, revision, close, 5)
             })?
@@ -257,7 +257,7 @@ impl Tool for Search {
 
 /// An item's name, or for the unnamed text before a document's first
 /// heading, its file's name.
-fn title_of(item: &super::records::Item) -> String {
+fn title_of(item: &super::index::records::Item) -> String {
     match (&*item.name, item.path.as_deref()) {
         ("", Some(path)) => path.rsplit('/').next().unwrap_or(path).to_string(),
         (name, _) => name.to_string(),
@@ -530,7 +530,7 @@ fn left_out_reason(left_out: &searchable::LeftOut) -> Option<String> {
 /// distance (a swap of neighbours counting once), names in the corpora it
 /// searched, of 3 characters or more (what a part-of-word search needs),
 /// each once whatever its case.
-fn close_names(names: &items::Names, query: &Query, corpora: &[&str]) -> Vec<String> {
+fn close_names(names: &item_index::Names, query: &Query, corpora: &[&str]) -> Vec<String> {
     const SHORTEST: usize = 3;
     let [only] = query.terms.as_slice() else {
         return Vec::new();

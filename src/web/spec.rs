@@ -86,7 +86,7 @@ fn base() -> OpenApi {
                 .version(env!("CARGO_PKG_VERSION"))
                 .description(Some(
                     "REST face of the cos-hub tool functions. Success bodies are `{data, meta}`; every error body is an \
-                     ErrorEnvelope whose category decides the status (see the README's error table).",
+                     ErrorEnvelope whose category decides the status (see docs/errors.md).",
                 ))
                 .build(),
         )

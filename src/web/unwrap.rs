@@ -18,7 +18,7 @@ use utoipa::ToSchema;
 /// Seconds a client is asked to wait after a 503 unless the error says otherwise.
 const DEFAULT_RETRY_AFTER_SECONDS: u64 = 1;
 
-/// The category → status table (docs/api.md and the README carry the same table).
+/// The category → status table (docs/errors.md carries the same table).
 pub fn status_for(category: Category, conditional: bool) -> StatusCode {
     match category {
         Category::Validation => StatusCode::BAD_REQUEST,

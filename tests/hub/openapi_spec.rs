@@ -141,7 +141,7 @@ fn every_schema_reference_resolves() {
 }
 
 #[test]
-fn the_closed_code_list_is_published_in_the_spec_and_the_readme() {
+fn the_closed_code_list_is_published_in_the_spec_and_the_error_guide() {
     use cos_hub::envelope::Code;
     let spec = generated();
     let published: Vec<&str> = spec["components"]["schemas"]["Code"]["enum"]
@@ -155,13 +155,13 @@ fn the_closed_code_list_is_published_in_the_spec_and_the_readme() {
         spec["components"]["schemas"]["ErrorBody"]["properties"]["code"]["$ref"],
         "#/components/schemas/Code"
     );
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let section = readme
-        .split("### Error codes")
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/errors.md"))
+        .expect("docs/errors.md");
+    let section = guide
+        .split("## Error codes")
         .nth(1)
         .and_then(|rest| rest.split("\n#").next())
-        .expect("the README has an Error codes section");
+        .expect("docs/errors.md has an Error codes section");
     let rows: Vec<String> = section
         .lines()
         .filter(|line| line.starts_with("| `"))
@@ -173,7 +173,7 @@ fn the_closed_code_list_is_published_in_the_spec_and_the_readme() {
         .collect();
     assert_eq!(
         rows, expected,
-        "the README's error-code table differs from the code"
+        "docs/errors.md's error-code table differs from the code"
     );
 }
 

@@ -776,7 +776,7 @@ async fn the_index_is_brought_level_on_request_and_says_what_it_took_in() {
 async fn while_a_hub_serves_the_index_takes_in_writes_before_any_query_asks() {
     let server = indexed_server().await;
     let _follower =
-        cos_hub::search::follow::start(server.hub.clone()).expect("the follower starts");
+        cos_hub::search::indexer::start(server.hub.clone()).expect("the follower starts");
     let mut stream = crate::common::ChangeStream::open(&server).await;
     let search_revision = |revisions: &Value| revisions["search"].as_i64().unwrap_or(0);
     let before = search_revision(&stream.next_revisions().await);

@@ -1,7 +1,7 @@
 //! `/api/search`: the search tool over REST, with the budget off.
 
 use super::RouterSpec;
-use crate::search::follow::{SearchIndex, SearchIndexInput, SearchIndexReport};
+use crate::search::indexer::{SearchIndex, SearchIndexInput, SearchIndexReport};
 use crate::search::model::SearchAnswer;
 use crate::search::tools::{Search, SearchRequest};
 use crate::tools::Hub;

@@ -1843,7 +1843,7 @@ export interface components {
         /** @description The `error` member of a failed envelope. */
         ErrorBody: {
             category: components["schemas"]["Category"];
-            /** @description A code from the one closed list (see the README's error table). */
+            /** @description A code from the one closed list (see docs/errors.md). */
             code: components["schemas"]["Code"];
             /** @description Structured facts for recovery: the field at fault, allowed values, current state. */
             details?: unknown;

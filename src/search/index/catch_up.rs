@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use super::records::{self, Item};
-use super::words::{all_parts, index_words};
+use crate::search::query::tokens::{all_parts, index_words};
 use crate::store::StoreError;
 use crate::tools::searchable::{SearchItem, SearchUnit, Searchable, UnitVersion};
 use crate::tools::{ToolContext, ToolError};
@@ -319,7 +319,7 @@ fn load_unit(
             lang: file.lang,
             test: file.test,
             text: file.text.map(|text| {
-                let grams = super::grams::tokens(&text);
+                let grams = crate::search::query::trigrams::tokens(&text);
                 (text, grams)
             }),
         }),
@@ -360,7 +360,7 @@ fn item_of(item: SearchItem, definitions: bool) -> (Item, [String; 3]) {
 fn clipped(line: &str) -> String {
     let end = line
         .char_indices()
-        .nth(4 * super::snippets::SNIPPET_CHARS)
+        .nth(4 * crate::search::model::SNIPPET_CHARS)
         .map_or(line.len(), |(at, _)| at);
     line[..end].trim_end().to_string()
 }
@@ -488,7 +488,7 @@ mod tests {
                 "search_files",
                 "search_trigrams",
             ];
-            let created: Vec<&str> = crate::search::schema::MIGRATIONS[0]
+            let created: Vec<&str> = crate::search::index::schema::MIGRATIONS[0]
                 .sql
                 .split_inclusive(';')
                 .filter(|statement| tables.iter().any(|table| statement.contains(table)))

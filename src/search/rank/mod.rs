@@ -3,18 +3,26 @@
 //! matches, whole words before parts of words, then BM25 (names weigh more
 //! than paths, paths more than bodies), symbol kinds weighted (a class above
 //! a variable), ties broken by path, line and target.
+//!
+//! Beside it: `collect.rs` gathers a query's hits before they are ranked and
+//! `snippets.rs` cuts a hit's snippet around its match. The features an item
+//! brings to every ranking are worked out once and kept with the item
+//! (`index/features.rs`).
+
+pub mod collect;
+pub mod snippets;
 
 use memchr::memmem::Finder;
 use std::cmp::Ordering;
 
-use super::postings::Scored;
+use crate::search::memory::postings::Scored;
 use std::sync::Arc;
 
-use super::query::Query;
-use super::records::Item;
-use super::standing::{self, Holds, Standing, kind_weight};
-use super::texts::FileText;
-use super::words;
+use crate::search::index::features::{self, Holds, Standing, kind_weight};
+use crate::search::index::records::Item;
+use crate::search::memory::file_texts::FileText;
+use crate::search::query::Query;
+use crate::search::query::tokens;
 
 /// A line of code text that matched. Where in it is found again only for
 /// the lines an answer shows (`Highlighter::line_ranges`).
@@ -158,8 +166,11 @@ impl Wanted {
             [only] if !only.phrase && !only.prefix => Some(only.text.clone()),
             _ => None,
         };
-        let folded_terms: Vec<String> =
-            query.terms.iter().map(|t| words::folded(&t.text)).collect();
+        let folded_terms: Vec<String> = query
+            .terms
+            .iter()
+            .map(|t| tokens::folded(&t.text))
+            .collect();
         Wanted {
             exact,
             folded: folded_terms.concat(),
@@ -222,7 +233,7 @@ pub type HoldsOf<'a> = &'a dyn Fn(&str) -> Holds;
 /// `item`'s standing, worked out at its first ranking.
 fn standing_of<'i>(item: &'i Item, holds: HoldsOf) -> &'i Standing {
     item.standing.get_or_init(|| {
-        let of = standing::Of {
+        let of = features::Of {
             kind: &item.kind,
             name: &item.name,
             name_parts: &item.name_parts,
@@ -341,7 +352,7 @@ mod tests {
                 corpus: corpus.into(),
                 kind: kind.into(),
                 name: name.into(),
-                name_parts: words::all_parts(name).join(" ").into(),
+                name_parts: tokens::all_parts(name).join(" ").into(),
                 target: format!("{path}::{name}").into(),
                 path: Some(path.into()),
                 line: Some(1),

@@ -3,7 +3,7 @@
 //! them. Everything search knows of the areas comes from their declared
 //! searchables, through the registry.
 
-use super::query::{Corpus, Query};
+use super::{Corpus, Query};
 use crate::tools::searchable::{self, Opens, Searchable, Vocabulary};
 use crate::tools::{ToolContext, ToolError};
 

@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::kept::{self, Shelf};
+use super::cache::{self, Shelf};
 use super::postings::WordIndex;
-use super::records;
+use crate::search::index::records;
 use crate::store::StoreError;
 
 /// Bytes of names kept at most (Django's 33,353 distinct names weigh about
@@ -108,13 +108,13 @@ impl Names {
 /// database at `database`.
 pub fn names(c: &Connection, database: &Path, revision: i64) -> Result<Arc<Names>, StoreError> {
     let known =
-        kept::for_them(KEPT.lock().as_mut(), database, revision).and_then(|k| k.names.clone());
+        cache::for_them(KEPT.lock().as_mut(), database, revision).and_then(|k| k.names.clone());
     if let Some(names) = known {
         return Ok(names);
     }
     let names = Arc::new(Names::of(records::distinct_names(c)?));
     if names.bytes <= MAX_NAME_BYTES
-        && let Some(kept) = kept::for_them(KEPT.lock().as_mut(), database, revision)
+        && let Some(kept) = cache::for_them(KEPT.lock().as_mut(), database, revision)
     {
         kept.names = Some(names.clone());
     }
@@ -130,10 +130,10 @@ pub fn word_index(
     revision: i64,
 ) -> Result<Arc<WordIndex>, StoreError> {
     let mut kept = KEPT.lock();
-    if let Some(kept) = kept::for_them(kept.as_mut(), database, revision) {
+    if let Some(kept) = cache::for_them(kept.as_mut(), database, revision) {
         return Ok(kept.words.clone());
     }
-    let mut words = kept::take_for(&mut kept, database)
+    let mut words = cache::take_for(&mut kept, database)
         .map(|kept| kept.words)
         .unwrap_or_default();
     // queries still reading the index before keep theirs: this one is copied
@@ -142,14 +142,14 @@ pub fn word_index(
         words: words.clone(),
         names: None,
     };
-    kept::keep(&mut kept, database, revision, value);
+    cache::keep(&mut kept, database, revision, value);
     Ok(words)
 }
 
 /// Brings `index` level with the items `c` sees: lets go of the ids gone,
 /// reads the ids it does not hold.
 fn level(index: &mut WordIndex, c: &Connection) -> Result<(), StoreError> {
-    let new = kept::rows_to_read(index, records::item_ids(c)?, DEAD_ALLOWANCE);
+    let new = cache::rows_to_read(index, records::item_ids(c)?, DEAD_ALLOWANCE);
     let mut add = |id: i64, item: records::Item, words: &str| {
         let mut fields = words.split('\n');
         let fields = [(); super::postings::FIELDS].map(|_| fields.next().unwrap_or_default());
@@ -176,11 +176,11 @@ fn level(index: &mut WordIndex, c: &Connection) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::kept::Rows;
+    use crate::search::memory::cache::Rows;
 
     #[test]
     fn a_moved_revision_reads_the_new_items_and_lets_go_of_the_gone() {
-        let c = crate::search::schema::index_for_tests();
+        let c = crate::search::index::schema::index_for_tests();
         let add = |name: &str| {
             let item = records::task_for_tests(name);
             records::add_item(
@@ -197,8 +197,8 @@ mod tests {
         // is what moving to another revision runs)
         let mut kept = WordIndex::default();
         let names = |index: &WordIndex| -> Vec<String> {
-            let query = crate::search::postings::WordQuery {
-                required: vec![vec![crate::search::postings::Phrase {
+            let query = crate::search::query::plan::WordQuery {
+                required: vec![vec![crate::search::query::plan::Phrase {
                     words: vec!["shared".into()],
                     prefix: false,
                 }]],

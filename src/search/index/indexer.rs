@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use utoipa::ToSchema;
 
-use super::reach::Reach;
-use super::{records, sync, tools};
 use crate::background::Retry;
+use crate::search::query::reach::Reach;
+use crate::search::{index::catch_up, index::records, tools};
 use crate::tools::{Answer, Hub, Source, Tool, ToolContext, ToolError, ToolSpec, Unwatched};
 
 /// Quiet time after the last write before the index is caught up, so a burst
@@ -56,8 +56,8 @@ impl Tool for SearchIndex {
         _: SearchIndexInput,
     ) -> Result<Answer<SearchIndexReport>, ToolError> {
         let (reach, _) = Reach::everything(context)?;
-        sync::first_scan(context, &reach.sources)?;
-        let caught_up = sync::catch_up(context, &reach.sources)?
+        catch_up::first_scan(context, &reach.sources)?;
+        let caught_up = catch_up::catch_up(context, &reach.sources)?
             .into_iter()
             .map(|(source, units)| (source.to_string(), units))
             .collect();

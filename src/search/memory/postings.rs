@@ -11,9 +11,10 @@ use std::sync::{Arc, OnceLock};
 
 use foldhash::HashMap;
 
-use super::ascending::{holds_from, holds_key_from};
-use super::kept::{Memo, Rows};
-use super::records::Item;
+use super::cache::{Memo, Rows};
+use super::gallop::{holds_from, holds_key_from};
+use crate::search::index::records::Item;
+use crate::search::query::plan::{Phrase, WordQuery};
 
 /// The fields of an item's words, in the order they are given.
 pub const FIELDS: usize = 3;
@@ -58,21 +59,6 @@ struct Slot {
     item: Option<Arc<Item>>,
     /// Its words in every field: BM25's document length.
     words: u32,
-}
-
-/// A phrase to match: its words in order, the last one a prefix when `prefix`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Phrase {
-    pub words: Vec<String>,
-    pub prefix: bool,
-}
-
-/// What a query asks of the word index: items holding, for every required
-/// term, one of its phrases, and for no excluded term any of its phrases.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WordQuery {
-    pub required: Vec<Vec<Phrase>>,
-    pub excluded: Vec<Vec<Phrase>>,
 }
 
 /// An item a query matched, and its BM25 (lower is better, as FTS5's).
@@ -588,7 +574,7 @@ mod tests {
     use super::*;
 
     fn item(name: &str) -> Arc<Item> {
-        Arc::new(crate::search::records::task_for_tests(name))
+        Arc::new(crate::search::index::records::task_for_tests(name))
     }
 
     fn phrase(words: &str, prefix: bool) -> Phrase {

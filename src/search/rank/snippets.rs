@@ -1,14 +1,11 @@
 //! A hit's snippet: the line that matched, cut to a readable width around
 //! the first match, with its highlights in characters.
 
-use super::compiled::Shared as Regex;
+use crate::search::query::regex_cache::Shared as Regex;
 
-use super::matching::{LineMatcher, Spelled};
-use super::model::Highlight;
-use super::query::Query;
-
-/// The widest snippet, in characters.
-pub const SNIPPET_CHARS: usize = 240;
+use crate::search::model::{Highlight, SNIPPET_CHARS};
+use crate::search::query::Query;
+use crate::search::query::plan::{LineMatcher, Spelled};
 
 /// Finds where a query's words appear in a text: every spelling of every
 /// positive term and each identifier part of two or more characters,
@@ -27,12 +24,12 @@ fn words_of(alternatives: &[String]) -> Option<Spelled> {
         return None;
     }
     if alternatives.iter().all(|a| a.is_ascii())
-        && let Some(automaton) = super::matching::literal_automaton(alternatives)
+        && let Some(automaton) = crate::search::query::plan::literal_automaton(alternatives)
     {
         return Some(Spelled::Automaton(automaton));
     }
     let escaped: Vec<String> = alternatives.iter().map(|a| regex::escape(a)).collect();
-    super::matching::words_regex(&escaped.join("|")).map(Spelled::Regex)
+    crate::search::query::plan::words_regex(&escaped.join("|")).map(Spelled::Regex)
 }
 
 impl Highlighter {
@@ -314,7 +311,7 @@ mod tests {
             proptest::prop_assert!(matches!(ascii, Spelled::Automaton(_)));
             let escaped: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
             let by_regex = Spelled::Regex(
-                crate::search::matching::words_regex(&escaped.join("|")).unwrap(),
+                crate::search::query::plan::words_regex(&escaped.join("|")).unwrap(),
             );
             proptest::prop_assert_eq!(ranges(&ascii), ranges(&by_regex));
             proptest::prop_assert_eq!(ascii.is_match(&text), by_regex.is_match(&text));

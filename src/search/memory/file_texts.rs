@@ -16,8 +16,8 @@ use std::sync::Arc;
 use fixedbitset::FixedBitSet;
 use rusqlite::Connection;
 
-use super::kept::{self, Bounded, Keyed, Shelf};
-use super::records;
+use super::cache::{self, Bounded, Keyed, Shelf};
+use crate::search::index::records;
 use crate::store::StoreError;
 
 /// Bytes of text kept at most, lower-cased copies included.
@@ -130,7 +130,7 @@ pub fn files(c: &Connection, database: &Path, revision: i64) -> Result<Arc<FileT
 /// The kept state for `database` at `revision`, started afresh when what
 /// was kept belongs to another.
 fn current<'k>(kept: &'k mut Option<Keyed<Kept>>, database: &Path, revision: i64) -> &'k mut Kept {
-    kept::current(kept, database, revision, || Kept {
+    cache::current(kept, database, revision, || Kept {
         texts: Bounded::new(MAX_BYTES),
         files: None,
         token_sets: Bounded::new(MAX_TOKEN_SET_BYTES),
@@ -151,7 +151,7 @@ where
     V: Clone,
 {
     let known =
-        kept::for_them(KEPT.lock().as_mut(), database, revision).and_then(|k| shelf(k).get(&key));
+        cache::for_them(KEPT.lock().as_mut(), database, revision).and_then(|k| shelf(k).get(&key));
     if known.is_some() {
         return Ok(known);
     }

@@ -3,14 +3,28 @@
 //! substring or a regex's required literals as trigrams), and the matcher
 //! that verifies a candidate line and says where it matched.
 
-use super::compiled::Shared as Regex;
-use super::grams;
-use super::postings::{Phrase, WordQuery};
-use super::query::{Query, Term};
-use super::words;
+use super::regex_cache::Shared as Regex;
+use super::tokens;
+use super::trigrams;
+use super::{Query, Term};
 use aho_corasick::{AhoCorasick, MatchKind};
 use memchr::memmem::Finder;
 use regex_syntax::hir::{Hir, HirKind};
+
+/// A phrase to match: its words in order, the last one a prefix when `prefix`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phrase {
+    pub words: Vec<String>,
+    pub prefix: bool,
+}
+
+/// What a query asks of the word index: items holding, for every required
+/// term, one of its phrases, and for no excluded term any of its phrases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WordQuery {
+    pub required: Vec<Vec<Phrase>>,
+    pub excluded: Vec<Vec<Phrase>>,
+}
 
 /// What the query asks of the word index, or None when no term holds a word.
 pub fn word_query(query: &Query) -> Option<WordQuery> {
@@ -25,8 +39,8 @@ pub fn word_query(query: &Query) -> Option<WordQuery> {
 /// One term: its parts as a phrase; for a single identifier of several
 /// parts, its joined form first (the index keeps both).
 fn term_phrases(term: &Term) -> Option<Vec<Phrase>> {
-    let runs: Vec<Vec<String>> = words::runs(&term.text)
-        .map(|(_, run)| words::parts(run))
+    let runs: Vec<Vec<String>> = tokens::runs(&term.text)
+        .map(|(_, run)| tokens::parts(run))
         .filter(|parts| !parts.is_empty())
         .collect();
     let parts: Vec<String> = runs.iter().flatten().cloned().collect();
@@ -44,7 +58,7 @@ fn term_phrases(term: &Term) -> Option<Vec<Phrase>> {
 }
 
 /// The shortest substring code text search can prefilter.
-pub const MIN_SUBSTRING: usize = grams::MIN_CHARS;
+pub const MIN_SUBSTRING: usize = trigrams::MIN_CHARS;
 
 /// What verifying a line found, when it matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,7 +249,7 @@ impl LineMatcher {
         self.checks.get(held.0).is_some_and(|check| {
             check
                 .find_iter(text)
-                .any(|(start, end)| words::on_word_boundaries(text, start, end))
+                .any(|(start, end)| tokens::on_word_boundaries(text, start, end))
         })
     }
 
@@ -253,7 +267,7 @@ impl LineMatcher {
             // once a whole word is found, one match says the term is held
             let _ = check.find_iter(line).any(|(start, end)| {
                 found = true;
-                whole_word = whole_word || words::on_word_boundaries(line, start, end);
+                whole_word = whole_word || tokens::on_word_boundaries(line, start, end);
                 whole_word
             });
             if !found {
@@ -367,7 +381,7 @@ pub fn literal_automaton(literals: &[String]) -> Option<AhoCorasick> {
         .iter()
         .map(|l| format!("{}:{l}", l.len()))
         .collect();
-    super::compiled::finder(&key, || {
+    super::regex_cache::finder(&key, || {
         AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostFirst)
             .ascii_case_insensitive(true)
@@ -395,7 +409,7 @@ fn spelling_regex(term: &Term) -> Option<Regex> {
 /// A case-insensitive regex of escaped words. ASCII words compile without
 /// Unicode tables (ten times less work per query); their matches are the same.
 pub fn words_regex(pattern: &str) -> Option<Regex> {
-    super::compiled::regex(&format!("words:{pattern}"), || {
+    super::regex_cache::regex(&format!("words:{pattern}"), || {
         regex::RegexBuilder::new(pattern)
             .case_insensitive(true)
             .unicode(!pattern.is_ascii())
@@ -425,7 +439,7 @@ pub fn trigram_prefilter(query: &Query) -> Option<Prefilter> {
 /// through the runs, and only ask this.
 pub fn has_trigram_prefilter(query: &Query) -> bool {
     !requirements(query, |text| {
-        grams::has_trigram_in_a_word(text).then_some(())
+        trigrams::has_trigram_in_a_word(text).then_some(())
     })
     .is_empty()
 }
@@ -458,7 +472,7 @@ fn requirements<T>(query: &Query, of: impl Fn(&str) -> Option<T>) -> Vec<Vec<T>>
 fn trigrams_of(text: &str) -> Option<Vec<String>> {
     let tokens: Vec<String> = text
         .split_whitespace()
-        .flat_map(grams::token_list)
+        .flat_map(trigrams::token_list)
         .collect();
     (!tokens.is_empty()).then_some(tokens)
 }
@@ -579,7 +593,7 @@ mod tests {
             .collect();
         for literal in ["cla", "dmi"] {
             assert!(
-                tokens.contains(&grams::token_list(literal)[0].as_str()),
+                tokens.contains(&trigrams::token_list(literal)[0].as_str()),
                 "{tokens:?}"
             );
         }
@@ -693,7 +707,7 @@ mod tests {
             let matcher = LineMatcher::new(&query, regex);
             let told = matcher.ranges(&line).map(|ranges| Verdict {
                 whole_word: by_regex
-                    || ranges.iter().any(|(start, end)| words::on_word_boundaries(&line, *start, *end)),
+                    || ranges.iter().any(|(start, end)| tokens::on_word_boundaries(&line, *start, *end)),
             });
             proptest::prop_assert_eq!(matcher.verdict(&line), told);
         }

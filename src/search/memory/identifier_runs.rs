@@ -19,9 +19,9 @@ use fixedbitset::FixedBitSet;
 use foldhash::HashMap;
 use rusqlite::Connection;
 
-use super::ascending::holds_from;
-use super::kept::{self, Memo, Rows, Shelf};
-use super::records;
+use super::cache::{self, Memo, Rows, Shelf};
+use super::gallop::holds_from;
+use crate::search::index::records;
 use crate::store::StoreError;
 
 /// Bytes of text the index covers at most: past it, queries scan.
@@ -492,12 +492,12 @@ pub fn index(
     revision: i64,
 ) -> Result<Option<Arc<RunIndex>>, StoreError> {
     let mut kept = KEPT.lock();
-    if let Some(kept) = kept::for_them(kept.as_mut(), database, revision)
+    if let Some(kept) = cache::for_them(kept.as_mut(), database, revision)
         && (kept.index.is_some() || kept.over_bound)
     {
         return Ok(kept.index.clone());
     }
-    let previous = kept::take_for(&mut kept, database);
+    let previous = cache::take_for(&mut kept, database);
     let scans = previous.as_ref().map_or(0, |k| k.scans);
     if previous.as_ref().is_some_and(|k| k.over_bound) {
         // not read again at each change: this process scans
@@ -506,7 +506,7 @@ pub fn index(
             scans,
             over_bound: true,
         };
-        kept::keep(&mut kept, database, revision, value);
+        cache::keep(&mut kept, database, revision, value);
         return Ok(None);
     }
     let previous = previous.and_then(|k| k.index);
@@ -518,7 +518,7 @@ pub fn index(
             scans: scans + 1,
             over_bound: false,
         };
-        kept::keep(&mut kept, database, revision, value);
+        cache::keep(&mut kept, database, revision, value);
         return Ok(None);
     };
     let whole = level(Arc::make_mut(&mut index), c)?;
@@ -528,14 +528,14 @@ pub fn index(
         over_bound: !whole,
     };
     let index = value.index.clone();
-    kept::keep(&mut kept, database, revision, value);
+    cache::keep(&mut kept, database, revision, value);
     Ok(index)
 }
 
 /// Brings `index` level with the files `c` sees; false when it could not
 /// take them all in (past its bound).
 fn level(index: &mut RunIndex, c: &Connection) -> Result<bool, StoreError> {
-    for id in kept::rows_to_read(index, records::file_ids(c)?, DEAD_ALLOWANCE) {
+    for id in cache::rows_to_read(index, records::file_ids(c)?, DEAD_ALLOWANCE) {
         if records::with_text(c, id, |text| index.add_file(id, text))? == Some(false) {
             return Ok(false);
         }
@@ -658,7 +658,7 @@ mod tests {
 
     #[test]
     fn a_moved_revision_lets_go_of_the_gone_files_and_reads_the_new() {
-        let c = crate::search::schema::index_for_tests();
+        let c = crate::search::index::schema::index_for_tests();
         records::add_file(&c, "a.py", "python", false, "needle_one = 1").unwrap();
         records::add_file(&c, "b.py", "python", false, "other = 2").unwrap();
         // (the kept index is shared by the tests of this process: `level`

@@ -4,7 +4,7 @@
 //! item (the word index keeps items across queries); knows nothing of
 //! queries.
 
-use super::words;
+use crate::search::query::tokens;
 
 /// What ranking asks of an item whatever the query.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +42,7 @@ impl Standing {
             test,
             weight: kind_weight(kind),
             folded_name: name_parts.split(' ').collect::<String>().into(),
-            folded_stem: file.then(|| words::folded(stem).into()),
+            folded_stem: file.then(|| tokens::folded(stem).into()),
             file_stem_parts: file_stem_parts(path).join(" ").into(),
         }
     }
@@ -94,5 +94,5 @@ pub fn kind_weight(kind: &str) -> i32 {
 fn file_stem_parts(path: Option<&str>) -> Vec<String> {
     let file = path.and_then(|p| p.rsplit('/').next()).unwrap_or("");
     let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
-    words::all_parts(stem)
+    tokens::all_parts(stem)
 }

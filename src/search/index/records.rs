@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use super::standing::Standing;
+use super::features::Standing;
 
 use crate::store::StoreError;
 
@@ -468,7 +468,7 @@ mod tests {
 
     #[test]
     fn segments_merge_a_few_pages_at_a_time_into_one_and_every_row_is_still_found() {
-        let c = crate::search::schema::index_for_tests();
+        let c = crate::search::index::schema::index_for_tests();
         defer_merging(&c).unwrap();
         // each autocommit insert leaves a segment of its own (FTS5 merges
         // a level of 16 by itself, whatever automerge says)
@@ -511,7 +511,7 @@ mod tests {
 
     #[test]
     fn items_read_in_one_pass_share_the_text_they_repeat() {
-        let c = crate::search::schema::index_for_tests();
+        let c = crate::search::index::schema::index_for_tests();
         for name in ["first", "second"] {
             let item = Item {
                 path: Some("src/shared.rs".into()),

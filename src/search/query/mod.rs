@@ -3,8 +3,19 @@
 //! and filters (`area:`, `kind:`, `path:`, `lang:`, `status:`). Parsing
 //! refuses what it cannot honour, naming the field and what it expected:
 //! user text never reaches SQLite's MATCH syntax raw.
+//!
+//! Beside it: `tokens.rs` splits identifiers into words, `trigrams.rs` makes
+//! the trigram tokens of a text (the same for a file and a query),
+//! `reach.rs` says which corpora and areas a query reads, `plan.rs` what it
+//! becomes before it meets the index, `regex_cache.rs` keeps its compiled
+//! patterns.
 
-use super::words;
+pub mod plan;
+pub mod reach;
+pub mod regex_cache;
+pub mod tokens;
+pub mod trigrams;
+
 use crate::tools::ToolError;
 use crate::tools::searchable;
 pub use crate::tools::searchable::Vocabulary;
@@ -50,7 +61,7 @@ pub struct Term {
 
 impl Term {
     pub fn new(text: &str, phrase: bool, prefix: bool) -> Term {
-        let parts = words::all_parts(text);
+        let parts = tokens::all_parts(text);
         Term {
             text: text.to_string(),
             phrase,
@@ -100,7 +111,7 @@ impl std::hash::Hash for Term {
 /// The spellings of a term written `text` of `parts` (see `Term::spellings`).
 fn spellings(text: &str, phrase: bool, parts: &[String]) -> Vec<String> {
     let mut spellings = vec![text.to_string()];
-    let single_run = words::runs(text).count() == 1;
+    let single_run = tokens::runs(text).count() == 1;
     if !phrase && single_run && parts.len() > 1 {
         spellings.push(parts.join("_"));
         spellings.push(parts.concat());
@@ -412,8 +423,8 @@ fn regex_at<'a>(field: &str, body: &'a str, at: usize) -> Result<(String, &'a st
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// The regex compiled, or a refusal with its position.
-pub fn compile(field: &str, source: &str) -> Result<super::compiled::Shared, ToolError> {
-    super::compiled::regex(&format!("query:{source}"), || {
+pub fn compile(field: &str, source: &str) -> Result<self::regex_cache::Shared, ToolError> {
+    self::regex_cache::regex(&format!("query:{source}"), || {
         regex::RegexBuilder::new(source)
             .size_limit(REGEX_SIZE_LIMIT)
             .build()

@@ -7,15 +7,15 @@ use globset::{GlobSet, GlobSetBuilder};
 use rusqlite::Connection;
 use std::sync::Arc;
 
-use super::items;
-use super::matching::{self, Check, LineMatcher, Verdict};
-use super::query::{Corpus, Query};
-use super::rank::{CodeLine, Found, LineText};
-use super::reach::Reach;
-use super::records;
-use super::runs;
-use super::sync;
-use super::texts;
+use super::{CodeLine, Found, LineText};
+use crate::search::index::catch_up;
+use crate::search::index::records;
+use crate::search::memory::file_texts;
+use crate::search::memory::identifier_runs;
+use crate::search::memory::item_index;
+use crate::search::query::plan::{self, Check, LineMatcher, Verdict};
+use crate::search::query::reach::Reach;
+use crate::search::query::{Corpus, Query};
 use crate::store::{Store, StoreError};
 use crate::tools::ToolError;
 
@@ -143,14 +143,14 @@ pub fn collect(
 ) -> Result<Option<Read>, ToolError> {
     store.view_at_once(|c| {
         let sources = records::Sources::read(c)?;
-        if check_level && !sync::level_in(c, &sieve.reach.sources, &sources)? {
+        if check_level && !catch_up::level_in(c, &sieve.reach.sources, &sources)? {
             return Ok(None);
         }
         let revision = sources.indexed_revision();
         // the files' own count of commits: a task or a document written keeps
         // their table and texts, and every batch that rewrote files (the first
         // of a catch-up too, before the graph's revision is recorded) drops them
-        let files_revision = sync::files_writes(&sieve.reach.sources, &sources);
+        let files_revision = catch_up::files_writes(&sieve.reach.sources, &sources);
         let mut collected = items_of(c, query, sieve, revision)?;
         if sieve.reach.reads(Corpus::CODE) {
             code_lines(c, query, matcher, sieve, files_revision, &mut collected)?;
@@ -175,10 +175,10 @@ fn items_of(
 ) -> Result<Collected, ToolError> {
     let mut collected = Collected::default();
     let wants_items = sieve.reach.reads_items();
-    let Some(words) = matching::word_query(query).filter(|_| wants_items) else {
+    let Some(words) = plan::word_query(query).filter(|_| wants_items) else {
         return Ok(collected);
     };
-    let index = items::word_index(c, sieve.database, revision)?;
+    let index = item_index::word_index(c, sieve.database, revision)?;
     let passes = |item: &records::Item| sieve.item_passes(item);
     let sifting = sieve
         .sifts_items()
@@ -206,7 +206,7 @@ pub fn names_finding(
     names: Vec<String>,
     most: usize,
 ) -> Result<Vec<String>, ToolError> {
-    let index = items::word_index(c, sieve.database, revision)?;
+    let index = item_index::word_index(c, sieve.database, revision)?;
     let name_corpora = sieve.reach.name_corpora();
     let in_areas = |item: &records::Item| name_corpora.contains(&&*item.corpus);
     let passes = |item: &records::Item| in_areas(item) && sieve.filters_pass(item);
@@ -218,8 +218,8 @@ pub fn names_finding(
             break;
         }
         let mut asked = query.clone();
-        asked.terms = vec![super::query::Term::new(&name, false, false)];
-        let Some(words) = matching::word_query(&asked) else {
+        asked.terms = vec![crate::search::query::Term::new(&name, false, false)];
+        let Some(words) = plan::word_query(&asked) else {
             continue;
         };
         if !index.best(&words, 1, 1, Some(&passes)).0.is_empty() {
@@ -237,29 +237,29 @@ fn code_lines(
     files_revision: i64,
     collected: &mut Collected,
 ) -> Result<(), ToolError> {
-    let prefiltered = matching::has_trigram_prefilter(query);
+    let prefiltered = plan::has_trigram_prefilter(query);
     if !prefiltered && !matcher.by_regex() {
         collected.notes.push(format!(
             "code text was not searched: substring search needs a word of {} or more characters",
-            matching::MIN_SUBSTRING
+            plan::MIN_SUBSTRING
         ));
         return Ok(());
     }
     if !prefiltered {
         collected.notes.push(format!(
             "the regex requires no literal of {} or more characters, so every file was scanned",
-            matching::MIN_SUBSTRING
+            plan::MIN_SUBSTRING
         ));
     }
     let Some(scanner) = matcher.first().cloned() else {
         return Ok(());
     };
-    let table = texts::files(c, sieve.database, files_revision)?;
+    let table = file_texts::files(c, sieve.database, files_revision)?;
     let by_runs = prefiltered
         && matcher
             .run_literals()
-            .any(|literals| literals.iter().all(|l| runs::within_runs(l)));
-    if by_runs && let Some(index) = runs::index(c, sieve.database, files_revision)? {
+            .any(|literals| literals.iter().all(|l| identifier_runs::within_runs(l)));
+    if by_runs && let Some(index) = identifier_runs::index(c, sieve.database, files_revision)? {
         let lines = Lines {
             c,
             sieve,
@@ -276,7 +276,7 @@ fn code_lines(
         files_revision,
         table: &table,
     };
-    let candidates = match &matching::trigram_prefilter(query) {
+    let candidates = match &plan::trigram_prefilter(query) {
         Some(prefilter) => {
             let candidates = index.candidates(prefilter)?;
             scan.narrow(&index, &candidates)?;
@@ -290,7 +290,7 @@ fn code_lines(
             continue;
         }
         collected.files_passed += 1;
-        let Some(content) = texts::text(c, sieve.database, files_revision, file.id)? else {
+        let Some(content) = file_texts::text(c, sieve.database, files_revision, file.id)? else {
             continue;
         };
         let found: Vec<CodeLine> = matching_lines(&content, place, &scan, matcher)
@@ -348,14 +348,14 @@ fn add_line(collected: &mut Collected, line: CodeLine) -> bool {
 }
 
 /// A file's text and what the index keeps of it.
-type OpenFile<'t> = (Arc<texts::FileText>, &'t records::KeptFile);
+type OpenFile<'t> = (Arc<file_texts::FileText>, &'t records::KeptFile);
 
 /// What finding a query's lines through the lines by run reads.
 struct Lines<'a> {
     c: &'a Connection,
     sieve: &'a Sieve<'a>,
     files_revision: i64,
-    table: &'a texts::FileTable,
+    table: &'a file_texts::FileTable,
     matcher: &'a LineMatcher,
 }
 
@@ -363,7 +363,11 @@ impl Lines<'_> {
     /// The lines holding one of the rarest list of the matcher's
     /// `run_literals` (of those lying within runs), in path and line order,
     /// each verified as a scanned line is.
-    fn by_runs(&self, index: &runs::RunIndex, collected: &mut Collected) -> Result<(), ToolError> {
+    fn by_runs(
+        &self,
+        index: &identifier_runs::RunIndex,
+        collected: &mut Collected,
+    ) -> Result<(), ToolError> {
         let Some((term, rarest)) = index.rarest(self.matcher.run_literals()) else {
             return Ok(());
         };
@@ -412,7 +416,7 @@ impl Lines<'_> {
             return Ok(None);
         }
         collected.files_passed += 1;
-        let text = texts::text(self.c, self.sieve.database, self.files_revision, kept.id)?;
+        let text = file_texts::text(self.c, self.sieve.database, self.files_revision, kept.id)?;
         Ok(text.map(|text| (text, kept)))
     }
 }
@@ -441,7 +445,7 @@ impl RunVerdicts<'_> {
     fn new(matcher: &LineMatcher, term: usize) -> RunVerdicts<'_> {
         let only_held = matcher
             .only_literals()
-            .is_some_and(|literals| literals.iter().all(|l| runs::within_runs(l)));
+            .is_some_and(|literals| literals.iter().all(|l| identifier_runs::within_runs(l)));
         RunVerdicts {
             matcher,
             held: matcher.check_of_term(term),
@@ -454,13 +458,13 @@ impl RunVerdicts<'_> {
     /// when it does not match.
     fn verdict(
         &mut self,
-        index: &runs::RunIndex,
-        lines: &runs::LinesInOrder,
-        found: &runs::FoundLine,
-        file: &Arc<texts::FileText>,
+        index: &identifier_runs::RunIndex,
+        lines: &identifier_runs::LinesInOrder,
+        found: &identifier_runs::FoundLine,
+        file: &Arc<file_texts::FileText>,
     ) -> Option<(LineText, Verdict)> {
         let Some(held) = self.held.filter(|_| found.plain) else {
-            let line = runs::line_at(&file.text, found.bytes.clone());
+            let line = identifier_runs::line_at(&file.text, found.bytes.clone());
             let verdict = self.matcher.verdict(line)?;
             return Some((LineText::within(file, line), verdict));
         };
@@ -477,7 +481,7 @@ impl RunVerdicts<'_> {
                 Verdict { whole_word },
             ));
         }
-        let line = runs::line_at(&file.text, found.bytes.clone());
+        let line = identifier_runs::line_at(&file.text, found.bytes.clone());
         let verdict = matcher.verdict_holding(line, held, whole_word)?;
         Some((LineText::within(file, line), verdict))
     }
@@ -488,12 +492,12 @@ struct TrigramIndex<'a> {
     c: &'a Connection,
     database: &'a std::path::Path,
     files_revision: i64,
-    table: &'a texts::FileTable,
+    table: &'a file_texts::FileTable,
 }
 
 impl TrigramIndex<'_> {
     /// The places of the files the prefilter lets through.
-    fn candidates(&self, prefilter: &matching::Prefilter) -> Result<FixedBitSet, StoreError> {
+    fn candidates(&self, prefilter: &plan::Prefilter) -> Result<FixedBitSet, StoreError> {
         let mut held = self.table.every_place();
         for requirement in &prefilter.requirements {
             let mut any_spelling = FixedBitSet::with_capacity(held.len());
@@ -515,7 +519,7 @@ impl TrigramIndex<'_> {
             if within.is_clear() {
                 break;
             }
-            let holding = texts::files_holding(
+            let holding = file_texts::files_holding(
                 self.c,
                 self.database,
                 self.files_revision,
@@ -576,7 +580,7 @@ impl<'q> Scan<'q> {
         }
         for literal in literals.iter_mut() {
             let text = String::from_utf8_lossy(literal.finder.needle()).into_owned();
-            let tokens = super::grams::token_list(&text);
+            let tokens = crate::search::query::trigrams::token_list(&text);
             if !tokens.is_empty() {
                 literal.files = Some(index.holding_every(&tokens, candidates.clone())?);
             }
@@ -586,7 +590,7 @@ impl<'q> Scan<'q> {
 
     /// Where something worth verifying starts in `content`, the text of
     /// the file at `place`, ascending.
-    fn starts(&self, content: &texts::FileText, place: usize) -> Vec<usize> {
+    fn starts(&self, content: &file_texts::FileText, place: usize) -> Vec<usize> {
         match self {
             Scan::Regex(scanner) => scanner
                 .find_iter(&content.text)
@@ -610,7 +614,7 @@ impl<'q> Scan<'q> {
 /// The lines of `content` (the text of the file at `place`) the scan finds
 /// and the matcher confirms: line number (1-based), text, verdict.
 fn matching_lines<'a>(
-    content: &'a texts::FileText,
+    content: &'a file_texts::FileText,
     place: usize,
     scan: &Scan,
     matcher: &LineMatcher,
@@ -648,7 +652,7 @@ mod tests {
         let query = crate::search::query::parsed_for_tests("foo bar");
         let matcher = LineMatcher::new(&query, None);
         let scanner = matcher.first().unwrap().clone();
-        let content = texts::FileText::of("foo\nfoo bar foo\r\nnothing\nbar then foo");
+        let content = file_texts::FileText::of("foo\nfoo bar foo\r\nnothing\nbar then foo");
         for scan in [
             Scan::Regex(&scanner),
             Scan::new(&scanner, matcher.literals()),
@@ -676,7 +680,7 @@ mod tests {
                 "cachedProperty", "cached_property", "key", "getKey", "property -cached", "get_key x",
             ]),
         ) {
-            let content = texts::FileText::of(&words.concat());
+            let content = file_texts::FileText::of(&words.concat());
             let query = crate::search::query::parsed_for_tests(query);
             let matcher = LineMatcher::new(&query, None);
             let scanner = matcher.first().unwrap().clone();
@@ -709,12 +713,12 @@ mod tests {
             ]),
         ) {
             let text = words.concat();
-            let content = texts::FileText::of(&text);
+            let content = file_texts::FileText::of(&text);
             let query = crate::search::query::parsed_for_tests(query);
             let matcher = LineMatcher::new(&query, None);
             let scanner = matcher.first().unwrap().clone();
-            let file = Arc::new(texts::FileText::of(&text));
-            let mut index = runs::RunIndex::default();
+            let file = Arc::new(file_texts::FileText::of(&text));
+            let mut index = identifier_runs::RunIndex::default();
             proptest::prop_assert!(index.add_file(7, &text));
             let rarest = index.rarest(matcher.run_literals());
             proptest::prop_assume!(rarest.is_some());
@@ -750,8 +754,8 @@ mod tests {
             ),
             query in proptest::sample::select(vec!["ASinTests", "getKey", "a_sin_tests", "getKey -x"]),
         ) {
-            let content = texts::FileText::of(&words.concat());
-            let held: std::collections::HashSet<String> = super::super::grams::tokens(&content.text)
+            let content = file_texts::FileText::of(&words.concat());
+            let held: std::collections::HashSet<String> = crate::search::query::trigrams::tokens(&content.text)
                 .split(' ')
                 .map(str::to_string)
                 .collect();
@@ -766,7 +770,7 @@ mod tests {
             for literal in literals.iter_mut() {
                 let text = String::from_utf8_lossy(literal.finder.needle()).into_owned();
                 let mut places = FixedBitSet::with_capacity(1);
-                places.set(0, super::super::grams::token_list(&text).iter().all(|t| held.contains(t)));
+                places.set(0, crate::search::query::trigrams::token_list(&text).iter().all(|t| held.contains(t)));
                 literal.files = Some(places);
             }
             proptest::prop_assert_eq!(
@@ -778,7 +782,7 @@ mod tests {
 
     #[test]
     fn many_matching_items_are_cut_to_the_best_by_bm25_then_row_id() {
-        let c = crate::search::schema::index_for_tests();
+        let c = crate::search::index::schema::index_for_tests();
         for n in 0..(MAX_ITEMS + 150) {
             // names weigh most: some items hold the word in their name, the
             // rest in their body, repeated a varying number of times
@@ -807,13 +811,13 @@ mod tests {
         let query = crate::search::query::parsed_for_tests("admin");
         // the kept items' key: no other test's database
         let database = std::path::Path::new("/nowhere/collect-test.db");
-        let reach = crate::search::reach::everything_for_tests();
+        let reach = crate::search::query::reach::everything_for_tests();
         let sieve = Sieve::new(&query, &reach, database).unwrap();
         let collected = items_of(&c, &query, &sieve, 1).unwrap();
         assert!(collected.capped);
         // the definition: every match read whole, sorted, cut
-        let words = matching::word_query(&query).unwrap();
-        let mut every = items::word_index(&c, database, 1)
+        let words = plan::word_query(&query).unwrap();
+        let mut every = item_index::word_index(&c, database, 1)
             .unwrap()
             .search(&words, usize::MAX);
         assert_eq!(every.len(), MAX_ITEMS + 150);

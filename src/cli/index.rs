@@ -1,0 +1,128 @@
+//! `cos index` and the code's refresh before a shell's search: an index run
+//! through the tool runtime, its progress on a terminal, and its summary.
+
+use super::*;
+
+/// Draws an index run's progress on a terminal.
+pub(super) struct Bar(indicatif::ProgressBar);
+
+impl crate::tools::Progress for Bar {
+    fn total(&self, total: u64) {
+        self.0.set_length(total);
+    }
+
+    fn advance(&self) {
+        self.0.inc(1);
+    }
+}
+
+/// `cos index`: the index tool through the runtime, like every other caller,
+/// with a progress bar when stderr is a terminal.
+pub(super) fn index(hub: Hub) -> i32 {
+    match index_with_progress(&hub) {
+        Ok(summary) => {
+            print_index_summary(&summary);
+            0
+        }
+        Err(error) => {
+            eprintln!("cos: indexing failed: {}", error.message);
+            1
+        }
+    }
+}
+
+/// Brings the graph up to date (only new and changed files are parsed),
+/// with a progress bar on stderr when it is a terminal.
+pub(super) fn index_with_progress(
+    hub: &Hub,
+) -> Result<crate::graph::index::IndexSummary, crate::envelope::ErrorBody> {
+    use std::io::IsTerminal;
+    let bar = if std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new(0)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} {bar:40} {pos}/{len} files {elapsed_precise}",
+    ) {
+        bar.set_style(style);
+    }
+    let bar = Bar(bar);
+    let result = hub.call_here::<crate::graph::tools::GraphIndex>(
+        crate::graph::tools::IndexInput::default(),
+        Source::Cli,
+        &bar,
+    );
+    bar.0.finish_and_clear();
+    result.map(|answer| answer.data)
+}
+
+/// Before a one-shot command reads the code: a shell has no watcher, so the
+/// graph is brought up to date first, as `cos serve` keeps it. Says on
+/// stderr what it parsed; with the graph module off it does nothing.
+pub(super) fn refresh_code(hub: &Hub) {
+    match index_with_progress(hub) {
+        Ok(summary) if summary.parsed + summary.removed > 0 => eprintln!(
+            "cos: indexed the code first ({} parsed, {} removed, {} ms)",
+            counted(summary.parsed, "new or changed file"),
+            summary.removed,
+            summary.milliseconds
+        ),
+        Ok(_) => {}
+        Err(error) if error.code == crate::envelope::Code::E_MODULE_DISABLED => {}
+        Err(error) => eprintln!(
+            "cos: the code could not be indexed first ({}); searching what the index holds",
+            error.message
+        ),
+    }
+}
+
+/// `left out: a.min.js (minified), b.js (binary) and 3 more`
+pub(super) fn left_out_line(summary: &crate::graph::index::IndexSummary) -> String {
+    const SHOWN: usize = 5;
+    let named: Vec<String> = summary
+        .left_out
+        .iter()
+        .take(SHOWN)
+        .map(|file| format!("{} ({})", file.path, file.why))
+        .collect();
+    let more = summary.skipped.saturating_sub(named.len() as u64);
+    let mut line = format!("left out: {}", named.join(", "));
+    if more > 0 {
+        line.push_str(&format!(" and {more} more"));
+    }
+    line
+}
+
+pub(super) fn print_index_summary(summary: &crate::graph::index::IndexSummary) {
+    println!(
+        "indexed {} in {} ms: {} parsed, {} unchanged, {} removed, {} skipped, {} with parse errors",
+        counted(summary.files, "file"),
+        summary.milliseconds,
+        summary.parsed,
+        summary.unchanged,
+        summary.removed,
+        summary.skipped,
+        summary.files_with_parse_errors
+    );
+    if !summary.left_out.is_empty() {
+        println!("{}", left_out_line(summary));
+    }
+    let list = |counts: &std::collections::BTreeMap<String, u64>| {
+        counts
+            .iter()
+            .map(|(kind, n)| format!("{kind} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "nodes: {} ({})",
+        summary.nodes_by_kind.values().sum::<u64>(),
+        list(&summary.nodes_by_kind)
+    );
+    println!(
+        "edges: {} ({})",
+        summary.edges_by_kind.values().sum::<u64>(),
+        list(&summary.edges_by_kind)
+    );
+}

@@ -1,0 +1,132 @@
+//! What a tool body sees: the hub's configuration and state (store,
+//! caches, cursors, bells, the areas with background work under way), and
+//! the context of one call (its front door, budget, registry, progress).
+
+use super::*;
+
+/// Where the hub lives on disk.
+#[derive(Debug, Clone)]
+pub struct HubConfig {
+    /// The repository the hub serves.
+    pub repo_root: PathBuf,
+    /// `$COS_STATE_DIR`, by default `<repo>/.cos`.
+    pub state_dir: PathBuf,
+}
+
+impl HubConfig {
+    pub fn for_repo(repo_root: &Path, state_dir: Option<PathBuf>) -> HubConfig {
+        let state_dir = state_dir.unwrap_or_else(|| repo_root.join(".cos"));
+        HubConfig {
+            repo_root: repo_root.to_path_buf(),
+            state_dir,
+        }
+    }
+}
+
+/// The shared state a tool body runs against.
+pub struct HubState {
+    pub config: HubConfig,
+    pub store: Store,
+    pub modules: ModuleState,
+    pub started: Instant,
+    /// Answers shared between callers until the data they read changes.
+    pub answers: cache::AnswerCache,
+    /// Background work under way, by area (e.g. the graph re-indexing after a save).
+    pub pending: Pending,
+    /// Rung after every writing call that succeeded, for followers in this process.
+    pub writes: bell::Bell,
+    /// Seals and opens the cursors tools give out.
+    pub cursors: cursor::Keyring,
+    /// See [`READ_TIMEOUT`].
+    pub read_timeout: Duration,
+}
+
+/// Which areas have background work under way; answers report it in their meta.
+#[derive(Default)]
+pub struct Pending {
+    areas: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
+}
+
+impl Pending {
+    pub fn set(&self, area: &'static str, pending: bool) {
+        let mut areas = self
+            .areas
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if pending {
+            areas.insert(area);
+        } else {
+            areas.remove(area);
+        }
+    }
+
+    pub fn is(&self, area: &str) -> bool {
+        self.areas
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .contains(area)
+    }
+}
+
+/// One call's view of the hub.
+pub struct ToolContext<'a> {
+    pub hub: &'a HubState,
+    pub source: Source,
+    /// The registry, for tools that describe other tools.
+    pub registry: &'a Registry,
+    /// Where a long tool reports how far it got (the CLI draws a bar).
+    pub progress: &'a dyn Progress,
+    /// The budget the answer will be held to, for tools that size their own
+    /// pages (a document read pages its text so no cut lands inside it).
+    pub budget: Budget,
+    /// The module switches as this call first read them (`switches`).
+    switches: std::sync::OnceLock<Switches>,
+}
+
+impl<'a> ToolContext<'a> {
+    pub fn new(
+        hub: &'a HubState,
+        source: Source,
+        registry: &'a Registry,
+        progress: &'a dyn Progress,
+        budget: Budget,
+    ) -> ToolContext<'a> {
+        ToolContext {
+            hub,
+            source,
+            registry,
+            progress,
+            budget,
+            switches: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The module switches, read once a call: the gate and the tool's body
+    /// see the same read of the switchboard, and it is stat'ed once.
+    pub fn switches(&self) -> Result<&Switches, ToolError> {
+        if let Some(switches) = self.switches.get() {
+            return Ok(switches);
+        }
+        let read = self.hub.modules.switches()?;
+        Ok(self.switches.get_or_init(|| read))
+    }
+
+    /// The most an answer of `spec` may weigh under this call's budget, or
+    /// `None` when nothing is trimmed.
+    pub fn answer_limit(&self, spec: &ToolSpec) -> Option<usize> {
+        effective_budget(spec, self.budget, false).limit_for(false)
+    }
+}
+
+/// Progress of a long call, for callers that show it.
+pub trait Progress: Sync {
+    /// The call found `total` units of work.
+    fn total(&self, _total: u64) {}
+    /// One more unit is done.
+    fn advance(&self) {}
+}
+
+/// Progress nobody watches.
+pub struct Unwatched;
+
+impl Progress for Unwatched {}
