@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load benchmark of GET /api/board/list, cos-hub against the reference system, in one run.
 
-Usage: scripts/bench-board.py [--seconds 10] [--no-reference] [--binary PATH]
+Usage: bench/bench-board.py [--seconds 10] [--no-reference] [--binary PATH]
 
 Boards measured (each on a fresh temporary repository, loopback only):
   * cos-hub on the 1,007 real task files in tests/fixtures/coding-os-tasks (imported),
@@ -13,6 +13,7 @@ Each is loaded with wrk at 1, 8 and 64 connections for --seconds (bounded); the
 server's peak memory is its VmHWM afterwards. Needs wrk (apt-get install wrk).
 """
 import argparse, os, shutil, signal, subprocess, sys, tempfile, urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import binary_to_measure, free_port, peak_mb, reference_cos, reference_project, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -92,7 +93,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--no-reference", action="store_true")
-    parser.add_argument("--binary", help="the cos to measure (default: the release build of this tree, built first)")
+    parser.add_argument("--binary", help="the cos to measure (default: the dist build of this tree, built first)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install -y wrk")

@@ -7,11 +7,11 @@ for --seconds. Each run prints how many creates there were, how many failed
 (and with which code), the longest wait and the median. With several
 --binary, the builds take turns run by run, each on a fresh copy.
 
-    python3 scripts/bench-busy-writes.py --binary target/release/cos [--binary OTHER] [--seconds 25] [--runs 3]
+    python3 bench/bench-busy-writes.py --binary target/dist/cos [--binary OTHER] [--seconds 25] [--runs 3]
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import django_tree, free_port, stop, wait_for
 
 

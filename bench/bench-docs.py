@@ -4,8 +4,8 @@
 MCP stdio, on the same files in fresh temporary folders (loopback only, no
 network).
 
-Usage: scripts/bench-docs.py [--agents 8] [--edits 25] [--latency-edits 200]
-                             [--rounds 5] [--binary target/release/cos] [--no-reference]
+Usage: bench/bench-docs.py [--agents 8] [--edits 25] [--latency-edits 200]
+                             [--rounds 5] [--binary target/dist/cos] [--no-reference]
 
 (a) Concurrent editing: --agents agents, each its own MCP stdio session, each
     appending --edits unique markers to sections of 4 shared documents.
@@ -21,12 +21,13 @@ Usage: scripts/bench-docs.py [--agents 8] [--edits 25] [--latency-edits 200]
     falls on both alike; --rounds runs, each with fresh folders, and the
     median of their p50s.
 (c) Durable patches per second in-process, 8 writers: `cargo bench --bench
-    docs_throughput` (run separately; see the README).
+    docs_throughput` (run separately; see docs/performance.md).
 
 The reference server is installed into a temporary npm prefix on first use.
 """
 import argparse, os, shutil, statistics, subprocess, sys, tempfile, threading, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import Session, envelope
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -175,13 +176,13 @@ def main():
     parser.add_argument("--edits", type=int, default=25)
     parser.add_argument("--latency-edits", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "cos"))
+    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "dist", "cos"))
     parser.add_argument("--no-reference", action="store_true")
     args = parser.parse_args()
     # the servers run in their own folders: a relative path would not reach the binary
     args.binary = os.path.abspath(args.binary)
     if not os.path.exists(args.binary):
-        sys.exit(f"{args.binary} is missing: cargo build --release")
+        sys.exit(f"{args.binary} is missing: cargo build --profile dist")
     work = tempfile.mkdtemp(prefix="bench-docs-")
     try:
         lost_ours = lost_theirs = None

@@ -3,7 +3,7 @@
 hub records a repository's Markdown for the first time (`cos_docs_scan` on a
 fresh state folder), and how long that scan takes.
 
-Usage: scripts/bench-first-scan.py --binary A [--binary B ...] [--documents 3000] [--runs 3]
+Usage: bench/bench-first-scan.py --binary A [--binary B ...] [--documents 3000] [--runs 3]
 
 A repository of --documents small Markdown files (in `notes/`, which the
 default `repo` mount holds) is made in a temporary folder. Each run starts
@@ -16,6 +16,7 @@ the end.
 """
 import argparse, os, shutil, sqlite3, statistics, subprocess, tempfile, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import binary_to_measure
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Graph benchmark on real code nobody here wrote: the Django 5.1.4 source distribution.
 
-Usage: scripts/bench-graph.py [--edits 5] [--seconds 8] [--reference] [--binary PATH]
+Usage: bench/bench-graph.py [--edits 5] [--seconds 8] [--reference] [--binary PATH]
 
 Downloads the sdist with pip (kept in a temporary folder, never in the repository),
-then with the release build (or the --binary given) measures: a cold `cos index` (wall time, peak RSS, node and
+then with the dist build (or the --binary given) measures: a cold `cos index` (wall time, peak RSS, node and
 edge counts), re-indexing after a one-file edit (median over --edits edits of different
 files), after files appear and go (a new package, a much-imported module removed and
 restored; medians of 3), and over HTTP on loopback: cos_graph_impact to depth 3 on a well-connected node
@@ -17,6 +17,7 @@ With --reference, the reference system (coding-os 0.3.25, in a temporary venv; s
 here) and serves context and export under the same load, in the same run.
 """
 import argparse, json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.parse, urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import binary_to_measure, free_port, peak_mb, post_script, reference_cos, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -116,7 +117,7 @@ def main():
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--reference", action="store_true")
-    parser.add_argument("--binary", help="the cos to measure (default: the release build of this tree, built first)")
+    parser.add_argument("--binary", help="the cos to measure (default: the dist build of this tree, built first)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install -y wrk")

@@ -3,7 +3,7 @@
 with ripgrep (the same identifier and regex questions over the same tree) and with
 the reference system's task search.
 
-Usage: scripts/bench-search.py [--seconds 10] [--rounds 20] [--no-reference] [--binary PATH]
+Usage: bench/bench-search.py [--seconds 10] [--rounds 20] [--no-reference] [--binary PATH]
 
 Measures, loopback only, each bounded in time:
   * cold index: `cos index` (the graph) on the unpacked sdist, then what the search
@@ -17,10 +17,11 @@ Measures, loopback only, each bounded in time:
     rotating set of 100 queries (wrk);
   * the reference system's task search (/api/p/<slug>/search/tasks) at 8 connections.
 --binary names the `cos` of the cold index and the REST runs (default: this
-tree's release build, built first); the in-process latencies are always this
+tree's dist build, built first); the in-process latencies are always this
 tree's (cargo bench). Needs wrk and ripgrep (apt-get install -y wrk ripgrep).
 """
 import argparse, json, os, shutil, signal, sqlite3, statistics, subprocess, sys, tempfile, time, urllib.parse, urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import binary_to_measure, django_tree, free_port, reference_cos, reference_project, rotating_script, wait_for, wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -149,7 +150,7 @@ def main():
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--no-reference", action="store_true")
-    parser.add_argument("--binary", help="the cos to measure (default: the release build of this tree, built first)")
+    parser.add_argument("--binary", help="the cos to measure (default: the dist build of this tree, built first)")
     args = parser.parse_args()
     for tool in ("wrk", "rg"):
         if shutil.which(tool) is None:

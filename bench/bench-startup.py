@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time from starting `cos serve` to its first HTTP 200, and its idle memory.
 
-Usage: scripts/bench-startup.py [--runs 9] [--binary PATH] [--reference]
+Usage: bench/bench-startup.py [--runs 9] [--binary PATH] [--reference]
 
 Each run starts the hub on a fresh temporary repository on a free loopback port,
 polls GET /api/health every 2 ms until it answers 200 (bounded at 10 s), then
@@ -10,6 +10,7 @@ With --reference, measures coding-os 0.3.25 the same way in the same run
 (installed into a temporary venv; see ../shared/reference/run-reference-system.md).
 """
 import argparse, os, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import binary_to_measure, free_port, memory_mb, reference_cos
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -61,7 +62,7 @@ def bench(name, make_command, url_path, env_extra, runs):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=9)
-    parser.add_argument("--binary", help="the cos to measure (default: the release build of this tree, built first)")
+    parser.add_argument("--binary", help="the cos to measure (default: the dist build of this tree, built first)")
     parser.add_argument("--reference", action="store_true")
     args = parser.parse_args()
     binary = binary_to_measure(args.binary, ROOT)

@@ -3,7 +3,7 @@
 allows, with nothing else around them: the ceiling under `cargo bench --bench
 docs_throughput`, which does the same file work plus the history's commit.
 
-Usage: scripts/fs-ceiling.py [--writers 8] [--replacements 400] [--runs 3] [--dir /tmp]
+Usage: bench/fs-ceiling.py [--writers 8] [--replacements 400] [--runs 3] [--dir /tmp]
 
 Each writer replaces its own document in one shared folder (as the bench's
 writers do), the way the hub publishes a patch: a new temporary file written
@@ -20,7 +20,8 @@ RENAME_EXCHANGE) and fsyncs the folder; the spare then holds the old content
 and is written again by the next replacement, either truncated first or
 rewritten in place. No inode is made or freed per replacement, and in place
 no data block either. A throwaway hub build publishing that way gained about
-15 % (2026-12-05, see docs/performance-log.md).
+15 % (2026-12-05; not kept: two processes recovering the same write cannot
+both finish it safely).
 """
 import argparse, ctypes, os, queue, statistics, tempfile, threading, time
 

@@ -3,7 +3,7 @@
 # figure the shared machine's noise cannot move, so two builds can be compared
 # one change at a time (timings here swing by 20 % from minute to minute).
 #
-# Usage: scripts/search-instructions.sh REPO STATE QUERIES.json [OUT]
+# Usage: bench/search-instructions.sh REPO STATE QUERIES.json [OUT]
 #   REPO, STATE   an indexed repository and its state dir (as bench-search.py
 #                 leaves them, or `cos --repo R --state-dir S index`)
 #   QUERIES.json  {"class": ["query", ...], ...} as benches/search_latency.rs takes

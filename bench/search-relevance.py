@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Known-item relevance of `cos search` (tests/search_relevance/queries.json).
 
-Usage: scripts/search-relevance.py [--binary target/release/cos] [--work DIR] [--min-mrr 0.9]
+Usage: bench/search-relevance.py [--binary target/dist/cos] [--work DIR] [--min-mrr 0.9]
 
 Builds the corpus the set names in a work folder (Django 5.1.4 from the
 package registry, cached under ~/.cache/cos-hub; the 1,007 task files
@@ -11,6 +11,7 @@ imported into the board), indexes it, asks every query through `cos search
 (exit 1) when a query's hit is not in the top 3 or MRR is under --min-mrr.
 """
 import argparse, json, os, shutil, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import django_tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +26,7 @@ def place(hit):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "cos"))
+    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "dist", "cos"))
     parser.add_argument("--work")
     parser.add_argument("--min-mrr", type=float, default=0.9)
     args = parser.parse_args()

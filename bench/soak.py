@@ -20,7 +20,7 @@ size, and at the end whether RSS stayed flat in the second half (its maximum
 there within 10 % of the first half's). Loopback only; bounded in time
 (--seconds) and in requests (--max-requests).
 
-Usage: scripts/soak.py [--binary target/release/cos] [--seconds 300]
+Usage: bench/soak.py [--binary target/dist/cos] [--seconds 300]
 """
 
 import argparse
@@ -39,6 +39,7 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import stop
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +48,7 @@ CORPUS = ROOT.parent / "shared" / "corpora" / "coding-os-tasks"
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", default=str(ROOT / "target" / "release" / "cos"))
+    parser.add_argument("--binary", default=str(ROOT / "target" / "dist" / "cos"))
     parser.add_argument("--seconds", type=int, default=300)
     parser.add_argument("--max-requests", type=int, default=2_000_000)
     parser.add_argument("--idle-sockets", type=int, default=200)
@@ -278,7 +279,7 @@ def main():
     args = parse_args()
     binary = str(Path(args.binary).resolve())
     if not os.access(binary, os.X_OK):
-        sys.exit(f"{binary}: no such binary; build it with cargo build --release")
+        sys.exit(f"{binary}: no such binary; build it with cargo build --profile dist")
     repo = make_repo(binary)
     hub, port = start_hub(binary, repo)
     state = repo / ".cos"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite of cos-hub, installing what is missing first.
-# This is the README's test command; .ci/run calls exactly this.
+# This is the README's test command; .ci/run calls exactly this. Its stages
+# and why they are arranged so: docs/development.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -5,7 +5,7 @@ system documentation on this machine) is put in a fresh repository's `docs`
 mount and driven through the hub's public doors. Loopback only; stops by
 itself; prints every surprise and exits 1 if there was one.
 
-Usage: scripts/check-docs-real-markdown.py [--limit 2000] [--binary target/debug/cos] [ROOT ...]
+Usage: bench/checks/check-docs-real-markdown.py [--limit 2000] [--binary target/debug/cos] [ROOT ...]
 
 MCP (`cos mcp`, the agents' budget on):
   - each document read page by page: every answer within 16,384 bytes, the
@@ -22,9 +22,10 @@ moved into a folder with a non-ASCII name; the audit verifies.
 """
 import argparse, json, os, random, re, shutil, subprocess, sys, tempfile, urllib.error, urllib.parse, urllib.request, uuid
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))  # benchlib
 from benchlib import Session, free_port, stop, wait_for
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUDGET = 16_384
 DEFAULT_ROOTS = [os.path.expanduser("~/.cargo/registry/src"), "/usr/share/doc", "/usr/lib/node_modules",
                  os.path.join(ROOT, "ui", "node_modules")]

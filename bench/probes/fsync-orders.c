@@ -4,7 +4,7 @@
  * one replacement of a 2.6 KB document, timed alone, the orders taking turns
  * so that the machine's drift falls on all alike; medians in microseconds.
  *
- *   cc -O2 -pthread -o /tmp/fsync-orders scripts/fsync-orders.c
+ *   cc -O2 -pthread -o /tmp/fsync-orders bench/probes/fsync-orders.c
  *   /tmp/fsync-orders DIR [ROUNDS=400] [WAL_PAGES=11] [GAP_US=1000]
  *
  * "log" stands for the database's commit: WAL_PAGES frames written to a log

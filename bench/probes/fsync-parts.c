@@ -8,7 +8,7 @@
  * with nothing to write (the flush alone); the close and rename over the
  * document; and the folder's fsync. Medians and p90 in microseconds.
  *
- *   cc -O2 -o /tmp/fsync-parts scripts/fsync-parts.c
+ *   cc -O2 -o /tmp/fsync-parts bench/probes/fsync-parts.c
  *   /tmp/fsync-parts DIR [ROUNDS=500]
  */
 #define _GNU_SOURCE

@@ -2,7 +2,7 @@
 // first render takes and how long a key takes to reach the screen while
 // editing it. Real Markdown: the 1,007 coding-os task files concatenated.
 //
-// Usage (from ui/): node scripts/bench-documents-page.mjs <cos binary> [rounds=7] [keys=60]
+// Usage (from ui/): node bench/bench-documents-page.mjs <cos binary> [rounds=7] [keys=60]
 // Loopback only; starts and stops its own `cos serve` on a temporary repository.
 import { chromium } from "@playwright/test";
 import { spawn } from "node:child_process";
@@ -11,7 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-const binary = resolve(process.argv[2] ?? "../target/release/cos");
+const binary = resolve(process.argv[2] ?? "../target/dist/cos");
 const rounds = Number(process.argv[3] ?? 7);
 const keys = Number(process.argv[4] ?? 60);
 const TARGET_BYTES = 1024 * 1024;

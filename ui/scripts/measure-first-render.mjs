@@ -1,6 +1,6 @@
 // First-render time of a 5,000-task board in Chromium, median of several loads.
 // Usage (from ui/): node scripts/measure-first-render.mjs [loads=7]
-// Builds nothing itself: needs ../target/release/cos (cargo build --release).
+// Builds nothing itself: needs ../target/dist/cos (cargo build --profile dist).
 // The app marks `board-rendered` once the first board is on screen; the figure
 // is that mark's time since navigation start (Performance API).
 import { chromium } from "@playwright/test";
@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const loads = Number(process.argv[2] ?? 7);
-const binary = resolve("../target/release/cos");
+const binary = resolve("../target/dist/cos");
 const repo = mkdtempSync(join(tmpdir(), "cos-first-render-"));
 const tasks = join(repo, "tasks");
 mkdirSync(tasks);

@@ -3,7 +3,7 @@
 // times are the browser's software drawing; the script also reports how much of
 // each frame is the page's own JavaScript (CPU profile of the main thread).
 // Usage (from ui/): node scripts/measure-graph.mjs <repository> [nodes=10000]
-// Needs ../target/release/cos. Indexes <repository> into a temporary state
+// Needs ../target/dist/cos. Indexes <repository> into a temporary state
 // folder, loads /graph, measures frame durations while the camera zooms and
 // pans for 3 s (median, 95th percentile, frames per second), then opens
 // folders with "Open all below" (as a person would) until at least [nodes]
@@ -17,7 +17,7 @@ import { join, resolve } from "node:path";
 
 const repo = resolve(process.argv[2] ?? "..");
 const target = Number(process.argv[3] ?? 10000);
-const binary = resolve(process.env.COS_BINARY ?? "../target/release/cos");
+const binary = resolve(process.env.COS_BINARY ?? "../target/dist/cos");
 const state = mkdtempSync(join(tmpdir(), "cos-measure-graph-"));
 const env = { ...process.env, RUST_LOG: "warn", COS_STATE_DIR: state };
 execFileSync(binary, ["index", repo], { env, stdio: "ignore" });
