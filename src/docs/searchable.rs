@@ -54,9 +54,8 @@ fn load(context: &ToolContext, unit: &UnitVersion) -> Result<Option<SearchUnit>,
     else {
         return Ok(None);
     };
-    let Some(text) = super::feed::text_of(context, &unit.fingerprint)? else {
-        return Ok(Some(SearchUnit::default()));
-    };
+    // a revision kept as bytes that are not UTF-8 is found by its title alone
+    let text = super::feed::text_of(context, &unit.fingerprint)?.unwrap_or_default();
     let file_name = path.rsplit('/').next().unwrap_or(path);
     let document = Document {
         mount,

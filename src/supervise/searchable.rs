@@ -46,12 +46,15 @@ fn load(context: &ToolContext, unit: &UnitVersion) -> Result<Option<SearchUnit>,
     let Some(row) = store.view(|c| super::records::session(c, &unit.key))? else {
         return Ok(None);
     };
-    let contents = row.contents().map_err(|error| {
-        ToolError::internal(
-            format!("reading the evidence of session {}", row.session_id),
-            error,
-        )
-    })?;
+    // a row this area wrote always parses; one that does not is left out of
+    // search (with a warning) rather than failing every query
+    let contents = match row.contents() {
+        Ok(contents) => contents,
+        Err(error) => {
+            tracing::warn!(session = %row.session_id, %error, "an evidence session's bundle does not parse: it is not searched");
+            return Ok(Some(SearchUnit::default()));
+        }
+    };
     let target = format!("{}/{}", row.task_marker, row.session_id);
     // the task, session and persona are words of every item, so a query
     // naming them finds the session's evidence

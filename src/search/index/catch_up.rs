@@ -555,6 +555,51 @@ mod tests {
     }
 
     #[test]
+    fn units_named_before_the_fourth_schema_are_found_once_after_it() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(
+            repo.path().join("a.py"),
+            "def needle_here():\n    return 1\n",
+        )
+        .unwrap();
+        let config = HubConfig::for_repo(repo.path(), None);
+        let expected = [
+            r#""symbols" "a.py":1"#.to_string(),
+            r#""code" "a.py":1"#.to_string(),
+        ];
+        {
+            let hub = Hub::open(config.clone(), crate::hub::default_registry()).unwrap();
+            hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
+                .unwrap();
+            assert_eq!(hit_places(&hub, "needle_here"), expected);
+            // the index as the third schema kept it: units named by kind,
+            // no test columns
+            hub.state()
+                .store
+                .write(|c| {
+                    c.execute_batch(
+                        "UPDATE search_units SET unit = 'file:' || substr(unit, 7) WHERE unit LIKE 'graph:%';
+                         UPDATE search_items SET unit = 'file:' || substr(unit, 7) WHERE unit LIKE 'graph:%';
+                         ALTER TABLE search_items DROP COLUMN test;
+                         ALTER TABLE search_files DROP COLUMN test;
+                         UPDATE schema_versions SET version = 3 WHERE area = 'search';",
+                    )
+                    .map_err(|error| crate::store::StoreError::on(c, error))
+                })
+                .unwrap();
+        }
+        let hub = Hub::open(config, crate::hub::default_registry()).unwrap();
+        assert_eq!(hit_places(&hub, "needle_here"), expected, "each hit once");
+        assert_eq!(
+            number(
+                &hub,
+                "SELECT count(*) FROM search_items WHERE unit LIKE 'file:%'"
+            ),
+            0
+        );
+    }
+
+    #[test]
     fn a_query_between_the_batches_of_a_catch_up_reads_the_files_as_they_are_then() {
         let repo = tempfile::tempdir().unwrap();
         std::fs::write(repo.path().join("a.py"), "needle_before = 1\n").unwrap();

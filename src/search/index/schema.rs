@@ -33,11 +33,19 @@ pub const MIGRATIONS: &[Migration] = &[
 
 /// Whether an item or a file is a test's comes from the area that offers it
 /// (`tools::searchable`), kept in a column, and units are named by their
-/// source (`graph:`, `board:`, `docs:`, `supervise:`): every unit is
-/// forgotten, and the sources' revisions with them, so the next query
-/// indexes everything again. The `writes:` counts stay and only grow.
+/// source (`graph:`, `board:`, `docs:`, `supervise:`). Every row goes, since
+/// no unit keeps its name (items of a unit left behind would be found
+/// twice), and the sources' revisions with them, so the next query indexes
+/// everything again. Row ids are never reused (`AUTOINCREMENT`), and the
+/// `writes:` counts stay and only grow.
 const TESTS_FROM_THE_AREAS: &str = "
+DELETE FROM search_items;
 ALTER TABLE search_items ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
+DROP TABLE search_trigrams;
+CREATE VIRTUAL TABLE search_trigrams USING fts5(
+    grams, content='', contentless_delete=1, tokenize='ascii', detail='none'
+);
+DELETE FROM search_files;
 ALTER TABLE search_files ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
 DELETE FROM search_units;
 DELETE FROM search_sources WHERE substr(source, 1, 6) <> 'writes';
