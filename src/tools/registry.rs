@@ -20,6 +20,9 @@ pub struct RegisteredTool {
 pub struct Registry {
     tools: BTreeMap<&'static str, RegisteredTool>,
     areas: Vec<Area>,
+    /// The vocabulary of the areas' searchables, worked out at its first
+    /// query (every search asks for it) and again after an area is added.
+    search_vocabulary: std::sync::OnceLock<Arc<searchable::Vocabulary>>,
 }
 
 impl Registry {
@@ -38,12 +41,23 @@ impl Registry {
         if let Some(offered) = area.search {
             searchable::declare(offered);
         }
+        self.search_vocabulary = std::sync::OnceLock::new();
         self.areas.push(area);
         self
     }
 
     pub fn areas(&self) -> &[Area] {
         &self.areas
+    }
+
+    /// The corpora, languages and statuses of the areas' searchables.
+    pub fn search_vocabulary(&self) -> Arc<searchable::Vocabulary> {
+        self.search_vocabulary
+            .get_or_init(|| {
+                let offered: Vec<_> = self.areas.iter().filter_map(|area| area.search).collect();
+                Arc::new(searchable::vocabulary(&offered))
+            })
+            .clone()
     }
 
     /// What the areas offer search, each with its area.

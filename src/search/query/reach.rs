@@ -6,6 +6,7 @@
 use super::{Corpus, Query};
 use crate::tools::searchable::{self, Opens, Searchable, Vocabulary};
 use crate::tools::{ToolContext, ToolError};
+use std::sync::Arc;
 
 /// The corpora a query reads and where they come from.
 #[derive(Debug, Clone)]
@@ -16,7 +17,7 @@ pub struct Reach {
     /// Whether `corpora` holds every corpus of the index's items, so no item
     /// fails for its corpus alone.
     pub every_item_corpus: bool,
-    vocabulary: Vocabulary,
+    vocabulary: Arc<Vocabulary>,
 }
 
 impl Reach {
@@ -60,7 +61,7 @@ impl Reach {
     fn switched_on(
         context: &ToolContext,
         mut corpora: Vec<Corpus>,
-        vocabulary: Vocabulary,
+        vocabulary: Arc<Vocabulary>,
     ) -> Result<(Reach, Vec<String>), ToolError> {
         let switches = context.switches()?;
         let mut notes = Vec::new();
@@ -161,14 +162,8 @@ impl Reach {
 }
 
 /// The vocabulary of every searchable of the context's registry.
-pub fn vocabulary_of(context: &ToolContext) -> Vocabulary {
-    let offered: Vec<&'static Searchable> = context
-        .registry
-        .searchables()
-        .into_iter()
-        .map(|(_, offered)| offered)
-        .collect();
-    searchable::vocabulary(&offered)
+pub fn vocabulary_of(context: &ToolContext) -> Arc<Vocabulary> {
+    context.registry.search_vocabulary()
 }
 
 /// The vocabulary of every searchable this process declared, for what is
@@ -187,6 +182,6 @@ pub fn everything_for_tests() -> Reach {
         corpora: vocabulary.corpora.iter().map(Corpus::of).collect(),
         sources,
         every_item_corpus: true,
-        vocabulary,
+        vocabulary: Arc::new(vocabulary),
     }
 }
