@@ -39,6 +39,16 @@ fi
 step "format (cargo fmt --check)"
 cargo fmt --check
 
+step "the shipped binary links no test client"
+# The integration tests' clients (reqwest, rmcp's client transports) are
+# dev-dependencies: a release build must not compile them in.
+shipped=$(cargo tree --locked --offline -e normal,build --prefix none -f '{p} {f}')
+if grep -E '^(reqwest |rmcp .*client)' <<<"$shipped"; then
+  echo "the binary's own dependencies hold a test client (above): keep it under [dev-dependencies]" >&2
+  exit 1
+fi
+echo "no test client among $(wc -l <<<"$shipped") dependencies of the binary"
+
 step "started beside the build: the UI checks (browser test prerequisites: Debian chromium, npm packages; generated API types, strict type check, committed build matches the source), the Schemathesis and Python MCP SDK installs"
 # None of this needs the Rust build, and the build leaves a core idle for a
 # long stretch (our crate's front end runs on one thread): run side by side.

@@ -80,6 +80,11 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: ModuleCommand,
     },
+    /// The board's tasks: list, show, add, edit, move, claim, history, search.
+    Task {
+        #[command(subcommand)]
+        command: task::TaskCommand,
+    },
     /// Export the board to Markdown files, or import them.
     Board {
         #[command(subcommand)]
@@ -92,6 +97,8 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: docs::DocsCommand,
     },
+    /// Write an agent client's MCP configuration for this repository (Claude Code, Codex, Cursor, VS Code).
+    Setup(setup::SetupArgs),
     /// List or call the hub's tools from the shell.
     Tool {
         #[command(subcommand)]

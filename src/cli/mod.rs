@@ -3,14 +3,17 @@
 //!
 //! Here: running a parsed command (`run`) and the one-shot commands; beside
 //! it `args.rs` (the commands as clap parses them), `serve.rs` (`cos serve`,
-//! `cos mcp`), `index.rs` (`cos index`), `docs.rs` (`cos docs`) and
-//! `search.rs` (`cos search`).
+//! `cos mcp`), `index.rs` (`cos index`), `docs.rs` (`cos docs`),
+//! `search.rs` (`cos search`), `task.rs` (`cos task`) and `setup.rs`
+//! (`cos setup`).
 
 mod args;
 mod docs;
 mod index;
 mod search;
 mod serve;
+mod setup;
+mod task;
 
 use crate::envelope::{self, Budget, Code, ErrorBody};
 use crate::tools::{Hub, HubConfig, Source};
@@ -78,6 +81,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Tool { command } => with_hub(&hub, None, |opened| tool(command, &opened)),
         Command::Docs { command } => with_hub(&hub, None, |opened| docs::run(command, &opened)),
         Command::Search(args) => with_hub(&hub, None, |opened| search::run(args, &opened)),
+        Command::Setup(args) => setup::run(args, hub.repo.clone()),
+        Command::Task { command } => with_hub(&hub, None, |opened| task::run(command, &opened)),
     }
 }
 

@@ -19,6 +19,10 @@
 //!    start (`sync::finish`), which syncs the temporary file first, or writes
 //!    it anew from the stored content when the crash tore it; where the files
 //!    no longer say what happened, the receipt turns `unknown`.
+//!
+//! One file (about 840 lines) because the steps share one write's state and
+//! their order is the crash guarantee: split, the order would be spread over
+//! files that each look safe alone.
 
 use serde_json::{Value, json};
 use std::collections::HashSet;

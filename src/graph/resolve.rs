@@ -5,6 +5,9 @@
 //! and import bindings that the indexer wrote, and never touches a file's own
 //! nodes. Lookups run in memory: symbols are loaded by name (all at once on a
 //! cold index), and each import is resolved once per importing folder.
+//!
+//! One file (about 700 lines): the lookups and the rules that use them form
+//! one pass whose caches live for that pass only.
 
 use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 use std::collections::{HashMap, HashSet};

@@ -1165,3 +1165,195 @@ fn cos_docs_moves_and_deletes_from_the_shell_and_names_the_request_it_made_up() 
         .collect();
     assert_eq!(ops, ["delete", "move", "create"], "newest first");
 }
+
+#[test]
+fn cos_setup_writes_each_clients_file_merged_idempotent_and_removable() {
+    let repo = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = cos(repo.path()).args(args).output().unwrap();
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    // Claude Code: a project file that already lists another server
+    std::fs::write(
+        repo.path().join(".mcp.json"),
+        r#"{"mcpServers": {"other": {"command": "other-server"}}}"#,
+    )
+    .unwrap();
+    let (code, out, _) = run(&["setup", "claude-code"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("added the cos-hub server to ./.mcp.json"),
+        "{out}"
+    );
+    let written = std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap();
+    let value: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(value["mcpServers"]["other"]["command"], "other-server");
+    assert_eq!(
+        value["mcpServers"]["cos-hub"],
+        json!({"command": "cos", "args": ["mcp", "."]})
+    );
+    let (code, out, _) = run(&["setup", "claude-code"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("nothing changed"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap(),
+        written
+    );
+
+    // every client's file, in its own place and shape
+    for (client, file, key) in [
+        ("codex", ".codex/config.toml", "[mcp_servers.cos-hub]"),
+        ("cursor", ".cursor/mcp.json", "\"mcpServers\""),
+        ("vscode", ".vscode/mcp.json", "\"servers\""),
+    ] {
+        let (code, out, _) = run(&["setup", client, "--dry-run"]);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(
+            out.contains("--dry-run: nothing written") && out.contains(key),
+            "{out}"
+        );
+        assert!(!repo.path().join(file).exists(), "a dry run writes nothing");
+        let (code, _, _) = run(&["setup", client]);
+        assert_eq!(code, Some(0));
+        let text = std::fs::read_to_string(repo.path().join(file)).unwrap();
+        assert!(text.contains(key) && text.contains("cos"), "{text}");
+        let (code, out, _) = run(&["setup", client, "--remove"]);
+        assert_eq!(code, Some(0));
+        assert!(out.contains("removed the cos-hub server"), "{out}");
+        assert!(!repo.path().join(file).exists(), "it held nothing else");
+    }
+
+    // removal keeps the others; a broken file is refused and left as it was
+    let (code, _, _) = run(&["setup", "claude-code", "--remove"]);
+    assert_eq!(code, Some(0));
+    let left: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        left,
+        json!({"mcpServers": {"other": {"command": "other-server"}}})
+    );
+    std::fs::create_dir_all(repo.path().join(".cursor")).unwrap();
+    std::fs::write(repo.path().join(".cursor/mcp.json"), "{ not json").unwrap();
+    let (code, _, err) = run(&["setup", "cursor"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains(".cursor/mcp.json is not plain JSON") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".cursor/mcp.json")).unwrap(),
+        "{ not json"
+    );
+}
+
+#[test]
+fn cos_task_lists_shows_adds_edits_moves_claims_and_refuses_in_plain_words() {
+    let repo = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = cos(repo.path()).args(args).output().unwrap();
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let (code, out, err) = run(&[
+        "task",
+        "add",
+        "Parse the release notes",
+        "--kind",
+        "bug",
+        "--priority",
+        "P1",
+        "--label",
+        "docs",
+        "--description",
+        "Read CHANGELOG.md",
+        "--actor",
+        "human:ann",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.starts_with("TASK-001  Parse the release notes\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  status      icebox\n") && out.contains("Read CHANGELOG.md"),
+        "{out}"
+    );
+    let (code, _, _) = run(&["task", "add", "Ship it", "--depends-on", "TASK-001"]);
+    assert_eq!(code, Some(0));
+
+    // aligned columns, no colour into a pipe
+    let (code, out, _) = run(&["task", "list"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        out,
+        "TASK-001  icebox  P1  bug      Parse the release notes\n\
+         TASK-002  icebox  P2  feature  Ship it\n\
+         2 tasks\n"
+    );
+    assert!(!out.contains('\x1b'));
+    let (_, out, _) = run(&["task", "search", "release"]);
+    assert!(
+        out.starts_with("TASK-001 ") && out.ends_with("1 task\n"),
+        "{out}"
+    );
+
+    // edits and moves read the version and status they expect when not given
+    let (code, out, err) = run(&["task", "edit", "TASK-001", "--priority", "P0"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("  priority    P0\n"), "{out}");
+    let (code, out, _) = run(&["task", "move", "TASK-001", "in_progress", "--actor", "ann"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("  status      in_progress\n"), "{out}");
+    let (_, out, _) = run(&["task", "history", "TASK-001"]);
+    assert!(
+        out.contains("priority: P1 -> P0") && out.contains("status: icebox -> in_progress"),
+        "{out}"
+    );
+    assert!(out.ends_with("4 changes in all\n"), "{out}");
+
+    // the contract's refusals, in plain words and a non-zero status
+    let (code, _, err) = run(&[
+        "task",
+        "edit",
+        "TASK-001",
+        "--version",
+        "1",
+        "--title",
+        "Late",
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.starts_with("cos task: ") && err.contains("version"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["task", "move", "TASK-002", "in_progress"]);
+    assert_eq!(code, Some(1), "TASK-002 waits for TASK-001");
+    assert!(err.contains("TASK-001"), "{err}");
+    let (code, _, err) = run(&["task", "show", "TASK-099"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("TASK-099"), "{err}");
+    let (code, _, err) = run(&["task", "list", "--status", "someday"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("status"), "{err}");
+    let (code, _, err) = run(&["task", "claim", "--actor", "robot:x"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--actor: expected kind:id"), "{err}");
+
+    // claim, and the envelope for scripts
+    let (code, out, _) = run(&["task", "claim", "--actor", "agent:s-1", "--json"]);
+    assert_eq!(code, Some(0));
+    let envelope: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(envelope["ok"], true);
+    let (code, out, _) = run(&["task", "show", "TASK-099", "--json"]);
+    assert_eq!(code, Some(1));
+    let envelope: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(envelope["ok"], false);
+}

@@ -2,6 +2,9 @@
 //! (whole, by section, at a past revision), several at once, and history.
 //! Every read first brings the record up to date with the files, so an edit
 //! made in an editor is a revision before anyone reads past it.
+//!
+//! One file (about 740 lines): every read tool shares the same catch-up with
+//! the files, paging and cursor checks, and each tool is short.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

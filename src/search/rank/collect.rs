@@ -1,6 +1,9 @@
 //! Gathering every hit of a query before it is ranked: items from the word
 //! index, and lines of code text from the trigram prefilter, each verified,
 //! both held to the query's filters.
+//!
+//! One file (about 640 lines): items and lines are collected in one read
+//! transaction under one sieve, so a cursor names the revision both came from.
 
 use fixedbitset::FixedBitSet;
 use globset::{GlobSet, GlobSetBuilder};
