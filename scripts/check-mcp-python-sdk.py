@@ -203,7 +203,9 @@ async def over_stdio(binary, repo):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    server = StdioServerParameters(command=binary, args=["--repo", repo, "mcp"], env={**os.environ, "RUST_LOG": "warn"})
+    # every tool, upkeep ones included, as `cos mcp --toolsets all` lists them
+    server = StdioServerParameters(command=binary, args=["--repo", repo, "mcp", "--toolsets", "all"],
+                                   env={**os.environ, "RUST_LOG": "warn"})
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
             return await check(session, "stdio")
@@ -220,6 +222,7 @@ def listening_url(stderr):
 
 
 async def over_http(binary, repo):
+    import httpx2
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
@@ -239,10 +242,13 @@ async def over_http(binary, repo):
         if url is None:
             return ["http: cos serve never said where it listens"]
         threading.Thread(target=serving.stderr.read, daemon=True).start()
-        async with streamable_http_client(url) as streams:
-            read, write = streams[0], streams[1]
-            async with ClientSession(read, write) as session:
-                return await check(session, "http")
+        # every tool, as the header X-MCP-Toolsets: all asks for it
+        async with httpx2.AsyncClient(headers={"X-MCP-Toolsets": "all"},
+                                      timeout=httpx2.Timeout(30, read=300)) as http:
+            async with streamable_http_client(url, http_client=http) as streams:
+                read, write = streams[0], streams[1]
+                async with ClientSession(read, write) as session:
+                    return await check(session, "http")
     finally:
         stop(serving)
 

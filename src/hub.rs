@@ -195,6 +195,7 @@ impl Tool for HubHealth {
         effect: crate::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     };
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<Health>, ToolError> {
@@ -235,6 +236,7 @@ impl Tool for ModuleList {
         effect: crate::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     };
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<ModuleListing>, ToolError> {
@@ -258,6 +260,7 @@ impl Tool for ModuleSet {
         effect: crate::tools::Effect::writes(false, true),
         list_hints: &[],
         agent_budget: None,
+        upkeep: true,
     };
 
     fn run(context: &ToolContext, input: ModuleSetInput) -> Result<Answer<ModuleInfo>, ToolError> {

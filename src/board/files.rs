@@ -120,6 +120,7 @@ impl Tool for BoardExport {
         effect: crate::tools::Effect::writes(true, true),
         list_hints: &[],
         agent_budget: None,
+        upkeep: true,
     };
 
     fn run(context: &ToolContext, input: FolderInput) -> Result<Answer<ExportReport>, ToolError> {
@@ -268,6 +269,7 @@ impl Tool for BoardImport {
         effect: crate::tools::Effect::writes(true, true),
         list_hints: &[],
         agent_budget: None,
+        upkeep: true,
     };
 
     fn run(context: &ToolContext, input: FolderInput) -> Result<Answer<ImportReport>, ToolError> {

@@ -58,10 +58,19 @@ pub(super) enum Command {
         #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
         mcp_idle_seconds: u64,
     },
-    /// Serve every tool over MCP on stdin/stdout (for Claude Code, Codex and other agents).
+    /// Serve the tools over MCP on stdin/stdout (for Claude Code, Codex and other agents).
     Mcp {
         /// Repository to serve (the same as --repo; default: the current directory).
         path: Option<PathBuf>,
+        /// Only these toolsets (comma-separated: board, graph, docs, search, evidence, core, all); default: every everyday tool.
+        #[arg(long, value_name = "LIST")]
+        toolsets: Option<String>,
+        /// Also these tools by name (comma-separated); alone, only these.
+        #[arg(long, value_name = "LIST")]
+        tools: Option<String>,
+        /// Leave out every tool that writes.
+        #[arg(long)]
+        read_only: bool,
     },
     /// Index the repository's code and docs into the knowledge graph (only changed files are parsed again).
     Index {

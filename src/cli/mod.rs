@@ -67,7 +67,27 @@ pub fn run(cli: Cli) -> i32 {
             };
             with_hub(&hub, path, |opened| serve(opened, address, options))
         }
-        Command::Mcp { path } => with_hub(&hub, path, mcp),
+        Command::Mcp {
+            path,
+            toolsets,
+            tools,
+            read_only,
+        } => with_hub(&hub, path, |opened| {
+            let filter = crate::mcp::ToolFilter::parse(
+                toolsets.as_deref(),
+                tools.as_deref(),
+                read_only,
+                opened.registry(),
+                ("--toolsets", "--tools"),
+            );
+            match filter {
+                Ok(filter) => mcp(opened, filter),
+                Err(message) => {
+                    eprintln!("cos mcp: {message}");
+                    2
+                }
+            }
+        }),
         Command::Index { path } => with_hub(&hub, path, index),
         Command::Openapi => {
             print!("{}", web::spec::openapi_json());

@@ -55,7 +55,7 @@ pub(super) fn access_rules(
     })
 }
 
-pub(super) fn mcp(hub: Hub) -> i32 {
+pub(super) fn mcp(hub: Hub, filter: crate::mcp::ToolFilter) -> i32 {
     let runtime = match single_client_runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -63,7 +63,11 @@ pub(super) fn mcp(hub: Hub) -> i32 {
     // an agent's session over stdio sees saved files as `cos serve` does
     let _following = follow_the_repository(&hub);
     // a line over stdio may be as long as a body over HTTP
-    match runtime.block_on(crate::mcp::serve_stdio(hub, crate::web::BODY_LIMIT_BYTES)) {
+    match runtime.block_on(crate::mcp::serve_stdio(
+        hub,
+        crate::web::BODY_LIMIT_BYTES,
+        filter,
+    )) {
         Ok(()) => 0,
         Err(error) => {
             eprintln!("cos: MCP over stdio stopped: {error}");

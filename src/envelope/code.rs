@@ -58,7 +58,7 @@ codes! {
     E_DEPENDENCY_OPEN => "The task depends on tasks that are not complete; details lists them.",
     E_DEPENDENCY_CYCLE => "The dependency would close a cycle; details shows it.",
     STALE_REVISION => "The document changed since the {rev, hash} the write was based on; details.current holds its identity now. Re-read, rebase your intent on the new content and send it with a new request_id.",
-    E_READ_ONLY => "The mount is read-only to this caller (agents or people); reads may continue, writes need a writable mount.",
+    E_READ_ONLY => "The mount, or the MCP session, is read-only to this caller; reads may continue, writes need a writable mount or session.",
     E_REQUEST_ID => "request_id is missing or not 1 to 128 visible ASCII characters.",
     COMMIT_UNKNOWN => "Whether the write committed cannot be established (the file changed outside the hub meanwhile). Check the receipt or re-read the document, or resend the identical write with the same request_id; do not claim success.",
     E_INTEGRITY => "The documents' hash-chained history failed its audit; writes are refused until it is repaired (reads continue). details names the first bad entry. Do not repair it by editing the history.",

@@ -94,7 +94,8 @@ impl Tool for GraphDoctor {
          errors. healthy ignores informational categories; fix=true deletes only the fixable ones.",
     )
         // fix=true deletes what the doctor found; with fix=false it only reads
-        .writing(true, true);
+        .writing(true, true)
+        .for_upkeep();
 
     fn run(context: &ToolContext, input: DoctorInput) -> Result<Answer<Doctor>, ToolError> {
         let chosen = chosen_categories(input.categories.as_deref())?;

@@ -24,6 +24,7 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
         effect: crate::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     }
 }
 
@@ -109,7 +110,9 @@ impl Tool for GraphIndex {
         "cos_graph_index",
         "Indexes the repository into the graph: walks it as git sees it, parses new and changed files \
          (Python, Rust, TypeScript, JavaScript, Go, Markdown) on all cores, and resolves imports, calls, bases and links across files.",
-    ).writing(false, true);
+    ).writing(false, true)
+    // `cos serve` and `cos mcp` index at start and follow saves
+    .for_upkeep();
 
     fn run(context: &ToolContext, _input: IndexInput) -> Result<Answer<IndexSummary>, ToolError> {
         let hub = context.hub;

@@ -20,8 +20,10 @@ use std::sync::Arc;
 mod screen;
 pub mod sessions;
 mod stdio;
+pub mod toolsets;
 
 pub use stdio::serve as serve_stdio;
+pub use toolsets::ToolFilter;
 
 use crate::envelope::Budget;
 use crate::tools::{Hub, RegisteredTool, Registry, Source};
@@ -36,10 +38,16 @@ module; not_found -> check the id. Answers are trimmed to about 32,000 character
 truncated_* markers in meta say what was cut, and a cut list that a cursor continues gets its next_cursor; \
 an answer that cannot fit at all is E_CONTEXT_BUDGET, whose details.narrow_with names the arguments that shrink it.";
 
-/// What an agent is told when it connects: the contract, then every tool by module.
-pub fn instructions(registry: &Registry) -> String {
+/// What an agent is told when it connects: the contract, then every tool it
+/// sees by module, and how to reach the rest.
+pub fn instructions(registry: &Registry, filter: &ToolFilter) -> String {
     let mut modules: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut hidden = Vec::new();
     for tool in registry.iter() {
+        if !filter.allows(tool) {
+            hidden.push(tool.spec.name);
+            continue;
+        }
         let module = tool.spec.module.id();
         match modules.iter_mut().find(|(id, _)| *id == module) {
             Some((_, names)) => names.push(tool.spec.name),
@@ -50,8 +58,21 @@ pub fn instructions(registry: &Registry) -> String {
         .iter()
         .map(|(module, names)| format!("{module}: {}", names.join(", ")))
         .collect();
+    let rest = if hidden.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " Not listed in this session: {} -- reach them with `cos mcp --toolsets all` (or the toolset named), or the header X-MCP-Toolsets: all on /mcp{}.",
+            hidden.join(", "),
+            if filter.read_only() {
+                "; this session is read-only"
+            } else {
+                ""
+            }
+        )
+    };
     format!(
-        "cos-hub: a local work hub for this repository. Tools by module -- {}. {CONTRACT}",
+        "cos-hub: a local work hub for this repository. Tools by module -- {}.{rest} {CONTRACT}",
         listing.join("; ")
     )
 }
@@ -60,11 +81,25 @@ pub fn instructions(registry: &Registry) -> String {
 #[derive(Clone)]
 pub struct McpServer {
     hub: Hub,
+    /// The tools it lists and calls, before a request's headers narrow them.
+    filter: ToolFilter,
 }
 
 impl McpServer {
-    pub fn new(hub: Hub) -> McpServer {
-        McpServer { hub }
+    pub fn new(hub: Hub, filter: ToolFilter) -> McpServer {
+        McpServer { hub, filter }
+    }
+
+    /// The filter of one request: the server's, narrowed by the HTTP
+    /// headers the request came with (stdio has none).
+    fn filter_for(&self, context: &RequestContext<RoleServer>) -> Result<ToolFilter, ErrorData> {
+        match context.extensions.get::<axum::http::request::Parts>() {
+            Some(parts) => self
+                .filter
+                .with_headers(&parts.headers, self.hub.registry())
+                .map_err(|message| ErrorData::invalid_params(message, None)),
+            None => Ok(self.filter.clone()),
+        }
     }
 }
 
@@ -72,31 +107,52 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cos-hub", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions(self.hub.registry()))
+            .with_instructions(instructions(self.hub.registry(), &self.filter))
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let filter = self.filter_for(&context)?;
         Ok(ListToolsResult::with_all_items(
-            self.hub.registry().iter().map(describe).collect(),
+            self.hub
+                .registry()
+                .iter()
+                .filter(|tool| filter.allows(tool))
+                .map(describe)
+                .collect(),
         ))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         // An unknown tool is a protocol error (the request cannot be routed);
         // everything a tool says, including bad arguments, is a tool result.
-        if self.hub.registry().get(&request.name).is_none() {
+        let Some(tool) = self.hub.registry().get(&request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("no tool named {:?}; tools/list shows them", request.name),
                 None,
             ));
+        };
+        let filter = self.filter_for(&context)?;
+        if !filter.chooses(tool) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "{} is not in this session's toolsets; ask for it with `cos mcp --toolsets all` or the header X-MCP-Toolsets: all",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        if !filter.allows(tool) {
+            return Ok(CallToolResponse::from(result_of(read_only_refusal(
+                &request.name,
+            ))));
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let envelope = self
@@ -105,6 +161,20 @@ impl ServerHandler for McpServer {
             .await;
         Ok(CallToolResponse::from(result_of(envelope)))
     }
+}
+
+/// A write asked of a read-only session: refused as the tool's own answer,
+/// so the agent reads why in the contract's terms.
+fn read_only_refusal(tool: &str) -> Value {
+    use crate::envelope::{Category, Code, ErrorBody};
+    crate::envelope::fail(
+        &ErrorBody::new(
+            Category::Permission,
+            Code::E_READ_ONLY,
+            format!("{tool} writes, and this MCP session is read-only (cos mcp --read-only or the header X-MCP-Readonly)"),
+        )
+        .with_details(json!({"tool": tool})),
+    )
 }
 
 /// The envelope as structured content, and the same JSON once as text.
@@ -207,7 +277,7 @@ pub fn http_service(hub: Hub, body_limit: usize, limits: sessions::SessionLimits
         .disable_allowed_hosts()
         .with_max_request_body_bytes(body_limit);
     let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(hub.clone())),
+        move || Ok(McpServer::new(hub.clone(), ToolFilter::default())),
         sessions::BoundedSessions::new(limits).into(),
         config,
     );

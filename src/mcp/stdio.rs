@@ -20,8 +20,13 @@ use crate::tools::Hub;
 /// Serves MCP on stdin/stdout until the client closes it. Each line from the
 /// client passes the JSON-RPC screen first; what it refuses is answered on
 /// stdout beside the server's own lines, one whole line at a time. A line
-/// may hold `max_line_bytes` (the caller's body limit).
-pub async fn serve(hub: Hub, max_line_bytes: usize) -> Result<(), io::Error> {
+/// may hold `max_line_bytes` (the caller's body limit); `filter` chooses the
+/// tools the session lists and calls.
+pub async fn serve(
+    hub: Hub,
+    max_line_bytes: usize,
+    filter: super::ToolFilter,
+) -> Result<(), io::Error> {
     let (server_side, relay_side) = tokio::io::duplex(1 << 20);
     let (relay_read, mut relay_write) = tokio::io::split(relay_side);
     let (lines_out, mut to_stdout) = tokio::sync::mpsc::channel::<String>(64);
@@ -76,7 +81,7 @@ pub async fn serve(hub: Hub, max_line_bytes: usize) -> Result<(), io::Error> {
     });
     // the relays run before the server starts: it waits for initialize to come through them
     let outcome = match rmcp::ServiceExt::serve(
-        super::McpServer::new(hub.clone()),
+        super::McpServer::new(hub.clone(), filter),
         tokio::io::split(server_side),
     )
     .await

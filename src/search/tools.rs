@@ -113,6 +113,7 @@ pub(super) const fn spec(
         effect: crate::tools::Effect::READ,
         list_hints,
         agent_budget: None,
+        upkeep: false,
     }
 }
 

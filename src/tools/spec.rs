@@ -43,6 +43,10 @@ pub struct ToolSpec {
     /// A tighter agent budget than the default one, in token-normalised
     /// characters (the document tools answer within the seed's compact 16,384).
     pub agent_budget: Option<usize>,
+    /// Upkeep rather than everyday work (export, audit, index runs, module
+    /// switches): left out of an MCP session's default tool list, one
+    /// toolset flag away.
+    pub upkeep: bool,
 }
 
 /// What a tool does to the state it works on. Every tool works on this
@@ -83,6 +87,14 @@ impl ToolSpec {
     pub const fn within_agent_budget(self, chars: usize) -> ToolSpec {
         ToolSpec {
             agent_budget: Some(chars),
+            ..self
+        }
+    }
+
+    /// The same spec for an upkeep tool, outside the default MCP tool list.
+    pub const fn for_upkeep(self) -> ToolSpec {
+        ToolSpec {
+            upkeep: true,
             ..self
         }
     }

@@ -12,8 +12,21 @@ type Client = RunningService<RoleClient, ()>;
 
 const GUIDE: &str = "# Guide\nintro\n## Setup\nold steps\n## Use\nuse it\n";
 
+/// An MCP client of the server's `/mcp` with every tool (the checks, such as
+/// the audit, are upkeep tools outside the everyday list).
 async fn mcp(server: &TestServer) -> Client {
-    ().serve(StreamableHttpClientTransport::from_uri(server.url("/mcp")))
+    let headers = [(
+        reqwest::header::HeaderName::from_static("x-mcp-toolsets"),
+        reqwest::header::HeaderValue::from_static("all"),
+    )]
+    .into_iter()
+    .collect();
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            server.url("/mcp"),
+        )
+        .custom_headers(headers);
+    ().serve(StreamableHttpClientTransport::from_config(config))
         .await
         .expect("initialize over HTTP")
 }

@@ -803,17 +803,138 @@ fn any_arguments_to_any_tool_get_an_answer_within_its_schema_never_a_fault() {
     runtime.block_on(client.cancel()).unwrap();
 }
 
-/// An MCP client of `cos mcp` serving `repo` over stdio, as agents start it.
+/// An MCP client of `cos mcp` serving `repo` over stdio with every tool
+/// (`--toolsets all`), as an agent set up for upkeep starts it.
 async fn stdio_client(repo: &Path) -> Client {
+    stdio_client_with(repo, &["--toolsets", "all"]).await
+}
+
+/// An MCP client of `cos mcp REPO ARGS...` over stdio.
+async fn stdio_client_with(repo: &Path, args: &[&str]) -> Client {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cos"));
     command
         .arg("mcp")
         .arg(repo)
+        .args(args)
         .env_remove("COS_STATE_DIR")
         .env("RUST_LOG", "warn");
     ().serve(TokioChildProcess::new(command).unwrap())
         .await
         .expect("initialize over stdio")
+}
+
+/// An MCP client of the served hub's `/mcp`, sending `headers` with every request.
+async fn http_client_with(server: &TestServer, headers: &[(&'static str, &str)]) -> Client {
+    let headers = headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                reqwest::header::HeaderName::from_static(name),
+                reqwest::header::HeaderValue::from_str(value).unwrap(),
+            )
+        })
+        .collect();
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(server.url("/mcp")).custom_headers(headers);
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("initialize over HTTP")
+}
+
+async fn listed_names(client: &Client) -> Vec<String> {
+    let tools = client.list_all_tools().await.unwrap();
+    tools.iter().map(|tool| tool.name.to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn toolsets_tools_and_read_only_choose_what_a_session_lists_and_calls() {
+    let repo = repository_with_tasks(2);
+    let registry = cos_hub::hub::default_registry();
+    let writing: Vec<&str> = registry
+        .iter()
+        .filter(|tool| !tool.spec.effect.read_only)
+        .map(|tool| tool.spec.name)
+        .collect();
+
+    // the everyday list: at most 40, the upkeep tools one flag away and said so
+    let client = stdio_client_with(repo.path(), &[]).await;
+    let everyday = listed_names(&client).await;
+    assert!(everyday.len() <= 40, "{} tools by default", everyday.len());
+    assert!(!everyday.contains(&"cos_board_export".to_string()));
+    let instructions = client.peer_info().unwrap().instructions.clone().unwrap();
+    assert!(
+        instructions.contains("cos_board_export") && instructions.contains("--toolsets all"),
+        "{instructions}"
+    );
+    let refused = client
+        .call_tool(
+            CallToolRequestParams::new("cos_board_export")
+                .with_arguments(arguments(json!({"dir": "out"}))),
+        )
+        .await;
+    assert!(
+        format!("{refused:?}").contains("not in this session's toolsets"),
+        "{refused:?}"
+    );
+    client.cancel().await.unwrap();
+
+    // read-only over stdio: no writing tool listed, a write by name refused
+    let client = stdio_client_with(repo.path(), &["--toolsets", "board", "--read-only"]).await;
+    let listed = listed_names(&client).await;
+    assert!(listed.contains(&"cos_task_show".to_string()), "{listed:?}");
+    assert!(
+        listed
+            .iter()
+            .all(|name| name.starts_with("cos_task_") || name.starts_with("cos_board_"))
+    );
+    assert!(
+        writing
+            .iter()
+            .all(|name| !listed.contains(&name.to_string())),
+        "{listed:?}"
+    );
+    let refused = envelope(&call(&client, "cos_task_create", json!({"title": "x", "description": "", "kind": "bug", "priority": "P1", "labels": [], "depends_on": [], "references": []})).await);
+    assert_eq!(refused["error"]["code"], "E_READ_ONLY", "{refused}");
+    assert_eq!(refused["error"]["category"], "permission");
+    client.cancel().await.unwrap();
+
+    // the same per request over HTTP, by header
+    let server = TestServer::start().await;
+    let client = http_client_with(
+        &server,
+        &[("x-mcp-toolsets", "graph"), ("x-mcp-tools", "cos_search")],
+    )
+    .await;
+    let listed = listed_names(&client).await;
+    assert!(
+        listed.contains(&"cos_search".to_string())
+            && listed.contains(&"cos_graph_index".to_string())
+    );
+    assert!(
+        listed
+            .iter()
+            .all(|name| name == "cos_search" || name.starts_with("cos_graph_")),
+        "{listed:?}"
+    );
+    client.cancel().await.unwrap();
+    let client = http_client_with(&server, &[("x-mcp-readonly", "true")]).await;
+    let listed = listed_names(&client).await;
+    assert!(
+        writing
+            .iter()
+            .all(|name| !listed.contains(&name.to_string())),
+        "{listed:?}"
+    );
+    let refused = envelope(&call(&client, "cos_task_create", json!({"title": "x"})).await);
+    assert_eq!(refused["error"]["code"], "E_READ_ONLY", "{refused}");
+    client.cancel().await.unwrap();
+    let client = http_client_with(&server, &[("x-mcp-toolsets", "nowhere")]).await;
+    let refused = client.list_all_tools().await;
+    assert!(
+        format!("{refused:?}").contains("not `nowhere`"),
+        "{refused:?}"
+    );
+    client.cancel().await.unwrap();
 }
 
 /// The paths of the symbols `cos_search` finds for `name`, asked over `client`
@@ -874,8 +995,7 @@ async fn every_tool_over_streamable_http() {
         .await;
     assert_eq!(status, 200);
 
-    let transport = StreamableHttpClientTransport::from_uri(server.url("/mcp"));
-    let client = ().serve(transport).await.expect("initialize over HTTP");
+    let client = http_client_with(&server, &[("x-mcp-toolsets", "all")]).await;
     exercise(&client).await;
     client.cancel().await.unwrap();
 }

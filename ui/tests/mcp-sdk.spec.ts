@@ -43,7 +43,7 @@ test("every tool answers the SDK's client over stdio, each answer within its out
     await client.connect(
       new StdioClientTransport({
         command: binary,
-        args: ["mcp", repo],
+        args: ["mcp", repo, "--toolsets", "all"],
         stderr: "ignore",
         // the repository's own state folder, whatever the runner's environment says
         env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? repo, RUST_LOG: "warn" },

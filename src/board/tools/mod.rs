@@ -34,6 +34,7 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
         effect: crate::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     }
 }
 

@@ -25,7 +25,8 @@ impl Tool for DocsAudit {
     const SPEC: ToolSpec = spec(
         "cos_docs_audit",
         "Audits the documents' hash-chained history and stored contents; answers the head {seq, entry_hash} to keep as a checkpoint and, when it fails, the first bad entry (writes are then refused with E_INTEGRITY until it passes).",
-    );
+    )
+    .for_upkeep();
 
     fn run(context: &ToolContext, input: AuditInput) -> Result<Answer<AuditReport>, ToolError> {
         ready(context)?;
@@ -58,7 +59,9 @@ impl Tool for DocsScan {
         "cos_docs_scan",
         "Notices edits made outside the hub (an editor, git checkout) in every mount now and records them as revisions with source external.",
     )
-    .writing(false, true);
+    .writing(false, true)
+    // every read catches up with outside edits, and `cos serve` watches the mounts
+    .for_upkeep();
 
     fn run(context: &ToolContext, input: ScanInput) -> Result<Answer<ScanReport>, ToolError> {
         let mounts = ready(context)?;

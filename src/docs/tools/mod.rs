@@ -31,6 +31,7 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
         effect: crate::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     }
     .within_agent_budget(COMPACT_BUDGET)
 }

@@ -49,7 +49,8 @@ impl Tool for SearchIndex {
         "cos_search_index",
         "Brings the search index level with every area it follows (graph, board, documents, agent evidence) now (every cos_search does so first; this does it ahead of one). Answers what it took in.",
         &[],
-    );
+    )
+    .for_upkeep();
 
     fn run(
         context: &ToolContext,

@@ -191,6 +191,7 @@ impl Tool for EchoTool {
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     };
     fn run(_: &ToolContext, input: EchoInput) -> Result<Answer<Self::Output>, ToolError> {
         let mut map = Map::new();
@@ -245,6 +246,7 @@ impl Tool for SlowReadTool {
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     };
     fn run(_: &ToolContext, input: SlowInput) -> Result<Answer<Self::Output>, ToolError> {
         slept(input)
@@ -278,6 +280,7 @@ impl Tool for PanicTool {
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     };
     fn run(_: &ToolContext, _: NoArgs) -> Result<Answer<Self::Output>, ToolError> {
         panic!("deliberate test panic at /secret/internal/path.rs")
@@ -302,6 +305,7 @@ impl Tool for FailTool {
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     };
     fn run(_: &ToolContext, input: FailInput) -> Result<Answer<Self::Output>, ToolError> {
         Err(ToolError::from(ErrorBody::new(
@@ -332,6 +336,7 @@ impl Tool for BigTool {
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     };
     fn run(_: &ToolContext, input: BigInput) -> Result<Answer<Self::Output>, ToolError> {
         let results: Vec<Value> = (0..input.count)
@@ -360,6 +365,7 @@ impl Tool for SqlErrorTool {
         effect: cos_hub::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
+        upkeep: false,
     };
     fn run(context: &ToolContext, _: NoArgs) -> Result<Answer<Self::Output>, ToolError> {
         context
