@@ -1166,17 +1166,20 @@ fn cos_docs_moves_and_deletes_from_the_shell_and_names_the_request_it_made_up() 
     assert_eq!(ops, ["delete", "move", "create"], "newest first");
 }
 
+/// `cos ARGS` in `repo`: its exit code, stdout and stderr.
+fn exit_out_err(repo: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let output = cos(repo).args(args).output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
 #[test]
 fn cos_setup_writes_each_clients_file_merged_idempotent_and_removable() {
     let repo = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let output = cos(repo.path()).args(args).output().unwrap();
-        (
-            output.status.code(),
-            String::from_utf8(output.stdout).unwrap(),
-            String::from_utf8(output.stderr).unwrap(),
-        )
-    };
+    let run = |args: &[&str]| exit_out_err(repo.path(), args);
     // Claude Code: a project file that already lists another server
     std::fs::write(
         repo.path().join(".mcp.json"),
@@ -1254,14 +1257,7 @@ fn cos_setup_writes_each_clients_file_merged_idempotent_and_removable() {
 #[test]
 fn cos_task_lists_shows_adds_edits_moves_claims_and_refuses_in_plain_words() {
     let repo = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let output = cos(repo.path()).args(args).output().unwrap();
-        (
-            output.status.code(),
-            String::from_utf8(output.stdout).unwrap(),
-            String::from_utf8(output.stderr).unwrap(),
-        )
-    };
+    let run = |args: &[&str]| exit_out_err(repo.path(), args);
     let (code, out, err) = run(&[
         "task",
         "add",

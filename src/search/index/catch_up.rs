@@ -462,8 +462,17 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_database_of_the_first_search_schema_is_indexed_again_and_searched() {
+    /// Where `needle_here` is found in a repository holding only `a.py`.
+    fn needle_places() -> [String; 2] {
+        [
+            r#""symbols" "a.py":1"#.to_string(),
+            r#""code" "a.py":1"#.to_string(),
+        ]
+    }
+
+    /// A repository holding `a.py` and its hub's config, indexed and searched
+    /// once by a hub that is closed again.
+    fn indexed_repository() -> (tempfile::TempDir, HubConfig, Hub) {
         let repo = tempfile::tempdir().unwrap();
         std::fs::write(
             repo.path().join("a.py"),
@@ -471,15 +480,19 @@ mod tests {
         )
         .unwrap();
         let config = HubConfig::for_repo(repo.path(), None);
-        let expected = [
-            r#""symbols" "a.py":1"#.to_string(),
-            r#""code" "a.py":1"#.to_string(),
-        ];
+        let hub = Hub::open(config.clone(), crate::hub::default_registry()).unwrap();
+        hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
+            .unwrap();
+        assert_eq!(hit_places(&hub, "needle_here"), needle_places());
+        (repo, config, hub)
+    }
+
+    #[test]
+    fn a_database_of_the_first_search_schema_is_indexed_again_and_searched() {
+        let expected = needle_places();
+        let (_repo, config, hub) = indexed_repository();
         {
-            let hub = Hub::open(config.clone(), crate::hub::default_registry()).unwrap();
-            hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
-                .unwrap();
-            assert_eq!(hit_places(&hub, "needle_here"), expected);
+            let hub = hub;
             // items and texts in the tables of the first version of the
             // schema (empty here), the units and sources as they were
             let tables = [
@@ -556,22 +569,10 @@ mod tests {
 
     #[test]
     fn units_named_before_the_fourth_schema_are_found_once_after_it() {
-        let repo = tempfile::tempdir().unwrap();
-        std::fs::write(
-            repo.path().join("a.py"),
-            "def needle_here():\n    return 1\n",
-        )
-        .unwrap();
-        let config = HubConfig::for_repo(repo.path(), None);
-        let expected = [
-            r#""symbols" "a.py":1"#.to_string(),
-            r#""code" "a.py":1"#.to_string(),
-        ];
+        let expected = needle_places();
+        let (_repo, config, hub) = indexed_repository();
         {
-            let hub = Hub::open(config.clone(), crate::hub::default_registry()).unwrap();
-            hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
-                .unwrap();
-            assert_eq!(hit_places(&hub, "needle_here"), expected);
+            let hub = hub;
             // the index as the third schema kept it: units named by kind,
             // no test columns
             hub.state()
