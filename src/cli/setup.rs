@@ -123,18 +123,28 @@ fn plan(client: Client, path: &Path, remove: bool) -> Result<(Change, Option<Str
 
 fn report(args: &SetupArgs, path: &Path, change: Change, text: Option<&str>) -> i32 {
     let (client, shown) = (args.client.name(), path.display());
+    let (add, update, remove, nothing) = if args.dry_run {
+        (
+            "would add",
+            "would update",
+            "would remove",
+            "nothing would change",
+        )
+    } else {
+        ("added", "updated", "removed", "nothing changed")
+    };
     let said = match change {
-        Change::Added => format!("added the {SERVER} server to {shown} for {client}"),
-        Change::Updated => format!("updated the {SERVER} server in {shown} for {client}"),
+        Change::Added => format!("{add} the {SERVER} server to {shown} for {client}"),
+        Change::Updated => format!("{update} the {SERVER} server in {shown} for {client}"),
         Change::Unchanged => {
-            format!("{shown} already has the {SERVER} server for {client}: nothing changed")
+            format!("{shown} already has the {SERVER} server for {client}: {nothing}")
         }
-        Change::Removed => format!("removed the {SERVER} server from {shown}"),
-        Change::Absent => format!("{shown} has no {SERVER} server: nothing changed"),
+        Change::Removed => format!("{remove} the {SERVER} server from {shown}"),
+        Change::Absent => format!("{shown} has no {SERVER} server: {nothing}"),
     };
     let changes = !matches!(change, Change::Unchanged | Change::Absent);
     if args.dry_run {
-        println!("would have {said} (--dry-run: nothing written)");
+        println!("{said} (--dry-run: nothing written)");
         if changes {
             match text {
                 Some(text) => print!("{text}"),
