@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
 
-use super::{call, print_envelope};
+use super::{call, call_for_data, print_envelope};
 use crate::envelope::Budget;
 use crate::tools::Hub;
 
@@ -193,45 +193,26 @@ pub fn run(command: TaskCommand, hub: &Hub) -> i32 {
 /// What a line of output is made from.
 type Shape = fn(&Value, &Painter) -> String;
 
-/// The tool, its arguments, whether to print the envelope, and how to show its data.
-fn request(command: TaskCommand, hub: &Hub) -> Result<(&'static str, Value, bool, Shape), i32> {
+/// What a subcommand asks of which tool.
+fn request(command: TaskCommand, hub: &Hub) -> Result<Request, i32> {
     Ok(match command {
         TaskCommand::List {
             filters,
             status,
             limit,
             output,
-        } => {
-            let mut arguments = filters.arguments();
-            put(&mut arguments, "status", status);
-            arguments.insert("limit".into(), json!(limit));
-            (
-                "cos_task_search",
-                Value::Object(arguments),
-                output.json,
-                card_lines,
-            )
-        }
+        } => listing(filters, None, status, limit, &output),
         TaskCommand::Search {
             text,
             status,
             filters,
             limit,
             output,
-        } => {
-            let mut arguments = filters.arguments();
-            arguments.insert("text".into(), json!(text));
-            put(&mut arguments, "status", status);
-            arguments.insert("limit".into(), json!(limit));
-            (
-                "cos_task_search",
-                Value::Object(arguments),
-                output.json,
-                card_lines,
-            )
-        }
+        } => listing(filters, Some(text), status, limit, &output),
         TaskCommand::Show { id, output } => {
-            ("cos_task_show", json!({"id": id}), output.json, task_text)
+            let mut arguments = Map::new();
+            arguments.insert("id".into(), json!(id));
+            ask("cos_task_show", arguments, &output, task_text)
         }
         TaskCommand::Add {
             title,
@@ -258,12 +239,7 @@ fn request(command: TaskCommand, hub: &Hub) -> Result<(&'static str, Value, bool
             put(&mut arguments, "epic", epic);
             put(&mut arguments, "status", status);
             actor.put(&mut arguments)?;
-            (
-                "cos_task_create",
-                Value::Object(arguments),
-                output.json,
-                task_text,
-            )
+            ask("cos_task_create", arguments, &output, task_text)
         }
         TaskCommand::Edit {
             id,
@@ -297,12 +273,7 @@ fn request(command: TaskCommand, hub: &Hub) -> Result<(&'static str, Value, bool
             arguments.insert("version".into(), json!(version));
             arguments.insert("changes".into(), Value::Object(changes));
             actor.put(&mut arguments)?;
-            (
-                "cos_task_edit",
-                Value::Object(arguments),
-                output.json,
-                task_text,
-            )
+            ask("cos_task_edit", arguments, &output, task_text)
         }
         TaskCommand::Move {
             id,
@@ -323,12 +294,7 @@ fn request(command: TaskCommand, hub: &Hub) -> Result<(&'static str, Value, bool
             arguments.insert("from".into(), json!(from));
             arguments.insert("to".into(), json!(to));
             actor.put(&mut arguments)?;
-            (
-                "cos_task_move",
-                Value::Object(arguments),
-                output.json,
-                task_text,
-            )
+            ask("cos_task_move", arguments, &output, task_text)
         }
         TaskCommand::Claim {
             filters,
@@ -337,20 +303,44 @@ fn request(command: TaskCommand, hub: &Hub) -> Result<(&'static str, Value, bool
         } => {
             let mut arguments = filters.arguments();
             actor.put(&mut arguments)?;
-            (
-                "cos_task_claim_next",
-                Value::Object(arguments),
-                output.json,
-                claim_text,
-            )
+            ask("cos_task_claim_next", arguments, &output, claim_text)
         }
-        TaskCommand::History { id, limit, output } => (
-            "cos_task_history",
-            json!({"id": id, "limit": limit}),
-            output.json,
-            history_lines,
-        ),
+        TaskCommand::History { id, limit, output } => {
+            let mut arguments = Map::new();
+            arguments.insert("id".into(), json!(id));
+            arguments.insert("limit".into(), json!(limit));
+            ask("cos_task_history", arguments, &output, history_lines)
+        }
     })
+}
+
+/// A tool call of a subcommand: the tool, its arguments, whether to print
+/// the envelope, and how to show its data.
+type Request = (&'static str, Value, bool, Shape);
+
+fn ask(
+    tool: &'static str,
+    arguments: Map<String, Value>,
+    output: &Output,
+    shape: Shape,
+) -> Request {
+    (tool, Value::Object(arguments), output.json, shape)
+}
+
+/// A search of the board's tasks: every task (by status and position) when
+/// `text` is `None`.
+fn listing(
+    filters: Filters,
+    text: Option<String>,
+    status: Option<String>,
+    limit: u32,
+    output: &Output,
+) -> Request {
+    let mut arguments = filters.arguments();
+    put(&mut arguments, "text", text);
+    put(&mut arguments, "status", status);
+    arguments.insert("limit".into(), json!(limit));
+    ask("cos_task_search", arguments, output, card_lines)
 }
 
 impl Filters {
@@ -404,12 +394,7 @@ fn text_or_stdin(text: String) -> Result<String, i32> {
 
 /// The task as it is now, for a default `--version` or `--from`.
 fn current(hub: &Hub, id: &str) -> Result<Value, i32> {
-    let mut envelope = call(hub, "cos_task_show", json!({"id": id}), Budget::None)?;
-    if envelope["ok"] != Value::Bool(true) {
-        eprintln!("cos task: {}", refusal(&envelope["error"]));
-        return Err(1);
-    }
-    Ok(envelope["data"].take())
+    call_for_data(hub, "cos_task_show", json!({"id": id}))
 }
 
 /// A refusal in plain words: the message, and what to do when it says.

@@ -62,10 +62,10 @@ pub fn instructions(registry: &Registry, filter: &ToolFilter) -> String {
         String::new()
     } else {
         format!(
-            " Not listed in this session: {} -- reach them with `cos mcp --toolsets all` (or the toolset named), or the header X-MCP-Toolsets: all on /mcp{}.",
+            " Not listed here: {} -- reach them with `cos mcp --toolsets all` (or the toolset named), or the header X-MCP-Toolsets: all on /mcp{}.",
             hidden.join(", "),
             if filter.read_only() {
-                "; this session is read-only"
+                "; tools that write are left out (read-only)"
             } else {
                 ""
             }
@@ -143,7 +143,7 @@ impl ServerHandler for McpServer {
         if !filter.chooses(tool) {
             return Err(ErrorData::invalid_params(
                 format!(
-                    "{} is not in this session's toolsets; ask for it with `cos mcp --toolsets all` or the header X-MCP-Toolsets: all",
+                    "{} is not among the toolsets this client asked for; ask for it with `cos mcp --toolsets all` or the header X-MCP-Toolsets: all",
                     request.name
                 ),
                 None,
@@ -171,7 +171,7 @@ fn read_only_refusal(tool: &str) -> Value {
         &ErrorBody::new(
             Category::Permission,
             Code::E_READ_ONLY,
-            format!("{tool} writes, and this MCP session is read-only (cos mcp --read-only or the header X-MCP-Readonly)"),
+            format!("{tool} writes, and this client asked for read-only tools (cos mcp --read-only or the header X-MCP-Readonly)"),
         )
         .with_details(json!({"tool": tool})),
     )

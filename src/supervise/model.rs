@@ -153,7 +153,7 @@ pub struct SessionSummary {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SessionList {
     pub sessions: Vec<SessionSummary>,
-    /// Continues the listing after the last session here.
+    /// Pass back as `cursor` to continue the listing past these; null when none remain.
     pub next_cursor: Option<String>,
 }
 

@@ -873,7 +873,7 @@ async fn toolsets_tools_and_read_only_choose_what_a_session_lists_and_calls() {
         )
         .await;
     assert!(
-        format!("{refused:?}").contains("not in this session's toolsets"),
+        format!("{refused:?}").contains("not among the toolsets this client asked for"),
         "{refused:?}"
     );
     client.cancel().await.unwrap();

@@ -1337,7 +1337,7 @@ export interface components {
         ApiOk_SessionList: {
             /** @description A page of sessions. */
             data: {
-                /** @description Continues the listing after the last session here. */
+                /** @description Pass back as `cursor` to continue the listing past these; null when none remain. */
                 next_cursor?: string | null;
                 sessions: components["schemas"]["SessionSummary"][];
             };
@@ -2549,7 +2549,7 @@ export interface components {
         };
         /** @description A page of sessions. */
         SessionList: {
-            /** @description Continues the listing after the last session here. */
+            /** @description Pass back as `cursor` to continue the listing past these; null when none remain. */
             next_cursor?: string | null;
             sessions: components["schemas"]["SessionSummary"][];
         };
