@@ -171,7 +171,7 @@ impl ActorKind {
 #[serde(deny_unknown_fields)]
 pub struct Actor {
     pub kind: ActorKind,
-    /// A person's name, an agent session id, or a system job name.
+    /// A person's name, an agent's session id or a job name.
     #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub id: String,
 }

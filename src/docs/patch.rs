@@ -17,9 +17,8 @@ use crate::tools::ToolError;
 /// At most this many operations in one patch.
 pub const MAX_OPERATIONS: usize = 100;
 
-/// One edit. Sections are addressed by heading path (`Setup/Install`) or
-/// anchor; a section's body is what follows its heading up to the next
-/// heading of the same or a higher level (subsections included).
+/// One edit. A section is named by its heading path (`Setup/Install`) or
+/// anchor; its body runs to the next heading of the same or a higher level.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Operation {
@@ -50,8 +49,7 @@ pub enum Operation {
     Append { content: String },
     /// Adds to the start of the document (after front matter, if any).
     Prepend { content: String },
-    /// Replaces the whole document: an edit made in an editor, or a past
-    /// revision restored. The base still guards it like any other patch.
+    /// Replaces the whole document (an editor's edit, a past revision).
     ReplaceAll { content: String },
 }
 

@@ -413,9 +413,8 @@ pub struct ExportInput {
     /// 1 to 10 (default 3).
     #[schema(minimum = 1, maximum = 10)]
     pub max_hops: Option<u32>,
-    /// 1 to 2,000 (default 500). Agents that leave it out get the answer
-    /// trimmed to the agent budget (the best-connected nodes and the edges
-    /// between them); agents that set it get the graph tier.
+    /// 1 to 2,000 (default 500). Left out, an agent gets the best-connected
+    /// nodes that fit its budget.
     #[schema(minimum = 1, maximum = 2000)]
     pub max_nodes: Option<u32>,
 }

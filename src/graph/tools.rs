@@ -108,8 +108,8 @@ impl Tool for GraphIndex {
     type Output = IndexSummary;
     const SPEC: ToolSpec = spec(
         "cos_graph_index",
-        "Indexes the repository into the graph: walks it as git sees it, parses new and changed files \
-         (Python, Rust, TypeScript, JavaScript, Go, Markdown) on all cores, and resolves imports, calls, bases and links across files.",
+        "Indexes the repository into the graph: parses new and changed files (Python, Rust, TypeScript, \
+         JavaScript, Go, Markdown) as git sees them and resolves imports, calls, bases and links across files.",
     ).writing(false, true)
     // `cos serve` and `cos mcp` index at start and follow saves
     .for_upkeep();

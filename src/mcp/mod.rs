@@ -14,9 +14,10 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 
+mod lean;
 mod screen;
 pub mod sessions;
 mod stdio;
@@ -31,7 +32,8 @@ use crate::tools::{Hub, RegisteredTool, Registry, Source};
 /// The rules an agent needs before any tool; the tools themselves are listed
 /// from the registry, so a new area reaches agents by registration alone.
 const CONTRACT: &str = "Every answer is an envelope: {ok: true, data: {..., meta}} or {ok: false, error: \
-{category, code, retryable, message, details}}. On error, act on category: validation -> fix the field named in \
+{category, code, retryable, message, details}}; code is one of a closed list (the REST spec at /api/openapi.json \
+lists them). On error, act on category: validation -> fix the field named in \
 details.field and retry; conflict -> re-read (details.current holds the fresh state) and re-apply; \
 transient/unavailable -> retry later (retryable is true); module_disabled -> the message says how to enable the \
 module; not_found -> check the id. Answers are trimmed to about 32,000 characters: when meta.truncated is true, \
@@ -71,8 +73,12 @@ pub fn instructions(registry: &Registry, filter: &ToolFilter) -> String {
             }
         )
     };
+    let categories = crate::envelope::Category::ALL
+        .map(|c| c.as_str())
+        .join(", ");
     format!(
-        "cos-hub: a local work hub for this repository. Tools by module -- {}.{rest} {CONTRACT}",
+        "cos-hub: a local work hub for this repository. Tools by module -- {}.{rest} {CONTRACT} \
+         The categories: {categories}.",
         listing.join("; ")
     )
 }
@@ -83,11 +89,18 @@ pub struct McpServer {
     hub: Hub,
     /// The tools it lists and calls, before a request's headers narrow them.
     filter: ToolFilter,
+    /// Every tool's lean definition, in the registry's order, made once.
+    definitions: Arc<Vec<Tool>>,
 }
 
 impl McpServer {
     pub fn new(hub: Hub, filter: ToolFilter) -> McpServer {
-        McpServer { hub, filter }
+        let definitions = Arc::new(hub.registry().iter().map(describe).collect());
+        McpServer {
+            hub,
+            filter,
+            definitions,
+        }
     }
 
     /// The filter of one request: the server's, narrowed by the HTTP
@@ -120,8 +133,9 @@ impl ServerHandler for McpServer {
             self.hub
                 .registry()
                 .iter()
-                .filter(|tool| filter.allows(tool))
-                .map(describe)
+                .zip(self.definitions.iter())
+                .filter(|(tool, _)| filter.allows(tool))
+                .map(|(_, definition)| definition.clone())
                 .collect(),
         ))
     }
@@ -191,81 +205,19 @@ fn result_of(envelope: Value) -> CallToolResult {
 }
 
 fn describe(tool: &RegisteredTool) -> Tool {
-    let input = as_object(tool.input_schema.clone());
     let effect = tool.spec.effect;
     let annotations = ToolAnnotations::new()
         .read_only(effect.read_only)
         .destructive(effect.destructive)
         .idempotent(effect.idempotent)
         .open_world(false);
-    Tool::new(tool.spec.name, tool.spec.description, Arc::new(input))
-        .with_raw_output_schema(Arc::new(envelope_schema(&tool.output_schema)))
-        .with_annotations(annotations)
-}
-
-fn as_object(schema: Value) -> Map<String, Value> {
-    match schema {
-        Value::Object(map) => map,
-        _ => {
-            let mut map = Map::new();
-            map.insert("type".into(), Value::String("object".into()));
-            map
-        }
-    }
-}
-
-/// The shape of `structuredContent`: a success envelope whose `data` is the
-/// tool's output plus `meta`, or a fail envelope.
-fn envelope_schema(output: &Value) -> Map<String, Value> {
-    let mut data = output.clone();
-    let definitions = data.as_object_mut().and_then(|o| o.remove("$defs"));
-    if let Some(object) = data.as_object_mut() {
-        let properties = object.entry("properties").or_insert_with(|| json!({}));
-        if let Some(properties) = properties.as_object_mut() {
-            properties.insert("meta".into(), meta_schema());
-        }
-    }
-    let mut schema = as_object(json!({
-        "type": "object",
-        "oneOf": [
-            {"type": "object", "required": ["ok", "data"],
-             "properties": {"ok": {"const": true}, "data": data}},
-            {"type": "object", "required": ["ok", "error"],
-             "properties": {"ok": {"const": false}, "error": error_schema()}}
-        ]
-    }));
-    if let Some(definitions) = definitions {
-        schema.insert("$defs".into(), definitions);
-    }
-    schema
-}
-
-fn meta_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["layer", "tokens_estimated", "truncated"],
-        "properties": {
-            "layer": {"type": "string"},
-            "tokens_estimated": {"type": "integer", "minimum": 0},
-            "truncated": {"type": "boolean"}
-        },
-        "additionalProperties": true
-    })
-}
-
-fn error_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["category", "code", "retryable", "message"],
-        "properties": {
-            "category": {"type": "string", "enum": crate::envelope::Category::ALL.map(|c| c.as_str())},
-            "code": {"type": "string", "enum": crate::envelope::Code::names()},
-            "retryable": {"type": "boolean"},
-            "message": {"type": "string"},
-            "details": {},
-            "error_id": {"type": "string"}
-        }
-    })
+    Tool::new(
+        tool.spec.name,
+        tool.spec.description,
+        Arc::new(lean::input_schema(&tool.input_schema)),
+    )
+    .with_raw_output_schema(Arc::new(lean::output_schema(&tool.output_schema)))
+    .with_annotations(annotations)
 }
 
 /// The streamable HTTP service mounted at `/mcp`, behind the JSON-RPC screen,
@@ -276,8 +228,9 @@ pub fn http_service(hub: Hub, body_limit: usize, limits: sessions::SessionLimits
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_max_request_body_bytes(body_limit);
+    let server = McpServer::new(hub, ToolFilter::default());
     let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(hub.clone(), ToolFilter::default())),
+        move || Ok(server.clone()),
         sessions::BoundedSessions::new(limits).into(),
         config,
     );

@@ -124,7 +124,7 @@ impl Tool for Search {
     type Output = SearchAnswer;
     const SPEC: ToolSpec = spec(
         "cos_search",
-        "One ranked search over code symbols, code text, documents, tasks and agent evidence: identifier-aware words, \"phrases\", prefix*, -exclusions, /regex/ over code, and area:/kind:/path:/lang:/status: filters. Each hit says why it matched and what opens it.",
+        "One ranked search over code symbols, code text, documents, tasks and agent evidence (the query's forms are under q). Each hit says why it matched and what opens it.",
         &["hits"],
     );
 

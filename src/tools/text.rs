@@ -29,6 +29,10 @@ pub struct SchemaRule {
     pub marker: &'static str,
     pub pattern: fn() -> String,
     pub lengths: Option<(usize, usize)>,
+    /// The rule in a few words, for definitions a model reads instead of
+    /// the pattern (mcp::lean).
+    /// None where the field's type says enough.
+    pub phrase: Option<&'static str>,
 }
 
 pub const SCHEMA_RULES: [SchemaRule; 7] = [
@@ -37,27 +41,32 @@ pub const SCHEMA_RULES: [SchemaRule; 7] = [
         marker: "cos-not-blank",
         pattern: not_blank_pattern,
         lengths: None,
+        phrase: None,
     },
     SchemaRule {
         marker: "cos-name",
         pattern: name_pattern,
         lengths: None,
+        phrase: None,
     },
     SchemaRule {
         marker: "cos-visible-name",
         pattern: visible_name_pattern,
         lengths: None,
+        phrase: None,
     },
     SchemaRule {
         marker: "cos-prose",
         pattern: prose_pattern,
         lengths: None,
+        phrase: None,
     },
     // labels and other short lists of names (board::validate::check_text_list)
     SchemaRule {
         marker: "cos-name-list",
         pattern: visible_name_pattern,
         lengths: Some((1, MAX_LIST_ITEM_CHARS)),
+        phrase: None,
     },
     // a document's path in its mount; the rest of the path rules (bytes,
     // dot segments, percent-encoding, excluded folders) only the mount checks
@@ -65,14 +74,21 @@ pub const SCHEMA_RULES: [SchemaRule; 7] = [
         marker: "cos-markdown-path",
         pattern: markdown_path_pattern,
         lengths: Some((1, 1024)),
+        phrase: Some("A relative path to a .md or .markdown file."),
     },
     // a folder in a mount, to list under: empty (or slashes) for the whole mount
     SchemaRule {
         marker: "cos-folder-prefix",
         pattern: folder_prefix_pattern,
         lengths: None,
+        phrase: Some("A relative folder; empty for the whole mount."),
     },
 ];
+
+/// The rule a published pattern spells, if it spells one.
+pub fn rule_spelled_by(pattern: &str) -> Option<&'static SchemaRule> {
+    SCHEMA_RULES.iter().find(|rule| (rule.pattern)() == pattern)
+}
 
 /// The path rules a Markdown path and a folder prefix share, as ECMA-262
 /// lookaheads (the regex crate has none): no drive letter, no

@@ -37,8 +37,8 @@ impl Tool for TaskMove {
     type Output = Task;
     const SPEC: ToolSpec = spec(
         "cos_task_move",
-        "Moves a task to another status (compare-and-set on `from`). Refusals: INVALID_TRANSITION (400, with \
-         allowed targets), WIP_LIMIT (409, with occupants), DEPENDENCY_OPEN (409), STALE_STATE (409, current task).",
+        "Moves a task to another status if it is still in `from`. Refused with INVALID_TRANSITION (with the \
+         allowed targets), WIP_LIMIT (with the occupants), DEPENDENCY_OPEN or STALE_STATE (with the task now).",
     ).writing(false, true);
 
     fn run(context: &ToolContext, input: MoveInput) -> Result<Answer<Task>, ToolError> {
@@ -133,7 +133,7 @@ impl Tool for TaskReposition {
     const SPEC: ToolSpec = spec(
         "cos_task_reposition",
         "Reorders a task within its column: give exactly one of `before` or `after` (another task in the same column). \
-         An anchor in another column is STALE_STATE (409, details.current holds the anchor as it is now).",
+         An anchor in another column is STALE_STATE, with the anchor as it is now in details.current.",
     ).writing(false, true);
 
     fn run(context: &ToolContext, input: RepositionInput) -> Result<Answer<Task>, ToolError> {

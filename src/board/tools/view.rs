@@ -82,9 +82,8 @@ impl Tool for TaskBoard {
     type Output = Shared<Board>;
     const SPEC: ToolSpec = spec(
         "cos_task_board",
-        "The board: one column per status with cards, totals and WIP state. Active columns come whole; complete \
-         and archive are paged newest-completed first with opaque cursors (at most 200 a page). A column cut to \
-         the budget has a next_cursor; pass it as cursor for the rest of that column.",
+        "The board: one column per status with cards, totals and WIP state; complete and archive are paged, \
+         newest first. A column cut short has a next_cursor: pass it as cursor for the rest of it.",
     );
 
     fn run(context: &ToolContext, input: BoardInput) -> Result<Answer<Shared<Board>>, ToolError> {

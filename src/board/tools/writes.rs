@@ -100,8 +100,7 @@ pub(super) fn commit_change(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInput {
-    /// 1 to 200 characters, at least one of them visible; no control or
-    /// invisible formatting characters.
+    /// At least one visible character; no control or invisible ones.
     #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub title: String,
     /// Markdown, kept as written.
@@ -113,10 +112,10 @@ pub struct CreateInput {
     pub priority: Priority,
     /// One of the board's swimlanes (default: the first configured).
     pub swimlane: Option<String>,
-    /// At most 200 characters, no control characters.
+    /// No control characters.
     #[schema(max_length = 200, format = "cos-name")]
     pub epic: Option<String>,
-    /// At most 100, each 1 to 500 visible characters.
+    /// Each with a visible character.
     #[serde(default)]
     #[schema(max_items = 100, format = "cos-name-list")]
     pub labels: Vec<String>,
@@ -127,7 +126,7 @@ pub struct CreateInput {
     #[serde(default)]
     #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub depends_on: Vec<String>,
-    /// At most 100, each 1 to 500 visible characters.
+    /// Each with a visible character.
     #[serde(default)]
     #[schema(max_items = 100, format = "cos-name-list")]
     pub references: Vec<String>,
@@ -245,7 +244,7 @@ fn checked_new_task(input: &CreateInput) -> Result<Status, ToolError> {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskChanges {
-    /// 1 to 200 characters, at least one of them visible.
+    /// At least one visible character.
     #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub title: Option<String>,
     pub description: Option<String>,
@@ -255,7 +254,7 @@ pub struct TaskChanges {
     #[serde(default, deserialize_with = "clearable")]
     #[schema(value_type = Option<String>, max_length = 200, format = "cos-name")]
     pub epic: Option<Option<String>>,
-    /// At most 100, each 1 to 500 visible characters.
+    /// Each with a visible character.
     #[schema(max_items = 100, format = "cos-name-list")]
     pub labels: Option<Vec<String>>,
     #[serde(default, deserialize_with = "clearable")]
@@ -263,7 +262,7 @@ pub struct TaskChanges {
     pub appetite: Option<Option<String>>,
     #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub depends_on: Option<Vec<String>>,
-    /// At most 100, each 1 to 500 visible characters.
+    /// Each with a visible character.
     #[schema(max_items = 100, format = "cos-name-list")]
     pub references: Option<Vec<String>>,
 }

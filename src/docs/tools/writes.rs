@@ -54,8 +54,8 @@ pub struct DocCreateInput {
     pub path: String,
     /// The document's Markdown.
     pub content: String,
-    /// 1 to 128 visible ASCII characters, new for each intent; resend the
-    /// same one only with the identical request.
+    /// New for each intent; resend the same one only with the identical
+    /// request.
     #[schema(min_length = 1, max_length = 128, pattern = "^[!-~]+$")]
     pub request_id: String,
     /// Who to record (default: the front door's caller).
@@ -70,7 +70,7 @@ impl Tool for DocsCreate {
     type Output = Receipt;
     const SPEC: ToolSpec = spec(
         "cos_docs_create",
-        "Creates a document (refused if one exists at the path). Answers a receipt {request_id, state, document, previous, seq, durable}; the same request_id with the same request returns that receipt again without writing.",
+        "Creates a document (refused if one exists at the path). Answers a receipt; the same request_id with the same request returns that receipt again without writing.",
     )
     .writing(false, true);
 
@@ -112,7 +112,7 @@ impl Tool for DocsPatch {
     type Output = Receipt;
     const SPEC: ToolSpec = spec(
         "cos_docs_patch",
-        "Edits a document by operations (replace_section, insert_before_section, insert_after_section, append_to_section, delete_section, replace_text, append, prepend, replace_all), all or nothing, if it is still at base {rev, hash}. On STALE_REVISION re-read, rebase and send with a new request_id; if the outcome is uncertain, check cos_docs_receipt or resend the identical patch with the same request_id.",
+        "Edits a document by operations on its sections or text, all or nothing, if it is still at base {rev, hash}; answers a receipt. On STALE_REVISION re-read, rebase and send with a new request_id; if the outcome is uncertain, check cos_docs_receipt or resend the identical patch with the same request_id.",
     )
     .writing(true, true);
 

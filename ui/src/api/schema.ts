@@ -802,7 +802,7 @@ export interface components {
          */
         Access: "read_write" | "read_only";
         Actor: {
-            /** @description A person's name, an agent session id, or a system job name. */
+            /** @description A person's name, an agent's session id or a job name. */
             id: string;
             kind: components["schemas"]["ActorKind"];
         };
@@ -1622,13 +1622,13 @@ export interface components {
             depends_on?: string[];
             /** @description Markdown, kept as written. */
             description?: string;
-            /** @description At most 200 characters, no control characters. */
+            /** @description No control characters. */
             epic?: string | null;
             kind?: components["schemas"]["Kind"];
-            /** @description At most 100, each 1 to 500 visible characters. */
+            /** @description Each with a visible character. */
             labels?: string[];
             priority?: components["schemas"]["Priority"];
-            /** @description At most 100, each 1 to 500 visible characters. */
+            /** @description Each with a visible character. */
             references?: string[];
             /**
              * @description icebox (default) or emergency.
@@ -1637,10 +1637,7 @@ export interface components {
             status?: "icebox" | "emergency";
             /** @description One of the board's swimlanes (default: the first configured). */
             swimlane?: string | null;
-            /**
-             * @description 1 to 200 characters, at least one of them visible; no control or
-             *     invisible formatting characters.
-             */
+            /** @description At least one visible character; no control or invisible ones. */
             title: string;
         };
         Dependencies: {
@@ -1912,9 +1909,8 @@ export interface components {
             max_hops?: number | null;
             /**
              * Format: int32
-             * @description 1 to 2,000 (default 500). Agents that leave it out get the answer
-             *     trimmed to the agent budget (the best-connected nodes and the edges
-             *     between them); agents that set it get the graph tier.
+             * @description 1 to 2,000 (default 500). Left out, an agent gets the best-connected
+             *     nodes that fit its budget.
              */
             max_nodes?: number | null;
             /** @description Where to start (default: the repository's root folder). */
@@ -2193,9 +2189,8 @@ export interface components {
             uid?: string | null;
         };
         /**
-         * @description One edit. Sections are addressed by heading path (`Setup/Install`) or
-         *     anchor; a section's body is what follows its heading up to the next
-         *     heading of the same or a higher level (subsections included).
+         * @description One edit. A section is named by its heading path (`Setup/Install`) or
+         *     anchor; its body runs to the next heading of the same or a higher level.
          */
         Operation: {
             content: string;
@@ -2405,8 +2400,8 @@ export interface components {
             /** @description A list's cursor from `next_cursors`: that list alone, after the sites already seen. */
             cursor?: string | null;
             /**
-             * @description The new name: an identifier (letters, digits, underscores; not starting with a digit).
-             *     The spec states the ASCII form; letters and digits of other scripts are taken too.
+             * @description An identifier: letters, digits and underscores, not starting with a
+             *     digit (the pattern states ASCII; letters of any script are taken).
              */
             new_name: string;
             /** @description The symbol to rename: a uid, a path or a name. */
@@ -2662,13 +2657,13 @@ export interface components {
             description?: string | null;
             epic?: string | null;
             kind?: components["schemas"]["Kind"] | null;
-            /** @description At most 100, each 1 to 500 visible characters. */
+            /** @description Each with a visible character. */
             labels?: string[] | null;
             priority?: components["schemas"]["Priority"] | null;
-            /** @description At most 100, each 1 to 500 visible characters. */
+            /** @description Each with a visible character. */
             references?: string[] | null;
             swimlane?: string | null;
-            /** @description 1 to 200 characters, at least one of them visible. */
+            /** @description At least one visible character. */
             title?: string | null;
         };
         ToolInfo: {
@@ -4239,8 +4234,8 @@ export interface operations {
                 /** @description A previous page's `next_cursor`: the next page of the same read. */
                 cursor?: string;
                 /**
-                 * @description Largest page, in characters as the budget counts them (256 to 4194304;
-                 *     default: what fits the agent budget, or everything without one).
+                 * @description Largest page in characters (default: what fits the agent budget,
+                 *     or everything without one).
                  */
                 page_bytes?: number;
             };
