@@ -53,6 +53,8 @@ pub const AREA: Area = Area {
     revision: None,
     register,
     search: None,
+    resources: &[],
+    prompts: &[],
 };
 
 const MIGRATIONS: &[Migration] = &[

@@ -13,7 +13,9 @@ pub mod files;
 mod filters;
 pub mod model;
 mod paging;
+mod prompts;
 mod records;
+mod resources;
 mod rules;
 mod schema;
 mod searchable;
@@ -34,6 +36,8 @@ pub const AREA: Area = Area {
     revision: Some(revision),
     register,
     search: Some(&searchable::SEARCHABLE),
+    resources: resources::RESOURCES,
+    prompts: prompts::PROMPTS,
 };
 
 /// The board's revision, bumped by every write from any process.

@@ -24,6 +24,7 @@ mod paging;
 pub mod patch;
 mod paths;
 mod records;
+mod resources;
 mod schema;
 mod searchable;
 mod sections;
@@ -49,6 +50,8 @@ pub const AREA: Area = Area {
     revision: Some(revision),
     register,
     search: Some(&searchable::SEARCHABLE),
+    resources: resources::RESOURCES,
+    prompts: &[],
 };
 
 /// The documents' revision, bumped by every change from any process.

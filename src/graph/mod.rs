@@ -17,6 +17,7 @@ mod facts;
 pub mod index;
 mod left_out;
 pub mod plans;
+mod prompts;
 mod records;
 pub mod rename;
 mod resolve;
@@ -44,6 +45,8 @@ pub const AREA: Area = Area {
     revision: Some(revision),
     register,
     search: Some(&searchable::SEARCHABLE),
+    resources: &[],
+    prompts: prompts::PROMPTS,
 };
 
 pub use records::GraphNode;

@@ -7,26 +7,36 @@
 //! the agent budget; it must not hold business rules or reach into areas.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ServerCapabilities, SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
+use rmcp::service::SubscriptionContext;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+mod caller;
 mod lean;
+mod prompts;
+mod resources;
 mod screen;
 pub mod sessions;
 mod stdio;
+mod subscriptions;
 pub mod toolsets;
 
 pub use stdio::serve as serve_stdio;
 pub use toolsets::ToolFilter;
 
 use crate::envelope::Budget;
+use crate::events::ChangeFeed;
 use crate::tools::{Hub, RegisteredTool, Registry, Source};
 
 /// The rules an agent needs before any tool; the tools themselves are listed
@@ -91,16 +101,64 @@ pub struct McpServer {
     filter: ToolFilter,
     /// Every tool's lean definition, in the registry's order, made once.
     definitions: Arc<Vec<Tool>>,
+    /// What tells watched resources' changes.
+    feed: ChangeFeed,
+    /// This session's `resources/subscribe` list, and whether a follower
+    /// announces its changes yet.
+    watched: subscriptions::Watched,
+    following: Arc<AtomicBool>,
 }
 
 impl McpServer {
-    pub fn new(hub: Hub, filter: ToolFilter) -> McpServer {
+    pub fn new(hub: Hub, filter: ToolFilter, feed: ChangeFeed) -> McpServer {
         let definitions = Arc::new(hub.registry().iter().map(describe).collect());
         McpServer {
             hub,
             filter,
             definitions,
+            feed,
+            watched: Default::default(),
+            following: Default::default(),
         }
+    }
+
+    /// The handler of a new session: the same hub and definitions, nothing
+    /// watched yet.
+    fn for_session(&self) -> McpServer {
+        McpServer {
+            watched: Default::default(),
+            following: Default::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Starts this session's follower once: it announces each watched
+    /// resource's change until the client's transport closes.
+    fn follow(&self, peer: rmcp::Peer<RoleServer>) {
+        if self.following.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let announcer = peer.clone();
+        let announce = move |uri: String| {
+            let peer = announcer.clone();
+            async move {
+                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await
+                    .is_ok()
+            }
+        };
+        let closed = async move {
+            while !peer.is_transport_closed() {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        };
+        tokio::spawn(subscriptions::follow(
+            self.hub.clone(),
+            self.feed.subscribe(),
+            self.watched.clone(),
+            announce,
+            closed,
+        ));
     }
 
     /// The filter of one request: the server's, narrowed by the HTTP
@@ -118,7 +176,13 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .build();
+        InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("cos-hub", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions(self.hub.registry(), &self.filter))
     }
@@ -138,6 +202,118 @@ impl ServerHandler for McpServer {
                 .map(|(_, definition)| definition.clone())
                 .collect(),
         ))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|request| request.cursor);
+        resources::list(&self.hub, cursor)
+            .await
+            .map_err(|error| resources::refusal(&error))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates(&self.hub))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&self.hub, request.uri)
+            .await
+            .map(ReadResourceResponse::from)
+            .map_err(|error| resources::refusal(&error))
+    }
+
+    #[allow(deprecated)] // the 2025-11-25 way; listen below is 2026-07-28's
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let fingerprint = subscriptions::fingerprint(&self.hub, &request.uri)
+            .await
+            .map_err(|error| resources::refusal(&error))?;
+        self.watched
+            .add(request.uri, fingerprint)
+            .map_err(|error| resources::refusal(&error))?;
+        self.follow(context.peer);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.watched.remove(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let uris: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| resources::area_of(&self.hub, uri).is_some())
+            .take(subscriptions::MAX_WATCHED)
+            .cloned()
+            .collect();
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = Some(uris);
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let watched = subscriptions::Watched::default();
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            if let Ok(fingerprint) = subscriptions::fingerprint(&self.hub, uri).await {
+                watched.add(uri.clone(), fingerprint).ok();
+            }
+        }
+        let sink = context.sink();
+        let announce = |uri: String| async move { sink.notify_resource_updated(uri).await.is_ok() };
+        subscriptions::follow(
+            self.hub.clone(),
+            self.feed.subscribe(),
+            watched,
+            announce,
+            context.cancelled(),
+        )
+        .await;
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(prompts::list(&self.hub))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(&self.hub, &request.name, request.arguments)
+            .await
+            .map(GetPromptResponse::from)
+            .map_err(|error| prompts::refusal(&error))
     }
 
     async fn call_tool(
@@ -224,13 +400,18 @@ fn describe(tool: &RegisteredTool) -> Tool {
 /// taking request bodies of at most `body_limit` bytes. Host, Origin and token
 /// checks run in the hub's own middleware before this service, for REST and
 /// MCP alike.
-pub fn http_service(hub: Hub, body_limit: usize, limits: sessions::SessionLimits) -> axum::Router {
+pub fn http_service(
+    hub: Hub,
+    feed: ChangeFeed,
+    body_limit: usize,
+    limits: sessions::SessionLimits,
+) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_max_request_body_bytes(body_limit);
-    let server = McpServer::new(hub, ToolFilter::default());
+    let server = McpServer::new(hub, ToolFilter::default(), feed);
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.for_session()),
         sessions::BoundedSessions::new(limits).into(),
         config,
     );

@@ -80,8 +80,10 @@ pub async fn serve(
         let _ = relay_write.shutdown().await;
     });
     // the relays run before the server starts: it waits for initialize to come through them
+    // the change feed that announces watched resources' changes
+    let (feed, watcher) = crate::events::start(hub.clone());
     let outcome = match rmcp::ServiceExt::serve(
-        super::McpServer::new(hub.clone(), filter),
+        super::McpServer::new(hub.clone(), filter, feed),
         tokio::io::split(server_side),
     )
     .await
@@ -94,6 +96,7 @@ pub async fn serve(
         Err(error) => Err(error.to_string()),
     };
     reader.abort();
+    watcher.abort();
     let _ = forward.await;
     let _ = writer.await;
     hub.close().await;

@@ -41,6 +41,8 @@ pub const AREA: Area = Area {
     revision: Some(revision),
     register,
     search: None,
+    resources: &[],
+    prompts: &[],
 };
 
 /// The index's revision: it moves whenever the index takes in a change.

@@ -11,6 +11,7 @@
 
 mod files;
 pub mod model;
+mod prompts;
 mod record;
 mod records;
 mod roles;
@@ -34,6 +35,8 @@ pub const AREA: Area = Area {
     revision: Some(revision),
     register,
     search: Some(&searchable::SEARCHABLE),
+    resources: &[],
+    prompts: prompts::PROMPTS,
 };
 
 /// The area's revision, bumped by every change from any process.

@@ -26,6 +26,10 @@ pub struct Area {
     pub register: fn(&mut Registry),
     /// What it offers search, if anything.
     pub search: Option<&'static super::searchable::Searchable>,
+    /// What agents may read of it as resources.
+    pub resources: &'static [super::offers::ResourceKind],
+    /// Prompts for its workflows.
+    pub prompts: &'static [super::offers::PromptSpec],
 }
 
 impl std::fmt::Debug for Area {

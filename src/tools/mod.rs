@@ -23,6 +23,7 @@ mod error;
 mod forensics;
 pub mod input;
 pub mod modules;
+pub mod offers;
 mod registry;
 mod runtime;
 pub(crate) mod schema;

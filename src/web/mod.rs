@@ -75,7 +75,7 @@ pub fn app(
     api.merge(SwaggerUi::new("/docs").url("/api/openapi.json", openapi))
         .nest_service(
             "/mcp",
-            crate::mcp::http_service(hub.clone(), BODY_LIMIT_BYTES, mcp_sessions),
+            crate::mcp::http_service(hub.clone(), feed.clone(), BODY_LIMIT_BYTES, mcp_sessions),
         )
         .fallback(fallback)
         .layer(axum::Extension(feed))
