@@ -190,12 +190,52 @@ class Checker:
             self.fail(f"audit: {audit}")
 
 
+    async def refused(self, what, code, attempt):
+        """Checks that `attempt` is refused with the JSON-RPC `code`."""
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            await attempt
+        except MCPError as error:
+            if error.error.code != code:
+                self.fail(f"{what}: refused {error.error.code}, not {code}: {error.error.message}")
+            return
+        self.fail(f"{what}: answered, not refused {code}")
+
+    async def resources_and_prompts(self):
+        listed = (await self.session.list_resources()).resources
+        uris = [str(resource.uri) for resource in listed]
+        for wanted in ("cos://board", "cos://docs/docs/guide.md"):
+            if wanted not in uris:
+                self.fail(f"resources/list lacks {wanted}: {uris[:10]}")
+        if any(not resource.description for resource in listed):
+            self.fail("a listed resource has no description")
+        templates = [t.uri_template for t in (await self.session.list_resource_templates()).resource_templates]
+        if "cos://task/{id}" not in templates:
+            self.fail(f"resources/templates/list lacks cos://task/{{id}}: {templates}")
+        read = await self.session.read_resource("cos://docs/docs/guide.md?section=Setup")
+        content = read.contents[0]
+        if not content.text.startswith("## Setup") or not re.fullmatch(r"[0-9a-f]{64}", (content.meta or {}).get("hash", "")):
+            self.fail(f"the Setup section with its hash: {content}")
+        await self.refused("a missing task", -32002, self.session.read_resource("cos://task/TASK-9999"))
+        names = [prompt.name for prompt in (await self.session.list_prompts()).prompts]
+        if names != ["work-next-task", "review-change", "record-evidence"]:
+            self.fail(f"prompts/list: {names}")
+        review = await self.session.get_prompt("review-change", {"target": "helper"})
+        text = review.messages[0].content.text
+        if "`main` (app.py:1) via calls" not in text:
+            self.fail(f"review-change names helper's caller: {text[:400]}")
+        await self.refused("a prompt without its argument", -32602, self.session.get_prompt("review-change", {}))
+
+
 async def check(session, door):
     await session.initialize()
     checker = Checker(session, door)
     tools, answered = await checker.every_tool()
     await checker.safe_write_sequence()
-    print(f"{door}: {tools} tools, {answered['ok']} answers ok and {answered['refused']} refusals, each within its schema; the safe write sequence ran")
+    await checker.resources_and_prompts()
+    print(f"{door}: {tools} tools, {answered['ok']} answers ok and {answered['refused']} refusals, each within its schema; "
+          "the safe write sequence, resources and prompts ran")
     return checker.failures
 
 

@@ -49,7 +49,7 @@ if grep -E '^(reqwest |rmcp .*client)' <<<"$shipped"; then
 fi
 echo "no test client among $(wc -l <<<"$shipped") dependencies of the binary"
 
-step "started beside the build: the UI checks (browser test prerequisites: Debian chromium, npm packages; generated API types, strict type check, committed build matches the source), the Schemathesis and Python MCP SDK installs"
+step "started beside the build: the UI checks (browser test prerequisites: Debian chromium, npm packages; generated API types, strict type check, committed build matches the source), the Schemathesis, Python MCP SDK and MCP conformance suite installs"
 # None of this needs the Rust build, and the build leaves a core idle for a
 # long stretch (our crate's front end runs on one thread): run side by side.
 ui_checks() {
@@ -83,7 +83,11 @@ fuzz_install_pid=$!
 python_sdk_install_log=$(mktemp)
 scripts/check-mcp-python-sdk.py --install >"$python_sdk_install_log" 2>&1 &
 python_sdk_install_pid=$!
-trap 'kill "$ui_pid" "$fuzz_install_pid" "$python_sdk_install_pid" 2>/dev/null || true; rm -f "$ui_log" "$fuzz_install_log" "$python_sdk_install_log"' EXIT
+# and the official MCP conformance suite with the Node 22 it runs on
+conformance_install_log=$(mktemp)
+scripts/check-mcp-conformance.sh --install >"$conformance_install_log" 2>&1 &
+conformance_install_pid=$!
+trap 'kill "$ui_pid" "$fuzz_install_pid" "$python_sdk_install_pid" "$conformance_install_pid" 2>/dev/null || true; rm -f "$ui_log" "$fuzz_install_log" "$python_sdk_install_log" "$conformance_install_log"' EXIT
 
 step "lint (cargo clippy --all-targets -- -D warnings) while building every target for the tests"
 # `cargo clippy` is `cargo check` with clippy's driver wrapped around rustc for
@@ -97,7 +101,7 @@ RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v c
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo test --all-targets --locked --no-run
 
-step "UI checks (their output; they ran beside the build), the Schemathesis and Python MCP SDK installs"
+step "UI checks (their output; they ran beside the build), the Schemathesis, Python MCP SDK and conformance suite installs"
 ui_ok=true
 wait "$ui_pid" || ui_ok=false
 cat "$ui_log"
@@ -118,6 +122,12 @@ if ! wait "$python_sdk_install_pid"; then
   exit 1
 fi
 rm -f "$python_sdk_install_log"
+if ! wait "$conformance_install_pid"; then
+  cat "$conformance_install_log"
+  echo "installing the MCP conformance suite failed (above)" >&2
+  exit 1
+fi
+rm -f "$conformance_install_log"
 
 step "unit, integration, HTTP, CLI and spec tests (cargo test)"
 log=$(mktemp)
@@ -147,6 +157,9 @@ echo "the installed cos serves this repository"
 
 step "the official Python MCP SDK against the installed cos (cos mcp and /mcp)"
 scripts/check-mcp-python-sdk.py --binary "$install_root/bin/cos"
+
+step "the official MCP conformance suite's generic server scenarios against the installed cos serve"
+scripts/check-mcp-conformance.sh "$install_root/bin/cos" 2>&1 | tee -a "$log"
 
 step "API fuzzing (Schemathesis, bounded) beside the browser tests (Playwright, Debian's chromium), each against its own installed cos serve"
 # Both mostly wait on loopback round trips, so on two cores they overlap well

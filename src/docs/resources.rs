@@ -40,7 +40,7 @@ fn list(caller: &dyn Caller, cursor: Option<&str>) -> Result<ResourcePage, Error
     let position = match cursor {
         Some(text) => serde_json::from_str::<Position>(text).map_err(|_| cursor_error())?,
         None => match mounts.first() {
-            Some(first) => Position {
+            Some((first, _)) => Position {
                 mount: first.clone(),
                 cursor: None,
             },
@@ -49,8 +49,9 @@ fn list(caller: &dyn Caller, cursor: Option<&str>) -> Result<ResourcePage, Error
     };
     let at = mounts
         .iter()
-        .position(|mount| *mount == position.mount)
+        .position(|(mount, _)| *mount == position.mount)
         .ok_or_else(cursor_error)?;
+    let agents = &mounts[at].1;
     let listing = caller.call(
         "cos_docs_list",
         json!({"mount": position.mount, "cursor": position.cursor, "limit": PAGE}),
@@ -60,7 +61,7 @@ fn list(caller: &dyn Caller, cursor: Option<&str>) -> Result<ResourcePage, Error
         .map(|documents| {
             documents
                 .iter()
-                .map(|document| entry(&position.mount, document))
+                .map(|document| entry(&position.mount, agents, document))
                 .collect()
         })
         .unwrap_or_default();
@@ -69,7 +70,7 @@ fn list(caller: &dyn Caller, cursor: Option<&str>) -> Result<ResourcePage, Error
             mount: position.mount.clone(),
             cursor: Some(cursor.to_string()),
         }),
-        None => mounts.get(at + 1).map(|mount| Position {
+        None => mounts.get(at + 1).map(|(mount, _)| Position {
             mount: mount.clone(),
             cursor: None,
         }),
@@ -80,8 +81,9 @@ fn list(caller: &dyn Caller, cursor: Option<&str>) -> Result<ResourcePage, Error
     })
 }
 
-/// The mounts whose folders exist, in the order `cos_docs_mounts` lists them.
-fn listed_mounts(caller: &dyn Caller) -> Result<Vec<String>, ErrorBody> {
+/// The mounts whose folders exist, in the order `cos_docs_mounts` lists
+/// them, each with what agents may do there.
+fn listed_mounts(caller: &dyn Caller) -> Result<Vec<(String, Value)>, ErrorBody> {
     let mounts = caller.call("cos_docs_mounts", json!({}))?;
     Ok(mounts["mounts"]
         .as_array()
@@ -89,19 +91,23 @@ fn listed_mounts(caller: &dyn Caller) -> Result<Vec<String>, ErrorBody> {
             mounts
                 .iter()
                 .filter(|mount| mount["exists"] == json!(true))
-                .filter_map(|mount| mount["key"].as_str().map(String::from))
+                .filter_map(|mount| {
+                    Some((mount["key"].as_str()?.to_string(), mount["agents"].clone()))
+                })
                 .collect()
         })
         .unwrap_or_default())
 }
 
-fn entry(mount: &str, document: &Value) -> ResourceEntry {
+fn entry(mount: &str, agents: &Value, document: &Value) -> ResourceEntry {
     let path = document["path"].as_str().unwrap_or_default();
     let title = document["title"].as_str().unwrap_or(path);
     let mut meta = Map::new();
     for field in ["rev", "hash", "updated_at"] {
         meta.insert(field.into(), document[field].clone());
     }
+    // whether an agent's patch there is taken or refused
+    meta.insert("agents".into(), agents.clone());
     ResourceEntry {
         uri: resource_uri("docs", &[mount, path]),
         name: format!("{mount}/{path}"),

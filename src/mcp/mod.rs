@@ -7,8 +7,8 @@
 //! the agent budget; it must not hold business rules or reach into areas.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
     ServerCapabilities, SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations,
@@ -38,6 +38,11 @@ pub use toolsets::ToolFilter;
 use crate::envelope::Budget;
 use crate::events::ChangeFeed;
 use crate::tools::{Hub, RegisteredTool, Registry, Source};
+
+/// How long a client may keep a list that changes only with the hub's
+/// version (tools, prompts, resource templates): a minute, for this client
+/// alone, since a token or a header may have chosen what it holds.
+const STEADY_LIST_TTL_MS: u64 = 60_000;
 
 /// The rules an agent needs before any tool; the tools themselves are listed
 /// from the registry, so a new area reaches agents by registration alone.
@@ -162,12 +167,12 @@ impl McpServer {
     }
 
     /// The filter of one request: the server's, narrowed by the HTTP
-    /// headers the request came with (stdio has none).
+    /// headers or query parameters the request came with (stdio has none).
     fn filter_for(&self, context: &RequestContext<RoleServer>) -> Result<ToolFilter, ErrorData> {
         match context.extensions.get::<axum::http::request::Parts>() {
             Some(parts) => self
                 .filter
-                .with_headers(&parts.headers, self.hub.registry())
+                .with_request(parts, self.hub.registry())
                 .map_err(|message| ErrorData::invalid_params(message, None)),
             None => Ok(self.filter.clone()),
         }
@@ -193,7 +198,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let filter = self.filter_for(&context)?;
-        Ok(ListToolsResult::with_all_items(
+        let listed = ListToolsResult::with_all_items(
             self.hub
                 .registry()
                 .iter()
@@ -201,7 +206,10 @@ impl ServerHandler for McpServer {
                 .filter(|(tool, _)| filter.allows(tool))
                 .map(|(_, definition)| definition.clone())
                 .collect(),
-        ))
+        );
+        Ok(listed
+            .with_ttl_ms(STEADY_LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Private))
     }
 
     async fn list_resources(
@@ -210,8 +218,10 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.and_then(|request| request.cursor);
+        // documents and tasks change at any moment: never fresh for long
         resources::list(&self.hub, cursor)
             .await
+            .map(|listed| listed.with_ttl_ms(0).with_cache_scope(CacheScope::Private))
             .map_err(|error| resources::refusal(&error))
     }
 
@@ -220,7 +230,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(resources::templates(&self.hub))
+        Ok(resources::templates(&self.hub)
+            .with_ttl_ms(STEADY_LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Private))
     }
 
     async fn read_resource(
@@ -302,7 +314,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(prompts::list(&self.hub))
+        Ok(prompts::list(&self.hub)
+            .with_ttl_ms(STEADY_LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Private))
     }
 
     async fn get_prompt(

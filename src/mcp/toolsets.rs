@@ -79,16 +79,31 @@ impl ToolFilter {
     /// The filter a request's headers ask for, on top of `self` (the
     /// server's own): headers choose the toolsets and tools, and may make a
     /// session read-only, never writable again.
-    pub fn with_headers(
+    pub fn with_request(
         &self,
-        headers: &axum::http::HeaderMap,
+        request: &axum::http::request::Parts,
         registry: &Registry,
     ) -> Result<ToolFilter, String> {
-        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        let query = query_pairs(request.uri.query().unwrap_or(""));
+        // a header, else the query parameter of the same meaning
+        let asked = |header: &str, parameter: &str| {
+            request
+                .headers
+                .get(header)
+                .and_then(|value| value.to_str().ok())
+                .map(String::from)
+                .or_else(|| {
+                    query
+                        .iter()
+                        .find(|(name, _)| name == parameter)
+                        .map(|(_, value)| value.clone())
+                })
+        };
         let read_only = self.read_only
-            || header("x-mcp-readonly")
+            || asked("x-mcp-readonly", "readonly")
                 .is_some_and(|value| matches!(value.trim(), "true" | "1" | "yes" | "on"));
-        let (toolsets, tools) = (header("x-mcp-toolsets"), header("x-mcp-tools"));
+        let toolsets = asked("x-mcp-toolsets", "toolsets");
+        let tools = asked("x-mcp-tools", "tools");
         if toolsets.is_none() && tools.is_none() {
             return Ok(ToolFilter {
                 read_only,
@@ -96,11 +111,11 @@ impl ToolFilter {
             });
         }
         ToolFilter::parse(
-            toolsets,
-            tools,
+            toolsets.as_deref(),
+            tools.as_deref(),
             read_only,
             registry,
-            ("X-MCP-Toolsets", "X-MCP-Tools"),
+            ("X-MCP-Toolsets (or ?toolsets=)", "X-MCP-Tools (or ?tools=)"),
         )
     }
 
@@ -129,6 +144,23 @@ fn names(list: &str) -> impl Iterator<Item = &str> {
     list.split(',')
         .map(str::trim)
         .filter(|name| !name.is_empty())
+}
+
+/// A query string's name and value pairs, percent-decoded (`+` is a space).
+fn query_pairs(query: &str) -> Vec<(String, String)> {
+    let decode = |text: &str| {
+        percent_encoding::percent_decode_str(&text.replace('+', " "))
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(name), decode(value))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -193,19 +225,47 @@ mod tests {
         assert!(refusal.contains("`cos_nope` is none"), "{refusal}");
     }
 
+    fn request(uri: &str, headers: &[(&'static str, &str)]) -> axum::http::request::Parts {
+        let mut builder = axum::http::Request::builder().uri(uri);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        builder.body(()).unwrap().into_parts().0
+    }
+
     #[test]
     fn headers_choose_per_request_and_never_lift_read_only() {
         let registry = crate::hub::default_registry();
         let server = parsed(None, None, true);
-        let mut headers = axum::http::HeaderMap::new();
-        headers.insert("x-mcp-toolsets", "all".parse().unwrap());
-        headers.insert("x-mcp-readonly", "false".parse().unwrap());
-        let session = server.with_headers(&headers, &registry).unwrap();
+        let asked = request(
+            "/mcp",
+            &[("x-mcp-toolsets", "all"), ("x-mcp-readonly", "false")],
+        );
+        let session = server.with_request(&asked, &registry).unwrap();
         assert!(session.read_only());
         assert!(
             !listed(&session).contains(&"cos_graph_doctor"),
             "doctor writes"
         );
         assert!(listed(&session).contains(&"cos_docs_audit"));
+    }
+
+    #[test]
+    fn query_parameters_ask_as_the_headers_do_and_a_header_wins() {
+        let registry = crate::hub::default_registry();
+        let server = parsed(None, None, false);
+        let asked = request("/mcp?toolsets=graph&tools=cos_search&readonly=1", &[]);
+        let session = server.with_request(&asked, &registry).unwrap();
+        let names = listed(&session);
+        assert!(names.contains(&"cos_search") && names.contains(&"cos_graph_context"));
+        assert!(!names.contains(&"cos_graph_index"), "read-only: {names:?}");
+        assert!(!names.contains(&"cos_task_board"), "{names:?}");
+        let both = request("/mcp?toolsets=graph", &[("x-mcp-toolsets", "board")]);
+        let session = server.with_request(&both, &registry).unwrap();
+        assert!(listed(&session).contains(&"cos_task_board"));
+        assert!(!listed(&session).contains(&"cos_graph_context"));
+        let wrong = request("/mcp?toolsets=nowhere%20near", &[]);
+        let refusal = server.with_request(&wrong, &registry).unwrap_err();
+        assert!(refusal.contains("?toolsets="), "{refusal}");
     }
 }

@@ -4,6 +4,8 @@
 //! hostile and generated arguments must be refused, never answered as faults.
 
 mod definitions;
+mod prompts;
+mod resources;
 
 use crate::common::TestServer;
 use proptest::prelude::*;
@@ -15,8 +17,8 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::OnceCell;
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -30,16 +32,17 @@ fn arguments(value: Value) -> Map<String, Value> {
 /// A tool's answer, checked against the output schema tools/list gave for
 /// it: a client such as the TypeScript SDK's refuses structured content
 /// outside it, so every answer of every test here must fit, trimmed or not.
+/// (A session that does not list the tool, such as a read-only one asked to
+/// write, advertised no schema for its refusal.)
 async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
     let result = client
         .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments(args)))
         .await
         .unwrap_or_else(|error| panic!("{name}: a tool answer, not a protocol error: {error}"));
-    if let Some(structured) = &result.structured_content {
-        let schemas = output_schemas(client).await;
-        let schema = schemas
-            .get(name)
-            .unwrap_or_else(|| panic!("{name}: an output schema in tools/list"));
+    if let (Some(structured), Some(schema)) = (
+        &result.structured_content,
+        output_schema(client, name).await,
+    ) {
         let outside: Vec<String> = schema
             .iter_errors(structured)
             .map(|error| format!("{error} (at {})", error.instance_path()))
@@ -53,30 +56,44 @@ async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
     result
 }
 
-/// Every tool's output schema from tools/list, compiled once (every hub the
-/// tests start lists the same tools).
-async fn output_schemas(client: &Client) -> &'static HashMap<String, jsonschema::Validator> {
-    static SCHEMAS: OnceCell<HashMap<String, jsonschema::Validator>> = OnceCell::const_new();
-    SCHEMAS
-        .get_or_init(|| async {
-            let tools = client.list_all_tools().await.expect("tools/list");
-            tools
-                .into_iter()
-                .map(|tool| {
-                    let schema = Value::Object(
-                        tool.output_schema
-                            .as_deref()
-                            .cloned()
-                            .expect("an output schema"),
-                    );
-                    let validator = jsonschema::validator_for(&schema).unwrap_or_else(|error| {
-                        panic!("{}: its output schema compiles: {error}", tool.name)
-                    });
-                    (tool.name.to_string(), validator)
-                })
-                .collect()
+type Validators = HashMap<String, Arc<jsonschema::Validator>>;
+
+/// A tool's output schema from tools/list, compiled once for every test
+/// (every hub the tests start lists the same definitions); `None` when the
+/// client's session does not list the tool.
+async fn output_schema(client: &Client, name: &str) -> Option<Arc<jsonschema::Validator>> {
+    static SCHEMAS: std::sync::Mutex<Option<Validators>> = std::sync::Mutex::new(None);
+    let known = |name: &str| {
+        let schemas = SCHEMAS.lock().unwrap();
+        schemas
+            .as_ref()
+            .and_then(|schemas| schemas.get(name).cloned())
+    };
+    if let Some(found) = known(name) {
+        return Some(found);
+    }
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let compiled: Validators = tools
+        .into_iter()
+        .map(|tool| {
+            let schema = Value::Object(
+                tool.output_schema
+                    .as_deref()
+                    .cloned()
+                    .expect("an output schema"),
+            );
+            let validator = jsonschema::validator_for(&schema).unwrap_or_else(|error| {
+                panic!("{}: its output schema compiles: {error}", tool.name)
+            });
+            (tool.name.to_string(), Arc::new(validator))
         })
-        .await
+        .collect();
+    SCHEMAS
+        .lock()
+        .unwrap()
+        .get_or_insert_with(HashMap::new)
+        .extend(compiled);
+    known(name)
 }
 
 /// The envelope, checked to be the structured content and the same JSON as text.
@@ -815,6 +832,13 @@ async fn stdio_client(repo: &Path) -> Client {
 
 /// An MCP client of `cos mcp REPO ARGS...` over stdio.
 async fn stdio_client_with(repo: &Path, args: &[&str]) -> Client {
+    ().serve(child_transport(repo, args))
+        .await
+        .expect("initialize over stdio")
+}
+
+/// `cos mcp REPO ARGS...` as a child process, for any client handler.
+fn child_transport(repo: &Path, args: &[&str]) -> TokioChildProcess {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cos"));
     command
         .arg("mcp")
@@ -822,9 +846,7 @@ async fn stdio_client_with(repo: &Path, args: &[&str]) -> Client {
         .args(args)
         .env_remove("COS_STATE_DIR")
         .env("RUST_LOG", "warn");
-    ().serve(TokioChildProcess::new(command).unwrap())
-        .await
-        .expect("initialize over stdio")
+    TokioChildProcess::new(command).unwrap()
 }
 
 /// An MCP client of the served hub's `/mcp`, sending `headers` with every request.
@@ -937,6 +959,22 @@ async fn toolsets_tools_and_read_only_choose_what_a_session_lists_and_calls() {
     assert!(
         format!("{refused:?}").contains("not `nowhere`"),
         "{refused:?}"
+    );
+    client.cancel().await.unwrap();
+
+    // and by query parameters, for clients that cannot send headers
+    let config = StreamableHttpClientTransportConfig::with_uri(
+        server.url("/mcp?toolsets=board&readonly=true"),
+    );
+    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let listed = listed_names(&client).await;
+    assert!(listed.contains(&"cos_task_board".to_string()), "{listed:?}");
+    assert!(
+        listed.iter().all(
+            |name| (name.starts_with("cos_task_") || name == "cos_test_echo")
+                && !writing.contains(&name.as_str())
+        ),
+        "{listed:?}"
     );
     client.cancel().await.unwrap();
 }
