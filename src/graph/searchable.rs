@@ -1,6 +1,7 @@
 //! What the graph offers search: each indexed file is a unit (fingerprinted
 //! by its content hash) holding its symbols as items of the `symbols` corpus
-//! and its text for the code text search.
+//! (found by name, path and the words of their doc comments) and its text
+//! for the code text search.
 
 use crate::tools::searchable::{
     self, Corpus, FileText, LeftOut, Opens, SearchItem, SearchUnit, Searchable, UnitVersion,
@@ -9,6 +10,11 @@ use crate::tools::{ToolContext, ToolError};
 
 /// A file's text is kept for substring and regex search up to this size.
 const MAX_TEXT_BYTES: u64 = 2 << 20;
+/// What a file's items hold, as a version beside its content hash: a new
+/// one has every file's items made again, once.
+const ITEM_RULES: u32 = 2;
+/// Lines of a doc comment taken at most.
+const MAX_DOC_LINES: usize = 20;
 
 /// The kinds of node search finds by name.
 const SYMBOL_KINDS: &[&str] = &[
@@ -49,7 +55,7 @@ fn units(context: &ToolContext) -> Result<Vec<UnitVersion>, ToolError> {
         .into_iter()
         .map(|(path, hash, lang)| UnitVersion {
             key: path,
-            fingerprint: hash,
+            fingerprint: format!("{hash}/{ITEM_RULES}"),
             detail: lang,
         })
         .collect())
@@ -85,9 +91,18 @@ fn load(context: &ToolContext, unit: &UnitVersion) -> Result<Option<SearchUnit>,
                 .line
                 .and_then(|line| lines.get(line.saturating_sub(1) as usize))
                 .map_or_else(|| qualified.clone(), |line| line.to_string());
+            // a question in plain words finds a symbol by what its comment says
+            let doc = node
+                .line
+                .map(|line| doc_comment(&lines, line as usize, lang, &node.kind))
+                .unwrap_or_default();
             SearchItem {
                 corpus: SYMBOLS.name,
-                words_from: [node.label.clone(), path.to_string(), qualified],
+                words_from: [
+                    node.label.clone(),
+                    path.to_string(),
+                    format!("{qualified} {doc}"),
+                ],
                 kind: node.kind,
                 name: node.label,
                 target: node.uid,
@@ -111,6 +126,66 @@ fn load(context: &ToolContext, unit: &UnitVersion) -> Result<Option<SearchUnit>,
     }))
 }
 
+/// The doc comment of the definition of `kind` on 1-based `line`: a
+/// Python docstring below it, or the comment lines right above it
+/// (decorators and attributes between are passed over) in the other
+/// languages; for a file or module, what opens the file.
+fn doc_comment(lines: &[&str], line: usize, lang: &str, kind: &str) -> String {
+    let Some(at) = line.checked_sub(1).filter(|at| *at < lines.len()) else {
+        return String::new();
+    };
+    let whole_file = kind == "file" || kind == "module";
+    let taken: Vec<&str> = match (lang == "python", whole_file) {
+        (true, true) => docstring_from(lines, 0),
+        (true, false) => docstring_from(lines, at + 1),
+        (false, true) => lines
+            .iter()
+            .map(|l| l.trim())
+            .take_while(|l| ["//", "/*", "*"].iter().any(|mark| l.starts_with(mark)))
+            .take(MAX_DOC_LINES)
+            .collect(),
+        (false, false) => lines[..at]
+            .iter()
+            .rev()
+            .map(|l| l.trim())
+            .skip_while(|l| l.starts_with('#') || l.starts_with('@'))
+            .take_while(|l| ["//", "/*", "*"].iter().any(|mark| l.starts_with(mark)))
+            .take(MAX_DOC_LINES)
+            .collect(),
+    };
+    taken.join(" ")
+}
+
+/// The Python string that opens the lines from `start` on, blank ones aside.
+fn docstring_from<'a>(lines: &[&'a str], start: usize) -> Vec<&'a str> {
+    let mut below = lines[start.min(lines.len())..]
+        .iter()
+        .map(|l| l.trim())
+        .skip_while(|l| l.is_empty())
+        .take(MAX_DOC_LINES);
+    let Some(first) = below.next() else {
+        return Vec::new();
+    };
+    let opened = first.trim_start_matches(['r', 'u', 'b', 'R', 'U', 'B']);
+    let Some(quote) = ["\"\"\"", "'''"]
+        .into_iter()
+        .find(|q| opened.starts_with(q))
+    else {
+        return Vec::new();
+    };
+    let mut taken = vec![first];
+    if opened[3..].contains(quote) {
+        return taken;
+    }
+    for next in below {
+        taken.push(next);
+        if next.contains(quote) {
+            break;
+        }
+    }
+    taken
+}
+
 /// A file's text when it is UTF-8 and small enough to keep.
 fn read_text(path: &std::path::Path) -> Option<String> {
     use std::io::Read;
@@ -129,4 +204,60 @@ fn left_out(c: &rusqlite::Connection) -> Result<LeftOut, crate::store::StoreErro
         count: now.count,
         first: now.first.into_iter().map(|f| (f.path, f.why)).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::doc_comment;
+
+    #[test]
+    fn a_definitions_doc_comment_is_its_docstring_or_the_comment_above_it() {
+        let python = [
+            "class GZipMiddleware:",
+            "    \"\"\"",
+            "    Compresses responses",
+            "    for browsers that accept gzip.",
+            "    \"\"\"",
+            "def one():",
+            "    '''On one line.'''",
+            "def bare():",
+            "    return 1",
+        ];
+        let doc = doc_comment(&python, 1, "python", "class");
+        assert!(
+            doc.contains("Compresses responses") && doc.contains("accept gzip"),
+            "{doc}"
+        );
+        assert_eq!(
+            doc_comment(&python, 6, "python", "function"),
+            "'''On one line.'''"
+        );
+        assert_eq!(doc_comment(&python, 8, "python", "function"), "");
+        // a file's doc is what opens it, not its first class's
+        assert_eq!(doc_comment(&python, 1, "python", "file"), "");
+        let module = ["\"\"\"Sessions.\"\"\"", "import os"];
+        assert_eq!(
+            doc_comment(&module, 1, "python", "file"),
+            "\"\"\"Sessions.\"\"\""
+        );
+        let rust = [
+            "use std::io;",
+            "/// Hashes a password",
+            "/// before it is kept.",
+            "#[inline]",
+            "pub fn hash() {}",
+            "fn plain() {}",
+        ];
+        assert_eq!(
+            doc_comment(&rust, 5, "rust", "function"),
+            "/// before it is kept. /// Hashes a password"
+        );
+        assert_eq!(doc_comment(&rust, 6, "rust", "function"), "");
+        assert_eq!(doc_comment(&rust, 99, "rust", "function"), "");
+        let file = ["//! The board's tables.", "use std::io;"];
+        assert_eq!(
+            doc_comment(&file, 1, "rust", "file"),
+            "//! The board's tables."
+        );
+    }
 }

@@ -14,8 +14,10 @@
 //!   index, file texts, the identifier runs of code lines, bounded caches.
 //! - `rank/`: collecting a query's hits, ranking them deterministically, and
 //!   cutting their snippets.
-//! - `tools.rs` the `cos_search` tool, `model.rs` what it answers.
+//! - `tools.rs` the `cos_search` tool, `model.rs` what it answers,
+//!   `empty.rs` why an answer is empty.
 
+mod empty;
 mod index;
 mod memory;
 pub mod model;

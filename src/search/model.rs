@@ -60,6 +60,9 @@ pub struct SearchHit {
     pub highlights: Vec<Highlight>,
     /// The fields that matched: name, path, body, text, id.
     pub matched: Vec<Cow<'static, str>>,
+    /// The query's words and phrases it holds, as written: all of them,
+    /// unless the query's plain words are ranked by how many a hit holds.
+    pub words: Vec<String>,
     /// The ranking rule that placed the hit: exact definition, name,
     /// whole word in name, partial name, text (whole word), text (partial).
     pub why: Cow<'static, str>,

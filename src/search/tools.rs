@@ -7,6 +7,7 @@ use serde_json::{Map, json};
 use std::borrow::Cow;
 use utoipa::{IntoParams, ToSchema};
 
+use super::empty::CODE_NOT_INDEXED;
 use super::index::features::Holds;
 use super::index::records;
 use super::memory::item_index;
@@ -28,9 +29,11 @@ use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 #[into_params(parameter_in = Query)]
 pub struct SearchRequest {
     /// The query: words (identifier-aware: `parseHttpRequest` finds
-    /// `parse_http_request`), `"exact phrase"`, `prefix*`, `-excluded`, one
-    /// `/regex/` over code text, and filters `area:`, `kind:`, `path:` (a
-    /// glob), `lang:`, `status:`. 1 to 1,000 characters.
+    /// `parse_http_request`; several are ranked by how many a hit holds,
+    /// common ones left out, English stems matched), `"exact phrase"`,
+    /// `prefix*`, `+required`, `-excluded`, one `/regex/` over code text,
+    /// and filters `area:`, `kind:`, `path:` (a glob), `lang:`, `status:`.
+    /// 1 to 1,000 characters.
     #[schema(min_length = 1, max_length = 1000)]
     #[param(min_length = 1, max_length = 1000)]
     pub q: String,
@@ -197,8 +200,14 @@ impl Tool for Search {
             .iter()
             .skip(start)
             .take(limit)
-            .map(|found| hit_of(found, &highlighter, &reach))
+            .map(|found| hit_of(found, &highlighter, &reach, &query))
             .collect();
+        if !query.ignored.is_empty() {
+            notes.push(format!(
+                "left out as too common to rank by: {}",
+                query.ignored.join(", ")
+            ));
+        }
         let indexing = pending(context);
         if indexing {
             notes.push(
@@ -220,12 +229,14 @@ impl Tool for Search {
         }
         let did_you_mean = if total == 0 {
             store.view(|c| {
-                notes.extend(empty_reasons(
+                notes.extend(super::empty::empty_reasons(
                     c,
                     &query,
                     &sieve,
                     &collected,
                     code_unindexed,
+                    revision,
+                    &context.hub.config.repo_root,
                 )?);
                 // the names of the revision the query read, each offered
                 // only where it finds something through the query's filters
@@ -327,8 +338,17 @@ fn facets_of(ranked: &[Ranked], reach: &Reach) -> Facets {
     facets
 }
 
-fn hit_of(ranked: &Ranked, highlighter: &Highlighter, reach: &Reach) -> SearchHit {
+fn hit_of(ranked: &Ranked, highlighter: &Highlighter, reach: &Reach, query: &Query) -> SearchHit {
     let why = Cow::Borrowed(ranked.rule.wording());
+    // a line holds every word; an item those its bits say
+    let line = matches!(ranked.found, Found::Line(_));
+    let words: Vec<String> = query
+        .terms
+        .iter()
+        .enumerate()
+        .filter(|(at, _)| line || (*at < 32 && ranked.terms & (1 << at) != 0))
+        .map(|(_, term)| term.text.clone())
+        .collect();
     match &ranked.found {
         Found::Line(line) => {
             let text = line.text.as_str();
@@ -342,6 +362,7 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter, reach: &Reach) -> SearchHi
                 snippet,
                 highlights,
                 matched: vec![Cow::Borrowed("text")],
+                words,
                 why,
                 opens: Opens {
                     location: Some(format!("{}:{}", line.path, line.line)),
@@ -389,6 +410,7 @@ fn hit_of(ranked: &Ranked, highlighter: &Highlighter, reach: &Reach) -> SearchHi
                 snippet,
                 highlights,
                 matched,
+                words,
                 why,
                 opens: opens_of(item, line, opens),
             }
@@ -436,95 +458,6 @@ fn opens_of(item: &records::Item, line: Option<u32>, opens: searchable::Opens) -
             }
         }
     }
-}
-
-/// Said whenever a query reaches the code while the graph was never indexed
-/// (documents and tasks may be in the index already: the code is not).
-const CODE_NOT_INDEXED: &str = "the code is not indexed yet, so no symbol or code line was searched: index the repository (`cos index` or the cos_graph_index tool; `cos serve` and `cos mcp` index it at start and follow saves)";
-
-/// Why a query found nothing, where the index can tell. `code_unindexed`:
-/// the graph was never indexed (said already when the query reached the code).
-fn empty_reasons(
-    c: &Connection,
-    query: &Query,
-    sieve: &Sieve,
-    collected: &collect::Collected,
-    code_unindexed: bool,
-) -> Result<Vec<String>, ToolError> {
-    let mut reasons = Vec::new();
-    let (items, files) = records::sizes(c)?;
-    let reach = sieve.reach;
-    if code_unindexed && !reach.reads_code() && items + files == 0 {
-        reasons.push(CODE_NOT_INDEXED.to_string());
-    } else if !code_unindexed && items + files == 0 {
-        reasons.push(
-            "the index is empty: the repository holds no code, documents or tasks the hub reads yet"
-                .to_string(),
-        );
-    }
-    if !query.filters.paths.is_empty() {
-        let any_path = records::all_paths(c)?
-            .iter()
-            .any(|path| sieve.path_passes(Some(path)));
-        if !any_path {
-            reasons.push(format!(
-                "path:{} matches no indexed file",
-                query.filters.paths.join(",")
-            ));
-        }
-    } else if collected.files_seen > 0 && collected.files_passed == 0 {
-        reasons.push("no file in the chosen languages holds the text".to_string());
-    }
-    if !code_unindexed && reach.reads_code() {
-        for offered in reach.sources.iter().filter(|offered| offered.files) {
-            if let Some(left_out) = offered.left_out {
-                reasons.extend(left_out_reason(&left_out(c)?));
-            }
-        }
-    }
-    let short: Vec<&str> = query
-        .terms
-        .iter()
-        .filter(|t| t.text.chars().count() < 3)
-        .map(|t| t.text.as_str())
-        .collect();
-    if !short.is_empty() && reach.reads(Corpus::CODE) {
-        reasons.push(format!(
-            "{} under 3 characters: code text needs 3 or more to match a part of a word",
-            short
-                .iter()
-                .map(|s| format!("`{s}` is"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    Ok(reasons)
-}
-
-/// The files the graph left out, which no code query searches: said when
-/// one finds nothing, naming the first three.
-fn left_out_reason(left_out: &searchable::LeftOut) -> Option<String> {
-    if left_out.count == 0 {
-        return None;
-    }
-    let named: Vec<String> = left_out
-        .first
-        .iter()
-        .take(3)
-        .map(|(path, why)| format!("{path} ({why})"))
-        .collect();
-    let files = if left_out.count == 1 { "file" } else { "files" };
-    Some(format!(
-        "{} {files} of the repository {} not indexed, so not searched: {}{} (`cos index` lists them)",
-        left_out.count,
-        if left_out.count == 1 { "is" } else { "are" },
-        named.join(", "),
-        if left_out.count > named.len() as u64 {
-            ", ..."
-        } else {
-            ""
-        },
-    ))
 }
 
 /// Names close to the query's one word, when it found nothing: by edit

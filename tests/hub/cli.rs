@@ -432,9 +432,15 @@ fn minified_bundles_are_left_out_of_the_graph_and_search_and_their_sources_kept(
     assert_eq!(
         answer_to("renderBoardBundled")["data"]["notes"],
         json!([
+            "no symbol, section, task or evidence holds `renderBoardBundled`",
             "2 files of the repository are not indexed, so not searched: static/assets/index-3f2a.js (minified), static/vendor.min.js (minified) (`cos index` lists them)"
         ]),
-        "an empty answer says what it could not search"
+        "an empty answer says what it could not search, since a left-out file holds the word"
+    );
+    assert_eq!(
+        answer_to("nowhereAtAll")["data"]["notes"],
+        json!(["no symbol, section, task or evidence holds `nowhereAtAll`"]),
+        "left-out files that could not have held a hit go unmentioned"
     );
     let tasks_only = answer_to("renderBoardBundled area:tasks");
     assert!(

@@ -836,3 +836,99 @@ fn cos_serve_builds_the_search_index_after_its_first_graph_index_unasked() {
     assert!(built, "no search index was built while no query asked");
     assert_eq!(level["data"]["caught_up"], json!({}), "{level}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_in_plain_words_ranks_what_holds_most_of_its_words_first() {
+    let server = indexed_server().await;
+    write(
+        server.repo(),
+        "app/gzip.py",
+        "class GZipMiddleware:\n    \"\"\"Compresses the content of responses for browsers that accept gzip.\"\"\"\n\ndef compress_string(text):\n    return text\n",
+    );
+    write(
+        server.repo(),
+        "docs/passwords.md",
+        "# Passwords\n\nHow the hub hashes a password before it keeps it.\n",
+    );
+    index_graph(&server.hub).await;
+    let (status, body) = search(
+        &server,
+        "how do I compress responses with gzip",
+        "&limit=50",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let found = body["data"]["hits"].as_array().unwrap().clone();
+    assert!(!found.is_empty(), "a question is answered: {body}");
+    // the middleware holds every word (`compresses`, `responses` by their stem)
+    assert_eq!(
+        found[0]["title"],
+        "GZipMiddleware",
+        "{:?}",
+        described(&found)
+    );
+    assert_eq!(found[0]["words"], json!(["compress", "responses", "gzip"]));
+    // every hit names words of the query, and fewer words never rank above more
+    let counts: Vec<usize> = found
+        .iter()
+        .map(|h| h["words"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert!(counts.iter().all(|n| *n >= 1), "{counts:?}");
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
+    let notes = body["data"]["notes"].to_string();
+    assert!(notes.contains("how, do, I, with"), "{notes}");
+
+    // a stem finds its inflections; a document's heading ranks for them
+    let found = hits(&server, "hash passwords").await;
+    assert_eq!(found[0]["title"], "Passwords", "{:?}", described(&found));
+    assert_eq!(found[0]["words"], json!(["hash", "passwords"]));
+
+    // the precise forms keep their meaning: +word is required, -word excludes
+    let found = hits(&server, "+gzip compress").await;
+    assert!(
+        found
+            .iter()
+            .all(|h| h["words"].to_string().contains("gzip")),
+        "{:?}",
+        described(&found)
+    );
+    let found = hits(&server, "compress responses -gzip").await;
+    assert!(
+        found.iter().all(|h| h["path"] != "app/gzip.py"),
+        "{:?}",
+        described(&found)
+    );
+    // one identifier is still found exactly, first
+    let found = hits(&server, "parse_http_request").await;
+    assert_eq!(
+        found[0]["why"],
+        "exact definition",
+        "{:?}",
+        described(&found)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_answer_names_the_words_nothing_holds_and_what_a_filter_or_word_hides() {
+    let server = indexed_server().await;
+    let (_, body) = search(&server, "frobnicate zzqxv", "").await;
+    assert_eq!(body["data"]["total"], 0, "{body}");
+    let notes = body["data"]["notes"].to_string();
+    assert!(
+        notes.contains("no symbol, section, task or evidence holds `frobnicate`, `zzqxv`"),
+        "{notes}"
+    );
+    let (_, body) = search(&server, "authenticate kind:class", "").await;
+    assert_eq!(body["data"]["total"], 0, "{body}");
+    let notes = body["data"]["notes"].to_string();
+    assert!(
+        notes.contains("without kind:class: 1 symbols, sections, tasks or evidence match"),
+        "{notes}"
+    );
+    let (_, body) = search(&server, "+authenticate +frobnicate", "").await;
+    let notes = body["data"]["notes"].to_string();
+    assert!(
+        notes.contains("without `frobnicate`: 1 symbols") && notes.contains("holds `frobnicate`"),
+        "{notes}"
+    );
+}

@@ -200,9 +200,9 @@ mod tests {
             let query = crate::search::query::plan::WordQuery {
                 required: vec![vec![crate::search::query::plan::Phrase {
                     words: vec!["shared".into()],
-                    prefix: false,
+                    ..Default::default()
                 }]],
-                excluded: Vec::new(),
+                ..Default::default()
             };
             index
                 .search(&query, usize::MAX)

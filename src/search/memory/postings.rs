@@ -1,7 +1,7 @@
 //! The word index, in memory: for every word of the items (symbols, document
 //! sections, tasks), where it occurs (item, field, position), so a query
-//! matches words, phrases and prefixes and scores them by BM25 without
-//! reading SQLite. Its scoring is FTS5's `bm25()` (the formula and constants
+//! matches words, phrases, prefixes and stems and scores them by BM25
+//! without reading SQLite. Its scoring is FTS5's `bm25()` (the formula and constants
 //! of `fts5_aux.c`), with the fields weighted name 10, path 3, body 1.
 //! Items are held by slot: a removed item's slot is left dead, and `keep`
 //! starts the index afresh when dead slots outnumber live ones.
@@ -15,6 +15,7 @@ use super::cache::{Memo, Rows};
 use super::gallop::{holds_from, holds_key_from};
 use crate::search::index::records::Item;
 use crate::search::query::plan::{Phrase, WordQuery};
+use crate::search::query::words::stem;
 
 /// The fields of an item's words, in the order they are given.
 pub const FIELDS: usize = 3;
@@ -66,6 +67,8 @@ struct Slot {
 pub struct Scored {
     pub item: Arc<Item>,
     pub bm25: f64,
+    /// The query's terms it holds, a bit for each by its place.
+    pub terms: u32,
 }
 
 /// A live item a query matched, before its item is handed out.
@@ -73,6 +76,18 @@ struct Match {
     id: i64,
     slot: u32,
     bm25: f64,
+    terms: u32,
+}
+
+impl Match {
+    /// More terms held first, then the better BM25, then the lower row id.
+    fn better(a: &Match, b: &Match) -> std::cmp::Ordering {
+        b.terms
+            .count_ones()
+            .cmp(&a.terms.count_ones())
+            .then(a.bm25.total_cmp(&b.bm25))
+            .then(a.id.cmp(&b.id))
+    }
 }
 
 /// How often a phrase occurs in each field of one item (by slot).
@@ -86,6 +101,9 @@ const MAX_KEPT_HITS_BYTES: usize = 16 << 20;
 #[derive(Debug, Clone, Default)]
 pub struct WordIndex {
     vocabulary: HashMap<Box<str>, u32>,
+    /// The ids of the words of each English stem (`password`: `password`,
+    /// `passwords`), for a query's bare words.
+    stems: HashMap<Box<str>, Vec<u32>>,
     /// By word id: the word, and its occurrences, ascending.
     words: Vec<Box<str>>,
     postings: Vec<Vec<Occurrence>>,
@@ -177,6 +195,7 @@ impl WordIndex {
         }
         self.postings.shrink_to_fit();
         self.words.shrink_to_fit();
+        self.stems.shrink_to_fit();
         self.slots.shrink_to_fit();
     }
 
@@ -186,6 +205,7 @@ impl WordIndex {
         }
         let next = self.words.len() as u32;
         self.vocabulary.insert(word.into(), next);
+        self.stems.entry(stem(word).into()).or_default().push(next);
         self.words.push(word.into());
         self.postings.push(Vec::new());
         self.in_order = OnceLock::new();
@@ -213,15 +233,17 @@ impl WordIndex {
     }
 
     /// The live items matching `query` that `passes` lets through: at most
-    /// `limit`, those with the lowest row ids, in no particular order. The
-    /// candidates rise by slot, so each phrase's hits are walked once from
-    /// where the last look ended, not searched anew for every candidate.
+    /// `limit`, those with the lowest row ids (with optional terms: those
+    /// holding the most terms, then the best BM25), in no particular order.
+    /// The candidates rise by slot, so each phrase's hits are walked once
+    /// from where the last look ended, not searched anew for every candidate.
     fn matching(&self, query: &WordQuery, limit: usize, passes: Passes) -> Vec<Match> {
         // every phrase, numbered as FTS5 numbered them (left to right), and
         // each term's range of them
         let phrases: Vec<&Phrase> = query
             .required
             .iter()
+            .chain(&query.optional)
             .chain(&query.excluded)
             .flatten()
             .collect();
@@ -236,20 +258,27 @@ impl WordIndex {
                 .collect()
         };
         let required = ranges(&query.required);
+        let optional = ranges(&query.optional);
         let excluded = ranges(&query.excluded);
         let hits: Vec<Arc<Hits>> = phrases.iter().map(|p| self.phrase_hits(p)).collect();
-        let Some(first) = required.first() else {
-            return Vec::new();
+        // the first required term's items, or every item of an optional one
+        let sources = match required.first() {
+            Some(first) => first.clone(),
+            None => match (optional.first(), optional.last()) {
+                (Some(first), Some(last)) => first.start..last.end,
+                _ => return Vec::new(),
+            },
         };
-        let mut candidates: Vec<u32> = hits[first.clone()]
+        let mut candidates: Vec<u32> = hits[sources.clone()]
             .iter()
             .flat_map(|h| h.iter().map(|(slot, _)| *slot))
             .collect();
         // one phrase's hits are already ascending and distinct
-        if first.len() > 1 {
+        if sources.len() > 1 {
             candidates.sort_unstable();
             candidates.dedup();
         }
+        let positive: Vec<&std::ops::Range<usize>> = required.iter().chain(&optional).collect();
         let bm25 = Bm25::new(self, &hits);
         // where each phrase's search for the previous candidate ended
         let mut cursors = vec![0; hits.len()];
@@ -261,9 +290,16 @@ impl WordIndex {
             }
             let holds =
                 |term: &std::ops::Range<usize>| held[term.clone()].iter().any(Option::is_some);
-            if !required[1..].iter().all(holds) || excluded.iter().any(holds) {
+            if !required.iter().skip(1).all(holds) || excluded.iter().any(holds) {
                 continue;
             }
+            let terms = positive
+                .iter()
+                .zip(&query.places)
+                .filter(|(range, _)| holds(range))
+                .fold(0u32, |bits, (_, place)| {
+                    bits | 1u32.checked_shl(*place as u32).unwrap_or(0)
+                });
             let Some(live) = self.slots.get(slot as usize) else {
                 continue;
             };
@@ -277,15 +313,25 @@ impl WordIndex {
                 id: live.id,
                 slot,
                 bm25: bm25.score(live.words, &held),
+                terms,
             });
         }
         if matched.len() > limit {
             if limit > 0 {
-                matched.select_nth_unstable_by_key(limit - 1, |m| m.id);
+                if query.optional.is_empty() {
+                    matched.select_nth_unstable_by_key(limit - 1, |m| m.id);
+                } else {
+                    matched.select_nth_unstable_by(limit - 1, Match::better);
+                }
             }
             matched.truncate(limit);
         }
         matched
+    }
+
+    /// How many live items match `query` that `passes` lets through.
+    pub fn count(&self, query: &WordQuery, passes: Passes) -> usize {
+        self.matching(query, usize::MAX, passes).len()
     }
 
     /// The items matching `query`, ascending by row id, at most `limit`.
@@ -319,12 +365,12 @@ impl WordIndex {
             matched.sort_unstable_by_key(|m| m.id);
             return (self.scored(matched), false);
         }
-        let by_bm25 = |a: &Match, b: &Match| a.bm25.total_cmp(&b.bm25).then(a.id.cmp(&b.id));
+        // without optional terms every match holds them all: BM25 decides
         if keep > 0 {
-            matched.select_nth_unstable_by(keep - 1, by_bm25);
+            matched.select_nth_unstable_by(keep - 1, Match::better);
         }
         matched.truncate(keep);
-        matched.sort_unstable_by(by_bm25);
+        matched.sort_unstable_by(Match::better);
         (self.scored(matched), true)
     }
 
@@ -335,6 +381,7 @@ impl WordIndex {
                 Some(Scored {
                     item: self.item_at(m.slot)?.clone(),
                     bm25: m.bm25,
+                    terms: m.terms,
                 })
             })
             .collect()
@@ -352,6 +399,8 @@ impl WordIndex {
                 let word = fold(word);
                 if phrase.prefix && at == last {
                     self.beginning_with(&word)
+                } else if phrase.stem && phrase.words.len() == 1 {
+                    self.stems.get(&*stem(&word)).cloned().unwrap_or_default()
                 } else {
                     self.vocabulary.get(&*word).copied().into_iter().collect()
                 }
@@ -579,6 +628,7 @@ mod tests {
 
     fn phrase(words: &str, prefix: bool) -> Phrase {
         Phrase {
+            stem: false,
             words: words.split(' ').map(str::to_string).collect(),
             prefix,
         }
@@ -594,12 +644,69 @@ mod tests {
         let query = WordQuery {
             required: terms(required),
             excluded: terms(excluded),
+            ..WordQuery::default()
         };
         index
             .matches(&query, usize::MAX)
             .iter()
             .map(|m| m.id)
             .collect()
+    }
+
+    /// Optional stemmed words: the best `keep` as `best` hands them out,
+    /// each with the places of the words it holds.
+    fn ranked(index: &WordIndex, words: &[&str], keep: usize) -> Vec<(i64, u32)> {
+        let query = WordQuery {
+            optional: words
+                .iter()
+                .map(|word| {
+                    vec![Phrase {
+                        stem: true,
+                        ..phrase(word, false)
+                    }]
+                })
+                .collect(),
+            places: (0..words.len()).collect(),
+            ..WordQuery::default()
+        };
+        let (best, _) = index.best(&query, usize::MAX, keep, None);
+        best.iter()
+            .map(|hit| (row_of(index, hit), hit.terms))
+            .collect()
+    }
+
+    fn row_of(index: &WordIndex, hit: &Scored) -> i64 {
+        index
+            .slots
+            .iter()
+            .find(|slot| {
+                slot.item
+                    .as_ref()
+                    .is_some_and(|item| Arc::ptr_eq(item, &hit.item))
+            })
+            .map_or(-1, |slot| slot.id)
+    }
+
+    #[test]
+    fn optional_words_find_items_holding_any_and_rank_those_holding_more_first() {
+        let mut index = WordIndex::default();
+        index.add(1, item("a"), ["gzip", "", "compresses the responses"]);
+        index.add(2, item("b"), ["", "", "a response"]);
+        index.add(
+            3,
+            item("c"),
+            ["compression", "", "gzip response compressed"],
+        );
+        index.add(4, item("d"), ["unrelated", "", "words only"]);
+        // 1 and 3 hold all three (`compresses`, `compression` share the
+        // stem, as `responses` and `response` do), 2 one of them, 4 none;
+        // uncut, by row id
+        let found = ranked(&index, &["compress", "responses", "gzip"], 10);
+        assert_eq!(found, [(1, 0b111), (2, 0b010), (3, 0b111)]);
+        // the cut keeps the best: holding more first
+        let kept = ranked(&index, &["compress", "responses", "gzip"], 1);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].1, 0b111);
     }
 
     #[test]
@@ -699,7 +806,7 @@ mod tests {
         let scores = |index: &WordIndex, words: &str| -> Vec<(i64, u64)> {
             let query = WordQuery {
                 required: vec![vec![phrase(words, false)]],
-                excluded: Vec::new(),
+                ..WordQuery::default()
             };
             let matched = index.matches(&query, usize::MAX);
             matched.iter().map(|m| (m.id, m.bm25.to_bits())).collect()
@@ -804,6 +911,7 @@ mod tests {
             proptest::bool::ANY,
         )
             .prop_map(|(words, prefix)| Phrase {
+                stem: false,
                 words: words
                     .iter()
                     .map(|w| {
@@ -850,7 +958,7 @@ mod tests {
                         rusqlite::params![id, name, path, body]).unwrap();
                 }
             }
-            let query = WordQuery { required, excluded };
+            let query = WordQuery { required, excluded, ..WordQuery::default() };
             let matching = |expression: String| -> Vec<(i64, f64)> {
                 let mut statement = c
                     .prepare("SELECT rowid, bm25(w, 10.0, 3.0, 1.0) FROM w WHERE w MATCH ?1 ORDER BY rowid")
@@ -865,7 +973,7 @@ mod tests {
             // (`("a") AND ("b" OR "c") NOT "d"` scored only "a"): BM25 is
             // compared without the exclusions, on the rows they leave
             let kept: Vec<i64> = matching(fts5_expression(&query)).into_iter().map(|(id, _)| id).collect();
-            let positive = WordQuery { required: query.required.clone(), excluded: Vec::new() };
+            let positive = WordQuery { required: query.required.clone(), ..WordQuery::default() };
             let fts5: Vec<(i64, f64)> = matching(fts5_expression(&positive))
                 .into_iter()
                 .filter(|(id, _)| kept.contains(id))

@@ -1,6 +1,9 @@
 //! The query language: words (identifier-aware), `"exact phrases"`,
-//! prefixes (`auth*`), exclusions (`-test`), one `/regex/` over code text,
-//! and filters (`area:`, `kind:`, `path:`, `lang:`, `status:`). Parsing
+//! prefixes (`auth*`), required words (`+gzip`), exclusions (`-test`), one
+//! `/regex/` over code text, and filters (`area:`, `kind:`, `path:`,
+//! `lang:`, `status:`). Two or more words are ranked by how many of them a
+//! hit holds, not required all: the precise forms are what must match, and
+//! the common words of a question (`a`, `with`) are left out. Parsing
 //! refuses what it cannot honour, naming the field and what it expected:
 //! user text never reaches SQLite's MATCH syntax raw.
 //!
@@ -8,13 +11,14 @@
 //! the trigram tokens of a text (the same for a file and a query),
 //! `reach.rs` says which corpora and areas a query reads, `plan.rs` what it
 //! becomes before it meets the index, `regex_cache.rs` keeps its compiled
-//! patterns.
+//! patterns, `words.rs` knows stop words and stems.
 
 pub mod plan;
 pub mod reach;
 pub mod regex_cache;
 pub mod tokens;
 pub mod trigrams;
+pub mod words;
 
 use crate::tools::ToolError;
 use crate::tools::searchable;
@@ -53,6 +57,8 @@ pub struct Term {
     pub phrase: bool,
     /// Written with a trailing `*`: its last word may go on.
     pub prefix: bool,
+    /// Written with a leading `+`: a hit must hold it.
+    pub required: bool,
     /// Its identifier parts and its spellings, worked out once: matching,
     /// ranking and highlighting each ask for them.
     parts: Vec<String>,
@@ -66,9 +72,16 @@ impl Term {
             text: text.to_string(),
             phrase,
             prefix,
+            required: false,
             spellings: spellings(text, phrase, &parts),
             parts,
         }
+    }
+
+    /// A bare word: not a phrase, a prefix or required. Among several
+    /// words, a hit need not hold it; it ranks higher when it does.
+    pub fn plain(&self) -> bool {
+        !self.phrase && !self.prefix && !self.required
     }
 
     /// Its identifier parts; empty for punctuation only.
@@ -86,7 +99,8 @@ impl Term {
 
 impl PartialEq for Term {
     fn eq(&self, other: &Term) -> bool {
-        (&self.text, self.phrase, self.prefix) == (&other.text, other.phrase, other.prefix)
+        (&self.text, self.phrase, self.prefix, self.required)
+            == (&other.text, other.phrase, other.prefix, other.required)
     }
 }
 
@@ -98,13 +112,14 @@ impl std::fmt::Debug for Term {
             .field("text", &self.text)
             .field("phrase", &self.phrase)
             .field("prefix", &self.prefix)
+            .field("required", &self.required)
             .finish()
     }
 }
 
 impl std::hash::Hash for Term {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        (&self.text, self.phrase, self.prefix).hash(state);
+        (&self.text, self.phrase, self.prefix, self.required).hash(state);
     }
 }
 
@@ -150,6 +165,16 @@ pub struct Query {
     /// The `/regex/`'s source, checked to compile.
     pub regex: Option<String>,
     pub filters: Filters,
+    /// The common words left out of `terms`, as written.
+    pub ignored: Vec<String>,
+}
+
+impl Query {
+    /// Whether hits are ranked by how many of the words they hold rather
+    /// than required to hold them all: two words or more.
+    pub fn ranked(&self) -> bool {
+        self.terms.iter().filter(|t| !t.parts().is_empty()).count() >= 2
+    }
 }
 
 pub const FILTER_NAMES: &[&str] = &["area", "kind", "path", "lang", "status"];
@@ -175,6 +200,7 @@ pub fn parse(
         excluded: Vec::new(),
         regex: None,
         filters: Filters::default(),
+        ignored: Vec::new(),
     };
     for (name, value) in separate {
         add_filter(&mut query.filters, name, name, value, vocabulary)?;
@@ -182,12 +208,16 @@ pub fn parse(
     let mut rest = text.trim_start();
     while !rest.is_empty() {
         let at = text.len() - rest.len();
-        let (excluded, body) = match rest.strip_prefix('-') {
-            // `-word` and `-"phrase"` exclude; `->` or `--flag` are text to find
-            Some(body) if body.starts_with(|c: char| c.is_alphanumeric() || c == '"') => {
-                (true, body)
-            }
-            _ => (false, rest),
+        // `-word` and `-"phrase"` exclude, `+word` and `+"phrase"` are
+        // required; `->`, `--flag` or `++` are text to find
+        let marked = |sign: char| {
+            rest.strip_prefix(sign)
+                .filter(|body| body.starts_with(|c: char| c.is_alphanumeric() || c == '"'))
+        };
+        let (excluded, required, body) = match (marked('-'), marked('+')) {
+            (Some(body), _) => (true, false, body),
+            (None, Some(body)) => (false, true, body),
+            (None, None) => (false, false, rest),
         };
         let (token, after) = if let Some(quoted) = body.strip_prefix('"') {
             let Some(end) = quoted.find('"') else {
@@ -226,14 +256,40 @@ pub fn parse(
                     Some(stem) if !stem.is_empty() => (stem, true),
                     _ => (word, false),
                 };
-                push_term(&mut query, excluded, text, false, prefix);
+                let term = Term {
+                    required,
+                    ..Term::new(text, false, prefix)
+                };
+                push_term(&mut query, excluded, term);
             }
-            Token::Phrase(phrase) => push_term(&mut query, excluded, phrase, true, false),
+            Token::Phrase(phrase) => {
+                let term = Term {
+                    required,
+                    ..Term::new(phrase.trim(), true, false)
+                };
+                push_term(&mut query, excluded, term);
+            }
         }
         rest = after.trim_start();
     }
     check_terms(field, &query)?;
+    leave_out_common_words(&mut query);
     Ok(query)
+}
+
+/// Leaves out the plain words of a question that every text holds (`how`,
+/// `a`, `with`), unless nothing else would be left to look for.
+fn leave_out_common_words(query: &mut Query) {
+    let common = |term: &Term| term.plain() && words::is_stop_word(&term.text);
+    let others = query.terms.iter().filter(|t| !common(t)).count();
+    if others == 0 || query.terms.len() < 2 {
+        return;
+    }
+    let (ignored, kept): (Vec<Term>, Vec<Term>) = std::mem::take(&mut query.terms)
+        .into_iter()
+        .partition(common);
+    query.terms = kept;
+    query.ignored = ignored.into_iter().map(|term| term.text).collect();
 }
 
 enum Token<'a> {
@@ -242,12 +298,10 @@ enum Token<'a> {
     Regex(String),
 }
 
-fn push_term(query: &mut Query, excluded: bool, text: &str, phrase: bool, prefix: bool) {
-    let text = text.trim();
-    if text.is_empty() {
+fn push_term(query: &mut Query, excluded: bool, term: Term) {
+    if term.text.trim().is_empty() {
         return;
     }
-    let term = Term::new(text, phrase, prefix);
     let list = if excluded {
         &mut query.excluded
     } else {
@@ -486,6 +540,55 @@ mod tests {
         Term::new(text, false, false)
     }
 
+    /// A piece of a query and whether a plain question may lose it.
+    fn piece() -> impl Strategy<Value = (&'static str, bool)> {
+        prop_oneof![
+            prop::sample::select(vec!["a", "the", "with", "how", "into", "Do"])
+                .prop_map(|w| (w, true)),
+            prop::sample::select(vec![
+                "get_object",
+                "QuerySet",
+                "parseHTTP",
+                "gzip",
+                "slug",
+                "\"the end\"",
+                "+the",
+                "+with",
+                "auth*",
+                "to_be",
+                "IS_NULL",
+            ])
+            .prop_map(|w| (w, false)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn leaving_out_common_words_never_drops_an_identifier_a_phrase_or_a_filter(
+            pieces in proptest::collection::vec(piece(), 1..8),
+        ) {
+            let text = pieces.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(" ");
+            let with_filter = format!("{text} lang:python");
+            let query = parsed(&with_filter).unwrap();
+            prop_assert_eq!(&query.filters.langs, &vec!["python".to_string()]);
+            let shown = |term: &Term| match (term.phrase, term.prefix, term.required) {
+                (true, _, _) => format!("\"{}\"", term.text),
+                (_, true, _) => format!("{}*", term.text),
+                (_, _, true) => format!("+{}", term.text),
+                _ => term.text.clone(),
+            };
+            let kept: Vec<String> = query.terms.iter().map(shown).collect();
+            for (piece, common) in &pieces {
+                prop_assert!(
+                    kept.contains(&piece.to_string()) || (*common && query.ignored.contains(&piece.to_string())),
+                    "{} lost from {:?}: {:?}", piece, text, kept
+                );
+            }
+            prop_assert!(query.ignored.iter().all(|word| words::is_stop_word(word)));
+            prop_assert!(!query.terms.is_empty());
+        }
+    }
+
     /// A cursor is bound to a query as shown (`Offsets::new`): what a term
     /// works out from its text must not change that.
     #[test]
@@ -493,13 +596,13 @@ mod tests {
         let term = Term::new("getKey", false, true);
         assert_eq!(
             format!("{term:?}"),
-            r#"Term { text: "getKey", phrase: false, prefix: true }"#
+            r#"Term { text: "getKey", phrase: false, prefix: true, required: false }"#
         );
         use std::hash::{BuildHasher, BuildHasherDefault};
         let hasher = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
         assert_eq!(
             hasher.hash_one(&term),
-            hasher.hash_one((&term.text, term.phrase, term.prefix))
+            hasher.hash_one((&term.text, term.phrase, term.prefix, term.required))
         );
         assert_eq!(term, Term::new("getKey", false, true));
         assert_ne!(term, Term::new("getKey", false, false));

@@ -11,29 +11,53 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use memchr::memmem::Finder;
 use regex_syntax::hir::{Hir, HirKind};
 
-/// A phrase to match: its words in order, the last one a prefix when `prefix`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A phrase to match: its words in order, the last one a prefix when
+/// `prefix`; a single word matches any word of its stem when `stem`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Phrase {
     pub words: Vec<String>,
     pub prefix: bool,
+    pub stem: bool,
 }
 
 /// What a query asks of the word index: items holding, for every required
 /// term, one of its phrases, and for no excluded term any of its phrases.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An optional term ranks an item higher when held; when nothing is
+/// required, an item holds one optional term at least.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WordQuery {
     pub required: Vec<Vec<Phrase>>,
+    pub optional: Vec<Vec<Phrase>>,
     pub excluded: Vec<Vec<Phrase>>,
+    /// For each term of `required` then `optional`, its place among the
+    /// query's terms: the bit it sets in a matched item's terms.
+    pub places: Vec<usize>,
 }
 
 /// What the query asks of the word index, or None when no term holds a word.
+/// Among two words or more, the plain ones are optional (`Query::ranked`).
 pub fn word_query(query: &Query) -> Option<WordQuery> {
-    let required: Vec<Vec<Phrase>> = query.terms.iter().filter_map(term_phrases).collect();
-    if required.is_empty() {
+    let ranked = query.ranked();
+    let mut asked = WordQuery::default();
+    let mut optional_places = Vec::new();
+    for (place, term) in query.terms.iter().enumerate() {
+        let Some(phrases) = term_phrases(term) else {
+            continue;
+        };
+        if ranked && term.plain() {
+            asked.optional.push(phrases);
+            optional_places.push(place);
+        } else {
+            asked.required.push(phrases);
+            asked.places.push(place);
+        }
+    }
+    if asked.required.is_empty() && asked.optional.is_empty() {
         return None;
     }
-    let excluded = query.excluded.iter().filter_map(term_phrases).collect();
-    Some(WordQuery { required, excluded })
+    asked.places.extend(optional_places);
+    asked.excluded = query.excluded.iter().filter_map(term_phrases).collect();
+    Some(asked)
 }
 
 /// One term: its parts as a phrase; for a single identifier of several
@@ -47,9 +71,16 @@ fn term_phrases(term: &Term) -> Option<Vec<Phrase>> {
     if parts.is_empty() {
         return None;
     }
+    // one word of letters, written bare: `passwords` finds `password`
+    let stem = !term.phrase
+        && !term.prefix
+        && runs.len() == 1
+        && parts.len() == 1
+        && parts[0].chars().all(char::is_alphabetic);
     let phrase = |words: Vec<String>| Phrase {
         words,
         prefix: term.prefix,
+        stem,
     };
     if !term.phrase && runs.len() == 1 && parts.len() > 1 {
         return Some(vec![phrase(vec![parts.concat()]), phrase(parts)]);
@@ -524,39 +555,68 @@ mod tests {
         crate::search::query::parsed_for_tests(text)
     }
 
-    /// The phrases of each term, as `word word*`, terms apart by ` | `.
-    fn phrases(query: &WordQuery) -> (String, String) {
+    /// The phrases of each term, as `word word*` (`word~` for a stemmed
+    /// one), terms apart by ` | `: required, optional, excluded.
+    fn phrases(query: &WordQuery) -> (String, String, String) {
         let terms = |terms: &[Vec<Phrase>]| -> String {
             let term = |phrases: &Vec<Phrase>| -> String {
                 let phrase = |p: &Phrase| {
-                    format!("{}{}", p.words.join(" "), if p.prefix { "*" } else { "" })
+                    let mark = match (p.prefix, p.stem) {
+                        (true, _) => "*",
+                        (false, true) => "~",
+                        _ => "",
+                    };
+                    format!("{}{mark}", p.words.join(" "))
                 };
                 phrases.iter().map(phrase).collect::<Vec<_>>().join(" or ")
             };
             terms.iter().map(term).collect::<Vec<_>>().join(" | ")
         };
-        (terms(&query.required), terms(&query.excluded))
+        (
+            terms(&query.required),
+            terms(&query.optional),
+            terms(&query.excluded),
+        )
     }
 
     #[test]
     fn word_queries_are_phrases_of_each_terms_parts() {
         let words = |text: &str| word_query(&query(text)).map(|q| phrases(&q));
+        let none = String::new;
         assert_eq!(
             words("parseHttpRequest").unwrap(),
             (
                 "parsehttprequest or parse http request".into(),
-                String::new()
+                none(),
+                none()
             )
         );
+        // precise forms are required, plain words among them optional
         assert_eq!(
-            words(r#"auth* "select related" -test"#).unwrap(),
-            ("auth* | select related".into(), "test".into())
+            words(r#"auth* "select related" -test gzip"#).unwrap(),
+            (
+                "auth* | select related".into(),
+                "gzip~".into(),
+                "test~".into()
+            )
         );
+        // the common words of a question are left out
         assert_eq!(
             words("foo(bar x AND").unwrap(),
-            ("foo bar | x | and".into(), String::new())
+            (none(), "foo bar | x~".into(), none())
+        );
+        assert_eq!(
+            words("hash a +password").unwrap(),
+            ("password~".into(), "hash~".into(), none())
         );
         assert_eq!(words("->>"), None);
+    }
+
+    #[test]
+    fn a_word_query_names_each_terms_place_among_the_querys_terms() {
+        let asked = word_query(&query("compress \"gzip\" responses")).unwrap();
+        // required first (the phrase, second), then the optional words
+        assert_eq!(asked.places, [1, 0, 2]);
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub struct Sieve<'a> {
     query: &'a Query,
     paths: Option<GlobSet>,
     /// The index's database (what kept texts belong to, with a revision).
-    database: &'a std::path::Path,
+    pub database: &'a std::path::Path,
 }
 
 impl<'a> Sieve<'a> {
@@ -94,7 +94,7 @@ impl<'a> Sieve<'a> {
             || !filters.langs.is_empty()
     }
 
-    fn item_passes(&self, item: &records::Item) -> bool {
+    pub fn item_passes(&self, item: &records::Item) -> bool {
         self.corpora.iter().any(|c| c.name() == &*item.corpus) && self.filters_pass(item)
     }
 
@@ -189,9 +189,15 @@ fn items_of(
     let (scored, cut) = index.best(&words, MAX_ITEMS_READ, MAX_ITEMS, sifting);
     if cut {
         collected.capped = true;
-        collected.notes.push(format!(
-            "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
-        ));
+        collected.notes.push(if words.optional.is_empty() {
+            format!(
+                "more than {MAX_ITEMS} symbols, sections and tasks matched: the {MAX_ITEMS} with the best BM25 are ranked; narrow with area:, kind: or another word"
+            )
+        } else {
+            format!(
+                "more than {MAX_ITEMS} symbols, sections and tasks hold some of the words: the {MAX_ITEMS} holding the most (then the best BM25) are ranked; +word requires one"
+            )
+        });
     }
     collected.found.extend(scored.into_iter().map(Found::Item));
     Ok(collected)

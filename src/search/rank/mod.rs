@@ -1,8 +1,10 @@
 //! The one ordering every hit of every area goes through, deterministic:
-//! an exact definition of the queried name first, then name and file-name
-//! matches, whole words before parts of words, then BM25 (names weigh more
-//! than paths, paths more than bodies), symbol kinds weighted (a class above
-//! a variable), ties broken by path, line and target.
+//! an exact definition of the queried name first, then hits holding more
+//! of the query's words, then name and file-name matches, whole words
+//! before parts of words, then BM25 (names weigh more than paths, paths
+//! more than bodies, rare words more than common ones), symbol kinds
+//! weighted (a class above a variable), ties broken by path, line and
+//! target.
 //!
 //! Beside it: `collect.rs` gathers a query's hits before they are ranked and
 //! `snippets.rs` cuts a hit's snippet around its match. The features an item
@@ -125,6 +127,8 @@ impl Rule {
 #[derive(Debug, Clone)]
 pub struct Ranked {
     pub rule: Rule,
+    /// The query's terms it holds, a bit for each by its place.
+    pub terms: u32,
     test: bool,
     weight: i32,
     bm25: f64,
@@ -158,6 +162,9 @@ pub struct Wanted {
     joined_parts: Vec<Finder<'static>>,
     /// Each positive term run together.
     folded_terms: Vec<Finder<'static>>,
+    /// A bit for each positive term of words (what an item can hold): what
+    /// a code line holds.
+    every_term: u32,
 }
 
 impl Wanted {
@@ -183,13 +190,35 @@ impl Wanted {
                 .iter()
                 .map(|t| Finder::new(t).into_owned())
                 .collect(),
+            every_term: query
+                .terms
+                .iter()
+                .take(32)
+                .enumerate()
+                .filter(|(_, term)| !term.parts().is_empty())
+                .fold(0, |bits, (at, _)| bits | 1 << at),
         }
+    }
+
+    /// The terms of `held` (a bit for each held), by their finders.
+    fn held<'w>(
+        finders: &'w [Finder<'static>],
+        held: u32,
+    ) -> impl Iterator<Item = &'w Finder<'static>> {
+        finders
+            .iter()
+            .enumerate()
+            .filter(move |(at, _)| {
+                held.checked_shr(*at as u32)
+                    .is_some_and(|bits| bits & 1 == 1)
+            })
+            .map(|(_, finder)| finder)
     }
 
     /// The rule an item meets, from its name's parts as the index keeps them
     /// (single spaces between parts). Asked of every item a query matches:
     /// what does not depend on the query comes from the item's standing.
-    fn rule_for(&self, item: &Item, standing: &Standing) -> Rule {
+    fn rule_for(&self, item: &Item, standing: &Standing, held: u32) -> Rule {
         if standing.definition && self.exact.as_deref() == Some(&*item.name) {
             return Rule::ExactDefinition;
         }
@@ -204,22 +233,26 @@ impl Wanted {
         if is_name {
             return Rule::Name;
         }
+        // of the words, those the item holds (all of them unless ranked)
         let name_parts = &*item.name_parts;
         let in_name = |joined: &Finder| holds_parts(name_parts, joined);
-        if self.joined_parts.iter().all(in_name) {
+        let mut joined = Wanted::held(&self.joined_parts, held).peekable();
+        if joined.peek().is_some() && Wanted::held(&self.joined_parts, held).all(in_name) {
             return Rule::WholeWordInName;
         }
         // `transaction atomic`: the name holds some words, its file's name the rest
-        if self.joined_parts.iter().any(in_name) {
+        if Wanted::held(&self.joined_parts, held).any(in_name) {
             let file_parts = &standing.file_stem_parts;
             let in_file = |joined: &Finder| holds_parts(file_parts, joined);
-            if self.joined_parts.iter().all(|p| in_name(p) || in_file(p)) {
+            if Wanted::held(&self.joined_parts, held).all(|p| in_name(p) || in_file(p)) {
                 return Rule::WholeWordInName;
             }
         }
-        let partial = self.folded_terms.iter().all(|term| {
-            !term.needle().is_empty() && term.find(standing.folded_name.as_bytes()).is_some()
-        });
+        let mut terms = Wanted::held(&self.folded_terms, held).peekable();
+        let partial = terms.peek().is_some()
+            && Wanted::held(&self.folded_terms, held).all(|term| {
+                !term.needle().is_empty() && term.find(standing.folded_name.as_bytes()).is_some()
+            });
         if partial {
             return Rule::PartialName;
         }
@@ -277,8 +310,11 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize, holds: HoldsOf) -> V
         .map(|(at, found)| match &found {
             Found::Item(hit) => {
                 let standing = standing_of(&hit.item, holds);
+                // of the terms of words, which it holds
+                let terms = hit.terms & wanted.every_term;
                 Ranked {
-                    rule: wanted.rule_for(&hit.item, standing),
+                    rule: wanted.rule_for(&hit.item, standing, terms),
+                    terms,
                     test: standing.test,
                     weight: standing.weight,
                     bm25: hit.bm25,
@@ -292,6 +328,8 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize, holds: HoldsOf) -> V
                 } else {
                     Rule::TextPartial
                 },
+                // a line holds every word
+                terms: wanted.every_term,
                 test: line.test,
                 weight: kind_weight("line"),
                 bm25: 0.0,
@@ -320,13 +358,20 @@ fn order(a: &Ranked, b: &Ranked) -> Ordering {
 fn order_before_place(a: &Ranked, b: &Ranked) -> Ordering {
     let by_kind_then_bm25 = || b.weight.cmp(&a.weight).then(a.bm25.total_cmp(&b.bm25));
     let by_bm25_then_kind = || a.bm25.total_cmp(&b.bm25).then(b.weight.cmp(&a.weight));
-    a.rule.cmp(&b.rule).then(a.test.cmp(&b.test)).then_with(|| {
-        if a.rule < Rule::TextWholeWord {
-            by_kind_then_bm25()
-        } else {
-            by_bm25_then_kind()
-        }
-    })
+    let exact = |r: &Ranked| r.rule != Rule::ExactDefinition;
+    let fewer_terms = |r: &Ranked| std::cmp::Reverse(r.terms.count_ones());
+    exact(a)
+        .cmp(&exact(b))
+        .then(fewer_terms(a).cmp(&fewer_terms(b)))
+        .then(a.rule.cmp(&b.rule))
+        .then(a.test.cmp(&b.test))
+        .then_with(|| {
+            if a.rule < Rule::TextWholeWord {
+                by_kind_then_bm25()
+            } else {
+                by_bm25_then_kind()
+            }
+        })
 }
 
 #[cfg(test)]
@@ -363,6 +408,8 @@ mod tests {
                 standing: Default::default(),
             }),
             bm25,
+            // every word of the query, as a word query without optional terms finds
+            terms: u32::MAX,
         })
     }
 

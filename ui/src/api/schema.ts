@@ -2503,6 +2503,11 @@ export interface components {
              *     whole word in name, partial name, text (whole word), text (partial).
              */
             why: string;
+            /**
+             * @description The query's words and phrases it holds, as written: all of them,
+             *     unless the query's plain words are ranked by how many a hit holds.
+             */
+            words: string[];
         };
         SearchIndexInput: Record<string, never>;
         SearchIndexReport: {
@@ -6787,9 +6792,11 @@ export interface operations {
             query: {
                 /**
                  * @description The query: words (identifier-aware: `parseHttpRequest` finds
-                 *     `parse_http_request`), `"exact phrase"`, `prefix*`, `-excluded`, one
-                 *     `/regex/` over code text, and filters `area:`, `kind:`, `path:` (a
-                 *     glob), `lang:`, `status:`. 1 to 1,000 characters.
+                 *     `parse_http_request`; several are ranked by how many a hit holds,
+                 *     common ones left out, English stems matched), `"exact phrase"`,
+                 *     `prefix*`, `+required`, `-excluded`, one `/regex/` over code text,
+                 *     and filters `area:`, `kind:`, `path:` (a glob), `lang:`, `status:`.
+                 *     1 to 1,000 characters.
                  */
                 q: string;
                 area?: string;
