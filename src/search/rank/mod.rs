@@ -129,6 +129,9 @@ pub struct Ranked {
     pub rule: Rule,
     /// The query's terms it holds, a bit for each by its place.
     pub terms: u32,
+    /// How deep its definition is nested (`Class.method`: 1): of the exact
+    /// definitions of a name, the module's own comes before members'.
+    depth: usize,
     test: bool,
     weight: i32,
     bm25: f64,
@@ -317,6 +320,7 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize, holds: HoldsOf) -> V
                     terms,
                     test: standing.test,
                     weight: standing.weight,
+                    depth: nesting(&hit.item.target),
                     bm25: hit.bm25,
                     at,
                     found,
@@ -332,6 +336,7 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize, holds: HoldsOf) -> V
                 terms: wanted.every_term,
                 test: line.test,
                 weight: kind_weight("line"),
+                depth: 0,
                 bm25: 0.0,
                 at,
                 found,
@@ -354,6 +359,14 @@ fn order(a: &Ranked, b: &Ranked) -> Ordering {
     })
 }
 
+/// How many names a definition's target is nested in: the dots of what
+/// follows its path (`path::Class.method`), 0 for a target without one.
+fn nesting(target: &str) -> usize {
+    target
+        .rsplit_once("::")
+        .map_or(0, |(_, qualified)| qualified.matches('.').count())
+}
+
 /// Every rule of the ordering but the last ties (where the hits are).
 fn order_before_place(a: &Ranked, b: &Ranked) -> Ordering {
     let by_kind_then_bm25 = || b.weight.cmp(&a.weight).then(a.bm25.total_cmp(&b.bm25));
@@ -364,6 +377,10 @@ fn order_before_place(a: &Ranked, b: &Ranked) -> Ordering {
         .cmp(&exact(b))
         .then(fewer_terms(a).cmp(&fewer_terms(b)))
         .then(a.rule.cmp(&b.rule))
+        .then_with(|| match a.rule {
+            Rule::ExactDefinition => a.depth.cmp(&b.depth),
+            _ => Ordering::Equal,
+        })
         .then(a.test.cmp(&b.test))
         .then_with(|| {
             if a.rule < Rule::TextWholeWord {
