@@ -65,6 +65,20 @@ test("a task hit opens its card, and a new task shows up without a reload", asyn
   await expect(page.getByRole("dialog").getByText("Rotate the webhookSecret")).toBeVisible();
 });
 
+test("a question in plain words ranks what holds most of its words, naming them and the mode", async ({ page, request }) => {
+  const id = await createTask(request, {
+    title: "Rotate the webhook signing keys",
+    description: "The webhook secret expires every spring and must be replaced before then.",
+  });
+  await searchFor(page, "how do I replace the expired webhook secrets");
+  const first = page.getByTestId("search-hit").first();
+  await expect(first).toContainText(id);
+  // every word it holds, by stem: replaced, expires, webhook, secret
+  await expect(first.getByTestId("search-words")).toHaveText("replaceexpiredwebhooksecrets");
+  await expect(page.getByTestId("search-mode-used")).toHaveText("lexical");
+  await expect(page.getByText("left out as too common to rank by: how, do, I, the")).toBeVisible();
+});
+
 test("a document hit opens its section in the Documents page", async ({ page }) => {
   await searchFor(page, "database module");
   const hit = page.getByTestId("search-hit").filter({ hasText: "Guide" }).first();

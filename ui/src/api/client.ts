@@ -28,14 +28,18 @@ export interface Failure {
   retryAfter?: number;
 }
 
-export type Result<T> = { ok: true; data: T } | { ok: false; failure: Failure };
+/** What a success says about itself (`meta`: the layer, a search's mode, ...). */
+export type Meta = Record<string, unknown>;
 
-/** Unwraps an openapi-fetch answer: `data.data` on success, a Failure otherwise. */
+export type Result<T> = { ok: true; data: T; meta?: Meta } | { ok: false; failure: Failure };
+
+/** Unwraps an openapi-fetch answer: `data.data` (and its `meta`) on success, a Failure otherwise. */
 export function unwrap<T>(
-  answer: { data?: { data: T }; error?: { error: Schemas["ErrorBody"] }; response: Response },
+  answer: { data?: { data: T; meta?: unknown }; error?: { error: Schemas["ErrorBody"] }; response: Response },
 ): Result<T> {
   if (answer.data !== undefined) {
-    return { ok: true, data: answer.data.data };
+    const meta = answer.data.meta;
+    return { ok: true, data: answer.data.data, meta: meta && typeof meta === "object" ? (meta as Meta) : {} };
   }
   const retry = answer.response.headers.get("Retry-After");
   const error: ErrorBody = answer.error?.error ?? {
@@ -52,7 +56,7 @@ export function unwrap<T>(
 
 /** Calls that never reached the hub become a retryable Failure too. */
 export async function call<T>(
-  request: () => Promise<{ data?: { data: T }; error?: { error: Schemas["ErrorBody"] }; response: Response }>,
+  request: () => Promise<{ data?: { data: T; meta?: unknown }; error?: { error: Schemas["ErrorBody"] }; response: Response }>,
 ): Promise<Result<T>> {
   try {
     return unwrap(await request());

@@ -29,6 +29,8 @@ interface Shown {
   area: Area | null;
   hits: Hit[];
   answer: Answer;
+  /** How it was answered: `lexical`, `semantic` or both fused. */
+  mode: string;
 }
 
 /** What the URL says to look for: `/search?q=...&area=...`. */
@@ -79,7 +81,8 @@ export function SearchPage() {
       return;
     }
     setFailure(null);
-    setShown({ query, area, hits: result.data.hits, answer: result.data });
+    const mode = typeof result.meta?.mode === "string" ? result.meta.mode : "lexical";
+    setShown({ query, area, hits: result.data.hits, answer: result.data, mode });
     setFacets(everywhere?.ok ? everywhere.data.facets : result.data.facets);
     setActive(0);
   }, []);
@@ -150,8 +153,10 @@ export function SearchPage() {
         </button>
       </form>
       <p className="hint" data-testid="syntax">
-        Words match identifiers in any spelling (<code>parseHttpRequest</code> finds <code>parse_http_request</code>);{" "}
-        <code>"exact phrase"</code>, <code>prefix*</code>, <code>-exclude</code>, <code>/regex/</code> (code text); filters{" "}
+        Words match identifiers in any spelling (<code>parseHttpRequest</code> finds <code>parse_http_request</code>), and
+        several rank what holds the most of them: ask in plain words;{" "}
+        <code>"exact phrase"</code>, <code>prefix*</code>, <code>+require</code>, <code>-exclude</code>,{" "}
+        <code>/regex/</code> (code text); filters{" "}
         <code>area:</code> <code>kind:</code> <code>path:</code>(a glob) <code>lang:</code> <code>status:</code>. Up and down move
         through the hits, Enter opens one.
       </p>
@@ -173,6 +178,9 @@ export function SearchPage() {
               {shown.answer.capped
                 ? `${shown.answer.total}+ hits`
                 : counted(shown.answer.total, "hit")}
+            </span>
+            <span className="search-mode-used" data-testid="search-mode-used" title="How the hits were found">
+              {shown.mode}
             </span>
           </nav>
           {shown.answer.notes.map((note) => (
@@ -216,6 +224,7 @@ export function SearchPage() {
                         index={index}
                         active={index === active}
                         repoRoot={repoRoot}
+                        showWords={/\s/.test(shown.query.trim())}
                         onOpen={() => {
                           setActive(index);
                           open(hit);
@@ -286,12 +295,15 @@ function HitRow({
   index,
   active,
   repoRoot,
+  showWords,
   onOpen,
 }: {
   hit: Hit;
   index: number;
   active: boolean;
   repoRoot: string | null;
+  /** Whether to say which of several words the hit holds. */
+  showWords: boolean;
   onOpen: () => void;
 }) {
   const link = hit.area === "code" ? editorLink(repoRoot, hit) : null;
@@ -326,6 +338,13 @@ function HitRow({
         ) : null}
         <span className="search-why">{hit.why}</span>
       </div>
+      {showWords && hit.words.length > 0 ? (
+        <div className="search-words" data-testid="search-words" aria-label="Words it holds">
+          {hit.words.map((word) => (
+            <mark key={word}>{word}</mark>
+          ))}
+        </div>
+      ) : null}
       <pre className="search-snippet">
         {hit.line !== null && hit.line !== undefined ? <span className="search-line">{hit.line}</span> : null}
         <Highlighted text={hit.snippet} highlights={hit.highlights} />
