@@ -101,6 +101,8 @@ pub(super) enum Command {
     },
     /// Search code symbols, code text, documents and tasks in one ranked list.
     Search(search::SearchArgs),
+    /// What the working tree's change affects: definitions, dependents, tests, tasks, documents.
+    Changes(changes::ChangesArgs),
     /// Read, edit and audit the documents in the mounts.
     Docs {
         #[command(subcommand)]

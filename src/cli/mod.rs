@@ -8,6 +8,7 @@
 //! (`cos setup`).
 
 mod args;
+mod changes;
 mod docs;
 mod index;
 mod search;
@@ -101,6 +102,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Tool { command } => with_hub(&hub, None, |opened| tool(command, &opened)),
         Command::Docs { command } => with_hub(&hub, None, |opened| docs::run(command, &opened)),
         Command::Search(args) => with_hub(&hub, None, |opened| search::run(args, &opened)),
+        Command::Changes(args) => with_hub(&hub, None, |opened| changes::run(args, &opened)),
         Command::Setup(args) => setup::run(args, hub.repo.clone()),
         Command::Task { command } => with_hub(&hub, None, |opened| task::run(command, &opened)),
     }

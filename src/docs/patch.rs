@@ -17,8 +17,8 @@ use crate::tools::ToolError;
 /// At most this many operations in one patch.
 pub const MAX_OPERATIONS: usize = 100;
 
-/// One edit. A section is named by its heading path (`Setup/Install`) or
-/// anchor; its body runs to the next heading of the same or a higher level.
+/// One edit. A section is its heading path (`Setup/Install`) or anchor; its
+/// body runs to the next heading of its level or higher.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Operation {
@@ -26,14 +26,14 @@ pub enum Operation {
     ReplaceSection { section: String, content: String },
     /// Inserts before the section's heading.
     InsertBeforeSection { section: String, content: String },
-    /// Inserts after the section's end (after its subsections).
+    /// Inserts after the section and its subsections.
     InsertAfterSection { section: String, content: String },
     /// Adds to the end of the section's body.
     AppendToSection { section: String, content: String },
-    /// Removes the section: heading, body and subsections.
+    /// Removes the section with its subsections.
     DeleteSection { section: String },
-    /// Replaces every occurrence of `find`; refused unless there are exactly
-    /// `expected_count` of them (default 1).
+    /// Replaces `find` where it occurs, exactly `expected_count` times
+    /// (default 1) or refused.
     ReplaceText {
         /// Never empty: an empty text occurs everywhere and nowhere.
         #[schema(min_length = 1)]
@@ -45,11 +45,11 @@ pub enum Operation {
         #[schema(minimum = 1, maximum = 100_000_000)]
         expected_count: usize,
     },
-    /// Adds to the end of the document.
+    /// Adds to the end.
     Append { content: String },
-    /// Adds to the start of the document (after front matter, if any).
+    /// Adds to the start (after any front matter).
     Prepend { content: String },
-    /// Replaces the whole document (an editor's edit, a past revision).
+    /// Replaces the whole document.
     ReplaceAll { content: String },
 }
 

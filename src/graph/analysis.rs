@@ -442,7 +442,9 @@ impl Tool for GraphExport {
         "cos_graph_export",
         "A subgraph as {nodes, edges}: from root, outwards along edge_types (default contains), up to max_hops and \
          max_nodes (hard cap 2,000). Every edge joins two exported nodes.",
-    );
+    )
+    // a bulk export for drawing the graph: a coding agent asks context or impact
+    .for_upkeep();
 
     fn run(context: &ToolContext, input: ExportInput) -> Result<Answer<Shared<Export>>, ToolError> {
         let max_hops = in_range("max_hops", input.max_hops, 3, 1, 10)?;

@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod bindings;
+pub mod changes;
 mod crates;
 pub mod doctor;
 pub mod extract;
@@ -105,5 +106,6 @@ pub fn register(registry: &mut Registry) {
         .register::<plans::GraphSimilar>()
         .register::<analysis::GraphPath>()
         .register::<analysis::GraphExport>()
-        .register::<doctor::GraphDoctor>();
+        .register::<doctor::GraphDoctor>()
+        .register::<changes::ChangesTool>();
 }

@@ -226,8 +226,8 @@ impl Tool for GraphSimilar {
     type Output = Similar;
     const SPEC: ToolSpec = spec(
         "cos_graph_similar",
-        "Symbols like this one, without a model: structurally (they call, are called by or extend the same things) and \
-         lexically (their names share words). Candidates of the same kind family, best first.",
+        "Symbols like this one, by structure (they call, are called by or extend the same things) and by \
+         name (shared words), best first.",
     );
 
     fn run(context: &ToolContext, input: SimilarInput) -> Result<Answer<Similar>, ToolError> {

@@ -40,8 +40,8 @@ pub struct RenamePlanInput {
     /// The symbol to rename: a uid, a path or a name.
     #[schema(format = "cos-not-blank")]
     pub uid: String,
-    /// An identifier: letters, digits and underscores, not starting with a
-    /// digit (the pattern states ASCII; letters of any script are taken).
+    /// An identifier (letters of any script, digits, underscores; not a
+    /// digit first).
     #[schema(pattern = "^[A-Za-z_][A-Za-z0-9_]*$")]
     pub new_name: String,
     /// A list's cursor from `next_cursors`: that list alone, after the sites already seen.

@@ -194,7 +194,9 @@ mod tests {
     fn toolsets_tools_and_read_only_combine() {
         let graph = listed(&parsed(Some("graph"), None, false));
         assert!(
-            graph.iter().all(|name| name.starts_with("cos_graph_")),
+            graph
+                .iter()
+                .all(|name| name.starts_with("cos_graph_") || *name == "cos_changes"),
             "{graph:?}"
         );
         assert!(

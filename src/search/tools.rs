@@ -29,11 +29,10 @@ use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 #[into_params(parameter_in = Query)]
 pub struct SearchRequest {
     /// The query: words (identifier-aware: `parseHttpRequest` finds
-    /// `parse_http_request`; several are ranked by how many a hit holds,
-    /// common ones left out, English stems matched), `"exact phrase"`,
-    /// `prefix*`, `+required`, `-excluded`, one `/regex/` over code text,
-    /// and filters `area:`, `kind:`, `path:` (a glob), `lang:`, `status:`.
-    /// 1 to 1,000 characters.
+    /// `parse_http_request`; several rank by how many a hit holds),
+    /// `"exact phrase"`, `prefix*`, `+required`, `-excluded`, one `/regex/`
+    /// over code text, filters `area:`, `kind:`, `path:` (a glob), `lang:`,
+    /// `status:`.
     #[schema(min_length = 1, max_length = 1000)]
     #[param(min_length = 1, max_length = 1000)]
     pub q: String,
@@ -44,7 +43,7 @@ pub struct SearchRequest {
     #[param(schema_with = kinds)]
     pub kind: Option<String>,
     /// Only hits under these globs (comma-separated), such as `src/**/*.rs`;
-    /// a regular expression is refused (put it in the query as `/.../`).
+    /// a regex belongs in the query as `/.../`.
     #[schema(pattern = r"^[^\^$()|+\\]*$")]
     #[param(pattern = r"^[^\^$()|+\\]*$")]
     pub path: Option<String>,
@@ -54,8 +53,7 @@ pub struct SearchRequest {
     #[schema(schema_with = statuses)]
     #[param(schema_with = statuses)]
     pub status: Option<String>,
-    /// `auto` (the default: lexical, since no embedding model ships with
-    /// the hub), `lexical`, or `semantic` (unavailable).
+    /// `auto` (default), `lexical`, or `semantic` (needs an embedding model).
     #[param(inline)]
     pub mode: Option<SearchMode>,
     /// 1 to 200, default 20.

@@ -111,6 +111,35 @@ impl<'a> ToolContext<'a> {
         Ok(self.switches.get_or_init(|| read))
     }
 
+    /// Another tool's answer data, called by name within this call: its
+    /// module's switch holds as at any front door, and nothing is trimmed
+    /// (the calling tool answers within its own budget). For a tool that
+    /// draws on another area without naming its code.
+    pub fn call(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> Result<serde_json::Value, ToolError> {
+        let Some(tool) = self.registry.get(name) else {
+            return Err(ToolError::from(super::runtime::unknown_tool(
+                name,
+                self.registry,
+            )));
+        };
+        let module = tool.spec.module;
+        if module.switchable() && !self.switches()?.is_on(module) {
+            return Err(super::runtime::module_disabled(module));
+        }
+        let inner = ToolContext::new(
+            self.hub,
+            self.source,
+            self.registry,
+            self.progress,
+            Budget::None,
+        );
+        (tool.handler)(&inner, arguments).map(|answer| answer.data)
+    }
+
     /// The most an answer of `spec` may weigh under this call's budget, or
     /// `None` when nothing is trimmed.
     pub fn answer_limit(&self, spec: &ToolSpec) -> Option<usize> {

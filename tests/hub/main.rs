@@ -14,6 +14,7 @@ mod board_api;
 mod board_concurrency;
 mod board_files;
 mod busy;
+mod changes;
 mod cli;
 mod docs;
 mod docs_crash;

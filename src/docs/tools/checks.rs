@@ -12,8 +12,8 @@ use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AuditInput {
-    /// A head `{seq, entry_hash}` from an earlier audit: the audit also proves
-    /// the history up to it is unchanged.
+    /// A head `{seq, entry_hash}` from an earlier audit, to prove the history
+    /// up to it unchanged.
     pub checkpoint: Option<Checkpoint>,
 }
 
@@ -24,7 +24,7 @@ impl Tool for DocsAudit {
     type Output = AuditReport;
     const SPEC: ToolSpec = spec(
         "cos_docs_audit",
-        "Audits the documents' hash-chained history and stored contents; answers the head {seq, entry_hash} to keep as a checkpoint and, when it fails, the first bad entry (writes are then refused with E_INTEGRITY until it passes).",
+        "Audits the documents' hash-chained history and contents: answers the head {seq, entry_hash} to keep as a checkpoint, or the first bad entry (writes are refused with E_INTEGRITY until it passes).",
     )
     .for_upkeep();
 

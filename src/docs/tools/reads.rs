@@ -249,8 +249,7 @@ pub struct ReadInput {
     pub rev: Option<i64>,
     /// A previous page's `next_cursor`: the next page of the same read.
     pub cursor: Option<String>,
-    /// Largest page in characters (default: what fits the agent budget,
-    /// or everything without one).
+    /// Largest page in characters (default: what fits the budget).
     #[schema(minimum = 256, maximum = 4194304)]
     #[param(minimum = 256, maximum = 4194304)]
     pub page_bytes: Option<u32>,

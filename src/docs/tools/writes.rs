@@ -235,7 +235,7 @@ impl Tool for DocsReceipt {
     type Output = Receipt;
     const SPEC: ToolSpec = spec(
         "cos_docs_receipt",
-        "Whether the write with this request_id committed: committed (with its receipt), not_committed (nothing of it is in the history: resend it with the same request_id), or unknown (check the document; resend only the identical write).",
+        "Whether the write with this request_id committed: committed (with its receipt), not_committed (resend it with the same request_id), or unknown (check the document; resend only the identical write).",
     );
 
     fn run(context: &ToolContext, input: ReceiptInput) -> Result<Answer<Receipt>, ToolError> {

@@ -5,6 +5,7 @@ use crate::graph::analysis::{
     Export, ExportInput, GraphExport, GraphImpact, GraphPath, GraphReferences, Impact, ImpactInput,
     PathAnswer, PathInput, References, ReferencesInput,
 };
+use crate::graph::changes::{Changes, ChangesInput, ChangesTool};
 use crate::graph::doctor::{Doctor, DoctorInput, GraphDoctor};
 use crate::graph::index::IndexSummary;
 use crate::graph::plans::{GraphSimilar, GraphTrace, Similar, SimilarInput, Trace, TraceInput};
@@ -40,6 +41,17 @@ fn router() -> OpenApiRouter<Hub> {
         .routes(routes!(graph_path))
         .routes(routes!(graph_export))
         .routes(routes!(graph_doctor))
+        .routes(routes!(changes))
+}
+
+/// What the working tree's change (or the staged one, or a range's) affects.
+#[utoipa::path(get, path = "/api/changes", operation_id = "changes", tag = "graph", params(ChangesInput),
+    responses((status = 200, description = "The changed symbols with their dependents, tests, tasks and documents", body = ApiOk<Changes>)))]
+async fn changes(
+    State(hub): State<Hub>,
+    AppQuery(input): AppQuery<ChangesInput>,
+) -> Result<Success<Changes>, ApiError> {
+    run::<ChangesTool>(&hub, input).await
 }
 
 /// What depends on a node, in tiers by distance.

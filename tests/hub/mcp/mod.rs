@@ -937,9 +937,9 @@ async fn toolsets_tools_and_read_only_choose_what_a_session_lists_and_calls() {
             && listed.contains(&"cos_graph_index".to_string())
     );
     assert!(
-        listed
-            .iter()
-            .all(|name| name == "cos_search" || name.starts_with("cos_graph_")),
+        listed.iter().all(|name| name == "cos_search"
+            || name == "cos_changes"
+            || name.starts_with("cos_graph_")),
         "{listed:?}"
     );
     client.cancel().await.unwrap();

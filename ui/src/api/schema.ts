@@ -192,6 +192,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the working tree's change (or the staged one, or a range's) affects. */
+        get: operations["changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docs/audit": {
         parameters: {
             query?: never;
@@ -868,6 +885,23 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /** @description The REST success body. */
+        ApiOk_Changes: {
+            data: {
+                /** @description What was compared with what. */
+                against: string;
+                files: components["schemas"]["ChangedFile"][];
+                /**
+                 * Format: int64
+                 * @description The graph revision the dependents and tests come from.
+                 */
+                graph_revision: number;
+                summary: components["schemas"]["ChangesSummary"];
+                /** @description Riskiest first. */
+                symbols: components["schemas"]["ChangedSymbol"][];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The REST success body. */
         ApiOk_Claim: {
             data: {
                 /** @description Why nothing was claimed. */
@@ -1519,6 +1553,77 @@ export interface components {
             /** @description Always `change`. */
             event: string;
         };
+        /** @description One changed file. */
+        ChangedFile: {
+            binary: boolean;
+            /** @description `added`, `modified`, `deleted` or `renamed`. */
+            change: string;
+            documents: components["schemas"]["DocMention"][];
+            old_path?: string | null;
+            path: string;
+            /**
+             * Format: int64
+             * @description Definitions of it the change touched.
+             */
+            symbols: number;
+            /**
+             * @description For a file the graph does not read (config, data): the tasks and
+             *     document sections that name it.
+             */
+            tasks: components["schemas"]["TaskMention"][];
+        };
+        /** @description One definition the change touched. */
+        ChangedSymbol: {
+            /** @description `added`, `modified`, `removed` or `renamed`. */
+            change: string;
+            /** @description The nearest dependents (at most 20), by depth. */
+            dependents: components["schemas"]["Neighbour"][];
+            /**
+             * Format: int64
+             * @description Dependents counted to the depth asked.
+             */
+            dependents_count: number;
+            documents: components["schemas"]["DocMention"][];
+            kind: string;
+            /** Format: int32 */
+            line: number;
+            name: string;
+            path: string;
+            /** @description The uid a renamed definition had. */
+            renamed_from?: string | null;
+            /** @description `high`, `medium` or `low`, from its dependents and tests. */
+            risk: string;
+            /** @description Why that risk, in a few words. */
+            risk_reason: string;
+            tasks: components["schemas"]["TaskMention"][];
+            /** @description Test code among the dependents. */
+            tests: components["schemas"]["GraphNode"][];
+            uid: string;
+        };
+        Changes: {
+            /** @description What was compared with what. */
+            against: string;
+            files: components["schemas"]["ChangedFile"][];
+            /**
+             * Format: int64
+             * @description The graph revision the dependents and tests come from.
+             */
+            graph_revision: number;
+            summary: components["schemas"]["ChangesSummary"];
+            /** @description Riskiest first. */
+            symbols: components["schemas"]["ChangedSymbol"][];
+        };
+        /** @description The counts and what to look at first. */
+        ChangesSummary: {
+            /** Format: int64 */
+            files: number;
+            /** @description The uids of the high-risk symbols. */
+            riskiest: string[];
+            /** Format: int64 */
+            symbols: number;
+            /** @description Changed (not removed) symbols no test reaches. */
+            untested: string[];
+        };
         /** @description A point in the history: its sequence number and entry hash. */
         Checkpoint: {
             entry_hash: string;
@@ -1740,6 +1845,12 @@ export interface components {
              * @description Documents under the prefix in all.
              */
             total: number;
+        };
+        DocMention: {
+            mount: string;
+            path: string;
+            /** @description The section's heading path. */
+            section?: string | null;
         };
         DocMoveBody: {
             actor?: string | null;
@@ -2189,8 +2300,8 @@ export interface components {
             uid?: string | null;
         };
         /**
-         * @description One edit. A section is named by its heading path (`Setup/Install`) or
-         *     anchor; its body runs to the next heading of the same or a higher level.
+         * @description One edit. A section is its heading path (`Setup/Install`) or anchor; its
+         *     body runs to the next heading of its level or higher.
          */
         Operation: {
             content: string;
@@ -2400,8 +2511,8 @@ export interface components {
             /** @description A list's cursor from `next_cursors`: that list alone, after the sites already seen. */
             cursor?: string | null;
             /**
-             * @description An identifier: letters, digits and underscores, not starting with a
-             *     digit (the pattern states ASCII; letters of any script are taken).
+             * @description An identifier (letters of any script, digits, underscores; not a
+             *     digit first).
              */
             new_name: string;
             /** @description The symbol to rename: a uid, a path or a name. */
@@ -2670,6 +2781,13 @@ export interface components {
             swimlane?: string | null;
             /** @description At least one visible character. */
             title?: string | null;
+        };
+        TaskMention: {
+            /** @description Who holds it, when someone does. */
+            assignee?: string | null;
+            id: string;
+            status: string;
+            title: string;
         };
         ToolInfo: {
             description: string;
@@ -4119,6 +4237,96 @@ export interface operations {
             };
         };
     };
+    changes: {
+        parameters: {
+            query?: {
+                /** @description Staged changes instead of the working tree. */
+                staged?: boolean;
+                /** @description `A..B`, or a ref against the working tree. */
+                range?: string;
+                /** @description Dependents' depth, 1 to 4 (default 2). */
+                depth?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The changed symbols with their dependents, tests, tasks and documents */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Changes"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     docs_audit: {
         parameters: {
             query?: {
@@ -4238,10 +4446,7 @@ export interface operations {
                 rev?: number;
                 /** @description A previous page's `next_cursor`: the next page of the same read. */
                 cursor?: string;
-                /**
-                 * @description Largest page in characters (default: what fits the agent budget,
-                 *     or everything without one).
-                 */
+                /** @description Largest page in characters (default: what fits the budget). */
                 page_bytes?: number;
             };
             header?: never;
@@ -6792,26 +6997,22 @@ export interface operations {
             query: {
                 /**
                  * @description The query: words (identifier-aware: `parseHttpRequest` finds
-                 *     `parse_http_request`; several are ranked by how many a hit holds,
-                 *     common ones left out, English stems matched), `"exact phrase"`,
-                 *     `prefix*`, `+required`, `-excluded`, one `/regex/` over code text,
-                 *     and filters `area:`, `kind:`, `path:` (a glob), `lang:`, `status:`.
-                 *     1 to 1,000 characters.
+                 *     `parse_http_request`; several rank by how many a hit holds),
+                 *     `"exact phrase"`, `prefix*`, `+required`, `-excluded`, one `/regex/`
+                 *     over code text, filters `area:`, `kind:`, `path:` (a glob), `lang:`,
+                 *     `status:`.
                  */
                 q: string;
                 area?: string;
                 kind?: string;
                 /**
                  * @description Only hits under these globs (comma-separated), such as `src/**\/*.rs`;
-                 *     a regular expression is refused (put it in the query as `/.../`).
+                 *     a regex belongs in the query as `/.../`.
                  */
                 path?: string;
                 lang?: string;
                 status?: string;
-                /**
-                 * @description `auto` (the default: lexical, since no embedding model ships with
-                 *     the hub), `lexical`, or `semantic` (unavailable).
-                 */
+                /** @description `auto` (default), `lexical`, or `semantic` (needs an embedding model). */
                 mode?: "auto" | "lexical" | "semantic";
                 /** @description 1 to 200, default 20. */
                 limit?: number;

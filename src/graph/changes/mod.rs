@@ -1,0 +1,312 @@
+//! `cos_changes`: what a change affects. The diff (working tree, staged, or
+//! a range) is mapped to the definitions its hunks touch; each comes with
+//! its dependents from the graph (impact's tiers), the tests that reach it,
+//! and the tasks and document sections that name it, ranked by risk. Files
+//! the graph does not read are listed with the tasks and documents that
+//! name them.
+
+mod diff;
+mod mentions;
+mod symbols;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use utoipa::{IntoParams, ToSchema};
+
+use super::analysis::meta;
+use super::records::{self, GraphNode};
+use super::tools::{Direction, Neighbour, in_range, spec, walk_neighbours};
+use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
+use diff::Against;
+use mentions::{DocMention, TaskMention};
+use symbols::Change;
+
+/// Edges along which a change reaches its dependents.
+const DEPENDENCY_KINDS: &[&str] = &[
+    "calls",
+    "imports",
+    "inherits_from",
+    "implements",
+    "links_to",
+    "cites_heading",
+];
+/// Dependents named per symbol at most (the count says the rest).
+const DEPENDENTS_NAMED: usize = 20;
+/// Dependents walked per symbol at most.
+const VISIT_LIMIT: usize = 500;
+/// Changed files looked into at most.
+const MAX_FILES: usize = 500;
+
+#[derive(Debug, Default, Deserialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ChangesInput {
+    /// Staged changes instead of the working tree.
+    pub staged: Option<bool>,
+    /// `A..B`, or a ref against the working tree.
+    pub range: Option<String>,
+    /// Dependents' depth, 1 to 4 (default 2).
+    #[schema(minimum = 1, maximum = 4)]
+    #[param(minimum = 1, maximum = 4)]
+    pub depth: Option<u32>,
+}
+
+/// One definition the change touched.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChangedSymbol {
+    pub uid: String,
+    pub kind: String,
+    pub name: String,
+    pub path: String,
+    pub line: u32,
+    /// `added`, `modified`, `removed` or `renamed`.
+    pub change: String,
+    /// The uid a renamed definition had.
+    pub renamed_from: Option<String>,
+    /// `high`, `medium` or `low`, from its dependents and tests.
+    pub risk: String,
+    /// Why that risk, in a few words.
+    pub risk_reason: String,
+    /// Dependents counted to the depth asked.
+    pub dependents_count: u64,
+    /// The nearest dependents (at most 20), by depth.
+    pub dependents: Vec<Neighbour>,
+    /// Test code among the dependents.
+    pub tests: Vec<GraphNode>,
+    pub tasks: Vec<TaskMention>,
+    pub documents: Vec<DocMention>,
+}
+
+/// One changed file.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChangedFile {
+    pub path: String,
+    /// `added`, `modified`, `deleted` or `renamed`.
+    pub change: String,
+    pub old_path: Option<String>,
+    pub binary: bool,
+    /// Definitions of it the change touched.
+    pub symbols: u64,
+    /// For a file the graph does not read (config, data): the tasks and
+    /// document sections that name it.
+    pub tasks: Vec<TaskMention>,
+    pub documents: Vec<DocMention>,
+}
+
+/// The counts and what to look at first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChangesSummary {
+    pub files: u64,
+    pub symbols: u64,
+    /// The uids of the high-risk symbols.
+    pub riskiest: Vec<String>,
+    /// Changed (not removed) symbols no test reaches.
+    pub untested: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Changes {
+    /// What was compared with what.
+    pub against: String,
+    /// The graph revision the dependents and tests come from.
+    pub graph_revision: i64,
+    pub summary: ChangesSummary,
+    /// Riskiest first.
+    pub symbols: Vec<ChangedSymbol>,
+    pub files: Vec<ChangedFile>,
+}
+
+pub struct ChangesTool;
+
+impl Tool for ChangesTool {
+    type Input = ChangesInput;
+    type Output = Changes;
+    const SPEC: ToolSpec = spec(
+        "cos_changes",
+        "What a change affects, before a commit: the definitions the working tree (or staged, or a range) \
+         changed, each with dependents, tests, tasks and documents, riskiest first.",
+    )
+    .cutting_first(&["symbols", "files"]);
+
+    fn run(context: &ToolContext, input: ChangesInput) -> Result<Answer<Changes>, ToolError> {
+        let against = against(&input)?;
+        let depth = in_range("depth", input.depth, 2, 1, 4)?;
+        let repo = &context.hub.config.repo_root;
+        diff::check(repo, &against)?;
+        let files = diff::changed_files(repo, &against)?;
+        if files.len() > MAX_FILES {
+            return Err(ToolError::invalid(
+                "range",
+                format!(
+                    "a change of at most {MAX_FILES} files; this one has {}",
+                    files.len()
+                ),
+            ));
+        }
+        // the graph as the working tree is now, as `cos search` keeps it
+        let indexed = super::index::index(&context.hub.store, repo, &|_| {}, &|| {})?;
+        let mut changed_files = Vec::new();
+        let mut touched = Vec::new();
+        for file in &files {
+            let (old, new) = if file.binary {
+                (None, None)
+            } else {
+                diff::texts(repo, &against, file)?
+            };
+            let found = symbols::touched(file, old.as_deref(), new.as_deref());
+            let read_by_graph = super::facts::Language::of(&file.path).is_some();
+            let (tasks, documents) = if read_by_graph {
+                (Vec::new(), Vec::new())
+            } else {
+                (
+                    mentions::tasks(context, &file.path)?,
+                    mentions::documents(context, &file.path)?,
+                )
+            };
+            changed_files.push(ChangedFile {
+                path: file.path.clone(),
+                change: file.status.as_str().into(),
+                old_path: file.old_path.clone(),
+                binary: file.binary,
+                symbols: found.len() as u64,
+                tasks,
+                documents,
+            });
+            touched.extend(found);
+        }
+        let mut changed: Vec<ChangedSymbol> = touched
+            .into_iter()
+            .map(|symbol| described(context, symbol, depth))
+            .collect::<Result<_, _>>()?;
+        changed.sort_by(|a, b| {
+            rank(&a.risk)
+                .cmp(&rank(&b.risk))
+                .then(b.dependents_count.cmp(&a.dependents_count))
+                .then(a.path.cmp(&b.path))
+                .then(a.line.cmp(&b.line))
+        });
+        let summary = ChangesSummary {
+            files: changed_files.len() as u64,
+            symbols: changed.len() as u64,
+            riskiest: changed
+                .iter()
+                .filter(|s| s.risk == "high")
+                .map(|s| s.uid.clone())
+                .collect(),
+            untested: changed
+                .iter()
+                .filter(|s| s.change != "removed" && s.tests.is_empty())
+                .map(|s| s.uid.clone())
+                .collect(),
+        };
+        let revision = context.hub.store.view(super::revision_in)?;
+        Ok(Answer::new(Changes {
+            against: against.describe(),
+            graph_revision: revision,
+            summary,
+            symbols: changed,
+            files: changed_files,
+        })
+        .with_meta(meta(&[(
+            "indexed_first",
+            json!(indexed.parsed + indexed.removed),
+        )])))
+    }
+}
+
+fn against(input: &ChangesInput) -> Result<Against, ToolError> {
+    match (input.staged.unwrap_or(false), input.range.as_deref()) {
+        (true, Some(_)) => Err(ToolError::invalid_pair(
+            "range",
+            "staged",
+            "a range or staged, not both",
+        )),
+        (true, None) => Ok(Against::Staged),
+        (false, Some(range)) => diff::parse_range(range),
+        (false, None) => Ok(Against::WorkingTree),
+    }
+}
+
+fn rank(risk: &str) -> u8 {
+    match risk {
+        "high" => 0,
+        "medium" => 1,
+        _ => 2,
+    }
+}
+
+/// A touched definition with its dependents, tests, tasks, documents and risk.
+fn described(
+    context: &ToolContext,
+    symbol: symbols::Touched,
+    depth: u32,
+) -> Result<ChangedSymbol, ToolError> {
+    let dependents = context
+        .hub
+        .store
+        .view(|c| -> Result<Vec<Neighbour>, ToolError> {
+            match records::node_by_uid(c, &symbol.uid)? {
+                Some((id, _)) => walk_neighbours(
+                    c,
+                    id,
+                    Direction::In,
+                    depth.max(3),
+                    VISIT_LIMIT,
+                    Some(DEPENDENCY_KINDS),
+                ),
+                // gone from the graph: what still refers to it by name
+                None => Ok(records::referrers_by_name(c, &symbol.name)?
+                    .into_iter()
+                    .map(|(node, edge)| Neighbour {
+                        node,
+                        edge,
+                        direction: "in".into(),
+                        depth: 1,
+                        confidence: "name".into(),
+                    })
+                    .collect()),
+            }
+        })?;
+    let tests: Vec<GraphNode> = dependents
+        .iter()
+        .filter(|n| n.node.path.as_deref().is_some_and(super::is_test_path))
+        .map(|n| n.node.clone())
+        .collect();
+    let within: Vec<Neighbour> = dependents
+        .into_iter()
+        .filter(|n| n.depth <= depth)
+        .collect();
+    let direct = within.iter().filter(|n| n.depth == 1).count();
+    let (risk, reason) = match (&symbol.change, direct, tests.is_empty()) {
+        (Change::Removed, 1.., _) => ("high", format!("removed, and {direct} still refer to it")),
+        (Change::Removed, 0, _) => ("low", "removed; nothing refers to it".to_string()),
+        (_, 5.., _) => ("high", format!("{direct} direct dependents")),
+        (_, 1.., true) => (
+            "high",
+            format!("{direct} direct dependents and no test reaches it"),
+        ),
+        (_, 1.., false) => ("medium", format!("{direct} direct dependents, tested")),
+        (_, 0, true) => ("medium", "no test reaches it".to_string()),
+        (_, 0, false) => ("low", "tested, nothing depends on it".to_string()),
+    };
+    let renamed_from = match &symbol.change {
+        Change::Renamed(from) => Some(from.clone()),
+        _ => None,
+    };
+    Ok(ChangedSymbol {
+        tasks: mentions::tasks(context, &symbol.name)?,
+        documents: mentions::documents(context, &symbol.name)?,
+        dependents_count: within.len() as u64,
+        dependents: within.into_iter().take(DEPENDENTS_NAMED).collect(),
+        tests,
+        risk: risk.into(),
+        risk_reason: reason,
+        change: symbol.change.as_str().into(),
+        renamed_from,
+        uid: symbol.uid,
+        kind: symbol.kind,
+        name: symbol.name,
+        path: symbol.path,
+        line: symbol.line,
+    })
+}
