@@ -94,9 +94,10 @@ pub(super) fn callers(
     run().map_err(sql_error(c))
 }
 
-/// The definitions whose calls, bases or imports still name `name` without
-/// resolving it (what referred to a definition now gone), each with the
-/// kind of its reference.
+/// The definitions whose calls, bases or imports still name `name` (as it
+/// is, not qualified: the index on names answers that) without resolving
+/// it, what referred to a definition now gone, each with the kind of its
+/// reference.
 pub(super) fn referrers_by_name(
     c: &Connection,
     name: &str,
@@ -105,7 +106,7 @@ pub(super) fn referrers_by_name(
         let mut statement = c.prepare_cached(&format!(
             "SELECT DISTINCT {NODE_COLUMNS}, r.kind FROM graph_references r
              JOIN graph_nodes n ON n.id = r.source
-             WHERE r.name = ?1 OR r.name LIKE '%.' || ?1
+             WHERE r.name = ?1
              ORDER BY n.file, n.line_start LIMIT 500"
         ))?;
         let rows = statement.query_map([name], |row| Ok((node_at(row, 0)?, row.get(5)?)))?;

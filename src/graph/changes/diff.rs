@@ -299,35 +299,133 @@ fn unquote(path: &str) -> String {
     }
 }
 
-/// Each side's text of a changed file: (old, new); None where that side has none
-/// (an added or deleted file) or it is not UTF-8.
+/// Each changed file's two texts, (old, new), in the order of `files`; None
+/// where a side has none (an added or deleted file), is binary or is not
+/// UTF-8. Every blob comes through one `git cat-file --batch`, not a
+/// process per file.
 pub fn texts(
     repo: &Path,
     against: &Against,
-    file: &FileChange,
-) -> Result<(Option<String>, Option<String>), ToolError> {
-    let show = |spec: String| -> Result<Option<String>, ToolError> {
-        let output = git(repo, &["show", "--end-of-options", &spec])?;
-        Ok(output
-            .status
-            .success()
-            .then(|| String::from_utf8(output.stdout).ok())
-            .flatten())
+    files: &[FileChange],
+) -> Result<Vec<(Option<String>, Option<String>)>, ToolError> {
+    let mut wanted: Vec<String> = Vec::new();
+    let mut sides = Vec::new();
+    for file in files {
+        let old_path = file.old_path.as_deref().unwrap_or(&file.path);
+        let old = (file.status != FileStatus::Added && !file.binary).then(|| {
+            wanted.push(format!("{}:{old_path}", against.old_revision()));
+            wanted.len() - 1
+        });
+        let new = match (file.status, against, file.binary) {
+            (FileStatus::Deleted, _, _) | (_, _, true) => Side::None,
+            (_, Against::Staged, _) => Side::Blob(push(&mut wanted, format!(":{}", file.path))),
+            (_, Against::Range { to: Some(to), .. }, _) => {
+                Side::Blob(push(&mut wanted, format!("{to}:{}", file.path)))
+            }
+            _ => Side::Disk,
+        };
+        sides.push((old, new));
+    }
+    let mut blobs = blobs(repo, &wanted)?;
+    Ok(files
+        .iter()
+        .zip(sides)
+        .map(|(file, (old, new))| {
+            let old = old.and_then(|at| blobs[at].take());
+            let new = match new {
+                Side::None => None,
+                Side::Blob(at) => blobs[at].take(),
+                Side::Disk => std::fs::read(repo.join(&file.path))
+                    .ok()
+                    .and_then(|bytes| String::from_utf8(bytes).ok()),
+            };
+            (old, new)
+        })
+        .collect())
+}
+
+/// Where a file's new side is read from.
+enum Side {
+    None,
+    /// The blob at this place of the batch.
+    Blob(usize),
+    Disk,
+}
+
+fn push(wanted: &mut Vec<String>, spec: String) -> usize {
+    wanted.push(spec);
+    wanted.len() - 1
+}
+
+/// The blobs `specs` name (`REV:path`, `:path`), through one `git cat-file
+/// --batch`; None for one git does not have or that is not UTF-8.
+fn blobs(repo: &Path, specs: &[String]) -> Result<Vec<Option<String>>, ToolError> {
+    use std::io::Write;
+    if specs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let unavailable = |error: std::io::Error| {
+        ToolError::fail(
+            Category::Unavailable,
+            Code::E_UNAVAILABLE,
+            format!("git cat-file could not run ({error})"),
+        )
     };
-    let old_path = file.old_path.as_deref().unwrap_or(&file.path);
-    let old = match file.status {
-        FileStatus::Added => None,
-        _ => show(format!("{}:{old_path}", against.old_revision()))?,
-    };
-    let new = match (file.status, against) {
-        (FileStatus::Deleted, _) => None,
-        (_, Against::Staged) => show(format!(":{}", file.path))?,
-        (_, Against::Range { to: Some(to), .. }) => show(format!("{to}:{}", file.path))?,
-        _ => std::fs::read(repo.join(&file.path))
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok()),
-    };
-    Ok((old, new))
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["cat-file", "--batch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(unavailable)?;
+    // a path with a line break cannot be asked in batch mode: it stays unread
+    let asked: String = specs
+        .iter()
+        .map(|spec| {
+            if spec.contains('\n') {
+                "-\n".to_string()
+            } else {
+                format!("{spec}\n")
+            }
+        })
+        .collect();
+    let mut input = child
+        .stdin
+        .take()
+        .ok_or_else(|| unavailable(std::io::Error::other("no stdin")))?;
+    let writer = std::thread::spawn(move || input.write_all(asked.as_bytes()));
+    let output = child.wait_with_output().map_err(unavailable)?;
+    let _ = writer.join();
+    Ok(parse_batch(&output.stdout, specs.len()))
+}
+
+/// `git cat-file --batch` output: per object `<oid> <type> <size>\n<bytes>\n`,
+/// or `<spec> missing\n`.
+fn parse_batch(mut output: &[u8], count: usize) -> Vec<Option<String>> {
+    let mut found = Vec::with_capacity(count);
+    while found.len() < count && !output.is_empty() {
+        let Some(end) = output.iter().position(|b| *b == b'\n') else {
+            break;
+        };
+        let header = String::from_utf8_lossy(&output[..end]).into_owned();
+        output = &output[end + 1..];
+        let size = header
+            .rsplit(' ')
+            .next()
+            .and_then(|size| size.parse::<usize>().ok())
+            .filter(|_| header.split(' ').count() == 3 && !header.ends_with(" missing"));
+        match size {
+            Some(size) if size <= output.len() => {
+                found.push(String::from_utf8(output[..size].to_vec()).ok());
+                output = output.get(size + 1..).unwrap_or_default();
+            }
+            _ => found.push(None),
+        }
+    }
+    found.resize(count, None);
+    found
 }
 
 #[cfg(test)]
@@ -375,6 +473,16 @@ Binary files a/logo.png and b/logo.png differ
             (FileStatus::Renamed, "y.py", Some("x.py"))
         );
         assert!(files[4].binary);
+    }
+
+    #[test]
+    fn a_batch_of_blobs_reads_each_and_a_missing_one_as_none() {
+        let output = b"aa blob 5\nhello\nHEAD:gone missing\nbb blob 0\n\n";
+        assert_eq!(
+            parse_batch(output, 3),
+            [Some("hello".to_string()), None, Some(String::new())]
+        );
+        assert_eq!(parse_batch(b"", 2), [None, None]);
     }
 
     #[test]

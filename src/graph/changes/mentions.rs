@@ -29,28 +29,46 @@ pub struct DocMention {
     pub section: Option<String>,
 }
 
-/// The hits of `name` as a phrase in `area`, or none when that area is off.
-fn hits(context: &ToolContext, name: &str, area: &str) -> Result<Vec<Value>, ToolError> {
+/// The tasks (open ones first) and document sections that name `name`,
+/// from one search of both; none from an area whose module is off.
+pub fn of(
+    context: &ToolContext,
+    name: &str,
+) -> Result<(Vec<TaskMention>, Vec<DocMention>), ToolError> {
     let phrase = format!("\"{}\"", name.replace('"', " "));
-    let asked = json!({"q": phrase, "area": area, "limit": MENTIONS});
-    match context.call("cos_search", asked) {
-        Ok(found) => Ok(found["hits"].as_array().cloned().unwrap_or_default()),
-        Err(error) if switched_off(&error) => Ok(Vec::new()),
-        Err(error) => Err(error),
-    }
+    let asked = json!({"q": phrase, "area": "tasks,docs", "limit": 2 * MENTIONS});
+    let hits = match context.call("cos_search", asked) {
+        Ok(found) => found["hits"].as_array().cloned().unwrap_or_default(),
+        Err(error) if switched_off(&error) => return Ok((Vec::new(), Vec::new())),
+        Err(error) => return Err(error),
+    };
+    let documents = hits
+        .iter()
+        .filter_map(|hit| {
+            let document = &hit["opens"]["document"];
+            Some(DocMention {
+                mount: document["mount"].as_str()?.to_string(),
+                path: document["path"].as_str()?.to_string(),
+                section: document["section"].as_str().map(String::from),
+            })
+        })
+        .take(MENTIONS as usize)
+        .collect();
+    Ok((tasks(context, &hits)?, documents))
 }
 
 fn switched_off(error: &ToolError) -> bool {
     error.category() == Category::ModuleDisabled
 }
 
-/// The tasks that name `name`, open ones first.
-pub fn tasks(context: &ToolContext, name: &str) -> Result<Vec<TaskMention>, ToolError> {
+/// The tasks among `hits`, each as the board shows it now, open ones first.
+fn tasks(context: &ToolContext, hits: &[Value]) -> Result<Vec<TaskMention>, ToolError> {
     let mut found = Vec::new();
-    for hit in hits(context, name, "tasks")? {
-        let Some(id) = hit["opens"]["task_id"].as_str() else {
-            continue;
-        };
+    for id in hits
+        .iter()
+        .filter_map(|hit| hit["opens"]["task_id"].as_str())
+        .take(MENTIONS as usize)
+    {
         let task = match context.call("cos_task_show", json!({"id": id})) {
             Ok(task) => task,
             Err(error) if switched_off(&error) => return Ok(Vec::new()),
@@ -66,19 +84,4 @@ pub fn tasks(context: &ToolContext, name: &str) -> Result<Vec<TaskMention>, Tool
     let done = |task: &TaskMention| matches!(task.status.as_str(), "complete" | "archive");
     found.sort_by_key(|task| done(task));
     Ok(found)
-}
-
-/// The document sections that name `name`.
-pub fn documents(context: &ToolContext, name: &str) -> Result<Vec<DocMention>, ToolError> {
-    Ok(hits(context, name, "docs")?
-        .iter()
-        .filter_map(|hit| {
-            let document = &hit["opens"]["document"];
-            Some(DocMention {
-                mount: document["mount"].as_str()?.to_string(),
-                path: document["path"].as_str()?.to_string(),
-                section: document["section"].as_str().map(String::from),
-            })
-        })
-        .collect())
 }

@@ -11,6 +11,7 @@ mod symbols;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::collections::HashMap;
 use utoipa::{IntoParams, ToSchema};
 
 use super::analysis::meta;
@@ -147,21 +148,14 @@ impl Tool for ChangesTool {
         let indexed = super::index::index(&context.hub.store, repo, &|_| {}, &|| {})?;
         let mut changed_files = Vec::new();
         let mut touched = Vec::new();
-        for file in &files {
-            let (old, new) = if file.binary {
-                (None, None)
-            } else {
-                diff::texts(repo, &against, file)?
-            };
+        let texts = diff::texts(repo, &against, &files)?;
+        for (file, (old, new)) in files.iter().zip(texts) {
             let found = symbols::touched(file, old.as_deref(), new.as_deref());
             let read_by_graph = super::facts::Language::of(&file.path).is_some();
             let (tasks, documents) = if read_by_graph {
                 (Vec::new(), Vec::new())
             } else {
-                (
-                    mentions::tasks(context, &file.path)?,
-                    mentions::documents(context, &file.path)?,
-                )
+                mentions::of(context, &file.path)?
             };
             changed_files.push(ChangedFile {
                 path: file.path.clone(),
@@ -174,10 +168,20 @@ impl Tool for ChangesTool {
             });
             touched.extend(found);
         }
-        let mut changed: Vec<ChangedSymbol> = touched
-            .into_iter()
-            .map(|symbol| described(context, symbol, depth))
-            .collect::<Result<_, _>>()?;
+        // definitions of one name (`new`, `run`) share their mentions
+        let mut named: HashMap<String, Mentions> = HashMap::new();
+        let mut changed: Vec<ChangedSymbol> = Vec::new();
+        for symbol in touched {
+            let mentions = match named.get(&symbol.name) {
+                Some(known) => known.clone(),
+                None => {
+                    let found = mentions::of(context, &symbol.name)?;
+                    named.insert(symbol.name.clone(), found.clone());
+                    found
+                }
+            };
+            changed.push(described(context, symbol, depth, mentions)?);
+        }
         changed.sort_by(|a, b| {
             rank(&a.risk)
                 .cmp(&rank(&b.risk))
@@ -235,11 +239,16 @@ fn rank(risk: &str) -> u8 {
     }
 }
 
-/// A touched definition with its dependents, tests, tasks, documents and risk.
+/// The tasks and document sections naming one name.
+type Mentions = (Vec<TaskMention>, Vec<DocMention>);
+
+/// A touched definition with its dependents, tests, risk, and the mentions
+/// of its name.
 fn described(
     context: &ToolContext,
     symbol: symbols::Touched,
     depth: u32,
+    (tasks, documents): Mentions,
 ) -> Result<ChangedSymbol, ToolError> {
     let dependents = context
         .hub
@@ -294,8 +303,8 @@ fn described(
         _ => None,
     };
     Ok(ChangedSymbol {
-        tasks: mentions::tasks(context, &symbol.name)?,
-        documents: mentions::documents(context, &symbol.name)?,
+        tasks,
+        documents,
         dependents_count: within.len() as u64,
         dependents: within.into_iter().take(DEPENDENTS_NAMED).collect(),
         tests,
