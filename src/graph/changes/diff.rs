@@ -307,7 +307,7 @@ pub fn texts(
     repo: &Path,
     against: &Against,
     files: &[FileChange],
-) -> Result<Vec<(Option<String>, Option<String>)>, ToolError> {
+) -> Result<Vec<Sides>, ToolError> {
     let mut wanted: Vec<String> = Vec::new();
     let mut sides = Vec::new();
     for file in files {
@@ -343,6 +343,9 @@ pub fn texts(
         })
         .collect())
 }
+
+/// A changed file's old and new text.
+pub type Sides = (Option<String>, Option<String>);
 
 /// Where a file's new side is read from.
 enum Side {
