@@ -4,7 +4,7 @@
 // the repository instead. The repository holds a small
 // code-and-docs fixture for the graph page and two document mounts, at a path
 // the tests derive from the port so they can edit files while the hub watches.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -36,6 +36,14 @@ writeFileSync(
 );
 mkdirSync(join(repo, "policies"), { recursive: true });
 writeFileSync(join(repo, "policies", "security.md"), "# Security policy\n\n## Reporting\n\nMail security@example.org.\n");
+// a git repository with the fixture committed, for the Changes page
+const git = (...args) =>
+  execFileSync("git", ["-C", repo, "-c", "user.email=tests@example.org", "-c", "user.name=tests", ...args], {
+    stdio: "ignore",
+  });
+git("init", "-q");
+git("add", "-A", "--", ":!.cos");
+git("commit", "-q", "-m", "the fixture");
 const hub = spawn(binary, ["serve", repo, "--port", port], {
   stdio: "inherit",
   env: { ...process.env, RUST_LOG: "warn", COS_STATE_DIR: join(repo, ".cos") },

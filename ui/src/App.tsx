@@ -1,5 +1,6 @@
 import { Suspense, lazy } from "react";
 import { BoardPage } from "./pages/BoardPage";
+import { ChangesPage } from "./pages/ChangesPage";
 import { DocumentsPage } from "./pages/documents/DocumentsPage";
 import { NotFound } from "./pages/NotFound";
 import { SearchPage } from "./pages/SearchPage";
@@ -19,6 +20,7 @@ function page(path: string) {
       </Suspense>
     );
   if (path.startsWith("/search")) return <SearchPage />;
+  if (path.startsWith("/changes")) return <ChangesPage />;
   if (path.startsWith("/documents")) return <DocumentsPage pathname={path} />;
   return <NotFound path={path} />;
 }

@@ -6,6 +6,7 @@ export const PAGES = [
   { path: "/board", label: "Board" },
   { path: "/graph", label: "Graph" },
   { path: "/search", label: "Search" },
+  { path: "/changes", label: "Changes" },
   { path: "/documents", label: "Documents" },
   { path: "/settings", label: "Settings" },
 ] as const;
