@@ -189,16 +189,18 @@ async fn staged_working_tree_and_a_range_each_compare_what_they_say() {
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_input_is_refused_naming_the_argument() {
     let server = committed().await;
-    for (query, field) in [
-        ("?range=--output%3D%2Ftmp%2Fx", "range"),
-        ("?range=a%20b", "range"),
-        ("?range=no-such-branch", "range"),
-        ("?range=HEAD..no-such-branch", "range"),
-        ("?range=HEAD&staged=true", "range"),
-        ("?depth=9", "depth"),
+    for (query, wanted, field) in [
+        ("?range=--output%3D%2Ftmp%2Fx", 400, "range"),
+        ("?range=a%20b", 400, "range"),
+        ("?range=", 400, "range"),
+        // a ref that names no commit is not found, as any named thing
+        ("?range=no-such-branch", 404, "range"),
+        ("?range=HEAD..no-such-branch", 404, "range"),
+        ("?range=HEAD&staged=true", 400, "range"),
+        ("?depth=9", 400, "depth"),
     ] {
         let (status, answer) = changes(&server, query).await;
-        assert_eq!(status, 400, "{query}: {answer}");
+        assert_eq!(status, wanted, "{query}: {answer}");
         assert_eq!(
             answer["error"]["details"]["field"], field,
             "{query}: {answer}"

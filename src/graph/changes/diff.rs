@@ -156,12 +156,13 @@ pub fn check(repo: &Path, against: &Against) -> Result<(), ToolError> {
             } else {
                 "staged"
             };
-            return Err(ToolError::invalid(
-                field,
+            return Err(ToolError::not_found(
+                Code::E_NOT_FOUND,
                 format!(
-                    "a ref that names a commit; `{name}` names none (a repository without commits has no HEAD)"
+                    "{field}: `{name}` names no commit (a repository without commits has no HEAD)"
                 ),
-            ));
+            )
+            .with_details(serde_json::json!({"field": field, "ref": name})));
         }
     }
     Ok(())
@@ -486,6 +487,23 @@ Binary files a/logo.png and b/logo.png differ
             [Some("hello".to_string()), None, Some(String::new())]
         );
         assert_eq!(parse_batch(b"", 2), [None, None]);
+    }
+
+    /// The pattern the spec publishes for `range` (ChangesInput).
+    fn published(range: &str) -> bool {
+        let schema = crate::tools::schema::json_schema::<super::super::ChangesInput>();
+        let pattern = &schema["properties"]["range"]["pattern"];
+        let validator = jsonschema::validator_for(&serde_json::json!({"type": "string", "pattern": pattern})).unwrap();
+        validator.is_valid(&serde_json::json!(range))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_published_pattern_takes_exactly_the_ranges_the_hub_takes(
+            range in "[a-c.~^@{}/ -]{0,8}",
+        ) {
+            proptest::prop_assert_eq!(published(&range), parse_range(&range).is_ok(), "{:?}", range);
+        }
     }
 
     #[test]

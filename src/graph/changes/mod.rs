@@ -45,6 +45,12 @@ pub struct ChangesInput {
     /// Staged changes instead of the working tree.
     pub staged: Option<bool>,
     /// `A..B`, or a ref against the working tree.
+    #[schema(
+        pattern = r"^(?!-)(?:[A-Za-z0-9_/~^@{}-]|\.(?!\.))+(?:\.\.(?!-)(?:[A-Za-z0-9_/~^@{}-]|\.(?!\.))+)?$"
+    )]
+    #[param(
+        pattern = r"^(?!-)(?:[A-Za-z0-9_/~^@{}-]|\.(?!\.))+(?:\.\.(?!-)(?:[A-Za-z0-9_/~^@{}-]|\.(?!\.))+)?$"
+    )]
     pub range: Option<String>,
     /// Dependents' depth, 1 to 4 (default 2).
     #[schema(minimum = 1, maximum = 4)]
