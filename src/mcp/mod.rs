@@ -1,10 +1,12 @@
 //! The agents' front door: every registered `cos_*` tool over MCP (rmcp), on
 //! stdio (`cos mcp`) and as streamable HTTP mounted at `/mcp` on `cos serve`.
 //!
-//! Owns the MCP wire shape only: the tool list (schemas from the registry) and
-//! the call result (the envelope as `structuredContent`, once more as text,
-//! `isError` for fail envelopes). It calls the same tool runtime as REST, with
-//! the agent budget; it must not hold business rules or reach into areas.
+//! Owns the MCP wire shape only: the tool list (lean schemas from the
+//! registry), the call result (the envelope as `structuredContent`, once more
+//! as text, `isError` for fail envelopes), and the resources, prompts and
+//! change announcements the areas declare. It calls the same tool runtime as
+//! REST, with the agent budget; it must not hold business rules or reach into
+//! areas.
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,

@@ -493,7 +493,9 @@ Binary files a/logo.png and b/logo.png differ
     fn published(range: &str) -> bool {
         let schema = crate::tools::schema::json_schema::<super::super::ChangesInput>();
         let pattern = &schema["properties"]["range"]["pattern"];
-        let validator = jsonschema::validator_for(&serde_json::json!({"type": "string", "pattern": pattern})).unwrap();
+        let validator =
+            jsonschema::validator_for(&serde_json::json!({"type": "string", "pattern": pattern}))
+                .unwrap();
         validator.is_valid(&serde_json::json!(range))
     }
 
