@@ -235,3 +235,66 @@ async fn a_repository_without_git_says_so() {
             .contains("not a git work tree")
     );
 }
+
+#[test]
+fn an_answer_cut_to_the_agent_budget_continues_each_list_exactly() {
+    let repo = tempfile::tempdir().unwrap();
+    git(repo.path(), &["init", "-q"]);
+    write(repo.path(), "base.py", "def base():\n    return 0\n");
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "-m", "first"]);
+    let functions: String = (0..150)
+        .map(|n| format!("def a_rather_long_function_name_number_{n:03}():\n    return {n}\n\n\n"))
+        .collect();
+    write(repo.path(), "many.py", &functions);
+    let ask = |arguments: Value| -> Value {
+        let output = Command::new(env!("CARGO_BIN_EXE_cos"))
+            .arg("--repo")
+            .arg(repo.path())
+            .args(["tool", "call", "cos_changes", "--budget", "agent", "--args"])
+            .arg(arguments.to_string())
+            .env_remove("COS_STATE_DIR")
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let mut pages = 0;
+    let mut answer = ask(json!({}));
+    assert_eq!(answer["data"]["summary"]["symbols"], 150, "{answer}");
+    for _ in 0..40 {
+        assert_eq!(answer["ok"], true, "{answer}");
+        pages += 1;
+        seen.extend(
+            answer["data"]["symbols"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["name"].as_str().unwrap().to_string()),
+        );
+        let Some(cursor) = answer["data"]["next_cursors"]["symbols"].as_str() else {
+            break;
+        };
+        assert_eq!(answer["data"]["meta"]["truncated"], true);
+        answer = ask(json!({"cursor": cursor}));
+    }
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(
+        (seen.len(), unique.len()),
+        (150, 150),
+        "every symbol once, in pages"
+    );
+    assert!(pages > 1, "the answer came in pages");
+    // a cursor does not outlive the change it was made for
+    let first = ask(json!({}));
+    let cursor = first["data"]["next_cursors"]["symbols"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    write(repo.path(), "base.py", "def base():\n    return 1\n");
+    let stale = ask(json!({"cursor": cursor}));
+    assert_eq!(stale["error"]["code"], "STALE_CURSOR", "{stale}");
+}

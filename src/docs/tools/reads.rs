@@ -80,7 +80,7 @@ impl Tool for DocsMounts {
     type Output = MountList;
     const SPEC: ToolSpec = spec(
         "cos_docs_mounts",
-        "Lists the mounts (named folders of Markdown documents): the exact key each documents tool takes, its display name, and whether agents and people may write there.",
+        "Lists the mounts (named folders of Markdown): the key each documents tool takes, a display name, and who may write there.",
     );
 
     fn run(context: &ToolContext, _: DocsNoInput) -> Result<Answer<MountList>, ToolError> {

@@ -11,12 +11,14 @@ mod symbols;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
 use utoipa::{IntoParams, ToSchema};
 
 use super::analysis::meta;
 use super::records::{self, GraphNode};
 use super::tools::{Direction, Neighbour, in_range, spec, walk_neighbours};
+use crate::tools::cursor::{Offsets, named_pages, narrowing};
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 use diff::Against;
 use mentions::{DocMention, TaskMention};
@@ -56,6 +58,8 @@ pub struct ChangesInput {
     #[schema(minimum = 1, maximum = 4)]
     #[param(minimum = 1, maximum = 4)]
     pub depth: Option<u32>,
+    /// An entry of `next_cursors`: that list alone, continued.
+    pub cursor: Option<String>,
 }
 
 /// One definition the change touched.
@@ -121,6 +125,9 @@ pub struct Changes {
     /// Riskiest first.
     pub symbols: Vec<ChangedSymbol>,
     pub files: Vec<ChangedFile>,
+    /// By list (`symbols`, `files`), the cursor for what a trimmed answer
+    /// left out; it holds while the change and the graph stay as they were.
+    pub next_cursors: BTreeMap<String, String>,
 }
 
 pub struct ChangesTool;
@@ -210,17 +217,36 @@ impl Tool for ChangesTool {
                 .collect(),
         };
         let revision = context.hub.store.view(super::revision_in)?;
-        Ok(Answer::new(Changes {
+        // a cursor holds while the change (its files and lines) and the graph do
+        let mut state = std::collections::hash_map::DefaultHasher::new();
+        (revision, format!("{files:?}")).hash(&mut state);
+        let offsets = Offsets::new(
+            &context.hub.cursors,
+            Self::SPEC.name,
+            (&against, depth),
+            (state.finish() >> 1) as i64,
+        );
+        let from = offsets.start_in("cursor", input.cursor.as_deref())?;
+        let names = ["symbols", "files"];
+        let keep = narrowing("cursor", &names, from.as_ref())?;
+        let starts = [
+            keep[0].apply(&mut changed),
+            keep[1].apply(&mut changed_files),
+        ];
+        let pages = named_pages(&offsets, "", &names, &starts);
+        let answer = Answer::new(Changes {
             against: against.describe(),
             graph_revision: revision,
             summary,
             symbols: changed,
             files: changed_files,
+            next_cursors: BTreeMap::new(),
         })
         .with_meta(meta(&[(
             "indexed_first",
             json!(indexed.parsed + indexed.removed),
-        )])))
+        )]));
+        Ok(pages.into_iter().fold(answer, Answer::with_page))
     }
 }
 

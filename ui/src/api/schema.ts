@@ -895,6 +895,13 @@ export interface components {
                  * @description The graph revision the dependents and tests come from.
                  */
                 graph_revision: number;
+                /**
+                 * @description By list (`symbols`, `files`), the cursor for what a trimmed answer
+                 *     left out; it holds while the change and the graph stay as they were.
+                 */
+                next_cursors: {
+                    [key: string]: string;
+                };
                 summary: components["schemas"]["ChangesSummary"];
                 /** @description Riskiest first. */
                 symbols: components["schemas"]["ChangedSymbol"][];
@@ -1609,6 +1616,13 @@ export interface components {
              * @description The graph revision the dependents and tests come from.
              */
             graph_revision: number;
+            /**
+             * @description By list (`symbols`, `files`), the cursor for what a trimmed answer
+             *     left out; it holds while the change and the graph stay as they were.
+             */
+            next_cursors: {
+                [key: string]: string;
+            };
             summary: components["schemas"]["ChangesSummary"];
             /** @description Riskiest first. */
             symbols: components["schemas"]["ChangedSymbol"][];
@@ -4246,6 +4260,8 @@ export interface operations {
                 range?: string;
                 /** @description Dependents' depth, 1 to 4 (default 2). */
                 depth?: number;
+                /** @description An entry of `next_cursors`: that list alone, continued. */
+                cursor?: string;
             };
             header?: never;
             path?: never;
