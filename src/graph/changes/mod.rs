@@ -271,6 +271,27 @@ fn rank(risk: &str) -> u8 {
     }
 }
 
+/// Whether a dependent is test code: in a test file (the graph's rule), in
+/// a scope named for tests (Rust's `mod tests`, a `TestCase` class), or a
+/// `test_` function.
+fn is_test(node: &GraphNode) -> bool {
+    let qualified = node.uid.rsplit_once("::").map_or("", |(_, q)| q);
+    let scopes = qualified.split('.').rev().skip(1);
+    node.path.as_deref().is_some_and(super::is_test_path)
+        || scopes
+            .into_iter()
+            .any(|scope| matches!(scope, "tests" | "test" | "Tests") || test_class(scope))
+        || node.label.starts_with("test_")
+}
+
+/// `TestStore`, not `Tester`: `Test` and a capital.
+fn test_class(scope: &str) -> bool {
+    scope
+        .strip_prefix("Test")
+        .and_then(|rest| rest.chars().next())
+        .is_some_and(char::is_uppercase)
+}
+
 /// The tasks and document sections naming one name.
 type Mentions = (Vec<TaskMention>, Vec<DocMention>);
 
@@ -310,7 +331,7 @@ fn described(
         })?;
     let tests: Vec<GraphNode> = dependents
         .iter()
-        .filter(|n| n.node.path.as_deref().is_some_and(super::is_test_path))
+        .filter(|n| is_test(&n.node))
         .map(|n| n.node.clone())
         .collect();
     let within: Vec<Neighbour> = dependents
@@ -350,4 +371,51 @@ fn described(
         path: symbol.path,
         line: symbol.line,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{GraphNode, is_test};
+
+    fn node(uid: &str, path: &str) -> GraphNode {
+        GraphNode {
+            uid: uid.into(),
+            kind: "function".into(),
+            label: uid.rsplit(['.', ':']).next().unwrap_or_default().into(),
+            path: Some(path.into()),
+            line: Some(1),
+        }
+    }
+
+    #[test]
+    fn test_code_is_found_by_file_scope_or_name() {
+        assert!(is_test(&node(
+            "code:function:tests/test_store.py::test_save",
+            "tests/test_store.py"
+        )));
+        assert!(is_test(&node(
+            "code:function:src/rank.rs::tests.ranks_first",
+            "src/rank.rs"
+        )));
+        assert!(is_test(&node(
+            "code:method:app/models.py::TestStore.check",
+            "app/models.py"
+        )));
+        assert!(is_test(&node(
+            "code:function:app/checks.py::test_connect",
+            "app/checks.py"
+        )));
+        assert!(!is_test(&node(
+            "code:function:src/rank.rs::rank",
+            "src/rank.rs"
+        )));
+        assert!(!is_test(&node(
+            "code:method:src/rank.rs::Tester.run",
+            "src/rank.rs"
+        )));
+        assert!(!is_test(&node(
+            "code:function:src/latest.rs::contest",
+            "src/latest.rs"
+        )));
+    }
 }
