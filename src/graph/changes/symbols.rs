@@ -196,6 +196,17 @@ mod tests {
     }
 
     #[test]
+    fn a_renamed_method_is_a_rename_within_its_class() {
+        let old = "class Store:\n    def save(self):\n        return 1\n";
+        let new = "class Store:\n    def persist(self):\n        return 1\n";
+        let found = touched(&change(vec![(2, 2)], vec![(2, 2)]), Some(old), Some(new));
+        assert_eq!(
+            summary(&found),
+            ["renamed persist from code:method:app.py::Store.save"]
+        );
+    }
+
+    #[test]
     fn a_removed_function_is_removed_and_a_renamed_one_is_a_rename() {
         let old =
             "def keep():\n    pass\n\ndef gone():\n    return 1\n\ndef old_name():\n    return 2\n";
