@@ -29,7 +29,7 @@ pub const EDGE_KINDS: &[&str] = &[
     "cites_heading",
 ];
 /// Edges along which a change spreads to dependents (not the containment spine).
-const DEPENDENCY_KINDS: &[&str] = &[
+pub(super) const DEPENDENCY_KINDS: &[&str] = &[
     "calls",
     "imports",
     "inherits_from",

@@ -110,8 +110,8 @@ pub struct McpServer {
     definitions: Arc<Vec<Tool>>,
     /// What tells watched resources' changes.
     feed: ChangeFeed,
-    /// This session's `resources/subscribe` list, and whether a follower
-    /// announces its changes yet.
+    /// The resources this client asked to watch (`resources/subscribe`),
+    /// and whether a follower announces their changes yet.
     watched: subscriptions::Watched,
     following: Arc<AtomicBool>,
 }
@@ -139,7 +139,7 @@ impl McpServer {
         }
     }
 
-    /// Starts this session's follower once: it announces each watched
+    /// Starts this client's follower once: it announces each watched
     /// resource's change until the client's transport closes.
     fn follow(&self, peer: rmcp::Peer<RoleServer>) {
         if self.following.swap(true, Ordering::SeqCst) {

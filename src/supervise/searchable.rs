@@ -1,6 +1,7 @@
-//! What agent evidence offers search: each session is a unit (fingerprinted
-//! by its version) whose recorded outputs, discoveries and backtracks are
-//! items of the `evidence` corpus, each naming its task and session.
+//! What agent evidence offers search: each evidence bundle is a unit
+//! (fingerprinted by its version) whose recorded outputs, discoveries and
+//! backtracks are items of the `evidence` corpus, each naming its task and
+//! bundle.
 
 use serde_json::Value;
 

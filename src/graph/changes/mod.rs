@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use utoipa::{IntoParams, ToSchema};
 
-use super::analysis::meta;
+use super::analysis::{DEPENDENCY_KINDS, meta};
 use super::records::{self, GraphNode};
 use super::tools::{Direction, Neighbour, in_range, spec, walk_neighbours};
 use crate::tools::cursor::{Offsets, named_pages, narrowing};
@@ -24,15 +24,6 @@ use diff::Against;
 use mentions::{DocMention, TaskMention};
 use symbols::Change;
 
-/// Edges along which a change reaches its dependents.
-const DEPENDENCY_KINDS: &[&str] = &[
-    "calls",
-    "imports",
-    "inherits_from",
-    "implements",
-    "links_to",
-    "cites_heading",
-];
 /// Dependents named per symbol at most (the count says the rest).
 const DEPENDENTS_NAMED: usize = 20;
 /// Dependents walked per symbol at most.

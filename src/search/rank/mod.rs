@@ -239,21 +239,21 @@ impl Wanted {
         // of the words, those the item holds (all of them unless ranked)
         let name_parts = &*item.name_parts;
         let in_name = |joined: &Finder| holds_parts(name_parts, joined);
-        let mut joined = Wanted::held(&self.joined_parts, held).peekable();
-        if joined.peek().is_some() && Wanted::held(&self.joined_parts, held).all(in_name) {
+        let joined: Vec<&Finder> = Wanted::held(&self.joined_parts, held).collect();
+        if !joined.is_empty() && joined.iter().all(|p| in_name(p)) {
             return Rule::WholeWordInName;
         }
         // `transaction atomic`: the name holds some words, its file's name the rest
-        if Wanted::held(&self.joined_parts, held).any(in_name) {
+        if joined.iter().any(|p| in_name(p)) {
             let file_parts = &standing.file_stem_parts;
             let in_file = |joined: &Finder| holds_parts(file_parts, joined);
-            if Wanted::held(&self.joined_parts, held).all(|p| in_name(p) || in_file(p)) {
+            if joined.iter().all(|p| in_name(p) || in_file(p)) {
                 return Rule::WholeWordInName;
             }
         }
-        let mut terms = Wanted::held(&self.folded_terms, held).peekable();
-        let partial = terms.peek().is_some()
-            && Wanted::held(&self.folded_terms, held).all(|term| {
+        let terms: Vec<&Finder> = Wanted::held(&self.folded_terms, held).collect();
+        let partial = !terms.is_empty()
+            && terms.iter().all(|term| {
                 !term.needle().is_empty() && term.find(standing.folded_name.as_bytes()).is_some()
             });
         if partial {
