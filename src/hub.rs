@@ -55,6 +55,7 @@ pub const AREA: Area = Area {
     search: None,
     resources: &[],
     prompts: &[],
+    health: None,
 };
 
 const MIGRATIONS: &[Migration] = &[
@@ -131,7 +132,11 @@ pub struct Health {
     /// Schema version of each area's tables in the hub's database.
     pub schema_versions: std::collections::BTreeMap<String, i64>,
     pub modules: Vec<ModuleInfo>,
-    /// Problems found while answering (e.g. unreadable module state).
+    /// What areas report of themselves, by area (search: its embedding
+    /// model and how far it embedded).
+    pub areas: std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    /// Problems found while answering (e.g. unreadable module state, a
+    /// model folder that cannot be used).
     pub problems: Vec<String>,
 }
 
@@ -207,6 +212,14 @@ impl Tool for HubHealth {
             Vec::new()
         });
         let schema_versions = context.hub.store.schema_versions()?;
+        let mut areas = std::collections::BTreeMap::new();
+        for area in context.registry.areas() {
+            if let Some(check) = area.health {
+                let health = check(context);
+                problems.extend(health.problems);
+                areas.insert(area.id.to_string(), health.report);
+            }
+        }
         Ok(Answer::from(Health {
             status: if problems.is_empty() {
                 "ok"
@@ -220,6 +233,7 @@ impl Tool for HubHealth {
             state_dir: context.hub.config.state_dir.display().to_string(),
             schema_versions,
             modules,
+            areas,
             problems,
         }))
     }

@@ -38,6 +38,7 @@ pub const AREA: Area = Area {
     search: Some(&searchable::SEARCHABLE),
     resources: resources::RESOURCES,
     prompts: prompts::PROMPTS,
+    health: None,
 };
 
 /// The board's revision, bumped by every write from any process.

@@ -21,6 +21,9 @@ pub struct SearchArgs {
     /// Continue after an earlier answer's next_cursor.
     #[arg(long)]
     pub cursor: Option<String>,
+    /// auto (fused with semantic when an embedding model is set), lexical or semantic.
+    #[arg(long, value_parser = ["auto", "lexical", "semantic"])]
+    pub mode: Option<String>,
     /// Print the tool's envelope instead of the list.
     #[arg(long)]
     pub json: bool,
@@ -28,7 +31,11 @@ pub struct SearchArgs {
 
 pub fn run(args: SearchArgs, hub: &Hub) -> i32 {
     super::refresh_code(hub);
+    embed_first(hub);
     let mut arguments = json!({"q": args.query, "limit": args.limit});
+    if let Some(mode) = &args.mode {
+        arguments["mode"] = json!(mode);
+    }
     if let Some(cursor) = &args.cursor {
         arguments["cursor"] = json!(cursor);
     }
@@ -38,12 +45,47 @@ pub fn run(args: SearchArgs, hub: &Hub) -> i32 {
             Err(code) => code,
         };
     }
-    match call_for_data(hub, "cos_search", arguments) {
-        Ok(data) => {
-            print!("{}", render(&args.query, &data));
-            0
+    let envelope = match call(hub, "cos_search", arguments, Budget::None) {
+        Ok(envelope) => envelope,
+        Err(code) => return code,
+    };
+    if envelope["ok"] != Value::Bool(true) {
+        eprintln!(
+            "cos: {}",
+            envelope["error"]["message"].as_str().unwrap_or("failed")
+        );
+        return 1;
+    }
+    print!("{}", render(&args.query, &envelope["data"]));
+    let meta = &envelope["data"]["meta"];
+    if let Some(mode) = meta["mode"].as_str().filter(|m| *m != "lexical") {
+        println!(
+            "mode: {mode} ({})",
+            meta["mode_reason"].as_str().unwrap_or("")
+        );
+    }
+    0
+}
+
+/// With an embedding model set, what the index holds gets its vectors
+/// before the query: a shell has no follower to do it ahead.
+fn embed_first(hub: &Hub) {
+    if !matches!(
+        crate::search::embedding_model(&hub.state().config),
+        Ok(Some(_))
+    ) {
+        return;
+    }
+    match call_for_data(hub, "cos_search_index", json!({})) {
+        Ok(report) => match report["embedded"].as_u64() {
+            Some(embedded) if embedded > 0 => {
+                eprintln!("cos: embedded {} first", super::counted(embedded, "item"))
+            }
+            _ => {}
+        },
+        Err(_) => {
+            eprintln!("cos: the index could not be brought level first; searching what it holds")
         }
-        Err(code) => code,
     }
 }
 

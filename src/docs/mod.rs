@@ -52,6 +52,7 @@ pub const AREA: Area = Area {
     search: Some(&searchable::SEARCHABLE),
     resources: resources::RESOURCES,
     prompts: &[],
+    health: None,
 };
 
 /// The documents' revision, bumped by every change from any process.

@@ -48,6 +48,7 @@ pub const AREA: Area = Area {
     search: Some(&searchable::SEARCHABLE),
     resources: &[],
     prompts: prompts::PROMPTS,
+    health: None,
 };
 
 pub use records::GraphNode;

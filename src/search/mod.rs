@@ -21,11 +21,14 @@ mod empty;
 mod index;
 mod memory;
 pub mod model;
+mod modes;
 pub mod query;
 mod rank;
+mod semantic;
 pub mod tools;
 
 pub use index::indexer;
+pub use semantic::model as embedding_model;
 
 use crate::store::{Store, StoreError};
 use crate::tools::{Area, Module, Registry};
@@ -45,6 +48,7 @@ pub const AREA: Area = Area {
     search: None,
     resources: &[],
     prompts: &[],
+    health: Some(tools::health),
 };
 
 /// The index's revision: it moves whenever the index takes in a change.

@@ -12,12 +12,12 @@ use super::index::features::Holds;
 use super::index::records;
 use super::memory::item_index;
 use super::model::{DocumentPlace, Facets, Opens, SearchAnswer, SearchHit};
+use super::modes::{self, Answering, SearchMode};
 use super::query::reach::{self, Reach};
 use super::query::{self, Corpus, Query};
 use super::rank::collect::{self, Sieve};
 use super::rank::snippets::{self, Highlighter};
 use super::rank::{self, Found, Ranked};
-use crate::envelope::{Category, Code};
 use crate::tools::cursor::Offsets;
 use crate::tools::input::in_range;
 use crate::tools::schema::comma_list_of;
@@ -53,7 +53,8 @@ pub struct SearchRequest {
     #[schema(schema_with = statuses)]
     #[param(schema_with = statuses)]
     pub status: Option<String>,
-    /// `auto` (default), `lexical`, or `semantic` (needs an embedding model).
+    /// `auto` (default; fuses in semantic with a model), `lexical`, or
+    /// `semantic` (needs an embedding model).
     #[param(inline)]
     pub mode: Option<SearchMode>,
     /// 1 to 200, default 20.
@@ -62,14 +63,6 @@ pub struct SearchRequest {
     pub limit: Option<u32>,
     /// A previous answer's `next_cursor`: the hits after it.
     pub cursor: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SearchMode {
-    Auto,
-    Lexical,
-    Semantic,
 }
 
 fn areas() -> utoipa::openapi::schema::Object {
@@ -131,9 +124,6 @@ impl Tool for Search {
 
     fn run(context: &ToolContext, input: SearchRequest) -> Result<Answer<SearchAnswer>, ToolError> {
         let mode = input.mode.unwrap_or(SearchMode::Auto);
-        if mode == SearchMode::Semantic {
-            return Err(semantic_unavailable());
-        }
         let limit = in_range("limit", input.limit, 20, 1, 200)? as usize;
         let vocabulary = reach::vocabulary_of(context);
         let separate: Vec<(&str, &str)> = [
@@ -147,6 +137,7 @@ impl Tool for Search {
         .filter_map(|(name, value)| value.as_deref().map(|v| (name, v)))
         .collect();
         let query = query::parse("q", &input.q, &separate, &vocabulary)?;
+        let answering = modes::choose(context, mode, &query)?;
         let regex = match &query.regex {
             Some(source) => Some(query::compile("q", source)?),
             None => None,
@@ -177,21 +168,54 @@ impl Tool for Search {
             // again meanwhile is taken in by the next query
             check_level = false;
         };
+        let progress = match answering.embedder() {
+            Some(embedder) => Some(modes::progress(context, embedder, revision)?),
+            None => None,
+        };
+        // a page of one mode, or of vectors since added to, continues no other
         let offsets = Offsets::new(
             &context.hub.cursors,
             Self::SPEC.name,
-            (&query, &reach.corpora),
+            (
+                &query,
+                &reach.corpora,
+                answering.name(),
+                progress.as_ref().map(|p| p.embedded),
+            ),
             revision,
         );
         let start = offsets.start("cursor", input.cursor.as_deref())?;
         notes.extend(collected.notes.iter().cloned());
         let holds = |corpus: &str| Holds::of(reach.opens(corpus), reach.is_definitions(corpus));
-        let ranked = rank::rank(
+        let shown = start.saturating_add(limit);
+        let mut ranked = rank::rank(
             &query,
             std::mem::take(&mut collected.found),
-            start.saturating_add(limit),
+            match answering {
+                Answering::Fused(_) => shown.max(modes::DEPTH),
+                _ => shown,
+            },
             &holds,
         );
+        match &answering {
+            Answering::Semantic(embedder) => {
+                let most = shown.max(modes::DEPTH);
+                let meaning = modes::meaning(context, embedder, &query, &sieve, revision, most)?;
+                ranked = modes::after_exact_names(ranked, meaning);
+            }
+            Answering::Fused(embedder) => {
+                let meaning =
+                    modes::meaning(context, embedder, &query, &sieve, revision, modes::DEPTH)?;
+                ranked = modes::fuse(ranked, meaning, &query);
+            }
+            Answering::Lexical { .. } => {}
+        }
+        if let Some(progress) = progress.as_ref().filter(|p| !p.complete()) {
+            notes.push(format!(
+                "the embedding model has embedded {} of {} items so far (meta.semantic): hits by meaning may miss the rest; ask again in a moment",
+                progress.embedded, progress.items
+            ));
+        }
         let facets = facets_of(&ranked, &reach);
         let total = ranked.len();
         let hits: Vec<SearchHit> = ranked
@@ -247,8 +271,11 @@ impl Tool for Search {
         };
         let more = start + hits.len() < total;
         let mut meta = Map::new();
-        meta.insert("mode".into(), json!("lexical"));
-        meta.insert("mode_reason".into(), json!(mode_reason(mode)));
+        meta.insert("mode".into(), json!(answering.name()));
+        meta.insert("mode_reason".into(), json!(answering.reason()));
+        if let Some(progress) = &progress {
+            meta.insert("semantic".into(), json!(progress));
+        }
         meta.insert("index_updated_at".into(), json!(updated_at));
         meta.insert("pending".into(), json!(indexing));
         Ok(Answer::new(SearchAnswer {
@@ -274,20 +301,38 @@ fn title_of(item: &super::index::records::Item) -> String {
     }
 }
 
-fn semantic_unavailable() -> ToolError {
-    ToolError::fail(
-        Category::Unavailable,
-        Code::E_UNAVAILABLE,
-        "mode: semantic search needs an embedding model, and none ships with this hub; use mode auto or lexical (auto answers lexically and says so in meta.mode)",
-    )
-    .with_details(json!({"field": "mode", "available": ["auto", "lexical"]}))
-}
-
-fn mode_reason(mode: SearchMode) -> &'static str {
-    match mode {
-        SearchMode::Lexical => "lexical was asked for",
-        _ => "auto: no embedding model ships with the hub, so the lexical index answered",
-    }
+/// Search's part of the hub's health: the embedding model, and how far it
+/// embedded what the index holds.
+pub fn health(context: &ToolContext) -> crate::tools::area::AreaHealth {
+    let mut health = crate::tools::area::AreaHealth::default();
+    let model = match super::semantic::model(&context.hub.config) {
+        Ok(Some(embedder)) => match context
+            .hub
+            .store
+            .view(|c| super::semantic::pass::Progress::of(c, &embedder))
+        {
+            Ok(progress) => json!({
+                "status": if progress.complete() { "ready" } else { "embedding" },
+                "model": progress.model,
+                "embedded": progress.embedded,
+                "items": progress.items,
+            }),
+            Err(error) => {
+                health.problems.push(format!("search: {error}"));
+                json!({"status": "unreadable"})
+            }
+        },
+        Ok(None) => json!({
+            "status": "off",
+            "enable_with": format!("{} or [search] {}", super::semantic::ENVIRONMENT, super::semantic::SETTING),
+        }),
+        Err(error) => {
+            health.problems.push(error.to_string());
+            json!({"status": "broken", "error": error.to_string()})
+        }
+    };
+    health.report.insert("embedding_model".into(), model);
+    health
 }
 
 /// Whether an area search follows has background work under way.

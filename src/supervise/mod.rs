@@ -37,6 +37,7 @@ pub const AREA: Area = Area {
     search: Some(&searchable::SEARCHABLE),
     resources: &[],
     prompts: prompts::PROMPTS,
+    health: None,
 };
 
 /// The area's revision, bumped by every change from any process.

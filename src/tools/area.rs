@@ -30,6 +30,18 @@ pub struct Area {
     pub resources: &'static [super::offers::ResourceKind],
     /// Prompts for its workflows.
     pub prompts: &'static [super::offers::PromptSpec],
+    /// What it adds to the hub's health, if anything.
+    pub health: Option<HealthCheck>,
+}
+
+/// An area's part of the hub's health: what it reports, and the problems
+/// that make the hub `degraded`.
+pub type HealthCheck = fn(&super::ToolContext) -> AreaHealth;
+
+#[derive(Debug, Default)]
+pub struct AreaHealth {
+    pub report: serde_json::Map<String, serde_json::Value>,
+    pub problems: Vec<String>,
 }
 
 impl std::fmt::Debug for Area {

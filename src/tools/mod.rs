@@ -28,6 +28,7 @@ mod registry;
 mod runtime;
 pub(crate) mod schema;
 pub mod searchable;
+pub mod settings;
 mod spec;
 pub mod text;
 

@@ -285,6 +285,7 @@ const STORAGE_FILES: &[&str] = &[
     "supervise/records.rs",
     "search/index/schema.rs",
     "search/index/records.rs",
+    "search/semantic/records.rs",
 ];
 
 #[test]

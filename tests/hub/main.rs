@@ -25,4 +25,5 @@ mod layout;
 mod mcp;
 mod openapi_spec;
 mod search;
+mod semantic;
 mod supervise;

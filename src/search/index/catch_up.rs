@@ -418,6 +418,12 @@ fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the fifth schema added, taken away to stand for an older one.
+    const UNDO_VECTORS: &str = "DROP TRIGGER IF EXISTS search_vectors_follow_items;
+        DROP TRIGGER IF EXISTS search_vectors_added; DROP TRIGGER IF EXISTS search_vectors_removed;
+        DROP TABLE IF EXISTS search_embedding; DROP TABLE IF EXISTS search_piece_vectors;
+        DROP TABLE IF EXISTS search_vectors;";
     use crate::tools::{Hub, HubConfig, Source, Unwatched};
     use serde_json::json;
 
@@ -507,7 +513,7 @@ mod tests {
                 .filter(|statement| tables.iter().any(|table| statement.contains(table)))
                 .collect();
             let first = format!(
-                "DROP TABLE search_items; DROP TABLE search_files; DROP TABLE search_trigrams; {}
+                "{UNDO_VECTORS} DROP TABLE search_items; DROP TABLE search_files; DROP TABLE search_trigrams; {}
                  UPDATE schema_versions SET version = 1 WHERE area = 'search';",
                 created.concat()
             );
@@ -550,13 +556,13 @@ mod tests {
             hub.state()
                 .store
                 .write(|c| {
-                    c.execute_batch(
-                        "UPDATE search_items SET name = 'Retry budget', name_parts = 'retry budget'
+                    c.execute_batch(&format!(
+                        "{UNDO_VECTORS} UPDATE search_items SET name = 'Retry budget', name_parts = 'retry budget'
                              WHERE corpus = 'docs' AND name = '';
                          ALTER TABLE search_items DROP COLUMN test;
                          ALTER TABLE search_files DROP COLUMN test;
                          UPDATE schema_versions SET version = 2 WHERE area = 'search';",
-                    )
+                    ))
                     .map_err(|error| crate::store::StoreError::on(c, error))
                 })
                 .unwrap();
@@ -578,13 +584,13 @@ mod tests {
             hub.state()
                 .store
                 .write(|c| {
-                    c.execute_batch(
-                        "UPDATE search_units SET unit = 'file:' || substr(unit, 7) WHERE unit LIKE 'graph:%';
+                    c.execute_batch(&format!(
+                        "{UNDO_VECTORS} UPDATE search_units SET unit = 'file:' || substr(unit, 7) WHERE unit LIKE 'graph:%';
                          UPDATE search_items SET unit = 'file:' || substr(unit, 7) WHERE unit LIKE 'graph:%';
                          ALTER TABLE search_items DROP COLUMN test;
                          ALTER TABLE search_files DROP COLUMN test;
                          UPDATE schema_versions SET version = 3 WHERE area = 'search';",
-                    )
+                    ))
                     .map_err(|error| crate::store::StoreError::on(c, error))
                 })
                 .unwrap();

@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 
 use crate::background::Retry;
 use crate::search::query::reach::Reach;
-use crate::search::{index::catch_up, index::records, tools};
+use crate::search::{index::catch_up, index::records, semantic, tools};
 use crate::tools::{Answer, Hub, Source, Tool, ToolContext, ToolError, ToolSpec, Unwatched};
 
 /// Quiet time after the last write before the index is caught up, so a burst
@@ -38,6 +38,8 @@ pub struct SearchIndexReport {
     pub caught_up: BTreeMap<String, usize>,
     /// When the index last took in a change.
     pub index_updated_at: Option<String>,
+    /// Items given a vector of the embedding model, when one is set.
+    pub embedded: usize,
 }
 
 pub struct SearchIndex;
@@ -47,7 +49,7 @@ impl Tool for SearchIndex {
     type Output = SearchIndexReport;
     const SPEC: ToolSpec = tools::spec(
         "cos_search_index",
-        "Brings the search index level with every area it follows (graph, board, documents, agent evidence) now (every cos_search does so first; this does it ahead of one). Answers what it took in.",
+        "Brings the search index level with every area it follows (graph, board, documents, agent evidence) now (cos_search does so first), then embeds new items when a model is set. Answers what it took in.",
         &[],
     )
     .for_upkeep();
@@ -66,9 +68,16 @@ impl Tool for SearchIndex {
             .hub
             .store
             .view(|c| records::Sources::read(c).map(|sources| sources.updated_at()))?;
+        // what an index run leaves without a vector gets one now: this runs
+        // off every request's path (the follower's thread, or `cos index`)
+        let embedded = match semantic::model(&context.hub.config)? {
+            Some(embedder) => semantic::pass::embed_pending(&context.hub.store, &embedder)?,
+            None => 0,
+        };
         Ok(Answer::new(SearchIndexReport {
             caught_up,
             index_updated_at,
+            embedded,
         }))
     }
 }
@@ -83,23 +92,37 @@ pub fn start(hub: Hub) -> Option<Follower> {
     // first looks (the graph watcher's first index, started just before) is
     // still followed
     let seen = hub.state().writes.rings();
+    // a model set but unusable is said at start (and in health); one that
+    // opens has what is already indexed embedded without waiting for a write
+    let embedding = match semantic::model(&hub.state().config) {
+        Ok(model) => model.is_some(),
+        Err(error) => {
+            eprintln!("cos: semantic search is off: {error}");
+            tracing::warn!("semantic search is off: {error}");
+            false
+        }
+    };
     crate::background::start(
         "cos-search-follow",
         "the search index catches up at each query only",
-        move |stopping| follow(&hub, seen, &stopping),
+        move |stopping| follow(&hub, seen, embedding, &stopping),
     )
 }
 
-fn follow(hub: &Hub, mut seen: u64, stop: &AtomicBool) {
+fn follow(hub: &Hub, mut seen: u64, mut at_start: bool, stop: &AtomicBool) {
     let bell = &hub.state().writes;
     // a catch-up that found the database busy is tried again even when no
     // write rings after it: the writes it missed already rang
     let mut retry = Retry::default();
     while !stop.load(Ordering::Relaxed) {
-        let rung = bell.wait_past(seen, STOP_CHECK);
+        let rung = if at_start {
+            seen
+        } else {
+            bell.wait_past(seen, STOP_CHECK)
+        };
         if rung != seen {
             seen = quiet_after(hub, rung, stop);
-        } else if !retry.is_due() {
+        } else if !std::mem::take(&mut at_start) && !retry.is_due() {
             continue;
         }
         if stop.load(Ordering::Relaxed) {

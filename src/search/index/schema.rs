@@ -29,7 +29,50 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: TESTS_FROM_THE_AREAS,
         legacy_version: None,
     },
+    Migration {
+        version: 5,
+        name: "vectors of an embedding model",
+        sql: VECTORS,
+        legacy_version: None,
+    },
 ];
+
+/// What semantic search keeps when an embedding model is set:
+/// - `search_embedding`: the model (by `ModelFolder::id`) the vectors were
+///   made with (vectors of another model are dropped, never compared), and
+///   a count of the changes to the vectors, which the triggers move: a
+///   query reads this one row to know its vectors in memory are current.
+/// - `search_piece_vectors`: the vector distilled for each word piece of the
+///   model's vocabulary met so far (`semantic/encoder.rs`), so a restarted
+///   hub distils only pieces it never met.
+/// - `search_vectors`: one vector an item, quantised to signed bytes with
+///   its scale; gone with its item (the trigger).
+const VECTORS: &str = "
+CREATE TABLE search_embedding (
+    one     INTEGER PRIMARY KEY CHECK (one = 1),
+    model   TEXT NOT NULL,
+    changes INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE TABLE search_piece_vectors (
+    piece  INTEGER PRIMARY KEY,
+    scale  REAL NOT NULL,
+    vector BLOB NOT NULL
+) STRICT;
+CREATE TABLE search_vectors (
+    item   INTEGER PRIMARY KEY,
+    scale  REAL NOT NULL,
+    vector BLOB NOT NULL
+) STRICT;
+CREATE TRIGGER search_vectors_follow_items AFTER DELETE ON search_items BEGIN
+    DELETE FROM search_vectors WHERE item = old.id;
+END;
+CREATE TRIGGER search_vectors_added AFTER INSERT ON search_vectors BEGIN
+    UPDATE search_embedding SET changes = changes + 1;
+END;
+CREATE TRIGGER search_vectors_removed AFTER DELETE ON search_vectors BEGIN
+    UPDATE search_embedding SET changes = changes + 1;
+END;
+";
 
 /// Whether an item or a file is a test's comes from the area that offers it
 /// (`tools::searchable`), kept in a column, and units are named by their

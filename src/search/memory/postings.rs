@@ -65,6 +65,8 @@ struct Slot {
 /// An item a query matched, and its BM25 (lower is better, as FTS5's).
 #[derive(Debug, Clone)]
 pub struct Scored {
+    /// The item's row id.
+    pub id: i64,
     pub item: Arc<Item>,
     pub bm25: f64,
     /// The query's terms it holds, a bit for each by its place.
@@ -185,6 +187,17 @@ impl WordIndex {
         });
         self.live.insert(id, slot);
         self.live_words += u64::from(words);
+    }
+
+    /// How many items it holds.
+    pub fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    /// The live item of row `id`.
+    pub fn item(&self, id: i64) -> Option<&Arc<Item>> {
+        let slot = self.live.get(&id)?;
+        self.slots.get(*slot as usize)?.item.as_ref()
     }
 
     /// Gives back what growing left unused: after many items were added at
@@ -379,6 +392,7 @@ impl WordIndex {
             .into_iter()
             .filter_map(|m| {
                 Some(Scored {
+                    id: m.id,
                     item: self.item_at(m.slot)?.clone(),
                     bm25: m.bm25,
                     terms: m.terms,

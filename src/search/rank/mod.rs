@@ -108,6 +108,8 @@ pub enum Rule {
     PartialName,
     TextWholeWord,
     TextPartial,
+    /// Found by the embedding model: its meaning is near the query's.
+    Meaning,
 }
 
 impl Rule {
@@ -119,6 +121,7 @@ impl Rule {
             Rule::PartialName => "partial name",
             Rule::TextWholeWord => "text (whole word)",
             Rule::TextPartial => "text (partial)",
+            Rule::Meaning => "similar meaning",
         }
     }
 }
@@ -141,6 +144,33 @@ pub struct Ranked {
 }
 
 impl Ranked {
+    /// An item found by its meaning alone, `at` in the semantic order.
+    pub fn by_meaning(id: i64, item: Arc<Item>, at: usize) -> Ranked {
+        Ranked {
+            rule: Rule::Meaning,
+            terms: 0,
+            depth: nesting(&item.target),
+            test: item.test,
+            weight: 0,
+            bm25: 0.0,
+            at,
+            found: Found::Item(Scored {
+                id,
+                item,
+                bm25: 0.0,
+                terms: 0,
+            }),
+        }
+    }
+
+    /// The row id of an item hit.
+    pub fn item_id(&self) -> Option<i64> {
+        match &self.found {
+            Found::Item(hit) => Some(hit.id),
+            Found::Line(_) => None,
+        }
+    }
+
     /// Where the hit is, for the last ties: path, line, target.
     fn place(&self) -> (&str, u32, &str) {
         match &self.found {
@@ -201,6 +231,11 @@ impl Wanted {
                 .filter(|(_, term)| !term.parts().is_empty())
                 .fold(0, |bits, (at, _)| bits | 1 << at),
         }
+    }
+
+    /// A bit for each term of words: what a hit holding them all holds.
+    pub fn every_term(&self) -> u32 {
+        self.every_term
     }
 
     /// The terms of `held` (a bit for each held), by their finders.
@@ -410,6 +445,7 @@ mod tests {
 
     fn item(corpus: &str, kind: &str, name: &str, path: &str, bm25: f64) -> Found {
         Found::Item(Scored {
+            id: 0,
             item: std::sync::Arc::new(Item {
                 corpus: corpus.into(),
                 kind: kind.into(),

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-type Client = RunningService<RoleClient, ()>;
+pub(crate) type Client = RunningService<RoleClient, ()>;
 
 fn arguments(value: Value) -> Map<String, Value> {
     match value {
@@ -34,7 +34,7 @@ fn arguments(value: Value) -> Map<String, Value> {
 /// outside it, so every answer of every test here must fit, trimmed or not.
 /// (A session that does not list the tool, such as a read-only one asked to
 /// write, advertised no schema for its refusal.)
-async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
+pub(crate) async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
     let result = client
         .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments(args)))
         .await
@@ -97,7 +97,7 @@ async fn output_schema(client: &Client, name: &str) -> Option<Arc<jsonschema::Va
 }
 
 /// The envelope, checked to be the structured content and the same JSON as text.
-fn envelope(result: &CallToolResult) -> Value {
+pub(crate) fn envelope(result: &CallToolResult) -> Value {
     let structured = result
         .structured_content
         .clone()

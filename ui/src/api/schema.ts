@@ -1041,8 +1041,20 @@ export interface components {
         /** @description The REST success body. */
         ApiOk_Health: {
             data: {
+                /**
+                 * @description What areas report of themselves, by area (search: its embedding
+                 *     model and how far it embedded).
+                 */
+                areas: {
+                    [key: string]: {
+                        [key: string]: unknown;
+                    };
+                };
                 modules: components["schemas"]["ModuleInfo"][];
-                /** @description Problems found while answering (e.g. unreadable module state). */
+                /**
+                 * @description Problems found while answering (e.g. unreadable module state, a
+                 *     model folder that cannot be used).
+                 */
                 problems: string[];
                 repo_root: string;
                 /** @description Schema version of each area's tables in the hub's database. */
@@ -1358,6 +1370,8 @@ export interface components {
                 caught_up: {
                     [key: string]: number;
                 };
+                /** @description Items given a vector of the embedding model, when one is set. */
+                embedded: number;
                 /** @description When the index last took in a change. */
                 index_updated_at?: string | null;
             };
@@ -2062,8 +2076,20 @@ export interface components {
             uid: string;
         };
         Health: {
+            /**
+             * @description What areas report of themselves, by area (search: its embedding
+             *     model and how far it embedded).
+             */
+            areas: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
             modules: components["schemas"]["ModuleInfo"][];
-            /** @description Problems found while answering (e.g. unreadable module state). */
+            /**
+             * @description Problems found while answering (e.g. unreadable module state, a
+             *     model folder that cannot be used).
+             */
             problems: string[];
             repo_root: string;
             /** @description Schema version of each area's tables in the hub's database. */
@@ -2644,6 +2670,8 @@ export interface components {
             caught_up: {
                 [key: string]: number;
             };
+            /** @description Items given a vector of the embedding model, when one is set. */
+            embedded: number;
             /** @description When the index last took in a change. */
             index_updated_at?: string | null;
         };
@@ -7028,7 +7056,10 @@ export interface operations {
                 path?: string;
                 lang?: string;
                 status?: string;
-                /** @description `auto` (default), `lexical`, or `semantic` (needs an embedding model). */
+                /**
+                 * @description `auto` (default; fuses in semantic with a model), `lexical`, or
+                 *     `semantic` (needs an embedding model).
+                 */
                 mode?: "auto" | "lexical" | "semantic";
                 /** @description 1 to 200, default 20. */
                 limit?: number;
