@@ -35,6 +35,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: VECTORS,
         legacy_version: None,
     },
+    Migration {
+        version: 6,
+        name: "the center pieces are distilled less",
+        sql: "ALTER TABLE search_embedding ADD COLUMN center BLOB;",
+        legacy_version: None,
+    },
 ];
 
 /// What semantic search keeps when an embedding model is set:
@@ -42,6 +48,8 @@ pub const MIGRATIONS: &[Migration] = &[
 ///   made with (vectors of another model are dropped, never compared), and
 ///   a count of the changes to the vectors, which the triggers move: a
 ///   query reads this one row to know its vectors in memory are current.
+///   Version 6 adds `center`: what each piece was distilled less
+///   (`semantic/encoder.rs`), so a new process need not distil it again.
 /// - `search_piece_vectors`: the vector distilled for each word piece of the
 ///   model's vocabulary met so far (`semantic/encoder.rs`), so a restarted
 ///   hub distils only pieces it never met.

@@ -129,6 +129,7 @@ impl Embedder {
             let rest = self.pieces_of(text.rest).map_err(EmbedError::Model)?;
             pieced.push((name, rest));
         }
+        let mut stored_center = None;
         let missing = {
             let mut pieces = self.pieces.lock().unwrap_or_else(|p| p.into_inner());
             // pieces stored by another model's run are not this model's
@@ -144,6 +145,9 @@ impl Embedder {
                 })?;
                 pieces.read_from.insert(database.to_path_buf());
             }
+            if self.encoder.get().is_none() {
+                stored_center = records::center(c, &self.folder.id)?;
+            }
             let mut missing: Vec<u32> = pieced
                 .iter()
                 .flat_map(|(name, rest)| name.iter().chain(rest))
@@ -158,7 +162,7 @@ impl Embedder {
         let mut distilled = Vec::with_capacity(missing.len());
         if !missing.is_empty() {
             let vectors = self
-                .encoder()?
+                .encoder(stored_center)?
                 .distil(&missing)
                 .map_err(EmbedError::Model)?;
             distilled = missing
@@ -190,7 +194,17 @@ impl Embedder {
                 any.then(|| Vector::of(&sum))
             })
             .collect();
-        Ok(Embedded { vectors, distilled })
+        let center = self
+            .encoder
+            .get()
+            .and_then(|e| e.as_ref().ok())
+            .filter(|_| !distilled.is_empty())
+            .map(|e| e.center().iter().flat_map(|v| v.to_le_bytes()).collect());
+        Ok(Embedded {
+            vectors,
+            distilled,
+            center,
+        })
     }
 
     /// How much a piece counts, from its place in the vocabulary (which
@@ -207,10 +221,19 @@ impl Embedder {
         (A / (A + p)) as f32
     }
 
-    fn encoder(&self) -> Result<&Encoder, EmbedError> {
+    /// The transformer, loaded at the first call, with the center stored
+    /// in the database when there is one (distilling it takes about as long
+    /// as reading the weights).
+    fn encoder(&self, stored_center: Option<Vec<u8>>) -> Result<&Encoder, EmbedError> {
         let (start, end) = self.markers;
+        let center = stored_center.map(|bytes| {
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect()
+        });
         self.encoder
-            .get_or_init(|| Encoder::load(&self.folder, start, end))
+            .get_or_init(|| Encoder::load(&self.folder, start, end, center))
             .as_ref()
             .map_err(|error| EmbedError::Model(error.clone()))
     }
@@ -220,6 +243,9 @@ impl Embedder {
 pub struct Embedded {
     pub vectors: Vec<Option<Vector>>,
     pub distilled: Vec<(u32, Vector)>,
+    /// The encoder's center, when pieces were distilled, for the caller
+    /// to store beside them.
+    pub center: Option<Vec<u8>>,
 }
 
 /// Why texts could not be embedded.

@@ -53,16 +53,30 @@ fn norm(vb: &VarBuilder, name: &str, size: usize, eps: f64) -> candle_core::Resu
 }
 
 impl Encoder {
-    /// Reads the weights (a file of the size of the model, read whole).
-    pub fn load(model: &ModelFolder, start: u32, end: u32) -> Result<Encoder, String> {
+    /// Reads the weights (a file of the size of the model, read whole), and
+    /// distils the center unless it is given (as an earlier load made it).
+    pub fn load(
+        model: &ModelFolder,
+        start: u32,
+        end: u32,
+        center: Option<Vec<f32>>,
+    ) -> Result<Encoder, String> {
         let bytes = std::fs::read(&model.weights)
             .map_err(|error| format!("{}: cannot be read: {error}", model.weights.display()))?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &Device::Cpu)
             .map_err(|error| format!("{}: {error}", model.weights.display()))?;
         let mut encoder = Encoder::from_weights(vb, model, start, end)
             .map_err(|error| format!("{}: {error}", model.weights.display()))?;
-        encoder.center = encoder.center_of(model.shape.vocab_size)?;
+        encoder.center = match center.filter(|c| c.len() == model.shape.hidden_size) {
+            Some(center) => center,
+            None => encoder.center_of(model.shape.vocab_size)?,
+        };
         Ok(encoder)
+    }
+
+    /// What every piece's output shares (see the field), to keep.
+    pub fn center(&self) -> &[f32] {
+        &self.center
     }
 
     /// The mean output of pieces spread evenly over the vocabulary's last

@@ -74,6 +74,9 @@ pub fn embed_pending(store: &Store, embedder: &Embedder) -> Result<usize, ToolEr
             if records::stored_model(c)?.as_deref() != Some(embedder.folder.id.as_str()) {
                 return Ok(());
             }
+            if let Some(center) = &embedded.center {
+                records::store_center(c, center)?;
+            }
             for (piece, vector) in &embedded.distilled {
                 records::store_piece(c, *piece, vector.scale(), &vector.bytes())?;
             }

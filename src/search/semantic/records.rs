@@ -27,11 +27,32 @@ pub fn adopt_model(c: &Connection, model: &str) -> Result<bool, StoreError> {
         c.execute_batch("DELETE FROM search_vectors; DELETE FROM search_piece_vectors;")?;
         c.execute(
             "INSERT INTO search_embedding(one, model) VALUES (1, ?1)
-             ON CONFLICT(one) DO UPDATE SET model = excluded.model, changes = changes + 1",
+             ON CONFLICT(one) DO UPDATE SET model = excluded.model, changes = changes + 1,
+                 center = NULL",
             [model],
         )
     })?;
     Ok(true)
+}
+
+/// The center the pieces of `model` were distilled less, when stored.
+pub fn center(c: &Connection, model: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    sql(c, || {
+        c.query_row(
+            "SELECT center FROM search_embedding WHERE model = ?1",
+            [model],
+            |row| row.get::<_, Option<Vec<u8>>>(0),
+        )
+        .optional()
+        .map(Option::flatten)
+    })
+}
+
+pub fn store_center(c: &Connection, bytes: &[u8]) -> Result<(), StoreError> {
+    sql(c, || {
+        c.execute("UPDATE search_embedding SET center = ?1", [bytes])
+            .map(drop)
+    })
 }
 
 /// Every distilled piece stored: piece, scale, bytes.
