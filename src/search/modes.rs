@@ -298,3 +298,65 @@ pub fn fuse(lexical: Vec<Ranked>, meaning: Meaning, query: &Query) -> Vec<Ranked
     lead.extend(rest);
     lead
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::index::records::task_for_tests;
+    use crate::search::query::parsed_for_tests;
+
+    fn task(id: i64, name: &str) -> Ranked {
+        Ranked::by_meaning(id, Arc::new(task_for_tests(name)), 0)
+    }
+
+    fn names(order: &[Ranked]) -> Vec<i64> {
+        order.iter().filter_map(Ranked::item_id).collect()
+    }
+
+    /// The query's vector points as item 3's does; item 2's is close to
+    /// it, and item 1 has none.
+    fn meaning(nearest: Vec<Ranked>) -> Meaning {
+        Meaning {
+            wanted: Some(vectors::Vector::of(&[1.0, 0.0])),
+            matrix: Arc::new(vectors::Matrix::for_tests(&[
+                (2, &[1.0, 0.2]),
+                (3, &[1.0, 0.0]),
+            ])),
+            nearest,
+        }
+    }
+
+    #[test]
+    fn fusion_adds_what_meaning_finds_but_never_to_a_strict_query() {
+        let lexical = || vec![task(1, "a"), task(2, "b")];
+        let nearest = || vec![task(3, "c"), task(2, "b")];
+        let loose = fuse(
+            lexical(),
+            meaning(nearest()),
+            &parsed_for_tests("alpha beta"),
+        );
+        assert_eq!(
+            names(&loose)[..2],
+            [2, 1],
+            "what both orders hold comes first"
+        );
+        assert!(names(&loose).contains(&3), "{:?}", names(&loose));
+        for strict in ["alpha +beta", "alpha -beta", "\"alpha beta\""] {
+            let fused = fuse(lexical(), meaning(nearest()), &parsed_for_tests(strict));
+            let mut found = names(&fused);
+            found.sort();
+            assert_eq!(found, [1, 2], "{strict}: only reordered");
+        }
+    }
+
+    #[test]
+    fn the_semantic_order_follows_exact_names_once() {
+        let mut exact = task(7, "slugify");
+        exact.rule = Rule::ExactDefinition;
+        let order = after_exact_names(
+            vec![exact, task(8, "other")],
+            meaning(vec![task(9, "x"), task(7, "slugify")]),
+        );
+        assert_eq!(names(&order), [7, 9]);
+    }
+}

@@ -175,24 +175,9 @@ impl Embedder {
         for (piece, vector) in &distilled {
             pieces.vectors.insert(*piece, vector.clone());
         }
-        let dimensions = self.folder.shape.hidden_size;
         let vectors = pieced
             .iter()
-            .map(|(name, rest)| {
-                let mut sum = vec![0f32; dimensions];
-                let weighed = name
-                    .iter()
-                    .map(|(p, w)| (p, 2.0 * w))
-                    .chain(rest.iter().map(|(p, w)| (p, *w)));
-                let mut any = false;
-                for (piece, weight) in weighed {
-                    if let Some(vector) = pieces.vectors.get(piece) {
-                        vector.add_to(&mut sum, weight);
-                        any = true;
-                    }
-                }
-                any.then(|| Vector::of(&sum))
-            })
+            .map(|(name, rest)| self.mean_of(&pieces.vectors, name, rest))
             .collect();
         let center = self
             .encoder
@@ -205,6 +190,29 @@ impl Embedder {
             distilled,
             center,
         })
+    }
+
+    /// A text's vector: the weighted mean of its pieces' (the name's
+    /// counting twice), normalised; None when no piece has a vector.
+    fn mean_of(
+        &self,
+        vectors: &HashMap<u32, Vector>,
+        name: &[(u32, f32)],
+        rest: &[(u32, f32)],
+    ) -> Option<Vector> {
+        let mut sum = vec![0f32; self.folder.shape.hidden_size];
+        let weighed = name
+            .iter()
+            .map(|(p, w)| (p, 2.0 * w))
+            .chain(rest.iter().map(|(p, w)| (p, *w)));
+        let mut any = false;
+        for (piece, weight) in weighed {
+            if let Some(vector) = vectors.get(piece) {
+                vector.add_to(&mut sum, weight);
+                any = true;
+            }
+        }
+        any.then(|| Vector::of(&sum))
     }
 
     /// How much a piece counts, from its place in the vocabulary (which

@@ -115,3 +115,16 @@ pub fn embed_error(error: EmbedError) -> ToolError {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_item_is_embedded_by_its_path_and_body_without_its_name_run_together() {
+        let words = "make password makepassword\ndjango auth hashers py\nmake password makepassword turn a password into a hash";
+        assert_eq!(
+            super::rest_of("make password", words),
+            "django auth hashers py make password turn a password into a hash"
+        );
+        assert_eq!(super::rest_of("x", "x"), "");
+    }
+}

@@ -88,6 +88,16 @@ impl Matrix {
         self.ids.len()
     }
 
+    /// A matrix of `rows` (id, values), ascending by id.
+    #[cfg(test)]
+    pub fn for_tests(rows: &[(i64, &[f32])]) -> Matrix {
+        let mut matrix = Matrix::default();
+        for (id, values) in rows {
+            matrix.push(*id, &Vector::of(values));
+        }
+        matrix
+    }
+
     fn push(&mut self, id: i64, vector: &Vector) {
         if self.ids.is_empty() {
             self.dimensions = vector.dimensions();
