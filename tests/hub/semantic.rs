@@ -273,6 +273,8 @@ async fn a_broken_model_folder_is_named_in_health_and_by_semantic_and_auto_answe
     let (status, body) = search(&server, "password", "").await;
     assert_eq!(status, 200);
     assert_eq!(body["meta"]["mode"], "lexical");
+    // the index still catches up; it embeds nothing
+    assert_eq!(embed(&server).await["embedded"], 0);
     assert!(
         body["meta"]["mode_reason"]
             .as_str()

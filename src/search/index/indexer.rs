@@ -68,11 +68,13 @@ impl Tool for SearchIndex {
             .hub
             .store
             .view(|c| records::Sources::read(c).map(|sources| sources.updated_at()))?;
-        // what an index run leaves without a vector gets one now: this runs
-        // off every request's path (the follower's thread, or `cos index`)
-        let embedded = match semantic::model(&context.hub.config)? {
-            Some(embedder) => semantic::pass::embed_pending(&context.hub.store, &embedder)?,
-            None => 0,
+        // what an index run leaves without a vector gets one now, off every
+        // request's path (the follower's thread, or `cos search` in a shell);
+        // a model folder that cannot be used is said at start and in health,
+        // and does not fail the catch-up that was made
+        let embedded = match semantic::model(&context.hub.config) {
+            Ok(Some(embedder)) => semantic::pass::embed_pending(&context.hub.store, &embedder)?,
+            _ => 0,
         };
         Ok(Answer::new(SearchIndexReport {
             caught_up,
