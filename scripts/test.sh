@@ -127,30 +127,20 @@ if [ "$ui_ok" != true ]; then
   echo "the UI checks failed (above)" >&2
   exit 1
 fi
-if ! wait "$fuzz_install_pid"; then
-  cat "$fuzz_install_log"
-  echo "installing Schemathesis failed (above)" >&2
-  exit 1
-fi
-rm -f "$fuzz_install_log"
-if ! wait "$python_sdk_install_pid"; then
-  cat "$python_sdk_install_log"
-  echo "installing the Python MCP SDK failed (above)" >&2
-  exit 1
-fi
-rm -f "$python_sdk_install_log"
-if ! wait "$conformance_install_pid"; then
-  cat "$conformance_install_log"
-  echo "installing the MCP conformance suite failed (above)" >&2
-  exit 1
-fi
-rm -f "$conformance_install_log"
-if ! wait "$model_install_pid"; then
-  cat "$model_install_log"
-  echo "installing the embedding model failed (above)" >&2
-  exit 1
-fi
-rm -f "$model_install_log"
+# installed PID LOG WHAT: waits for an install started beside the build,
+# showing its log and stopping when it failed
+installed() {
+  if ! wait "$1"; then
+    cat "$2"
+    echo "installing $3 failed (above)" >&2
+    exit 1
+  fi
+  rm -f "$2"
+}
+installed "$fuzz_install_pid" "$fuzz_install_log" "Schemathesis"
+installed "$python_sdk_install_pid" "$python_sdk_install_log" "the Python MCP SDK"
+installed "$conformance_install_pid" "$conformance_install_log" "the MCP conformance suite"
+installed "$model_install_pid" "$model_install_log" "the embedding model"
 
 step "unit, integration, HTTP, CLI and spec tests (cargo test)"
 log=$(mktemp)
