@@ -68,7 +68,6 @@ pub fn start(hub: Hub) -> (ChangeFeed, tokio::task::JoinHandle<()>) {
 
 /// Every readable area revision; failures are logged and left out.
 fn read_revisions(hub: &Hub) -> BTreeMap<String, i64> {
-    let store = &hub.state().store;
     let mut revisions = BTreeMap::new();
     for area in hub.registry().areas() {
         let Area {
@@ -79,7 +78,7 @@ fn read_revisions(hub: &Hub) -> BTreeMap<String, i64> {
         else {
             continue;
         };
-        match read(store) {
+        match read(hub.state()) {
             Ok(revision) => {
                 revisions.insert(id.to_string(), revision);
             }

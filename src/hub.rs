@@ -50,6 +50,7 @@ pub const AREA: Area = Area {
     id: "hub",
     module: MODULE,
     migrations: MIGRATIONS,
+    team_migrations: TEAM_MIGRATIONS,
     revision: None,
     register,
     search: None,
@@ -91,6 +92,28 @@ const MIGRATIONS: &[Migration] = &[
         legacy_version: None,
     },
 ];
+
+/// What a team database keeps for every hub that shares it: the receipts of
+/// requests sent with an `Idempotency-Key`, and the key that seals cursors
+/// (so a cursor one hub gave out pages on another).
+const TEAM_MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "request_receipts_and_keys",
+    sql: "CREATE TABLE request_receipts (
+              key         TEXT PRIMARY KEY,
+              fingerprint TEXT NOT NULL,
+              status      BIGINT,
+              headers     TEXT,
+              body        BYTEA,
+              created_at  BIGINT NOT NULL
+          );
+          CREATE INDEX request_receipts_by_age ON request_receipts(created_at);
+          CREATE TABLE hub_keys (
+              name TEXT PRIMARY KEY,
+              key  BYTEA NOT NULL
+          );",
+    legacy_version: None,
+}];
 
 /// Registers the core tools.
 pub fn register(registry: &mut Registry) {

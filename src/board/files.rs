@@ -5,7 +5,7 @@
 //! One file (about 690 lines): export and import share the file format both
 //! ways, and keeping them together keeps the round trip exact.
 
-use rusqlite::Connection;
+use crate::store::Session;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashSet};
@@ -127,7 +127,7 @@ impl Tool for BoardExport {
         let dir = resolve_dir(context, &input.dir)?;
         let tasks = context
             .hub
-            .store
+            .shared
             .view(|c| records::load_tasks(c, "1 = 1", "t.seq", &[]))?;
         std::fs::create_dir_all(&dir).map_err(|e| ToolError::io("export folder", e))?;
         let existing = task_files(&dir)?;
@@ -300,7 +300,7 @@ impl Tool for BoardImport {
         let source = context.source.as_str();
         let report = context
             .hub
-            .store
+            .shared
             .write(|tx| apply_import(tx, &config, parsed, source, report))?;
         // an import can write thousands of rows: let the log restart small
         context.hub.store.checkpoint()?;
@@ -515,7 +515,7 @@ fn same_content(a: &Task, b: &Task) -> bool {
 }
 
 fn apply_import(
-    tx: &Connection,
+    tx: &Session,
     config: &BoardConfig,
     files: Vec<(String, TaskFile)>,
     source: &str,
@@ -609,7 +609,7 @@ fn changed_fields(before: &Task, after: &Task) -> Vec<Change<'static>> {
 
 /// Second pass, once every task exists: dependencies may point at any imported task.
 fn link_dependencies(
-    tx: &Connection,
+    tx: &Session,
     imported: Vec<(String, i64, Vec<String>)>,
     source: &str,
     now: &str,

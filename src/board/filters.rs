@@ -1,10 +1,9 @@
 //! The filters the board's listings share (status, kind, priority, label,
 //! swimlane, epic, text) and the listings they select.
 
-use rusqlite::Connection;
-
 use super::model::*;
 use super::records;
+use crate::store::{Dialect, Session, Value};
 use crate::tools::ToolError;
 
 /// Filters shared by the board, search, ready and claim tools.
@@ -21,44 +20,42 @@ pub struct TaskFilter {
 
 impl TaskFilter {
     /// A WHERE clause over `t` and its parameters.
-    fn sql(&self) -> Result<(String, Vec<Box<dyn rusqlite::ToSql>>), ToolError> {
+    fn sql(&self, dialect: Dialect) -> Result<(String, Vec<Value>), ToolError> {
         let mut clauses = vec!["1 = 1".to_string()];
-        let mut parameters: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
-        let mut push = |clause: &str, value: Box<dyn rusqlite::ToSql>| {
+        let mut parameters: Vec<Value> = Vec::new();
+        let mut push = |clause: &str, value: Value| {
             parameters.push(value);
             clauses.push(clause.replace('?', &format!("?{}", parameters.len())));
         };
         if let Some(status) = self.status {
-            push("t.status = ?", Box::new(status.as_str()));
+            push("t.status = ?", status.as_str().into());
         }
         if let Some(kind) = self.kind {
-            push("t.kind = ?", Box::new(kind.as_str()));
+            push("t.kind = ?", kind.as_str().into());
         }
         if let Some(priority) = self.priority {
-            push("t.priority = ?", Box::new(priority.as_str()));
+            push("t.priority = ?", priority.as_str().into());
         }
         if let Some(label) = &self.label {
-            push(
-                "EXISTS (SELECT 1 FROM json_each(t.labels) WHERE value = ?)",
-                Box::new(label.clone()),
-            );
+            push(&dialect.json_array_holds("t.labels", "?"), label.into());
         }
         if let Some(swimlane) = &self.swimlane {
-            push("t.swimlane = ?", Box::new(swimlane.clone()));
+            push("t.swimlane = ?", swimlane.into());
         }
         if let Some(epic) = &self.epic {
-            push("t.epic = ?", Box::new(epic.clone()));
+            push("t.epic = ?", epic.into());
         }
         if let Some(text) = &self.text {
-            match fts_query(text)? {
-                Some(query) => push(
-                    "t.seq IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)",
-                    Box::new(query),
-                ),
+            match text_query(text, dialect)? {
+                Some(query) => push(text_match(dialect), query.into()),
                 // no words to index (`->`, `€`): found as written instead
                 None => push(
-                    "(instr(t.title, ?) > 0 OR instr(t.description, ?) > 0)",
-                    Box::new(text.trim().to_string()),
+                    &format!(
+                        "({} OR {})",
+                        dialect.contains("t.title", "?"),
+                        dialect.contains("t.description", "?")
+                    ),
+                    text.trim().into(),
                 ),
             }
         }
@@ -66,9 +63,20 @@ impl TaskFilter {
     }
 }
 
-/// Turns free text into a safe FTS5 query: every word must appear (as a
-/// prefix). None when the text holds no word, only punctuation or symbols.
-pub(super) fn fts_query(text: &str) -> Result<Option<String>, ToolError> {
+/// The clause a text query of [`text_query`] is matched by.
+fn text_match(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => "t.seq IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)",
+        Dialect::Postgres => {
+            "to_tsvector('simple', t.title || ' ' || t.description) @@ to_tsquery('simple', ?)"
+        }
+    }
+}
+
+/// Turns free text into a safe full-text query (FTS5's on SQLite, a
+/// `tsquery` on PostgreSQL): every word must appear (as a prefix). None
+/// when the text holds no word, only punctuation or symbols.
+pub(super) fn text_query(text: &str, dialect: Dialect) -> Result<Option<String>, ToolError> {
     if crate::tools::text::is_blank(text) {
         return Err(ToolError::invalid(
             "text",
@@ -79,19 +87,26 @@ pub(super) fn fts_query(text: &str) -> Result<Option<String>, ToolError> {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
         .take(16)
-        .map(|word| format!("\"{word}\"*"))
+        .map(|word| match dialect {
+            Dialect::Sqlite => format!("\"{word}\"*"),
+            Dialect::Postgres => format!("'{}':*", word.to_lowercase()),
+        })
         .collect();
-    Ok((!words.is_empty()).then(|| words.join(" ")))
+    let joiner = match dialect {
+        Dialect::Sqlite => " ",
+        Dialect::Postgres => " & ",
+    };
+    Ok((!words.is_empty()).then(|| words.join(joiner)))
 }
 
 pub(super) fn load_filtered(
-    connection: &Connection,
+    session: &Session,
     filter: &TaskFilter,
     extra: &str,
     order: &str,
-    extra_parameters: Vec<Box<dyn rusqlite::ToSql>>,
+    extra_parameters: Vec<Value>,
 ) -> Result<Vec<Card>, ToolError> {
-    let (mut clause, mut parameters) = filter.sql()?;
+    let (mut clause, mut parameters) = filter.sql(session.dialect())?;
     if !extra.is_empty() {
         let offset = parameters.len();
         let mut extra = extra.to_string();
@@ -101,31 +116,22 @@ pub(super) fn load_filtered(
         clause = format!("{clause} AND {extra}");
         parameters.extend(extra_parameters);
     }
-    let references: Vec<&dyn rusqlite::ToSql> = parameters.iter().map(|p| p.as_ref()).collect();
-    Ok(records::load_cards(
-        connection,
-        &clause,
-        order,
-        &references,
-    )?)
+    Ok(records::load_cards(session, &clause, order, &parameters)?)
 }
 
 pub(super) fn count_filtered(
-    connection: &Connection,
+    session: &Session,
     filter: &TaskFilter,
 ) -> Result<Vec<(Status, u64)>, ToolError> {
-    let (clause, parameters) = filter.sql()?;
+    let (clause, parameters) = filter.sql(session.dialect())?;
     let sql = format!("SELECT t.status, count(*) FROM tasks t WHERE {clause} GROUP BY t.status");
-    let references: Vec<&dyn rusqlite::ToSql> = parameters.iter().map(|p| p.as_ref()).collect();
-    let run = || -> rusqlite::Result<Vec<(String, i64)>> {
-        let mut statement = connection.prepare_cached(&sql)?;
-        let rows =
-            statement.query_map(references.as_slice(), |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.collect()
-    };
-    let rows = run().map_err(|error| crate::store::StoreError::on(connection, error))?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(status, count)| Some((Status::parse(&status)?, count as u64)))
-        .collect())
+    let mut counts = Vec::new();
+    for row in session.query(&sql, &parameters)? {
+        let status = row.text(0).map_err(crate::store::StoreError::from)?;
+        let count = row.int(1).map_err(crate::store::StoreError::from)?;
+        if let Some(status) = Status::parse(&status) {
+            counts.push((status, count as u64));
+        }
+    }
+    Ok(counts)
 }

@@ -22,8 +22,8 @@ mod searchable;
 pub mod tools;
 mod validate;
 
-use crate::store::{Store, StoreError};
-use crate::tools::{Area, Module, Registry};
+use crate::store::{Session, StoreError};
+use crate::tools::{Area, HubState, Module, Registry};
 
 /// The board's switch.
 pub const MODULE: Module = Module::new("board", "task board with a Scrumban workflow");
@@ -33,6 +33,7 @@ pub const AREA: Area = Area {
     id: "board",
     module: MODULE,
     migrations: schema::MIGRATIONS,
+    team_migrations: schema::TEAM_MIGRATIONS,
     revision: Some(revision),
     register,
     search: Some(&searchable::SEARCHABLE),
@@ -41,14 +42,20 @@ pub const AREA: Area = Area {
     health: None,
 };
 
-/// The board's revision, bumped by every write from any process.
-pub fn revision(store: &Store) -> Result<i64, StoreError> {
-    store.view(records::board_revision)
+/// The board's revision, bumped by every write from any process (on any
+/// hub, with a team database).
+pub fn revision(hub: &HubState) -> Result<i64, StoreError> {
+    hub.shared.view(records::board_revision)
 }
 
-/// The board's revision, read on a connection a caller holds already.
-pub fn revision_in(connection: &rusqlite::Connection) -> Result<i64, StoreError> {
-    records::board_revision(connection)
+/// The board's revision as a reader holding a connection to the hub's own
+/// database sees it: read on that connection (in its snapshot) when the
+/// board lives there, else from the team database.
+pub fn revision_in(hub: &HubState, connection: &rusqlite::Connection) -> Result<i64, StoreError> {
+    match hub.shared.team() {
+        None => records::board_revision(&Session::Sqlite(connection)),
+        Some(team) => team.view(records::board_revision),
+    }
 }
 
 /// Registers every board tool.

@@ -8,7 +8,7 @@
 //! key and bound to the board's filters, so a cursor for other filters is
 //! `STALE_CURSOR` and anything else not made here `E_CURSOR`.
 
-use rusqlite::Connection;
+use crate::store::Session;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -144,7 +144,7 @@ impl ColumnCursors {
     /// column's order, `page` at most, and the cursor for the rest.
     pub fn cards_after(
         &self,
-        connection: &Connection,
+        connection: &Session,
         filter: &TaskFilter,
         status: Status,
         from: Option<&Position>,
@@ -158,15 +158,15 @@ impl ColumnCursors {
         } else {
             ("t.position, t.seq", " AND (t.position, t.seq) > (?2, ?3)")
         };
-        let mut parameters: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(status.as_str())];
+        let mut parameters: Vec<crate::store::Value> = vec![status.as_str().into()];
         let mut extra = "t.status = ?1".to_string();
         if let Some(from) = from {
             extra.push_str(after);
             match &from.key {
-                Key::Position(position) => parameters.push(Box::new(*position)),
-                Key::Completed(at) => parameters.push(Box::new(at.clone())),
+                Key::Position(position) => parameters.push((*position).into()),
+                Key::Completed(at) => parameters.push(at.into()),
             }
-            parameters.push(Box::new(from.seq));
+            parameters.push(from.seq.into());
         }
         let limit = page.map_or(String::new(), |page| {
             format!(" LIMIT {}", page as usize + 1)

@@ -3,38 +3,43 @@
 //! or transaction the caller holds; no rules here, and no SQL elsewhere in
 //! the board but `rules` (its consistency checks) and `filters`.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde_json::Value;
+use serde_json::Value as Json;
 
 use super::model::{Card, HistoryEntry, Kind, Priority, Status, Task, format_task_id};
-use crate::store::StoreError;
+use crate::store::sql::ColumnError;
+use crate::store::{Dialect, Row, Session, StoreError, Value};
 
 /// Every column but the description, in `task_from_row` order. Card queries
 /// stop here, so they never read a description.
-const ROW_COLUMNS: &str = "t.seq, t.title, t.status, t.kind, t.priority, t.swimlane, t.epic, \
-     t.labels, t.appetite, t.refs, t.assignee, t.position, t.version, t.created_at, t.started_at, \
-     t.completed_at, t.updated_at, t.updated_by, \
-     (SELECT group_concat(d.depends_on) FROM task_dependencies d WHERE d.task = t.seq)";
+fn row_columns(dialect: Dialect) -> String {
+    format!(
+        "t.seq, t.title, t.status, t.kind, t.priority, t.swimlane, t.epic, \
+         t.labels, t.appetite, t.refs, t.assignee, t.position, t.version, t.created_at, t.started_at, \
+         t.completed_at, t.updated_at, t.updated_by, \
+         (SELECT {} FROM task_dependencies d WHERE d.task = t.seq)",
+        dialect.joined("d.depends_on")
+    )
+}
 const DESCRIPTION_INDEX: usize = 19;
 
 fn json_list(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
 }
 
-fn invalid_column(index: usize, text: &str) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(
+fn invalid_column(index: usize, text: &str) -> ColumnError {
+    ColumnError {
         index,
-        rusqlite::types::Type::Text,
-        format!("unexpected value {text:?}").into(),
-    )
+        expected: "a known value",
+        found: format!("{text:?}"),
+    }
 }
 
 /// Reads a task; the description only when the query selected it.
-fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
-    let status: String = row.get(2)?;
-    let kind: String = row.get(3)?;
-    let priority: String = row.get(4)?;
-    let dependencies: Option<String> = row.get(18)?;
+fn task_from_row(row: &Row) -> Result<Task, ColumnError> {
+    let status = row.text(2)?;
+    let kind = row.text(3)?;
+    let priority = row.text(4)?;
+    let dependencies = row.opt_text(18)?;
     let mut depends_on: Vec<i64> = dependencies
         .as_deref()
         .unwrap_or("")
@@ -42,185 +47,183 @@ fn task_from_row(row: &Row) -> rusqlite::Result<Task> {
         .filter_map(|n| n.parse().ok())
         .collect();
     depends_on.sort_unstable();
-    let description = if row.as_ref().column_count() > DESCRIPTION_INDEX {
-        row.get(DESCRIPTION_INDEX)?
+    let description = if row.len() > DESCRIPTION_INDEX {
+        row.text(DESCRIPTION_INDEX)?
     } else {
         String::new()
     };
     Ok(Task {
-        id: format_task_id(row.get(0)?),
-        title: row.get(1)?,
+        id: format_task_id(row.int(0)?),
+        title: row.text(1)?,
         description,
         status: Status::parse(&status).ok_or_else(|| invalid_column(2, &status))?,
         kind: Kind::parse(&kind).ok_or_else(|| invalid_column(3, &kind))?,
         priority: Priority::parse(&priority).ok_or_else(|| invalid_column(4, &priority))?,
-        swimlane: row.get(5)?,
-        epic: row.get(6)?,
-        labels: json_list(&row.get::<_, String>(7)?),
-        appetite: row.get(8)?,
-        references: json_list(&row.get::<_, String>(9)?),
-        assignee: row.get(10)?,
-        position: row.get(11)?,
-        version: row.get(12)?,
-        created_at: row.get(13)?,
-        started_at: row.get(14)?,
-        completed_at: row.get(15)?,
-        updated_at: row.get(16)?,
-        updated_by: row.get(17)?,
+        swimlane: row.text(5)?,
+        epic: row.opt_text(6)?,
+        labels: json_list(&row.text(7)?),
+        appetite: row.opt_text(8)?,
+        references: json_list(&row.text(9)?),
+        assignee: row.opt_text(10)?,
+        position: row.real(11)?,
+        version: row.int(12)?,
+        created_at: row.text(13)?,
+        started_at: row.opt_text(14)?,
+        completed_at: row.opt_text(15)?,
+        updated_at: row.text(16)?,
+        updated_by: row.text(17)?,
         depends_on: depends_on.into_iter().map(format_task_id).collect(),
     })
 }
 
-pub fn load_task(connection: &Connection, seq: i64) -> Result<Option<Task>, StoreError> {
-    let sql = format!("SELECT {ROW_COLUMNS}, t.description FROM tasks t WHERE t.seq = ?1");
-    connection
-        .query_row(&sql, [seq], task_from_row)
-        .optional()
-        .map_err(|error| StoreError::on(connection, error))
+pub fn load_task(session: &Session, seq: i64) -> Result<Option<Task>, StoreError> {
+    let sql = format!(
+        "SELECT {}, t.description FROM tasks t WHERE t.seq = ?1",
+        row_columns(session.dialect())
+    );
+    match session.query_opt(&sql, &[seq.into()])? {
+        Some(row) => Ok(Some(task_from_row(&row)?)),
+        None => Ok(None),
+    }
 }
 
 /// Tasks matching `filter` (a WHERE clause over `t`), in `order`, with descriptions.
 pub fn load_tasks(
-    connection: &Connection,
+    session: &Session,
     filter: &str,
     order: &str,
-    parameters: &[&dyn rusqlite::ToSql],
+    parameters: &[Value],
 ) -> Result<Vec<Task>, StoreError> {
-    query_tasks(
-        connection,
-        &format!(
-            "SELECT {ROW_COLUMNS}, t.description FROM tasks t WHERE {filter} ORDER BY {order}"
-        ),
-        parameters,
-    )
+    let sql = format!(
+        "SELECT {}, t.description FROM tasks t WHERE {filter} ORDER BY {order}",
+        row_columns(session.dialect())
+    );
+    query_tasks(session, &sql, parameters)
 }
 
 /// Cards matching `filter`, in `order`: the description is never read.
 pub fn load_cards(
-    connection: &Connection,
+    session: &Session,
     filter: &str,
     order: &str,
-    parameters: &[&dyn rusqlite::ToSql],
+    parameters: &[Value],
 ) -> Result<Vec<Card>, StoreError> {
-    let sql = format!("SELECT {ROW_COLUMNS} FROM tasks t WHERE {filter} ORDER BY {order}");
-    Ok(query_tasks(connection, &sql, parameters)?
+    let sql = format!(
+        "SELECT {} FROM tasks t WHERE {filter} ORDER BY {order}",
+        row_columns(session.dialect())
+    );
+    Ok(query_tasks(session, &sql, parameters)?
         .into_iter()
         .map(Card::from)
         .collect())
 }
 
 fn query_tasks(
-    connection: &Connection,
+    session: &Session,
     sql: &str,
-    parameters: &[&dyn rusqlite::ToSql],
+    parameters: &[Value],
 ) -> Result<Vec<Task>, StoreError> {
-    let run = || -> rusqlite::Result<Vec<Task>> {
-        let mut statement = connection.prepare_cached(sql)?;
-        let rows = statement.query_map(parameters, task_from_row)?;
-        rows.collect()
-    };
-    run().map_err(|error| StoreError::on(connection, error))
+    session
+        .query(sql, parameters)?
+        .iter()
+        .map(|row| task_from_row(row).map_err(StoreError::from))
+        .collect()
 }
 
 /// Writes every column of `task` (by its sequence number), except dependencies.
-pub fn save_task(connection: &Connection, seq: i64, task: &Task) -> Result<(), StoreError> {
+pub fn save_task(session: &Session, seq: i64, task: &Task) -> Result<(), StoreError> {
     let labels = serde_json::to_string(&task.labels).unwrap_or_else(|_| "[]".into());
     let references = serde_json::to_string(&task.references).unwrap_or_else(|_| "[]".into());
-    connection
-        .execute(
-            "INSERT INTO tasks (seq, title, description, status, kind, priority, swimlane, epic, labels, appetite,
-                                refs, assignee, position, version, created_at, started_at, completed_at, updated_at, updated_by)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
-             ON CONFLICT(seq) DO UPDATE SET
-                title = excluded.title, description = excluded.description, status = excluded.status,
-                kind = excluded.kind, priority = excluded.priority, swimlane = excluded.swimlane,
-                epic = excluded.epic, labels = excluded.labels, appetite = excluded.appetite, refs = excluded.refs,
-                assignee = excluded.assignee, position = excluded.position, version = excluded.version,
-                created_at = excluded.created_at, started_at = excluded.started_at,
-                completed_at = excluded.completed_at, updated_at = excluded.updated_at, updated_by = excluded.updated_by",
-            params![
-                seq,
-                task.title,
-                task.description,
-                task.status.as_str(),
-                task.kind.as_str(),
-                task.priority.as_str(),
-                task.swimlane,
-                task.epic,
-                labels,
-                task.appetite,
-                references,
-                task.assignee,
-                task.position,
-                task.version,
-                task.created_at,
-                task.started_at,
-                task.completed_at,
-                task.updated_at,
-                task.updated_by,
-            ],
-        )
-        .map(|_| ())
-        .map_err(|error| StoreError::on(connection, error))
+    session.execute(
+        "INSERT INTO tasks (seq, title, description, status, kind, priority, swimlane, epic, labels, appetite,
+                            refs, assignee, position, version, created_at, started_at, completed_at, updated_at, updated_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+         ON CONFLICT(seq) DO UPDATE SET
+            title = excluded.title, description = excluded.description, status = excluded.status,
+            kind = excluded.kind, priority = excluded.priority, swimlane = excluded.swimlane,
+            epic = excluded.epic, labels = excluded.labels, appetite = excluded.appetite, refs = excluded.refs,
+            assignee = excluded.assignee, position = excluded.position, version = excluded.version,
+            created_at = excluded.created_at, started_at = excluded.started_at,
+            completed_at = excluded.completed_at, updated_at = excluded.updated_at, updated_by = excluded.updated_by",
+        &[
+            seq.into(),
+            (&task.title).into(),
+            (&task.description).into(),
+            task.status.as_str().into(),
+            task.kind.as_str().into(),
+            task.priority.as_str().into(),
+            (&task.swimlane).into(),
+            task.epic.clone().into(),
+            labels.into(),
+            task.appetite.clone().into(),
+            references.into(),
+            task.assignee.clone().into(),
+            task.position.into(),
+            task.version.into(),
+            (&task.created_at).into(),
+            task.started_at.clone().into(),
+            task.completed_at.clone().into(),
+            (&task.updated_at).into(),
+            (&task.updated_by).into(),
+        ],
+    )?;
+    Ok(())
 }
 
-/// Reserves the next task number (never reused: AUTOINCREMENT remembers the highest).
-pub fn next_seq(connection: &Connection) -> Result<i64, StoreError> {
-    connection
-        .query_row(
+/// Reserves the next task number (never reused: SQLite's AUTOINCREMENT and
+/// the team database's `board_sequence` remember the highest).
+pub fn next_seq(session: &Session) -> Result<i64, StoreError> {
+    let sql = match session.dialect() {
+        Dialect::Sqlite => {
             "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'tasks'), 0),
-                        coalesce((SELECT max(seq) FROM tasks), 0)) + 1",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(|error| StoreError::on(connection, error))
-}
-
-pub fn task_exists(connection: &Connection, seq: i64) -> Result<bool, StoreError> {
-    connection
-        .query_row("SELECT 1 FROM tasks WHERE seq = ?1", [seq], |_| Ok(()))
-        .optional()
-        .map(|found| found.is_some())
-        .map_err(|error| StoreError::on(connection, error))
-}
-
-pub fn set_dependencies(
-    connection: &Connection,
-    seq: i64,
-    depends_on: &[i64],
-) -> Result<(), StoreError> {
-    let run = || -> rusqlite::Result<()> {
-        connection.execute("DELETE FROM task_dependencies WHERE task = ?1", [seq])?;
-        let mut insert = connection
-            .prepare_cached("INSERT INTO task_dependencies(task, depends_on) VALUES (?1, ?2)")?;
-        for dependency in depends_on {
-            insert.execute([seq, *dependency])?;
+                        coalesce((SELECT max(seq) FROM tasks), 0)) + 1"
         }
-        Ok(())
+        Dialect::Postgres => {
+            "UPDATE board_sequence SET last = greatest(last, (SELECT coalesce(max(seq), 0) FROM tasks)) + 1
+             WHERE id = 1 RETURNING last"
+        }
     };
-    run().map_err(|error| StoreError::on(connection, error))
+    Ok(session.query_one(sql, &[])?.int(0)?)
+}
+
+pub fn task_exists(session: &Session, seq: i64) -> Result<bool, StoreError> {
+    Ok(session
+        .query_opt("SELECT 1 FROM tasks WHERE seq = ?1", &[seq.into()])?
+        .is_some())
+}
+
+pub fn set_dependencies(session: &Session, seq: i64, depends_on: &[i64]) -> Result<(), StoreError> {
+    session.execute(
+        "DELETE FROM task_dependencies WHERE task = ?1",
+        &[seq.into()],
+    )?;
+    for dependency in depends_on {
+        session.execute(
+            "INSERT INTO task_dependencies(task, depends_on) VALUES (?1, ?2)",
+            &[seq.into(), (*dependency).into()],
+        )?;
+    }
+    Ok(())
 }
 
 /// Direct dependencies of every task, as an adjacency list.
-pub fn dependency_edges(connection: &Connection) -> Result<Vec<(i64, i64)>, StoreError> {
-    let run = || -> rusqlite::Result<Vec<(i64, i64)>> {
-        let mut statement =
-            connection.prepare_cached("SELECT task, depends_on FROM task_dependencies")?;
-        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.collect()
-    };
-    run().map_err(|error| StoreError::on(connection, error))
+pub fn dependency_edges(session: &Session) -> Result<Vec<(i64, i64)>, StoreError> {
+    session
+        .query("SELECT task, depends_on FROM task_dependencies", &[])?
+        .iter()
+        .map(|row| Ok((row.int(0)?, row.int(1)?)))
+        .collect()
 }
 
 /// One history entry.
 pub struct Change<'a> {
     pub field: &'a str,
-    pub old: Value,
-    pub new: Value,
+    pub old: Json,
+    pub new: Json,
 }
 
 pub fn append_history(
-    connection: &Connection,
+    session: &Session,
     seq: i64,
     actor: &str,
     source: &str,
@@ -228,68 +231,56 @@ pub fn append_history(
     at: &str,
     changes: &[Change],
 ) -> Result<(), StoreError> {
-    let run = || -> rusqlite::Result<()> {
-        let mut insert = connection.prepare_cached(
+    for change in changes {
+        session.execute(
             "INSERT INTO task_history(task, at, actor, source, field, old_value, new_value, version)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            &[
+                seq.into(),
+                at.into(),
+                actor.into(),
+                source.into(),
+                change.field.into(),
+                (!change.old.is_null()).then(|| change.old.to_string()).into(),
+                (!change.new.is_null()).then(|| change.new.to_string()).into(),
+                version.into(),
+            ],
         )?;
-        for change in changes {
-            insert.execute(params![
-                seq,
-                at,
-                actor,
-                source,
-                change.field,
-                (!change.old.is_null()).then(|| change.old.to_string()),
-                (!change.new.is_null()).then(|| change.new.to_string()),
-                version
-            ])?;
-        }
-        Ok(())
-    };
-    run().map_err(|error| StoreError::on(connection, error))
+    }
+    Ok(())
 }
 
 /// Swimlanes the board knows beyond the configured ones (added by import).
-pub fn extra_swimlanes(connection: &Connection) -> Result<Vec<String>, StoreError> {
-    let run = || -> rusqlite::Result<Vec<String>> {
-        let mut statement =
-            connection.prepare_cached("SELECT name FROM board_swimlanes ORDER BY name")?;
-        let rows = statement.query_map([], |row| row.get(0))?;
-        rows.collect()
-    };
-    run().map_err(|error| StoreError::on(connection, error))
+pub fn extra_swimlanes(session: &Session) -> Result<Vec<String>, StoreError> {
+    session
+        .query("SELECT name FROM board_swimlanes ORDER BY name", &[])?
+        .iter()
+        .map(|row| Ok(row.text(0)?))
+        .collect()
 }
 
-pub fn add_swimlane(connection: &Connection, name: &str) -> Result<bool, StoreError> {
-    connection
-        .execute(
-            "INSERT OR IGNORE INTO board_swimlanes(name) VALUES (?1)",
-            [name],
-        )
-        .map(|inserted| inserted > 0)
-        .map_err(|error| StoreError::on(connection, error))
+pub fn add_swimlane(session: &Session, name: &str) -> Result<bool, StoreError> {
+    Ok(session.execute(
+        "INSERT INTO board_swimlanes(name) VALUES (?1) ON CONFLICT DO NOTHING",
+        &[name.into()],
+    )? > 0)
 }
 
 /// The position after the last card of `status`.
-pub fn end_position(connection: &Connection, status: Status) -> Result<f64, StoreError> {
-    connection
-        .query_row(
+pub fn end_position(session: &Session, status: Status) -> Result<f64, StoreError> {
+    Ok(session
+        .query_one(
             "SELECT coalesce(max(position), 0) + 1 FROM tasks WHERE status = ?1",
-            [status.as_str()],
-            |row| row.get(0),
-        )
-        .map_err(|error| StoreError::on(connection, error))
+            &[status.as_str().into()],
+        )?
+        .real(0)?)
 }
 
 /// The board's revision: bumped by triggers inside every writing transaction.
-pub fn board_revision(connection: &Connection) -> Result<i64, StoreError> {
-    let read = || -> rusqlite::Result<i64> {
-        let mut statement =
-            connection.prepare_cached("SELECT revision FROM board_revision WHERE id = 1")?;
-        statement.query_row([], |row| row.get(0))
-    };
-    read().map_err(|error| StoreError::on(connection, error))
+pub fn board_revision(session: &Session) -> Result<i64, StoreError> {
+    Ok(session
+        .query_one("SELECT revision FROM board_revision WHERE id = 1", &[])?
+        .int(0)?)
 }
 
 /// Icebox tasks whose every dependency is complete, best first.
@@ -306,79 +297,84 @@ pub const DEPENDENTS_OF: &str =
     "t.seq IN (SELECT task FROM task_dependencies WHERE depends_on = ?1)";
 
 /// Respaces a column to whole numbers so later moves have room.
-pub fn respace(connection: &Connection, column: &[Card]) -> Result<(), StoreError> {
-    let run = || -> rusqlite::Result<()> {
-        let mut update =
-            connection.prepare_cached("UPDATE tasks SET position = ?1 WHERE seq = ?2")?;
-        for (index, card) in column.iter().enumerate() {
-            update.execute(params![index as f64, super::model::sequence_of(&card.id)])?;
-        }
-        Ok(())
-    };
-    run().map_err(|error| StoreError::on(connection, error))
+pub fn respace(session: &Session, column: &[Card]) -> Result<(), StoreError> {
+    for (index, card) in column.iter().enumerate() {
+        session.execute(
+            "UPDATE tasks SET position = ?1 WHERE seq = ?2",
+            &[
+                (index as f64).into(),
+                super::model::sequence_of(&card.id).into(),
+            ],
+        )?;
+    }
+    Ok(())
 }
 
 /// Tasks in `status`.
-pub fn count_in(connection: &Connection, status: Status) -> Result<u32, StoreError> {
-    connection
-        .prepare_cached("SELECT count(*) FROM tasks WHERE status = ?1")
-        .and_then(|mut statement| statement.query_row([status.as_str()], |row| row.get(0)))
-        .map_err(|error| StoreError::on(connection, error))
+pub fn count_in(session: &Session, status: Status) -> Result<u32, StoreError> {
+    let count = session
+        .query_one(
+            "SELECT count(*) FROM tasks WHERE status = ?1",
+            &[status.as_str().into()],
+        )?
+        .int(0)?;
+    Ok(u32::try_from(count).unwrap_or(u32::MAX))
 }
 
 /// The most tasks any one assignee has in progress.
-pub fn most_in_progress_per_assignee(connection: &Connection) -> Result<u32, StoreError> {
-    connection
-        .prepare_cached(
+pub fn most_in_progress_per_assignee(session: &Session) -> Result<u32, StoreError> {
+    let most = session
+        .query_one(
             "SELECT coalesce(max(n), 0) FROM
-                 (SELECT count(*) AS n FROM tasks WHERE status = 'in_progress' GROUP BY assignee)",
-        )
-        .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
-        .map_err(|error| StoreError::on(connection, error))
+                 (SELECT count(*) AS n FROM tasks WHERE status = 'in_progress' GROUP BY assignee) AS per_assignee",
+            &[],
+        )?
+        .int(0)?;
+    Ok(u32::try_from(most).unwrap_or(u32::MAX))
 }
 
 /// Entries of task `seq`, newest first, from `start` on.
 pub fn history_page(
-    connection: &Connection,
+    session: &Session,
     seq: i64,
     start: usize,
     limit: u32,
 ) -> Result<(Vec<HistoryEntry>, u64), StoreError> {
-    let run = || -> rusqlite::Result<(Vec<HistoryEntry>, u64)> {
-        let total: i64 = connection.query_row(
+    let total = session
+        .query_one(
             "SELECT count(*) FROM task_history WHERE task = ?1",
-            [seq],
-            |r| r.get(0),
-        )?;
-        let mut statement = connection.prepare_cached(
+            &[seq.into()],
+        )?
+        .int(0)?;
+    let parse = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
+    let entries = session
+        .query(
             "SELECT at, actor, source, field, old_value, new_value, version FROM task_history
              WHERE task = ?1 ORDER BY id DESC LIMIT ?2 OFFSET ?3",
-        )?;
-        let parse = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
-        let rows = statement.query_map(rusqlite::params![seq, limit, start as i64], |row| {
+            &[seq.into(), limit.into(), (start as i64).into()],
+        )?
+        .iter()
+        .map(|row| {
             Ok(HistoryEntry {
-                at: row.get(0)?,
-                actor: row.get(1)?,
-                source: row.get(2)?,
-                field: row.get(3)?,
-                old: parse(row.get(4)?),
-                new: parse(row.get(5)?),
-                version: row.get(6)?,
+                at: row.text(0)?,
+                actor: row.text(1)?,
+                source: row.text(2)?,
+                field: row.text(3)?,
+                old: parse(row.opt_text(4)?),
+                new: parse(row.opt_text(5)?),
+                version: row.int(6)?,
             })
-        })?;
-        Ok((rows.collect::<rusqlite::Result<_>>()?, total as u64))
-    };
-    run().map_err(|error| StoreError::on(connection, error))
+        })
+        .collect::<Result<_, StoreError>>()?;
+    Ok((entries, total as u64))
 }
 
 /// Every task's number and version (bumped by each change to it), by number:
 /// what areas that follow the board, such as search, compare.
-pub fn task_versions(connection: &Connection) -> Result<Vec<(i64, i64)>, StoreError> {
-    let read = || -> rusqlite::Result<Vec<(i64, i64)>> {
-        let mut statement =
-            connection.prepare_cached("SELECT seq, version FROM tasks ORDER BY seq")?;
-        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.collect()
-    };
-    read().map_err(|error| StoreError::on(connection, error))
+pub fn task_versions(session: &Session) -> Result<Vec<(i64, i64)>, StoreError> {
+    session
+        .query("SELECT seq, version FROM tasks ORDER BY seq", &[])?
+        .iter()
+        .map(|row| Ok((row.int(0)?, row.int(1)?)))
+        .collect()
 }

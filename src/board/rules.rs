@@ -2,7 +2,7 @@
 //! dependencies and cycles. Each check reads inside the caller's
 //! `BEGIN IMMEDIATE` transaction, so what it saw is still true at commit.
 
-use rusqlite::Connection;
+use crate::store::Session;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 
@@ -42,12 +42,12 @@ pub fn check_transition(task: &Task, to: Status) -> Result<(), ToolError> {
 }
 
 /// Refuses when every task `task` depends on is not complete (archived counts as complete).
-pub fn check_dependencies_done(connection: &Connection, task: &Task) -> Result<(), ToolError> {
+pub fn check_dependencies_done(connection: &Session, task: &Task) -> Result<(), ToolError> {
     let open = records::load_cards(
         connection,
         "t.seq IN (SELECT depends_on FROM task_dependencies WHERE task = ?1) AND t.status NOT IN ('complete', 'archive')",
         "t.seq",
-        &[&super::model::sequence_of(&task.id)],
+        &[super::model::sequence_of(&task.id).into()],
     )?;
     if open.is_empty() {
         return Ok(());
@@ -72,7 +72,7 @@ pub fn check_dependencies_done(connection: &Connection, task: &Task) -> Result<(
 
 /// Refuses a move into `to` that would exceed its WIP limit for `actor`.
 pub fn check_wip(
-    connection: &Connection,
+    connection: &Session,
     limits: &WipLimits,
     to: Status,
     actor: &str,
@@ -82,7 +82,7 @@ pub fn check_wip(
             connection,
             "t.status = 'in_progress' AND t.assignee = ?1",
             "t.position",
-            &[&actor],
+            &[actor.into()],
         )?;
         (
             limits.in_progress_per_actor,
@@ -90,8 +90,12 @@ pub fn check_wip(
             format!("in_progress for {actor}"),
         )
     } else if let Some(limit) = limits.column_limit(to) {
-        let occupants =
-            records::load_cards(connection, "t.status = ?1", "t.position", &[&to.as_str()])?;
+        let occupants = records::load_cards(
+            connection,
+            "t.status = ?1",
+            "t.position",
+            &[to.as_str().into()],
+        )?;
         (limit, occupants, to.as_str().to_string())
     } else {
         return Ok(());
@@ -110,7 +114,7 @@ pub fn check_wip(
 
 /// If `task` depending on `depends_on` closes a loop, the loop as task ids (starting and ending at `task`).
 pub fn find_cycle(
-    connection: &Connection,
+    connection: &Session,
     task: i64,
     depends_on: &[i64],
 ) -> Result<Option<Vec<String>>, ToolError> {

@@ -1,5 +1,6 @@
 //! The board's tables, as the migrations that build them (versioned within the
-//! board; the store runs them in order).
+//! board; the store runs them in order): in the hub's SQLite database, and
+//! the same tables in a team database on PostgreSQL.
 
 use crate::store::Migration;
 
@@ -102,3 +103,90 @@ CREATE TRIGGER tasks_fts_update AFTER UPDATE OF title, description ON tasks BEGI
     INSERT INTO tasks_fts(rowid, title, description) VALUES (new.seq, new.title, new.description);
 END;
 ";
+
+pub const TEAM_MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "board",
+    sql: TEAM_BOARD,
+    legacy_version: None,
+}];
+
+/// The board's tables on PostgreSQL: the same columns (64-bit integers, so
+/// one statement text binds the same values on both), the revision bumped
+/// by triggers as on SQLite, task numbers from `board_sequence` (never
+/// reused), the text search by an expression index instead of FTS5, and
+/// text compared byte by byte (`C`) so listings sort as on SQLite.
+const TEAM_BOARD: &str = r#"
+CREATE TABLE tasks (
+    seq          BIGINT PRIMARY KEY,
+    title        TEXT COLLATE "C" NOT NULL,
+    status       TEXT COLLATE "C" NOT NULL,
+    kind         TEXT COLLATE "C" NOT NULL,
+    priority     TEXT COLLATE "C" NOT NULL,
+    swimlane     TEXT COLLATE "C" NOT NULL,
+    epic         TEXT COLLATE "C",
+    labels       TEXT COLLATE "C" NOT NULL DEFAULT '[]',
+    appetite     TEXT COLLATE "C",
+    refs         TEXT COLLATE "C" NOT NULL DEFAULT '[]',
+    assignee     TEXT COLLATE "C",
+    position     DOUBLE PRECISION NOT NULL,
+    version      BIGINT NOT NULL DEFAULT 1,
+    created_at   TEXT COLLATE "C" NOT NULL,
+    started_at   TEXT COLLATE "C",
+    completed_at TEXT COLLATE "C",
+    updated_at   TEXT COLLATE "C" NOT NULL,
+    updated_by   TEXT COLLATE "C" NOT NULL,
+    description  TEXT COLLATE "C" NOT NULL DEFAULT ''
+);
+CREATE INDEX tasks_by_column ON tasks(status, position, seq);
+CREATE INDEX tasks_by_completion ON tasks(status, (coalesce(completed_at, '')) DESC, seq DESC);
+CREATE INDEX tasks_by_assignee ON tasks(assignee, status);
+CREATE INDEX tasks_text ON tasks USING gin (to_tsvector('simple', title || ' ' || description));
+
+CREATE TABLE task_dependencies (
+    task       BIGINT NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
+    depends_on BIGINT NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
+    PRIMARY KEY (task, depends_on),
+    CHECK (task <> depends_on)
+);
+CREATE INDEX task_dependents ON task_dependencies(depends_on, task);
+
+CREATE TABLE task_history (
+    id        BIGSERIAL PRIMARY KEY,
+    task      BIGINT NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
+    at        TEXT COLLATE "C" NOT NULL,
+    actor     TEXT COLLATE "C" NOT NULL,
+    source    TEXT COLLATE "C" NOT NULL,
+    field     TEXT COLLATE "C" NOT NULL,
+    old_value TEXT COLLATE "C",
+    new_value TEXT COLLATE "C",
+    version   BIGINT NOT NULL
+);
+CREATE INDEX task_history_by_task ON task_history(task, id);
+
+CREATE TABLE board_swimlanes (name TEXT PRIMARY KEY);
+
+CREATE TABLE board_sequence (
+    id   BIGINT PRIMARY KEY CHECK (id = 1),
+    last BIGINT NOT NULL
+);
+INSERT INTO board_sequence(id, last) VALUES (1, 0);
+
+CREATE TABLE board_revision (
+    id       BIGINT PRIMARY KEY CHECK (id = 1),
+    revision BIGINT NOT NULL
+);
+INSERT INTO board_revision(id, revision) VALUES (1, 0);
+CREATE FUNCTION board_revision_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE board_revision SET revision = revision + 1 WHERE id = 1;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER board_revision_tasks AFTER INSERT OR UPDATE OR DELETE ON tasks
+    FOR EACH ROW EXECUTE FUNCTION board_revision_bump();
+CREATE TRIGGER board_revision_dependencies AFTER INSERT OR DELETE ON task_dependencies
+    FOR EACH ROW EXECUTE FUNCTION board_revision_bump();
+CREATE TRIGGER board_revision_swimlanes AFTER INSERT ON board_swimlanes
+    FOR EACH ROW EXECUTE FUNCTION board_revision_bump();
+"#;

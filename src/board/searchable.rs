@@ -35,7 +35,7 @@ fn statuses() -> Vec<&'static str> {
 }
 
 fn units(context: &ToolContext) -> Result<Vec<UnitVersion>, ToolError> {
-    let versions = context.hub.store.view(super::records::task_versions)?;
+    let versions = context.hub.shared.view(super::records::task_versions)?;
     Ok(versions
         .into_iter()
         .map(|(seq, version)| UnitVersion {
@@ -52,7 +52,7 @@ fn load(context: &ToolContext, unit: &UnitVersion) -> Result<Option<SearchUnit>,
     };
     let Some(task) = context
         .hub
-        .store
+        .shared
         .view(|c| super::records::load_task(c, seq))?
     else {
         return Ok(None);

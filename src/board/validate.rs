@@ -1,7 +1,7 @@
 //! The board's input rules shared by its tools and its file import: titles,
 //! swimlanes, appetites, text lists, dependencies and page sizes.
 
-use rusqlite::Connection;
+use crate::store::Session;
 use serde_json::json;
 
 use super::config::BoardConfig;
@@ -15,7 +15,7 @@ const MAX_TITLE_CHARS: usize = 200;
 
 /// Swimlanes a task may use: the configured ones plus any the board already holds.
 pub(super) fn known_swimlanes(
-    connection: &Connection,
+    connection: &Session,
     config: &BoardConfig,
 ) -> Result<Vec<String>, ToolError> {
     let mut lanes = config.swimlanes.clone();
@@ -28,7 +28,7 @@ pub(super) fn known_swimlanes(
 }
 
 pub(super) fn check_swimlane(
-    connection: &Connection,
+    connection: &Session,
     config: &BoardConfig,
     swimlane: &str,
 ) -> Result<(), ToolError> {
@@ -98,7 +98,7 @@ pub(super) fn check_text_list(field: &str, items: &[String]) -> Result<(), ToolE
 
 /// Resolves dependency ids, refusing unknown ones, self-references and cycles.
 pub(super) fn resolve_dependencies(
-    connection: &Connection,
+    connection: &Session,
     seq: i64,
     depends_on: &[String],
 ) -> Result<Vec<i64>, ToolError> {

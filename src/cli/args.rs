@@ -25,6 +25,16 @@ pub(super) struct HubArgs {
     /// Where the hub keeps its state (default: <repo>/.cos).
     #[arg(long, env = "COS_STATE_DIR", global = true, value_name = "DIR")]
     pub(super) state_dir: Option<PathBuf>,
+    /// A team database shared by many hubs (postgres://user:password@host:port/db): the board
+    /// lives there (default: [database] url in <state-dir>/config.toml, else the hub's own SQLite).
+    #[arg(
+        long,
+        env = "COS_DATABASE_URL",
+        global = true,
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(super) database: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

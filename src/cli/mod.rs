@@ -125,7 +125,7 @@ fn with_hub(args: &HubArgs, positional: Option<PathBuf>, command: impl FnOnce(Hu
         (Some(path), _) => Some(path),
         (None, repo) => repo,
     };
-    match open_hub(repo, args.state_dir.clone()) {
+    match open_hub(repo, args.state_dir.clone(), args.database.clone()) {
         Ok(hub) => command(hub),
         Err(code) => code,
     }
@@ -151,7 +151,11 @@ fn built(mut builder: tokio::runtime::Builder) -> Result<tokio::runtime::Runtime
     })
 }
 
-fn open_hub(repo: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<Hub, i32> {
+fn open_hub(
+    repo: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
+    database: Option<String>,
+) -> Result<Hub, i32> {
     let repo = match repo {
         Some(path) => path,
         None => std::env::current_dir().map_err(|error| {
@@ -164,7 +168,7 @@ fn open_hub(repo: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<Hub, i3
         2
     })?;
     Hub::open(
-        HubConfig::for_repo(&repo, state_dir),
+        HubConfig::for_repo(&repo, state_dir).with_database(database),
         hub::default_registry(),
     )
     .map_err(|error| {

@@ -60,6 +60,7 @@ pub(super) fn mcp(hub: Hub, filter: crate::mcp::ToolFilter) -> i32 {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
+    runtime.block_on(announce_shared_state(&hub));
     // an agent's session over stdio sees saved files as `cos serve` does
     let _following = follow_the_repository(&hub);
     // a line over stdio may be as long as a body over HTTP
@@ -73,6 +74,23 @@ pub(super) fn mcp(hub: Hub, filter: crate::mcp::ToolFilter) -> i32 {
             eprintln!("cos: MCP over stdio stopped: {error}");
             1
         }
+    }
+}
+
+/// Says on stderr where the shared state (the board, ...) lives when it is
+/// a team database, and whether it answers: a hub starts while it is down
+/// and reconnects by itself, so this is a note, never a refusal.
+async fn announce_shared_state(hub: &Hub) {
+    let Some(team) = hub.state().shared.team().cloned() else {
+        return;
+    };
+    let name = team.name().to_string();
+    match tokio::task::spawn_blocking(move || team.check()).await {
+        Ok(Ok(())) => note(format_args!("team database: postgres {name}")),
+        Ok(Err(error)) => note(format_args!(
+            "team database postgres {name} does not answer yet ({error}); the board answers unavailable until it does"
+        )),
+        Err(error) => note(format_args!("team database postgres {name}: {error}")),
     }
 }
 
@@ -118,6 +136,7 @@ pub(super) fn serve(hub: Hub, address: SocketAddr, options: web::ServeOptions) -
             "cos-hub serving {} on http://{local}",
             hub.state().config.repo_root.display()
         ));
+        announce_shared_state(&hub).await;
         note(format_args!(
             "access: {}; at most {} connections at once",
             options.access, options.max_connections

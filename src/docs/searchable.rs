@@ -18,7 +18,7 @@ pub static SEARCHABLE: Searchable = Searchable {
     source: "docs",
     corpora: &[DOCS],
     files: false,
-    revision: super::revision_in,
+    revision: |_, connection| super::revision_in(connection),
     prepare: Some(super::feed::scan_once),
     units,
     load,

@@ -40,7 +40,7 @@ pub static SEARCHABLE: Searchable = Searchable {
     source: "graph",
     corpora: &[SYMBOLS],
     files: true,
-    revision: super::revision_in,
+    revision: |_, connection| super::revision_in(connection),
     prepare: None,
     units,
     load,

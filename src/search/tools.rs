@@ -154,7 +154,7 @@ impl Tool for Search {
             mut collected,
         } = loop {
             let read = collect::collect(
-                store,
+                context.hub,
                 &query,
                 highlighter.line_matcher(),
                 &sieve,
@@ -355,7 +355,7 @@ fn never_indexed_code(context: &ToolContext, c: &Connection) -> Result<bool, Too
         .peekable();
     let mut never = carrying.peek().is_some();
     for offered in carrying {
-        never &= (offered.revision)(c)? == 0;
+        never &= (offered.revision)(context.hub, c)? == 0;
     }
     Ok(never)
 }

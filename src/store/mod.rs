@@ -10,7 +10,11 @@
 //! writes sent with an idempotency key, in the hub's `request_receipts` table.
 
 mod migrations;
+pub mod pg;
 pub mod receipts;
+mod session;
+mod shared;
+pub mod sql;
 
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, ErrorCode};
@@ -18,6 +22,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use migrations::{Migration, Schema};
+pub use session::Session;
+pub use shared::SharedStore;
+pub use sql::{Dialect, Row, Value};
 
 /// How long a writer waits for the write lock before the call is answered `transient`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -58,6 +65,27 @@ pub enum StoreError {
     },
     #[error("creating the state directory failed: {0}")]
     StateDir(#[source] std::io::Error),
+    /// PostgreSQL refused, or could not be reached; `database` names it
+    /// (user, host, port, database: never the password).
+    #[error("postgresql {database}: {source}")]
+    Postgres {
+        #[source]
+        source: ::postgres::Error,
+        database: String,
+    },
+    /// No connection to PostgreSQL could be made or taken from the pool.
+    #[error("postgresql {database} is unreachable: {reason}")]
+    Unreachable { database: String, reason: String },
+    /// A write's connection dropped while its commit was under way: it may
+    /// or may not have been committed.
+    #[error("postgresql {database}: the connection dropped during the commit: {reason}")]
+    CommitUnknown { database: String, reason: String },
+    #[error("a database URL: {0}")]
+    Url(String),
+    #[error(transparent)]
+    Column(#[from] sql::ColumnError),
+    #[error("a query that must find a row found none")]
+    NoRows,
 }
 
 impl StoreError {
@@ -76,11 +104,32 @@ impl StoreError {
     pub fn is_no_rows(&self) -> bool {
         matches!(
             self,
-            StoreError::Sqlite {
-                source: rusqlite::Error::QueryReturnedNoRows,
-                ..
-            }
+            StoreError::NoRows
+                | StoreError::Sqlite {
+                    source: rusqlite::Error::QueryReturnedNoRows,
+                    ..
+                }
         )
+    }
+
+    /// True when the database could not be reached (PostgreSQL down, the
+    /// network gone): worth retrying once it is back.
+    pub fn is_unreachable(&self) -> bool {
+        match self {
+            StoreError::Unreachable { .. } => true,
+            StoreError::Postgres { source, .. } => pg::is_connection_error(source),
+            _ => false,
+        }
+    }
+
+    /// The database a failure came from, named without its password.
+    pub fn database(&self) -> Option<&str> {
+        match self {
+            StoreError::Postgres { database, .. }
+            | StoreError::Unreachable { database, .. }
+            | StoreError::CommitUnknown { database, .. } => Some(database),
+            _ => None,
+        }
     }
 
     /// True when no pooled connection became free in time.

@@ -1,13 +1,10 @@
 //! Receipts of writes sent with an idempotency key: the first request with a
 //! key claims it, its answer is kept, and a repeat of the same request gets
 //! that answer back instead of writing again. The table is the hub's
-//! (`request_receipts`, in its migrations); every front door and area that
-//! takes request keys shares it.
+//! (`request_receipts`, in its migrations), kept where the shared state is:
+//! with a team database, a repeat sent to another hub replays the answer too.
 
-use rusqlite::{OptionalExtension, params};
-
-use super::{Store, StoreError};
-
+use super::{Session, SharedStore, StoreError};
 /// How long a receipt is kept.
 pub const RECEIPT_SECONDS: i64 = 24 * 60 * 60;
 
@@ -33,10 +30,6 @@ pub enum Claim {
     Running,
 }
 
-/// A receipt row as read: (fingerprint, status, headers, body); no status yet
-/// while its request runs.
-type Row = (String, Option<u16>, Option<String>, Option<Vec<u8>>);
-
 fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -44,41 +37,10 @@ fn now() -> i64 {
         .unwrap_or(0)
 }
 
-impl Store {
+impl SharedStore {
     /// Claims `key` for the request with `fingerprint` (dropping expired receipts first).
     pub fn claim_request(&self, key: &str, fingerprint: &str) -> Result<Claim, StoreError> {
-        self.write(|tx| {
-            let run = || -> rusqlite::Result<Claim> {
-                tx.execute(
-                    "DELETE FROM request_receipts WHERE created_at < ?1",
-                    [now() - RECEIPT_SECONDS],
-                )?;
-                let found: Option<Row> = tx
-                    .query_row(
-                        "SELECT fingerprint, status, headers, body FROM request_receipts WHERE key = ?1",
-                        [key],
-                        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
-                    )
-                    .optional()?;
-                Ok(match found {
-                    None => {
-                        tx.execute(
-                            "INSERT INTO request_receipts(key, fingerprint, created_at) VALUES (?1, ?2, ?3)",
-                            params![key, fingerprint, now()],
-                        )?;
-                        Claim::Claimed
-                    }
-                    Some((kept, _, _, _)) if kept != fingerprint => Claim::OtherRequest,
-                    Some((_, Some(status), headers, body)) => Claim::Answered(Receipt {
-                        status,
-                        headers: headers.unwrap_or_default(),
-                        body: body.unwrap_or_default(),
-                    }),
-                    Some((_, None, _, _)) => Claim::Running,
-                })
-            };
-            run().map_err(|error| StoreError::on(tx, error))
-        })
+        self.write(|tx| claim(tx, key, fingerprint))
     }
 
     /// Keeps the answer of the request that claimed `key`.
@@ -86,10 +48,14 @@ impl Store {
         self.write(|tx| {
             tx.execute(
                 "UPDATE request_receipts SET status = ?2, headers = ?3, body = ?4 WHERE key = ?1",
-                params![key, receipt.status, receipt.headers, receipt.body],
+                &[
+                    key.into(),
+                    i64::from(receipt.status).into(),
+                    (&receipt.headers).into(),
+                    receipt.body.clone().into(),
+                ],
             )
             .map(|_| ())
-            .map_err(|error| StoreError::on(tx, error))
         })
     }
 
@@ -98,10 +64,38 @@ impl Store {
         self.write(|tx| {
             tx.execute(
                 "DELETE FROM request_receipts WHERE key = ?1 AND status IS NULL",
-                [key],
+                &[key.into()],
             )
             .map(|_| ())
-            .map_err(|error| StoreError::on(tx, error))
         })
     }
+}
+
+fn claim(tx: &Session, key: &str, fingerprint: &str) -> Result<Claim, StoreError> {
+    tx.execute(
+        "DELETE FROM request_receipts WHERE created_at < ?1",
+        &[(now() - RECEIPT_SECONDS).into()],
+    )?;
+    let found = tx.query_opt(
+        "SELECT fingerprint, status, headers, body FROM request_receipts WHERE key = ?1",
+        &[key.into()],
+    )?;
+    let Some(row) = found else {
+        tx.execute(
+            "INSERT INTO request_receipts(key, fingerprint, created_at) VALUES (?1, ?2, ?3)",
+            &[key.into(), fingerprint.into(), now().into()],
+        )?;
+        return Ok(Claim::Claimed);
+    };
+    if row.text(0)? != fingerprint {
+        return Ok(Claim::OtherRequest);
+    }
+    Ok(match row.opt_int(1)? {
+        None => Claim::Running,
+        Some(status) => Claim::Answered(Receipt {
+            status: u16::try_from(status).unwrap_or(500),
+            headers: row.opt_text(2)?.unwrap_or_default(),
+            body: row.opt_blob(3)?.unwrap_or_default(),
+        }),
+    })
 }

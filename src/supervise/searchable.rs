@@ -21,7 +21,7 @@ pub static SEARCHABLE: Searchable = Searchable {
     source: "supervise",
     corpora: &[EVIDENCE],
     files: false,
-    revision: super::records::revision,
+    revision: |_, connection| super::records::revision(connection),
     prepare: None,
     units,
     load,

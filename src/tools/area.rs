@@ -10,7 +10,8 @@ use super::{Module, Registry};
 
 /// Reads an area's revision: a counter bumped inside every transaction that
 /// changes the area's data, by any process.
-pub type RevisionReader = fn(&Store) -> Result<i64, StoreError>;
+/// It takes the hub's state, whose `store` or `shared` holds the area's tables.
+pub type RevisionReader = fn(&super::HubState) -> Result<i64, StoreError>;
 
 #[derive(Clone, Copy)]
 pub struct Area {
@@ -21,6 +22,10 @@ pub struct Area {
     pub module: Module,
     /// The migrations that build its tables, in order.
     pub migrations: &'static [Migration],
+    /// The same tables as PostgreSQL builds them, for an area whose state a
+    /// team shares: with a team database its tools keep their state there
+    /// (through `HubState::shared`). Empty for an area that stays with each hub.
+    pub team_migrations: &'static [Migration],
     /// `None` for an area that keeps no data a client shows.
     pub revision: Option<RevisionReader>,
     pub register: fn(&mut Registry),

@@ -11,6 +11,9 @@ pub struct HubConfig {
     pub repo_root: PathBuf,
     /// `$COS_STATE_DIR`, by default `<repo>/.cos`.
     pub state_dir: PathBuf,
+    /// A team database (`--database`, `COS_DATABASE_URL`); when None, the
+    /// settings file's `[database] url`, else the hub's own database.
+    pub database_url: Option<String>,
 }
 
 impl HubConfig {
@@ -19,6 +22,30 @@ impl HubConfig {
         HubConfig {
             repo_root: repo_root.to_path_buf(),
             state_dir,
+            database_url: None,
+        }
+    }
+
+    /// The same configuration with a team database.
+    pub fn with_database(mut self, url: Option<String>) -> HubConfig {
+        self.database_url = url;
+        self
+    }
+
+    /// The team database's URL: the one given, else `[database] url` of the
+    /// settings file; None for the hub's own database.
+    pub fn team_database(&self) -> Result<Option<String>, ToolError> {
+        if let Some(url) = &self.database_url {
+            return Ok(Some(url.clone()));
+        }
+        let section = settings::section(&self.state_dir, "database")?;
+        match section.get("url") {
+            None => Ok(None),
+            Some(toml::Value::String(url)) => Ok(Some(url.clone())),
+            Some(_) => Err(ToolError::config(
+                &settings::path(&self.state_dir),
+                "[database] url must be a string such as \"postgres://user@host/db\"",
+            )),
         }
     }
 }
@@ -27,6 +54,9 @@ impl HubConfig {
 pub struct HubState {
     pub config: HubConfig,
     pub store: Store,
+    /// Where the state a team shares lives (the board, ...): `store` itself,
+    /// or a team database.
+    pub shared: crate::store::SharedStore,
     pub modules: ModuleState,
     pub started: Instant,
     /// Answers shared between callers until the data they read changes.

@@ -3,7 +3,8 @@
 //!
 //! A cursor is `base64url(JSON {scope, at}) . base64url(MAC)`, the MAC a keyed
 //! BLAKE3 hash under the hub's own key (kept in `$COS_STATE_DIR/cursor.key`, so
-//! cursors outlive a restart). `scope` hashes the tool and the arguments that
+//! cursors outlive a restart; with a team database, the key kept there, so a
+//! cursor one hub gave out pages on every hub). `scope` hashes the tool and the arguments that
 //! define the listing; `at` is the tool's position (an offset and the revision
 //! it was read at, or a keyset). A cursor this hub did not make is `E_CURSOR`;
 //! one made for another query, or for data that has changed since, is
@@ -24,6 +25,47 @@ const MAC_BYTES: usize = 12;
 #[derive(Clone)]
 pub struct Keyring {
     key: [u8; 32],
+    /// The key every hub on a team database shares, read from it once.
+    team: Option<Arc<TeamKey>>,
+}
+
+struct TeamKey {
+    store: crate::store::pg::PgStore,
+    /// The key once read, or when the last try to read it failed.
+    key: std::sync::Mutex<Result<[u8; 32], Option<std::time::Instant>>>,
+}
+
+/// How long after a failed read of the team's key the next call tries
+/// again: meanwhile the graph's and documents' cursors do not wait on an
+/// unreachable database.
+const TEAM_KEY_RETRY: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl TeamKey {
+    /// The team's key, made by the first hub that asks; None while the
+    /// database cannot be reached (this hub's own key serves meanwhile).
+    fn key(&self) -> Option<[u8; 32]> {
+        let mut kept = self
+            .key
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match *kept {
+            Ok(key) => return Some(key),
+            Err(Some(failed)) if failed.elapsed() < TEAM_KEY_RETRY => return None,
+            Err(_) => {}
+        }
+        match self.read_or_make() {
+            Ok(key) => *kept = Ok(key),
+            Err(error) => {
+                *kept = Err(Some(std::time::Instant::now()));
+                tracing::warn!(%error, "the team's cursor key is out of reach; this hub's own key seals cursors meanwhile");
+            }
+        }
+        kept.ok()
+    }
+
+    fn read_or_make(&self) -> Result<[u8; 32], crate::store::StoreError> {
+        self.store.shared_key("cursor", fresh_key())
+    }
 }
 
 impl std::fmt::Debug for Keyring {
@@ -39,7 +81,7 @@ impl Keyring {
     pub fn load(state_dir: &Path) -> Keyring {
         let path = state_dir.join(KEY_FILE);
         if let Some(key) = read_key(&path) {
-            return Keyring { key };
+            return Keyring { key, team: None };
         }
         // written whole beside the key, then linked into place: of two
         // processes starting at once, one links and both read the same key
@@ -56,28 +98,66 @@ impl Keyring {
         });
         let _ = std::fs::remove_file(&draft);
         match (linked, read_key(&path)) {
-            (Ok(()), Some(key)) => Keyring { key },
+            (Ok(()), Some(key)) => Keyring { key, team: None },
             _ => {
                 tracing::warn!(
                     "the cursor key cannot be kept in the state folder; cursors end with this process"
                 );
-                Keyring { key: fresh_key() }
+                Keyring {
+                    key: fresh_key(),
+                    team: None,
+                }
             }
         }
     }
 
+    /// The same keyring sealing with the key kept in `team`'s database.
+    pub fn shared_through(mut self, team: Option<&crate::store::pg::PgStore>) -> Keyring {
+        self.team = team.map(|store| {
+            Arc::new(TeamKey {
+                store: store.clone(),
+                key: std::sync::Mutex::new(Err(None)),
+            })
+        });
+        self
+    }
+
     /// A keyring with a given key, for tests.
     pub fn with_key(key: [u8; 32]) -> Keyring {
-        Keyring { key }
+        Keyring { key, team: None }
+    }
+
+    /// The key that seals: the team's when there is one and it answers.
+    fn sealing_key(&self) -> [u8; 32] {
+        self.team
+            .as_ref()
+            .and_then(|team| team.key())
+            .unwrap_or(self.key)
     }
 
     fn mac(&self, payload: &[u8]) -> [u8; MAC_BYTES] {
-        let hash = blake3::keyed_hash(&self.key, payload);
-        let mut mac = [0u8; MAC_BYTES];
-        mac.copy_from_slice(&hash.as_bytes()[..MAC_BYTES]);
-        mac
+        mac_with(&self.sealing_key(), payload)
     }
 
+    /// True when `mac` seals `payload` under the team's key or this hub's
+    /// own (a cursor sealed while the team database was out of reach).
+    fn verifies(&self, payload: &[u8], mac: &[u8]) -> bool {
+        let matches = |key: &[u8; 32]| {
+            let expected = mac_with(key, payload);
+            mac.len() == MAC_BYTES && bool::from(subtle::ConstantTimeEq::ct_eq(mac, &expected[..]))
+        };
+        matches(&self.sealing_key()) || (self.team.is_some() && matches(&self.key))
+    }
+}
+
+fn mac_with(key: &[u8; 32], payload: &[u8]) -> [u8; MAC_BYTES] {
+    let hash = blake3::keyed_hash(key, payload);
+    let mut mac = [0u8; MAC_BYTES];
+    mac.copy_from_slice(&hash.as_bytes()[..MAC_BYTES]);
+    mac
+}
+
+impl Keyring {
     /// The cursor for position `at` in the listing `scope`.
     pub fn seal(&self, scope: &str, at: &Value) -> String {
         let payload = json!({"s": scope_hash(scope), "at": at}).to_string();
@@ -95,10 +175,7 @@ impl Keyring {
         let (payload, mac) = cursor.split_once('.').ok_or_else(malformed)?;
         let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| malformed())?;
         let mac = URL_SAFE_NO_PAD.decode(mac).map_err(|_| malformed())?;
-        let expected = self.mac(&payload);
-        if mac.len() != MAC_BYTES
-            || !bool::from(subtle::ConstantTimeEq::ct_eq(&mac[..], &expected[..]))
-        {
+        if !self.verifies(&payload, &mac) {
             return Err(malformed());
         }
         let mut sealed: Value = serde_json::from_slice(&payload).map_err(|_| malformed())?;

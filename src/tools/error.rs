@@ -149,6 +149,22 @@ impl ToolError {
         }
         let category = self.category();
         let (code, message) = match (self, category) {
+            (ToolError::Store { source, .. }, _) if source.is_unreachable() => (
+                Code::E_UNAVAILABLE,
+                format!(
+                    "the team database {} cannot be reached; the areas kept there answer once it is back (the graph, documents and code search keep working); retry shortly",
+                    source.database().unwrap_or("")
+                ),
+            ),
+            (ToolError::Store {
+                source: StoreError::CommitUnknown { database, .. },
+                ..
+            }, _) => (
+                Code::COMMIT_UNKNOWN,
+                format!(
+                    "the connection to the team database {database} dropped while the write was committing: it may or may not have been committed. Read the record again before writing; do not claim success"
+                ),
+            ),
             (ToolError::Store { source, .. }, Category::Transient)
                 if source.sqlite_code() == Some(rusqlite::ErrorCode::OperationInterrupted) =>
             {
@@ -197,8 +213,22 @@ impl ToolError {
 /// retrying, a read-only one is a permission problem, and so on.
 fn store_category(error: &StoreError) -> Category {
     use rusqlite::ErrorCode;
-    if error.is_pool_timeout() {
+    if error.is_unreachable() {
+        return Category::Unavailable;
+    }
+    if error.is_pool_timeout() || matches!(error, StoreError::CommitUnknown { .. }) {
         return Category::Transient;
+    }
+    if let StoreError::Postgres { source, .. } = error {
+        // serialization failures, deadlocks, lock and statement timeouts: worth a retry
+        let transient = source
+            .code()
+            .is_some_and(|code| ["40001", "40P01", "55P03", "57014"].contains(&code.code()));
+        return if transient {
+            Category::Transient
+        } else {
+            Category::Internal
+        };
     }
     if error.is_no_rows() {
         return Category::NotFound;

@@ -89,6 +89,18 @@ impl Registry {
             .collect()
     }
 
+    /// The schemas of the areas a team database holds.
+    pub fn team_schemas(&self) -> Vec<crate::store::pg::TeamSchema> {
+        self.areas
+            .iter()
+            .filter(|area| !area.team_migrations.is_empty())
+            .map(|area| crate::store::pg::TeamSchema {
+                area: area.id,
+                migrations: area.team_migrations,
+            })
+            .collect()
+    }
+
     /// Registers `T`. Names are unique: registering a name twice replaces the first.
     pub fn register<T: Tool>(&mut self) -> &mut Registry {
         let handler: Handler = Arc::new(|context, arguments| {

@@ -53,17 +53,30 @@ pub struct Hub {
 pub enum HubError {
     #[error("opening the hub's database: {0}")]
     Store(#[from] crate::store::StoreError),
+    #[error("{0}")]
+    Settings(String),
 }
 
 impl Hub {
     /// Opens the hub's state with the given tools.
     pub fn open(config: HubConfig, registry: Registry) -> Result<Hub, HubError> {
         let store = Store::open(&config.state_dir, &registry.schemas())?;
+        let url = config
+            .team_database()
+            .map_err(|error| HubError::Settings(error.to_string()))?;
+        let shared = match url {
+            None => crate::store::SharedStore::Local(store.clone()),
+            Some(url) => crate::store::SharedStore::Team(crate::store::pg::PgStore::open(
+                &url,
+                registry.team_schemas(),
+            )?),
+        };
         let modules = ModuleState::new(&config.state_dir);
-        let cursors = cursor::Keyring::load(&config.state_dir);
+        let cursors = cursor::Keyring::load(&config.state_dir).shared_through(shared.team());
         let state = HubState {
             config,
             store,
+            shared,
             modules,
             started: Instant::now(),
             answers: cache::AnswerCache::default(),

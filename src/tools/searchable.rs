@@ -69,9 +69,10 @@ pub struct Searchable {
     pub corpora: &'static [Corpus],
     /// Whether its units carry file texts, searched line by line as [`CODE`].
     pub files: bool,
-    /// Its revision, read on a connection the caller holds: a counter that
-    /// moves with every change to what it offers.
-    pub revision: fn(&Connection) -> Result<i64, StoreError>,
+    /// Its revision, read on a connection to the hub's own database the
+    /// caller holds (in its snapshot) when the area keeps its tables there:
+    /// a counter that moves with every change to what it offers.
+    pub revision: fn(&super::HubState, &Connection) -> Result<i64, StoreError>,
     /// Run before a query reads the index (a first scan for changes made
     /// while no hub ran, say); cheap once done.
     pub prepare: Option<Prepare>,

@@ -86,7 +86,7 @@ pub async fn check(State(hub): State<Hub>, request: Request, next: Next) -> Resp
         hasher.update(&bytes);
         hasher.finalize().to_hex().to_string()
     };
-    let store = hub.state().store.clone();
+    let store = hub.state().shared.clone();
     let claimed = {
         let (key, fingerprint) = (key.clone(), fingerprint.clone());
         tokio::task::spawn_blocking(move || store.claim_request(&key, &fingerprint)).await
@@ -134,7 +134,7 @@ async fn keep(hub: &Hub, key: String, response: Response) -> Response {
         // too large to keep: the key stays claimed, so a repeat is refused, not run twice
         return Response::from_parts(parts, Body::empty());
     };
-    let store = hub.state().store.clone();
+    let store = hub.state().shared.clone();
     let status = parts.status;
     let receipt = Receipt {
         status: status.as_u16(),

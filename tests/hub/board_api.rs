@@ -37,7 +37,7 @@ async fn history_len(server: &TestServer, id: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn create_show_and_validation() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let response = server
         .client
         .post(server.url("/api/board/tasks"))
@@ -152,7 +152,7 @@ async fn create_show_and_validation() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn moves_follow_the_transition_table_and_refusals_change_nothing() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let id = create(&server, json!({"title": "Move me"})).await["id"]
         .as_str()
         .unwrap()
@@ -203,7 +203,7 @@ async fn moves_follow_the_transition_table_and_refusals_change_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn wip_limits_per_actor_and_per_column() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     std::fs::write(
         server.state_dir().join("board.toml"),
         "[wip]\ntesting = 1\nemergency = 1\n",
@@ -278,7 +278,7 @@ async fn wip_limits_per_actor_and_per_column() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dependencies_gate_starting_and_cycles_are_refused() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let a = create(&server, json!({"title": "A"})).await["id"]
         .as_str()
         .unwrap()
@@ -344,7 +344,7 @@ async fn dependencies_gate_starting_and_cycles_are_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn titles_labels_and_names_refuse_control_and_invisible_characters() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     for (body, field, character) in [
         (json!({"title": "\u{0}\u{0}\u{0}"}), "title", "U+0000"),
         (json!({"title": "red \u{1b}[31malert"}), "title", "U+001B"),
@@ -401,7 +401,7 @@ async fn titles_labels_and_names_refuse_control_and_invisible_characters() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn if_match_compares_strongly_and_star_matches_the_current_task() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let id = create(&server, json!({"title": "Tagged"})).await["id"]
         .as_str()
         .unwrap()
@@ -474,7 +474,7 @@ async fn if_match_compares_strongly_and_star_matches_the_current_task() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn edits_are_compare_and_set_on_the_version() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let id = create(&server, json!({"title": "Original", "epic": "e1"})).await["id"]
         .as_str()
         .unwrap()
@@ -553,7 +553,7 @@ async fn edits_are_compare_and_set_on_the_version() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn board_pages_done_columns_with_cursors() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     std::fs::write(
         server.state_dir().join("board.toml"),
         "[wip]\nin_progress_per_actor = 100\n",
@@ -642,7 +642,7 @@ async fn board_pages_done_columns_with_cursors() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn search_ready_claim_and_reposition() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     create(&server, json!({"title": "Parser rewrite", "description": "tokenizer and grammar", "priority": "P2"})).await;
     create(&server, json!({"title": "Fix crash on empty input", "kind": "bug", "priority": "P0", "labels": ["crash"]})).await;
     create(
@@ -771,7 +771,7 @@ async fn search_ready_claim_and_reposition() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn browsers_get_every_card_while_agents_get_a_trimmed_board() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     // 5,000 tasks through the import path (a folder of task files), all in icebox
     let folder = server.repo().join("tasks");
     std::fs::create_dir_all(&folder).unwrap();
@@ -837,7 +837,7 @@ async fn browsers_get_every_card_while_agents_get_a_trimmed_board() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_disabled_board_answers_module_disabled_on_its_routes() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let (status, _) = server
         .put_json("/api/settings/modules/board", json!({"enabled": false}))
         .await;
@@ -853,7 +853,7 @@ async fn a_disabled_board_answers_module_disabled_on_its_routes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cached_board_follows_writes_from_another_process_and_config_changes() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     create(&server, json!({"title": "first"})).await;
     let total = |board: &Value| board["data"]["total_count"].as_u64().unwrap();
     let (_, board) = server.get("/api/board/list").await;
@@ -872,6 +872,7 @@ async fn a_cached_board_follows_writes_from_another_process_and_config_changes()
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
         .args(["board", "import", "--dir", "incoming", "--repo"])
         .arg(server.repo())
+        .args(server.database_args())
         .current_dir(server.repo())
         .env_remove("COS_STATE_DIR")
         .output()
@@ -907,7 +908,7 @@ async fn a_cached_board_follows_writes_from_another_process_and_config_changes()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_change_stream_announces_board_writes() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let mut stream = ChangeStream::open(&server).await;
     let first = stream.next("board").await;
     create(&server, json!({"title": "announced"})).await;
@@ -955,7 +956,7 @@ fn ids(items: &[Value]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agent_walks_a_trimmed_active_column_and_gets_every_card_once_in_order() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     write_task_files(&server, 3_000, "icebox");
     import(&server).await;
     let (_, whole) = server.get("/api/board/list").await;
@@ -999,7 +1000,7 @@ async fn an_agent_walks_a_trimmed_active_column_and_gets_every_card_once_in_orde
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agent_walks_the_complete_column_and_search_results_exactly() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     write_task_files(&server, 1_200, "complete");
     import(&server).await;
     // complete pages of 200, each cut to the budget, then resumed where the cut fell
@@ -1106,7 +1107,7 @@ async fn an_agent_walks_the_complete_column_and_search_results_exactly() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agent_walks_a_long_history_newest_first() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let task = create(&server, json!({"title": "edited many times"})).await;
     let id = task["id"].as_str().unwrap().to_string();
     let path = format!("/api/board/tasks/{id}");
@@ -1135,7 +1136,7 @@ async fn an_agent_walks_a_long_history_newest_first() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_idempotency_key_replays_the_first_answer_and_refuses_another_request() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let send = |key: &str, body: Value| {
         server
             .client

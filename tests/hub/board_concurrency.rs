@@ -77,7 +77,7 @@ async fn writer(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_lose_no_update_and_history_replays_to_the_final_state() {
-    let server = std::sync::Arc::new(TestServer::start().await);
+    let server = std::sync::Arc::new(TestServer::start_on(super::BOARD).await);
     std::fs::write(
         server.state_dir().join("board.toml"),
         "[wip]\nin_progress_per_actor = 1000\n",
@@ -153,7 +153,7 @@ async fn concurrent_writers_lose_no_update_and_history_replays_to_the_final_stat
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_claimers_never_receive_the_same_task() {
-    let server = std::sync::Arc::new(TestServer::start().await);
+    let server = std::sync::Arc::new(TestServer::start_on(super::BOARD).await);
     for n in 0..40 {
         let priority = ["P0", "P1", "P2", "P3"][n % 4];
         let (status, _) = server

@@ -9,6 +9,10 @@
 
 mod common;
 
+/// Where the board suites at this level keep the board; `team` runs them
+/// again with it in a team database.
+const BOARD: common::Board = common::Board::Local;
+
 mod access;
 mod board_api;
 mod board_concurrency;
@@ -27,3 +31,5 @@ mod openapi_spec;
 mod search;
 mod semantic;
 mod supervise;
+mod team;
+mod team_hubs;

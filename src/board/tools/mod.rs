@@ -14,7 +14,7 @@ pub use reads::*;
 pub use view::*;
 pub use writes::*;
 
-use rusqlite::Connection;
+use crate::store::Session;
 
 use super::model::*;
 use super::records;
@@ -62,7 +62,7 @@ pub(super) fn actor_for(context: &ToolContext, given: Option<Actor>) -> Result<A
     Ok(actor)
 }
 
-pub(super) fn require_task(connection: &Connection, id: &str) -> Result<(i64, Task), ToolError> {
+pub(super) fn require_task(connection: &Session, id: &str) -> Result<(i64, Task), ToolError> {
     let seq = task_seq("id", id)?;
     let task = records::load_task(connection, seq)?.ok_or_else(|| unknown_task(id))?;
     Ok((seq, task))

@@ -2,7 +2,7 @@
 //! task: the workflow's transition, dependency and WIP rules are checked
 //! inside the writing transaction.
 
-use rusqlite::Connection;
+use crate::store::Session;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -46,7 +46,7 @@ impl Tool for TaskMove {
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
         context
             .hub
-            .store
+            .shared
             .write(|tx| {
                 let (seq, before) = require_task(tx, &input.id)?;
                 move_task(
@@ -66,7 +66,7 @@ impl Tool for TaskMove {
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn move_task(
-    tx: &Connection,
+    tx: &Session,
     wip: &WipLimits,
     seq: i64,
     before: Task,
@@ -151,7 +151,7 @@ impl Tool for TaskReposition {
         };
         context
             .hub
-            .store
+            .shared
             .write(|tx| {
                 let field = if place_before { "before" } else { "after" };
                 let (seq, task) = require_task(tx, &input.id)?;
@@ -183,7 +183,7 @@ impl Tool for TaskReposition {
                     tx,
                     "t.status = ?1 AND t.seq <> ?2",
                     "t.position, t.seq",
-                    &[&task.status.as_str(), &seq],
+                    &[task.status.as_str().into(), seq.into()],
                 )?;
                 let index = column.iter().position(|t| t.id == anchor.id).unwrap_or(0);
                 let target = if place_before { index } else { index + 1 };
@@ -265,7 +265,7 @@ impl Tool for TaskClaimNext {
         .filter();
         context
             .hub
-            .store
+            .shared
             .write(|tx| {
                 rules::check_wip(tx, &config.wip, Status::InProgress, &actor.key())?;
                 let candidates = load_filtered(

@@ -34,7 +34,7 @@ impl Tool for TaskShow {
     fn run(context: &ToolContext, input: TaskRef) -> Result<Answer<Task>, ToolError> {
         context
             .hub
-            .store
+            .shared
             .view(|c| require_task(c, &input.id))
             .map(|(_, task)| task)
             .map(Answer::from)
@@ -78,7 +78,7 @@ impl Tool for TaskHistory {
 
     fn run(context: &ToolContext, input: HistoryInput) -> Result<Answer<History>, ToolError> {
         let limit = check_limit("limit", input.limit, 200, 1000)?;
-        context.hub.store.view(|c| {
+        context.hub.shared.view(|c| {
             let (seq, task) = require_task(c, &input.id)?;
             // a task's history changes only with its version: offsets hold until then
             let offsets = Offsets::new(
@@ -165,7 +165,7 @@ impl Tool for TaskSearch {
             epic: input.epic.clone(),
             text: input.text.clone(),
         };
-        context.hub.store.view(|c| {
+        context.hub.shared.view(|c| {
             let revision = records::board_revision(c)?;
             let offsets = Offsets::new(&context.hub.cursors, Self::SPEC.name, &filter, revision);
             let start = match input.offset {
@@ -217,11 +217,11 @@ impl Tool for TaskDependencies {
     fn run(context: &ToolContext, input: TaskRef) -> Result<Answer<Dependencies>, ToolError> {
         context
             .hub
-            .store
+            .shared
             .view(|c| {
                 let (seq, task) = require_task(c, &input.id)?;
                 let cards: Vec<Card> =
-                    records::load_cards(c, records::DEPENDENCIES_OF, "t.seq", &[&seq])?
+                    records::load_cards(c, records::DEPENDENCIES_OF, "t.seq", &[seq.into()])?
                         .into_iter()
                         .collect();
                 let open = cards
@@ -250,12 +250,13 @@ impl Tool for TaskDependents {
     fn run(context: &ToolContext, input: TaskRef) -> Result<Answer<Dependents>, ToolError> {
         context
             .hub
-            .store
+            .shared
             .view(|c| {
                 let (seq, task) = require_task(c, &input.id)?;
-                let dependents = records::load_cards(c, records::DEPENDENTS_OF, "t.seq", &[&seq])?
-                    .into_iter()
-                    .collect();
+                let dependents =
+                    records::load_cards(c, records::DEPENDENTS_OF, "t.seq", &[seq.into()])?
+                        .into_iter()
+                        .collect();
                 Ok(Dependents {
                     id: task.id,
                     dependents,
@@ -309,7 +310,7 @@ impl Tool for TaskReady {
     fn run(context: &ToolContext, input: ReadyInput) -> Result<Answer<CardList>, ToolError> {
         let limit = check_limit("limit", input.limit, 50, 500)?;
         let filter = input.filter();
-        context.hub.store.view(|c| {
+        context.hub.shared.view(|c| {
             let revision = records::board_revision(c)?;
             let offsets = Offsets::new(&context.hub.cursors, Self::SPEC.name, &filter, revision);
             let start = offsets.start("cursor", input.cursor.as_deref())?;

@@ -1,7 +1,7 @@
 //! The board view: one page of cards per column with WIP state, cached per
 //! board revision.
 
-use rusqlite::Connection;
+use crate::store::Session;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -119,7 +119,7 @@ impl Tool for TaskBoard {
         };
         let state_dir = &context.hub.config.state_dir;
         let key = format!("{}|{input:?}", BoardConfig::stamp(state_dir));
-        let board = context.hub.store.view(|c| {
+        let board = context.hub.shared.view(|c| {
             // The revision is read before the board, so a cached board is never older than its revision.
             let revision = records::board_revision(c)?;
             context.hub.answers.get_or_compute(
@@ -151,7 +151,7 @@ pub(super) struct Starts {
 }
 
 pub(super) fn build_board(
-    connection: &Connection,
+    connection: &Session,
     config: &BoardConfig,
     filter: &TaskFilter,
     page: u32,
@@ -194,7 +194,7 @@ pub(super) fn build_board(
 }
 
 pub(super) fn wip_state(
-    connection: &Connection,
+    connection: &Session,
     limits: &WipLimits,
     status: Status,
 ) -> Result<Option<WipState>, ToolError> {

@@ -1,7 +1,7 @@
 //! Creating and editing tasks: each write loads the task inside `BEGIN IMMEDIATE`,
 //! checks the caller's expected version, writes the row and its history, and commits.
 
-use rusqlite::Connection;
+use crate::store::Session;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -65,7 +65,7 @@ pub(super) fn diff(before: &Task, after: &Task) -> Vec<Change<'static>> {
 
 /// Saves `after` over `before` with a bumped version, its dependencies and its history.
 pub(super) fn commit_change(
-    connection: &Connection,
+    connection: &Session,
     seq: i64,
     before: &Task,
     mut after: Task,
@@ -166,7 +166,7 @@ impl Tool for TaskCreate {
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
         context
             .hub
-            .store
+            .shared
             .write(|tx| {
                 let swimlane = input
                     .swimlane
@@ -310,7 +310,7 @@ impl Tool for TaskEdit {
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
         context
             .hub
-            .store
+            .shared
             .write(|tx| {
                 let (seq, before) = require_task(tx, &input.id)?;
                 if before.version != input.version {

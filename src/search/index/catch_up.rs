@@ -114,7 +114,7 @@ fn level_with_every_source(
     let level = context
         .hub
         .store
-        .view(|c| level_in(c, sources, &records::Sources::read(c)?))?;
+        .view(|c| level_in(context.hub, c, sources, &records::Sources::read(c)?))?;
     Ok(level)
 }
 
@@ -133,16 +133,34 @@ pub fn first_scan(context: &ToolContext, sources: &[&'static Searchable]) -> Res
 /// Whether `recorded`, read on `c`, is level with every source of
 /// `sources` as `c` sees them: a query asks in the transaction it reads in.
 pub fn level_in(
+    hub: &crate::tools::HubState,
     c: &Connection,
     sources: &[&'static Searchable],
     recorded: &Recorded,
 ) -> Result<bool, StoreError> {
     for source in sources {
-        if behind(recorded, source.source, (source.revision)(c)?) {
+        let Some(revision) = reachable((source.revision)(hub, c))? else {
+            continue;
+        };
+        if behind(recorded, source.source, revision) {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// A source's revision; None when the database it lives in (a team
+/// database) cannot be reached: the index then answers with what it took
+/// in from it last, so searching the rest never waits on it.
+fn reachable(revision: Result<i64, StoreError>) -> Result<Option<i64>, StoreError> {
+    match revision {
+        Ok(revision) => Ok(Some(revision)),
+        Err(error) if error.is_unreachable() => {
+            tracing::debug!(%error, "search answers with what it last took in from an unreachable source");
+            Ok(None)
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// Whether the index is behind `source` at `revision`.
@@ -176,10 +194,12 @@ fn catch_up_source(
     let store = &context.hub.store;
     // read before the units: a change after it moves the revision on, and
     // the next query catches up with it
-    let revision = store.view(|c| Ok::<_, ToolError>((source.revision)(c)?))?;
-    if !behind(recorded, source.source, revision) {
+    let revision =
+        store.view(|c| Ok::<_, ToolError>(reachable((source.revision)(context.hub, c))?))?;
+    let Some(revision) = revision.filter(|revision| behind(recorded, source.source, *revision))
+    else {
         return Ok(None);
-    }
+    };
     let prefix = unit_name(source, "");
     let known = store.view(|c| records::units(c, &prefix))?;
     let mut changed = Vec::new();

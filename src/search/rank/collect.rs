@@ -19,7 +19,7 @@ use crate::search::memory::item_index;
 use crate::search::query::plan::{self, Check, LineMatcher, Verdict};
 use crate::search::query::reach::Reach;
 use crate::search::query::{Corpus, Query};
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
 use crate::tools::ToolError;
 
 /// Items a word query collects at most (best BM25 first).
@@ -138,15 +138,15 @@ pub struct Read {
 /// `check_level`, None (having read nothing more) when the index is behind a
 /// source of the sieve's corpora: the caller catches up and asks again.
 pub fn collect(
-    store: &Store,
+    hub: &crate::tools::HubState,
     query: &Query,
     matcher: &LineMatcher,
     sieve: &Sieve,
     check_level: bool,
 ) -> Result<Option<Read>, ToolError> {
-    store.view_at_once(|c| {
+    hub.store.view_at_once(|c| {
         let sources = records::Sources::read(c)?;
-        if check_level && !catch_up::level_in(c, &sieve.reach.sources, &sources)? {
+        if check_level && !catch_up::level_in(hub, c, &sieve.reach.sources, &sources)? {
             return Ok(None);
         }
         let revision = sources.indexed_revision();

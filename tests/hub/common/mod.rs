@@ -12,16 +12,27 @@ use serde_json::{Map, Value, json};
 use std::net::SocketAddr;
 use utoipa::ToSchema;
 
+pub mod postgres;
+
+pub use postgres::Board;
+
 pub struct TestServer {
     pub address: SocketAddr,
     pub hub: Hub,
     pub client: reqwest::Client,
+    /// The team database the board lives in, if any.
+    pub database: Option<String>,
     _repo: tempfile::TempDir,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl TestServer {
     pub async fn start() -> TestServer {
+        TestServer::start_on(Board::Local).await
+    }
+
+    /// A server with the test tools whose board lives where `board` says.
+    pub async fn start_on(board: Board) -> TestServer {
         let mut registry = hub::default_registry();
         registry
             .register::<EchoTool>()
@@ -32,7 +43,33 @@ impl TestServer {
             .register::<SqlErrorTool>()
             .register::<SlowReadTool>()
             .register::<SlowWriteTool>();
-        TestServer::with_registry(registry).await
+        let database = (board == Board::Team).then(postgres::fresh_database);
+        TestServer::on_database(
+            registry,
+            cos_hub::web::ServeOptions::default(),
+            database,
+            |hub| hub,
+        )
+        .await
+    }
+
+    /// A second server on another checkout sharing this one's team database.
+    pub async fn beside(&self) -> TestServer {
+        TestServer::on_database(
+            hub::default_registry(),
+            cos_hub::web::ServeOptions::default(),
+            self.database.clone(),
+            |hub| hub,
+        )
+        .await
+    }
+
+    /// `--database URL` for a `cos` process that shares this server's board.
+    pub fn database_args(&self) -> Vec<String> {
+        self.database
+            .iter()
+            .flat_map(|url| ["--database".to_string(), url.clone()])
+            .collect()
     }
 
     pub async fn with_registry(registry: Registry) -> TestServer {
@@ -52,8 +89,17 @@ impl TestServer {
         options: cos_hub::web::ServeOptions,
         tune: impl FnOnce(Hub) -> Hub,
     ) -> TestServer {
+        TestServer::on_database(registry, options, None, tune).await
+    }
+
+    async fn on_database(
+        registry: Registry,
+        options: cos_hub::web::ServeOptions,
+        database: Option<String>,
+        tune: impl FnOnce(Hub) -> Hub,
+    ) -> TestServer {
         let repo = tempfile::tempdir().expect("temporary repository");
-        let config = HubConfig::for_repo(repo.path(), None);
+        let config = HubConfig::for_repo(repo.path(), None).with_database(database.clone());
         let hub = tune(Hub::open(config, registry).expect("hub opens"));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -71,6 +117,7 @@ impl TestServer {
             address,
             hub,
             client: reqwest::Client::new(),
+            database,
             _repo: repo,
             shutdown: Some(sender),
         }

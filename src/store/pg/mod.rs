@@ -1,0 +1,448 @@
+//! A team database on PostgreSQL: a bounded pool of connections (each with
+//! its prepared statements), the areas' PostgreSQL migrations run under an
+//! advisory lock so hubs starting together do not race, and transactions
+//! for the areas' SQL. Writes take one advisory lock for their transaction,
+//! so writers from every hub queue one at a time as SQLite's do inside one;
+//! reads never wait for it.
+
+mod keys;
+mod target;
+mod values;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use postgres::{Client, IsolationLevel, Statement};
+
+pub use target::{Target, name_of};
+
+use super::migrations::{Migration, Schema};
+use super::sql::{Row, Value, for_postgres};
+use super::{Session, StoreError};
+
+/// Connections one hub keeps at most (PostgreSQL's `max_connections` is
+/// shared by every hub, so the README says how many hubs a server serves).
+pub const POOL_SIZE: u32 = 8;
+/// How long a call waits for a connection before it is answered unavailable.
+const POOL_WAIT: Duration = Duration::from_secs(5);
+/// A statement running longer is cancelled by the server.
+const STATEMENT_TIMEOUT_MS: u32 = 30_000;
+/// Prepared statements one connection keeps; past it the cache starts again.
+const STATEMENTS_KEPT: usize = 256;
+/// The advisory lock every write transaction holds (`cos-hub` and 1).
+const WRITE_LOCK: i64 = 0x636f_732d_6875_6201;
+/// The advisory lock the migrations run under (`cos-hub` and 2).
+const MIGRATION_LOCK: i64 = 0x636f_732d_6875_6202;
+
+/// An area's tables as PostgreSQL builds them.
+#[derive(Clone, Copy)]
+pub struct TeamSchema {
+    pub area: &'static str,
+    pub migrations: &'static [Migration],
+}
+
+/// One pooled connection and the statements prepared on it.
+pub struct PgConnection {
+    /// Always Some but while it is dropped.
+    client: Option<Client>,
+    statements: HashMap<String, Statement>,
+}
+
+/// The blocking client runs a small runtime of its own, and closing it
+/// inside an async task (a hub's last handle dropped there) would panic:
+/// there it is closed on a thread of its own instead.
+impl Drop for PgConnection {
+    fn drop(&mut self) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if let Some(client) = self.client.take() {
+            let closing = std::thread::Builder::new()
+                .name("cos-pg-close".into())
+                .spawn(move || drop(client));
+            if let Err(error) = closing {
+                tracing::warn!(%error, "a PostgreSQL connection was left to close by itself");
+            }
+        }
+    }
+}
+
+struct Manager {
+    config: postgres::Config,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = PgConnection;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<PgConnection, postgres::Error> {
+        let mut client = self.config.connect(self.tls.clone())?;
+        client.batch_execute(&format!(
+            "SET statement_timeout = {STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = {STATEMENT_TIMEOUT_MS}"
+        ))?;
+        Ok(PgConnection {
+            client: Some(client),
+            statements: HashMap::new(),
+        })
+    }
+
+    fn is_valid(&self, connection: &mut PgConnection) -> Result<(), postgres::Error> {
+        match &mut connection.client {
+            Some(client) => client.simple_query("").map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    fn has_broken(&self, connection: &mut PgConnection) -> bool {
+        connection.client.as_ref().is_none_or(Client::is_closed)
+    }
+}
+
+/// The hub's team database.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: r2d2::Pool<Manager>,
+    name: Arc<str>,
+    schemas: Arc<Vec<TeamSchema>>,
+    migrated: Arc<(AtomicBool, Mutex<()>)>,
+    /// Until when calls fail at once after the database could not be
+    /// reached, and why: a call does not wait out the pool's timeout again
+    /// and again while it is down.
+    outage: Arc<Mutex<Option<(std::time::Instant, String)>>>,
+}
+
+/// How long a failure to reach the database is taken as its answer.
+const OUTAGE_HOLD: Duration = Duration::from_secs(1);
+
+impl PgStore {
+    /// A store on `url` for `schemas`; connects lazily, so a hub starts (and
+    /// keeps its local areas working) while the database is down, and the
+    /// migrations run on the first connection made.
+    pub fn open(url: &str, schemas: Vec<TeamSchema>) -> Result<PgStore, StoreError> {
+        let Target { config, tls, name } = target::parse(url)?;
+        let pool = r2d2::Pool::builder()
+            .max_size(POOL_SIZE)
+            .min_idle(Some(0))
+            .connection_timeout(POOL_WAIT)
+            .test_on_check_out(true)
+            .error_handler(Box::new(r2d2::NopErrorHandler))
+            .build_unchecked(Manager { config, tls });
+        Ok(PgStore {
+            pool,
+            name: name.into(),
+            schemas: Arc::new(schemas),
+            migrated: Arc::default(),
+            outage: Arc::default(),
+        })
+    }
+
+    /// `user@host:port/database`: never the password.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn fail(&self) -> impl Fn(postgres::Error) -> StoreError + '_ {
+        move |source| StoreError::Postgres {
+            source,
+            database: self.name.to_string(),
+        }
+    }
+
+    fn closed(&self) -> StoreError {
+        StoreError::Unreachable {
+            database: self.name.to_string(),
+            reason: "the connection was closed".into(),
+        }
+    }
+
+    /// A pooled connection, the schemas brought up to date first.
+    fn connection(&self) -> Result<r2d2::PooledConnection<Manager>, StoreError> {
+        let unreachable = |reason: String| StoreError::Unreachable {
+            database: self.name.to_string(),
+            reason,
+        };
+        {
+            let outage = self
+                .outage
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some((until, reason)) = &*outage
+                && std::time::Instant::now() < *until
+            {
+                return Err(unreachable(reason.clone()));
+            }
+        }
+        let mut connection = self.pool.get().map_err(|error| {
+            let reason = error.to_string();
+            *self
+                .outage
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()) =
+                Some((std::time::Instant::now() + OUTAGE_HOLD, reason.clone()));
+            unreachable(reason)
+        })?;
+        let (done, lock) = &*self.migrated;
+        if !done.load(Ordering::Acquire) {
+            let _one_at_a_time = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if !done.load(Ordering::Acquire) {
+                let client = connection.client.as_mut().ok_or_else(|| self.closed())?;
+                migrate(client, &self.schemas).map_err(|error| match error {
+                    Migrating::Postgres(source) => self.fail()(source),
+                    Migrating::Step {
+                        area,
+                        version,
+                        name,
+                        source,
+                    } => StoreError::Url(format!(
+                        "migration {area} {version} ({name}) failed on {}: {source}",
+                        self.name
+                    )),
+                })?;
+                done.store(true, Ordering::Release);
+            }
+        }
+        Ok(connection)
+    }
+
+    /// Checks the database can be reached (and migrated): for a start-up message.
+    pub fn check(&self) -> Result<(), StoreError> {
+        self.connection().map(|_| ())
+    }
+
+    /// Runs `read` in a read-only transaction.
+    pub fn view<T, E>(&self, read: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.run(IsolationLevel::ReadCommitted, true, false, read)
+    }
+
+    /// Runs `read` in one read-only snapshot: every statement sees the same state.
+    pub fn view_at_once<T, E>(&self, read: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.run(IsolationLevel::RepeatableRead, true, false, read)
+    }
+
+    /// Runs `write` in a transaction holding the write lock, committing only
+    /// if it succeeds; a connection lost during the commit is
+    /// [`StoreError::CommitUnknown`], never a guess.
+    pub fn write<T, E>(&self, write: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.run(IsolationLevel::ReadCommitted, false, true, write)
+    }
+
+    fn run<T, E>(
+        &self,
+        isolation: IsolationLevel,
+        read_only: bool,
+        locked: bool,
+        body: impl FnOnce(&Session) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut connection = self.connection()?;
+        let PgConnection { client, statements } = &mut *connection;
+        let client = client.as_mut().ok_or_else(|| self.closed())?;
+        let mut transaction = client
+            .build_transaction()
+            .isolation_level(isolation)
+            .read_only(read_only)
+            .start()
+            .map_err(self.fail())?;
+        if locked {
+            transaction
+                .execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
+                .map_err(self.fail())?;
+        }
+        let session = Session::Postgres(PgSession {
+            transaction: RefCell::new(Some(transaction)),
+            statements: RefCell::new(statements),
+            name: &self.name,
+        });
+        let value = body(&session)?;
+        let Session::Postgres(session) = session else {
+            return Err(StoreError::NoRows.into());
+        };
+        let Some(transaction) = session.transaction.into_inner() else {
+            return Err(StoreError::NoRows.into());
+        };
+        transaction.commit().map_err(|source| {
+            if !read_only && is_connection_error(&source) {
+                StoreError::CommitUnknown {
+                    database: self.name.to_string(),
+                    reason: source.to_string(),
+                }
+            } else {
+                self.fail()(source)
+            }
+        })?;
+        Ok(value)
+    }
+}
+
+/// A transaction on one pooled connection.
+pub struct PgSession<'c> {
+    transaction: RefCell<Option<postgres::Transaction<'c>>>,
+    statements: RefCell<&'c mut HashMap<String, Statement>>,
+    name: &'c str,
+}
+
+impl PgSession<'_> {
+    fn fail(&self, source: postgres::Error) -> StoreError {
+        StoreError::Postgres {
+            source,
+            database: self.name.to_string(),
+        }
+    }
+
+    /// `sql`, prepared once on this connection.
+    fn prepared(
+        &self,
+        transaction: &mut postgres::Transaction<'_>,
+        sql: &str,
+    ) -> Result<Statement, StoreError> {
+        let mut statements = self.statements.borrow_mut();
+        if let Some(statement) = statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = transaction
+            .prepare(&for_postgres(sql))
+            .map_err(|error| self.fail(error))?;
+        if statements.len() >= STATEMENTS_KEPT {
+            statements.clear();
+        }
+        statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    fn with_transaction<T>(
+        &self,
+        run: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut slot = self.transaction.borrow_mut();
+        let transaction = slot.as_mut().ok_or(StoreError::NoRows)?;
+        run(transaction)
+    }
+
+    pub fn query(&self, sql: &str, parameters: &[Value]) -> Result<Vec<Row>, StoreError> {
+        self.with_transaction(|transaction| {
+            let statement = self.prepared(transaction, sql)?;
+            let bound = values::bind(parameters);
+            let rows = transaction
+                .query(&statement, &bound)
+                .map_err(|error| self.fail(error))?;
+            rows.iter().map(values::row).collect()
+        })
+    }
+
+    pub fn execute(&self, sql: &str, parameters: &[Value]) -> Result<u64, StoreError> {
+        self.with_transaction(|transaction| {
+            let statement = self.prepared(transaction, sql)?;
+            let bound = values::bind(parameters);
+            transaction
+                .execute(&statement, &bound)
+                .map_err(|error| self.fail(error))
+        })
+    }
+
+    /// Runs statements without parameters or answers (several at once).
+    pub fn batch(&self, sql: &str) -> Result<(), StoreError> {
+        self.with_transaction(|transaction| {
+            transaction
+                .batch_execute(sql)
+                .map_err(|error| self.fail(error))
+        })
+    }
+}
+
+enum Migrating {
+    Postgres(postgres::Error),
+    Step {
+        area: &'static str,
+        version: i64,
+        name: &'static str,
+        source: postgres::Error,
+    },
+}
+
+impl From<postgres::Error> for Migrating {
+    fn from(error: postgres::Error) -> Migrating {
+        Migrating::Postgres(error)
+    }
+}
+
+/// Brings every schema up to date in one transaction under the migration
+/// lock: a second hub starting at the same moment waits, then finds them done.
+fn migrate(client: &mut Client, schemas: &[TeamSchema]) -> Result<(), Migrating> {
+    let mut transaction = client.transaction()?;
+    transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    transaction.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_versions (area TEXT PRIMARY KEY, version BIGINT NOT NULL)",
+    )?;
+    for schema in schemas {
+        let current: i64 = transaction
+            .query_opt(
+                "SELECT version FROM schema_versions WHERE area = $1",
+                &[&schema.area],
+            )?
+            .map(|row| row.get(0))
+            .unwrap_or(0);
+        for migration in schema.migrations.iter().filter(|m| m.version > current) {
+            transaction
+                .batch_execute(migration.sql)
+                .map_err(|source| Migrating::Step {
+                    area: schema.area,
+                    version: migration.version,
+                    name: migration.name,
+                    source,
+                })?;
+            transaction.execute(
+                "INSERT INTO schema_versions(area, version) VALUES ($1, $2)
+                 ON CONFLICT(area) DO UPDATE SET version = excluded.version",
+                &[&schema.area, &migration.version],
+            )?;
+        }
+    }
+    transaction.commit()?;
+    Ok(())
+}
+
+impl From<&Schema> for TeamSchema {
+    fn from(schema: &Schema) -> TeamSchema {
+        TeamSchema {
+            area: schema.area,
+            migrations: schema.migrations,
+        }
+    }
+}
+
+/// True when `error` means the connection is gone (the server down or
+/// restarting, the network cut), not that the server refused a statement.
+pub fn is_connection_error(error: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    if error.is_closed() {
+        return true;
+    }
+    match error.code() {
+        Some(code) => {
+            code.code().starts_with("08")
+                || [
+                    SqlState::ADMIN_SHUTDOWN,
+                    SqlState::CRASH_SHUTDOWN,
+                    SqlState::CANNOT_CONNECT_NOW,
+                ]
+                .contains(code)
+        }
+        None => std::error::Error::source(error)
+            .is_some_and(|source| source.downcast_ref::<std::io::Error>().is_some()),
+    }
+}

@@ -1,0 +1,82 @@
+//! Where the state a team shares lives: in the hub's own SQLite database by
+//! default, or in a team database on PostgreSQL that many hubs use at once.
+//! The areas that can be shared run their SQL through a [`Session`] on
+//! either, and never ask which unless their SQL differs.
+
+use super::pg::PgStore;
+use super::{Session, Store, StoreError};
+use crate::store::sql::Dialect;
+
+#[derive(Clone)]
+pub enum SharedStore {
+    /// The hub's own database.
+    Local(Store),
+    /// A team database shared by many hubs.
+    Team(PgStore),
+}
+
+impl SharedStore {
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            SharedStore::Local(_) => Dialect::Sqlite,
+            SharedStore::Team(_) => Dialect::Postgres,
+        }
+    }
+
+    /// The team database, when the shared state lives in one.
+    pub fn team(&self) -> Option<&PgStore> {
+        match self {
+            SharedStore::Team(team) => Some(team),
+            SharedStore::Local(_) => None,
+        }
+    }
+
+    /// Where the shared state lives, for health and messages: a file, or
+    /// `postgres user@host:port/database` (never a password).
+    pub fn describe(&self) -> String {
+        match self {
+            SharedStore::Local(store) => format!("sqlite {}", store.path().display()),
+            SharedStore::Team(team) => format!("postgres {}", team.name()),
+        }
+    }
+
+    /// Runs `read` on a connection of its own.
+    pub fn view<T, E>(&self, read: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        match self {
+            SharedStore::Local(store) => {
+                store.view(|connection| read(&Session::Sqlite(connection)))
+            }
+            SharedStore::Team(team) => team.view(read),
+        }
+    }
+
+    /// Runs `read` in one snapshot: every statement sees the same state.
+    pub fn view_at_once<T, E>(&self, read: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        match self {
+            SharedStore::Local(store) => {
+                store.view_at_once(|connection| read(&Session::Sqlite(connection)))
+            }
+            SharedStore::Team(team) => team.view_at_once(read),
+        }
+    }
+
+    /// Runs `write` in a transaction that commits only if it succeeds, one
+    /// writer at a time (across every hub on a team database).
+    pub fn write<T, E>(&self, write: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        match self {
+            SharedStore::Local(store) => {
+                store.write(|connection| write(&Session::Sqlite(connection)))
+            }
+            SharedStore::Team(team) => team.write(write),
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! SQL that runs on either database: the values a statement takes and a row
+//! gives back, and the statement text in each dialect. Statements are
+//! written once with SQLite's numbered placeholders (`?1`, `?2`); the
+//! PostgreSQL side renumbers them to `$1`, `$2`.
+
+use std::fmt;
+
+/// A value bound to a statement or read from a row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl From<i64> for Value {
+    fn from(value: i64) -> Value {
+        Value::Int(value)
+    }
+}
+
+impl From<u32> for Value {
+    fn from(value: u32) -> Value {
+        Value::Int(i64::from(value))
+    }
+}
+
+impl From<f64> for Value {
+    fn from(value: f64) -> Value {
+        Value::Real(value)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(value: bool) -> Value {
+        Value::Int(i64::from(value))
+    }
+}
+
+impl From<&str> for Value {
+    fn from(value: &str) -> Value {
+        Value::Text(value.to_string())
+    }
+}
+
+impl From<String> for Value {
+    fn from(value: String) -> Value {
+        Value::Text(value)
+    }
+}
+
+impl From<&String> for Value {
+    fn from(value: &String) -> Value {
+        Value::Text(value.clone())
+    }
+}
+
+impl From<Vec<u8>> for Value {
+    fn from(value: Vec<u8>) -> Value {
+        Value::Blob(value)
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(value: Option<T>) -> Value {
+        value.map_or(Value::Null, Into::into)
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => formatter.write_str("null"),
+            Value::Int(value) => write!(formatter, "{value}"),
+            Value::Real(value) => write!(formatter, "{value}"),
+            Value::Text(_) => formatter.write_str("text"),
+            Value::Blob(bytes) => write!(formatter, "{} bytes", bytes.len()),
+        }
+    }
+}
+
+/// A column whose value is not of the type the reader expects.
+#[derive(Debug, thiserror::Error)]
+#[error("column {index} holds {found}, expected {expected}")]
+pub struct ColumnError {
+    pub index: usize,
+    pub expected: &'static str,
+    pub found: String,
+}
+
+/// One row of an answer, its columns in the statement's order.
+#[derive(Debug, Clone, Default)]
+pub struct Row(pub Vec<Value>);
+
+impl Row {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn at(&self, index: usize, expected: &'static str) -> Result<&Value, ColumnError> {
+        self.0.get(index).ok_or(ColumnError {
+            index,
+            expected,
+            found: "no such column".into(),
+        })
+    }
+
+    fn wrong(index: usize, expected: &'static str, found: &Value) -> ColumnError {
+        ColumnError {
+            index,
+            expected,
+            found: found.to_string(),
+        }
+    }
+
+    pub fn opt_int(&self, index: usize) -> Result<Option<i64>, ColumnError> {
+        match self.at(index, "an integer")? {
+            Value::Null => Ok(None),
+            Value::Int(value) => Ok(Some(*value)),
+            other => Err(Row::wrong(index, "an integer", other)),
+        }
+    }
+
+    pub fn int(&self, index: usize) -> Result<i64, ColumnError> {
+        self.opt_int(index)?
+            .ok_or_else(|| Row::wrong(index, "an integer", &Value::Null))
+    }
+
+    pub fn real(&self, index: usize) -> Result<f64, ColumnError> {
+        match self.at(index, "a number")? {
+            Value::Real(value) => Ok(*value),
+            Value::Int(value) => Ok(*value as f64),
+            other => Err(Row::wrong(index, "a number", other)),
+        }
+    }
+
+    pub fn opt_text(&self, index: usize) -> Result<Option<String>, ColumnError> {
+        match self.at(index, "text")? {
+            Value::Null => Ok(None),
+            Value::Text(value) => Ok(Some(value.clone())),
+            other => Err(Row::wrong(index, "text", other)),
+        }
+    }
+
+    pub fn text(&self, index: usize) -> Result<String, ColumnError> {
+        self.opt_text(index)?
+            .ok_or_else(|| Row::wrong(index, "text", &Value::Null))
+    }
+
+    pub fn opt_blob(&self, index: usize) -> Result<Option<Vec<u8>>, ColumnError> {
+        match self.at(index, "bytes")? {
+            Value::Null => Ok(None),
+            Value::Blob(value) => Ok(Some(value.clone())),
+            Value::Text(value) => Ok(Some(value.clone().into_bytes())),
+            other => Err(Row::wrong(index, "bytes", other)),
+        }
+    }
+}
+
+/// Which database a statement is for, where their SQL differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// `expression`'s values over a group joined by commas, as text.
+    pub fn joined(self, expression: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("group_concat({expression})"),
+            Dialect::Postgres => format!("string_agg(({expression})::text, ',')"),
+        }
+    }
+
+    /// True when `needle` (a bound parameter) occurs in the text `haystack`.
+    pub fn contains(self, haystack: &str, needle: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("instr({haystack}, {needle}) > 0"),
+            Dialect::Postgres => format!("strpos({haystack}, {needle}) > 0"),
+        }
+    }
+
+    /// True when the JSON array of strings in `column` holds `value`.
+    pub fn json_array_holds(self, column: &str, value: &str) -> String {
+        match self {
+            Dialect::Sqlite => {
+                format!("EXISTS (SELECT 1 FROM json_each({column}) WHERE value = {value})")
+            }
+            Dialect::Postgres => format!(
+                "EXISTS (SELECT 1 FROM jsonb_array_elements_text(({column})::jsonb) AS e(v) WHERE e.v = {value})"
+            ),
+        }
+    }
+}
+
+/// `sql` with SQLite's `?N` placeholders written as PostgreSQL's `$N`;
+/// quoted strings and identifiers are left as they are.
+pub fn for_postgres(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut quote: Option<char> = None;
+    for character in sql.chars() {
+        match quote {
+            Some(open) => {
+                if character == open {
+                    quote = None;
+                }
+                out.push(character);
+            }
+            None if character == '\'' || character == '"' => {
+                quote = Some(character);
+                out.push(character);
+            }
+            None if character == '?' => out.push('$'),
+            None => out.push(character),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_renumbered_outside_quotes_only() {
+        assert_eq!(
+            for_postgres("SELECT '?1', \"a?\" FROM t WHERE a = ?1 AND b = ?12"),
+            "SELECT '?1', \"a?\" FROM t WHERE a = $1 AND b = $12"
+        );
+    }
+
+    #[test]
+    fn rows_read_the_type_asked_for_and_name_the_column_otherwise() {
+        let row = Row(vec![Value::Int(3), Value::Null, Value::Text("x".into())]);
+        assert_eq!(row.int(0).unwrap(), 3);
+        assert_eq!(row.real(0).unwrap(), 3.0);
+        assert_eq!(row.opt_text(1).unwrap(), None);
+        assert_eq!(row.text(2).unwrap(), "x");
+        let wrong = row.int(2).unwrap_err();
+        assert_eq!((wrong.index, wrong.expected), (2, "an integer"));
+        assert!(row.text(1).is_err(), "null where text is required");
+        assert!(row.int(7).is_err(), "past the last column");
+    }
+}

@@ -1,0 +1,204 @@
+//! Two hubs on two checkouts sharing one board in a team database: each sees
+//! the other's writes, compare-and-set races have one winner, claims hand a
+//! task out once, a cursor or an idempotency key from one hub works on the
+//! other, and one hub's change stream announces the other's writes.
+
+use crate::common::{Board, ChangeStream, TestServer, error_of};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+async fn create(server: &TestServer, title: &str) -> String {
+    let (status, answer) = server
+        .post_json("/api/board/tasks", json!({"title": title}))
+        .await;
+    assert_eq!(status, 201, "{answer}");
+    answer["data"]["id"].as_str().unwrap().to_string()
+}
+
+async fn two_hubs() -> (TestServer, TestServer) {
+    let first = TestServer::start_on(Board::Team).await;
+    let second = first.beside().await;
+    assert_ne!(first.repo(), second.repo(), "two checkouts");
+    (first, second)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_hub_sees_the_others_writes_and_search_follows_them() {
+    let (alice, build_box) = two_hubs().await;
+    let id = create(&alice, "Rotate the signing keys").await;
+    let (status, shown) = build_box.get(&format!("/api/board/tasks/{id}")).await;
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["data"]["title"], "Rotate the signing keys");
+
+    let (status, moved) = build_box
+        .post_json(
+            &format!("/api/board/tasks/{id}/move"),
+            json!({"from": "icebox", "to": "in_progress", "actor": {"kind": "agent", "id": "ci"}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{moved}");
+    let (_, seen) = alice.get(&format!("/api/board/tasks/{id}")).await;
+    assert_eq!(seen["data"]["status"], "in_progress");
+    assert_eq!(seen["data"]["assignee"], "agent:ci");
+
+    // the other hub's search index takes in a task written on the first
+    let (status, found) = build_box
+        .get("/api/search?q=signing%20keys%20area:tasks")
+        .await;
+    assert_eq!(status, 200, "{found}");
+    let targets: Vec<&str> = found["data"]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|hit| hit["opens"]["task_id"].as_str())
+        .collect();
+    assert!(targets.contains(&id.as_str()), "{found}");
+
+    // the local areas stay each hub's own
+    assert_ne!(alice.state_dir(), build_box.state_dir());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_compare_and_set_race_across_hubs_has_exactly_one_winner() {
+    let (first, second) = two_hubs().await;
+    let id = create(&first, "Contended").await;
+    let path = format!("/api/board/tasks/{id}");
+    let servers = [Arc::new(first), Arc::new(second)];
+    let mut racers = Vec::new();
+    for n in 0..12 {
+        let server = servers[n % 2].clone();
+        let path = path.clone();
+        racers.push(tokio::spawn(async move {
+            server
+                .patch_json(
+                    &path,
+                    json!({"changes": {"description": format!("writer {n}")}}),
+                    Some("\"1\""),
+                )
+                .await
+        }));
+    }
+    let mut winners = Vec::new();
+    for racer in racers {
+        let (status, answer) = racer.await.unwrap();
+        match status {
+            200 => winners.push(answer["data"]["description"].clone()),
+            412 => assert_eq!(error_of(&answer)["code"], "STALE_VERSION"),
+            other => panic!("{other}: {answer}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one writer of version 1 wins");
+    let (_, now) = servers[1].get(&path).await;
+    assert_eq!(now["data"]["version"], 2);
+    assert_eq!(now["data"]["description"], winners[0]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claims_from_two_hubs_hand_each_task_out_once() {
+    let (first, second) = two_hubs().await;
+    for n in 0..24 {
+        create(&first, &format!("job {n}")).await;
+    }
+    let servers = [Arc::new(first), Arc::new(second)];
+    let mut claimers = Vec::new();
+    for claimer in 0..16 {
+        let server = servers[claimer % 2].clone();
+        claimers.push(tokio::spawn(async move {
+            let actor = json!({"kind": "agent", "id": format!("claimer-{claimer}")});
+            let mut claimed = Vec::new();
+            // WIP is one task per actor: each finishes what it holds before the next claim
+            for _ in 0..3 {
+                let (status, answer) = server
+                    .post_json("/api/board/claim-next", json!({"actor": actor}))
+                    .await;
+                assert!(status == 200 || status == 503, "{status}: {answer}");
+                let Some(id) = answer["data"]["task"]["id"].as_str().map(String::from) else {
+                    continue;
+                };
+                let (status, answer) = server
+                    .post_json(
+                        &format!("/api/board/tasks/{id}/move"),
+                        json!({"from": "in_progress", "to": "blocked", "actor": actor}),
+                    )
+                    .await;
+                assert_eq!(status, 200, "{answer}");
+                claimed.push(id);
+            }
+            claimed
+        }));
+    }
+    let mut all = Vec::new();
+    for claimer in claimers {
+        all.extend(claimer.await.unwrap());
+    }
+    let unique: HashSet<&String> = all.iter().collect();
+    assert_eq!(
+        unique.len(),
+        all.len(),
+        "a task was handed out twice: {all:?}"
+    );
+    assert_eq!(all.len(), 24, "every ready task was claimed: {all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cursor_and_an_idempotency_key_from_one_hub_work_on_the_other() {
+    let (first, second) = two_hubs().await;
+    for n in 0..5 {
+        create(&first, &format!("page {n}")).await;
+    }
+    let (status, page) = first.get("/api/board/search?status=icebox&limit=2").await;
+    assert_eq!(status, 200, "{page}");
+    let cursor = page["data"]["next_cursor"]
+        .as_str()
+        .expect("a next cursor")
+        .to_string();
+    let (status, rest) = second
+        .get(&format!(
+            "/api/board/search?status=icebox&limit=10&cursor={cursor}"
+        ))
+        .await;
+    assert_eq!(status, 200, "the cursor pages on the other hub: {rest}");
+    let ids = |page: &Value| -> Vec<String> {
+        page["data"]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|task| task["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut seen = ids(&page);
+    seen.extend(ids(&rest));
+    let unique: HashSet<&String> = seen.iter().collect();
+    assert_eq!((seen.len(), unique.len()), (5, 5), "{seen:?}");
+
+    let send = |server: &TestServer| {
+        server
+            .client
+            .post(server.url("/api/board/tasks"))
+            .header("idempotency-key", "team-create-1")
+            .json(&json!({"title": "Created once"}))
+            .send()
+    };
+    let (status, created) = crate::common::decode(send(&first).await.unwrap()).await;
+    assert_eq!(status, 201, "{created}");
+    let again = send(&second).await.unwrap();
+    assert_eq!(again.headers()["idempotency-replayed"], "true");
+    let (status, replayed) = crate::common::decode(again).await;
+    assert_eq!((status, &replayed), (201, &created));
+    let (_, found) = second.get("/api/board/search?text=Created%20once").await;
+    assert_eq!(found["data"]["results"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_hubs_change_stream_announces_the_others_writes() {
+    let (first, second) = two_hubs().await;
+    let mut stream = ChangeStream::open(&second).await;
+    let before = stream.next("board").await;
+    create(&first, "Announced elsewhere").await;
+    let mut latest = before;
+    while latest == before {
+        latest = stream.next("board").await;
+    }
+    assert!(latest > before, "{before} → {latest}");
+}
