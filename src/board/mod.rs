@@ -22,7 +22,7 @@ mod searchable;
 pub mod tools;
 mod validate;
 
-use crate::store::{Session, StoreError};
+use crate::store::StoreError;
 use crate::tools::{Area, HubState, Module, Registry};
 
 /// The board's switch.
@@ -52,10 +52,7 @@ pub fn revision(hub: &HubState) -> Result<i64, StoreError> {
 /// database sees it: read on that connection (in its snapshot) when the
 /// board lives there, else from the team database.
 pub fn revision_in(hub: &HubState, connection: &rusqlite::Connection) -> Result<i64, StoreError> {
-    match hub.shared.team() {
-        None => records::board_revision(&Session::Sqlite(connection)),
-        Some(team) => team.view(records::board_revision),
-    }
+    hub.shared.view_beside(connection, records::board_revision)
 }
 
 /// Registers every board tool.

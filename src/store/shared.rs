@@ -53,6 +53,20 @@ impl SharedStore {
         }
     }
 
+    /// Runs `read` on `connection`, a connection to the hub's own database
+    /// a caller holds (so in its snapshot), when the shared state lives
+    /// there; else in the team database.
+    pub fn view_beside<T>(
+        &self,
+        connection: &rusqlite::Connection,
+        read: impl FnOnce(&Session) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match self {
+            SharedStore::Local(_) => read(&Session::Sqlite(connection)),
+            SharedStore::Team(team) => team.view(read),
+        }
+    }
+
     /// Runs `read` in one snapshot: every statement sees the same state.
     pub fn view_at_once<T, E>(&self, read: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
     where

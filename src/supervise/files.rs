@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::model::Contents;
 use super::records::{self, SessionRow};
-use crate::store::Store;
+use crate::store::SharedStore;
 use crate::tools::{HubConfig, ToolError};
 
 /// Where bundle files go: `$COS_AGENT_DIR` (relative to the repository when
@@ -63,7 +63,7 @@ pub fn version_on_disk(path: &Path) -> Option<i64> {
 /// Rewrites the session's file from its latest row, under a lock shared by
 /// every process, so concurrent writers leave the newest version behind.
 pub fn write_latest(
-    store: &Store,
+    store: &SharedStore,
     dir: &Path,
     session_id: &str,
     fields: &[(String, Vec<String>)],
@@ -116,7 +116,7 @@ fn replace(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), ToolError> {
 /// database and the file), and removes temporary files a crash left that are
 /// older than `age`. Answers how many files were rewritten.
 pub fn reconcile(
-    store: &Store,
+    store: &SharedStore,
     dir: &Path,
     fields: &[(String, Vec<String>)],
     age: std::time::Duration,

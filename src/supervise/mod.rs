@@ -19,7 +19,7 @@ mod schema;
 mod searchable;
 pub mod tools;
 
-use crate::store::{Store, StoreError};
+use crate::store::{SharedStore, StoreError};
 use crate::tools::{Area, Module, Registry};
 
 /// The evidence area's switch.
@@ -32,8 +32,8 @@ pub const AREA: Area = Area {
     id: "supervise",
     module: MODULE,
     migrations: schema::MIGRATIONS,
-    team_migrations: &[],
-    revision: Some(|hub| revision(&hub.store)),
+    team_migrations: schema::TEAM_MIGRATIONS,
+    revision: Some(|hub| revision(&hub.shared)),
     register,
     search: Some(&searchable::SEARCHABLE),
     resources: &[],
@@ -42,7 +42,7 @@ pub const AREA: Area = Area {
 };
 
 /// The area's revision, bumped by every change from any process.
-pub fn revision(store: &Store) -> Result<i64, StoreError> {
+pub fn revision(store: &SharedStore) -> Result<i64, StoreError> {
     store.view(records::revision)
 }
 

@@ -9,7 +9,7 @@ use super::files;
 use super::model::{Contents, DispatchStatus, Filled};
 use super::records::{self, NewDispatch, SessionRow};
 use super::roles::Roles;
-use crate::store::Store;
+use crate::store::SharedStore;
 use crate::tools::{HubConfig, ToolError, now};
 
 /// Largest `output_json` accepted.
@@ -91,7 +91,11 @@ pub struct Outcome {
 }
 
 /// Records `output` into its session's bundle (made on the first output).
-pub fn record_output(store: &Store, roles: &Roles, output: &Output) -> Result<Outcome, ToolError> {
+pub fn record_output(
+    store: &SharedStore,
+    roles: &Roles,
+    output: &Output,
+) -> Result<Outcome, ToolError> {
     let role = roles.get(output.formula_id)?;
     let (status, error) = match output.status {
         DispatchStatus::Ok => match role.refusal(&output.output) {
@@ -191,7 +195,7 @@ pub fn record_output(store: &Store, roles: &Roles, output: &Output) -> Result<Ou
 /// Changes an existing session's accumulators with `change`; answers the
 /// new version and the contents.
 pub fn note(
-    store: &Store,
+    store: &SharedStore,
     session_id: &str,
     change: impl FnOnce(&mut Contents, &str),
 ) -> Result<(i64, Contents), ToolError> {
@@ -222,7 +226,7 @@ fn contents_of(row: &SessionRow) -> Result<Contents, ToolError> {
 }
 
 fn session_for(
-    tx: &rusqlite::Connection,
+    tx: &crate::store::Session,
     session_id: &str,
     task_marker: &str,
     persona_id: &str,
@@ -256,7 +260,7 @@ fn session_for(
 }
 
 fn save(
-    tx: &rusqlite::Connection,
+    tx: &crate::store::Session,
     row: &mut SessionRow,
     contents: &Contents,
     at: &str,
@@ -272,7 +276,7 @@ fn save(
 
 /// Rewrites the session's bundle file; answers where it is and whether that worked.
 pub fn write_file(
-    store: &Store,
+    store: &SharedStore,
     config: &HubConfig,
     roles: &Roles,
     session_id: &str,

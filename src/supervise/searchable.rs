@@ -21,7 +21,7 @@ pub static SEARCHABLE: Searchable = Searchable {
     source: "supervise",
     corpora: &[EVIDENCE],
     files: false,
-    revision: |_, connection| super::records::revision(connection),
+    revision: |hub, connection| hub.shared.view_beside(connection, super::records::revision),
     prepare: None,
     units,
     load,
@@ -31,7 +31,7 @@ pub static SEARCHABLE: Searchable = Searchable {
 };
 
 fn units(context: &ToolContext) -> Result<Vec<UnitVersion>, ToolError> {
-    let versions = context.hub.store.view(super::records::session_versions)?;
+    let versions = context.hub.shared.view(super::records::session_versions)?;
     Ok(versions
         .into_iter()
         .map(|(session, version)| UnitVersion {
@@ -43,7 +43,7 @@ fn units(context: &ToolContext) -> Result<Vec<UnitVersion>, ToolError> {
 }
 
 fn load(context: &ToolContext, unit: &UnitVersion) -> Result<Option<SearchUnit>, ToolError> {
-    let store = &context.hub.store;
+    let store = &context.hub.shared;
     let Some(row) = store.view(|c| super::records::session(c, &unit.key))? else {
         return Ok(None);
     };

@@ -36,8 +36,17 @@ fn index(repo: &std::path::Path) {
 
 /// `cos serve` of `repo` on a free port, its stderr piped for the address.
 pub(crate) fn serve_on_any_port(repo: &std::path::Path) -> Served {
+    serve_on_any_port_with(repo, None)
+}
+
+/// `cos serve` as above, its shared state in the team database `database` when given.
+pub(crate) fn serve_on_any_port_with(repo: &std::path::Path, database: Option<&str>) -> Served {
+    let mut command = cos(repo);
+    if let Some(url) = database {
+        command.env("COS_DATABASE_URL", url);
+    }
     Served(
-        cos(repo)
+        command
             .args(["serve", "--port", "0"])
             .stderr(Stdio::piped())
             .stdout(Stdio::null())

@@ -9,8 +9,8 @@
 
 mod common;
 
-/// Where the board suites at this level keep the board; `team` runs them
-/// again with it in a team database.
+/// Where the suites of the shared state at this level keep it (the board,
+/// evidence, receipts); `team` runs them again with it in a team database.
 const BOARD: common::Board = common::Board::Local;
 
 mod access;

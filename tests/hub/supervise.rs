@@ -3,7 +3,7 @@
 //! refusals, concurrent recorders, and the bundle file kept equal to the
 //! database (after a kill -9 too).
 
-use crate::cli::{announced_address, serve_on_any_port};
+use crate::cli::{announced_address, serve_on_any_port_with};
 use crate::common::{TestServer, error_of};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -40,7 +40,7 @@ fn slot<'a>(bundle: &'a Value, field: &str) -> &'a Value {
 
 #[tokio::test]
 async fn outputs_over_mcp_and_rest_fill_one_bundle_and_its_file() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let (status, first) = record(
         &server,
         output(
@@ -127,7 +127,7 @@ async fn outputs_over_mcp_and_rest_fill_one_bundle_and_its_file() {
 
 #[tokio::test]
 async fn role_schemas_decide_what_fills_a_slot_and_what_degrades() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     std::fs::create_dir_all(server.state_dir()).unwrap();
     std::fs::write(
         server.state_dir().join("roles.toml"),
@@ -208,7 +208,7 @@ async fn role_schemas_decide_what_fills_a_slot_and_what_degrades() {
 
 #[tokio::test]
 async fn bad_input_is_refused_naming_the_field_and_nothing_lands() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let cases = [
         (
             output("s-3", "researcher</formula_id><x>", json!({})),
@@ -290,7 +290,7 @@ async fn bad_input_is_refused_naming_the_field_and_nothing_lands() {
 
 #[tokio::test]
 async fn discoveries_and_backtracks_accumulate_in_the_bundle() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     record(&server, output("s-5", "reviewer", json!({"passed": false}))).await;
     let (status, noted) = server
         .post_json(
@@ -321,7 +321,7 @@ async fn discoveries_and_backtracks_accumulate_in_the_bundle() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_recorders_on_one_session_lose_nothing() {
-    let server = Arc::new(TestServer::start().await);
+    let server = Arc::new(TestServer::start_on(super::BOARD).await);
     let roles = ["researcher", "analyst", "architect", "reviewer", "tester"];
     let mut recorders = Vec::new();
     for recorder in 0..8 {
@@ -402,10 +402,12 @@ fn a_kill_between_database_and_file_leaves_them_equal_after_restart() {
         .enable_all()
         .build()
         .unwrap();
+    let database = crate::common::postgres::database_for(super::BOARD);
+    let serve = || serve_on_any_port_with(repo.path(), database.as_deref());
     let mut acknowledged: Vec<(String, String)> = Vec::new();
     let mut random = 0x2545_f491_4f6c_dd1d_u64;
     for round in 0..3 {
-        let mut server = serve_on_any_port(repo.path());
+        let mut server = serve();
         let address = announced_address(&mut server);
         let recording = runtime.spawn(record_until_killed(address, round));
         random ^= random << 13;
@@ -424,7 +426,7 @@ fn a_kill_between_database_and_file_leaves_them_equal_after_restart() {
         !acknowledged.is_empty(),
         "some outputs were acknowledged before the kills"
     );
-    let mut server = serve_on_any_port(repo.path());
+    let mut server = serve();
     let address = announced_address(&mut server);
     let http = reqwest::Client::new();
     for session in ["crash-0", "crash-1", "crash-2"] {
@@ -469,7 +471,7 @@ fn a_kill_between_database_and_file_leaves_them_equal_after_restart() {
 
 #[tokio::test]
 async fn recorded_evidence_is_found_by_search_until_its_module_is_switched_off() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_on(super::BOARD).await;
     let (status, recorded) = record(
         &server,
         output(

@@ -34,10 +34,10 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
 /// The role registry, once this process has reconciled the bundle files.
 pub(super) fn ready(context: &ToolContext) -> Result<Roles, ToolError> {
     let roles = Roles::load(&context.hub.config.state_dir)?;
-    let store = &context.hub.store;
-    crate::tools::area::once_per_database(store, "evidence bundle files", || {
+    // once per hub (its own files), from wherever the sessions live
+    crate::tools::area::once_per_database(&context.hub.store, "evidence bundle files", || {
         let dir = files::agent_dir(&context.hub.config);
-        files::reconcile(store, &dir, &roles.fields(), STALE_TEMP).map(|rewritten| {
+        files::reconcile(&context.hub.shared, &dir, &roles.fields(), STALE_TEMP).map(|rewritten| {
             if rewritten > 0 {
                 tracing::info!(rewritten, "bundle files rewritten from the database");
             }

@@ -48,7 +48,7 @@ impl Tool for SuperviseBundle {
     fn run(context: &ToolContext, input: BundleInput) -> Result<Answer<EvidenceBundle>, ToolError> {
         check_session_id(&input.session_id)?;
         let roles = ready(context)?;
-        let store = &context.hub.store;
+        let store = &context.hub.shared;
         let (row, count, dispatches) = store.view(|c| -> Result<_, ToolError> {
             let row = records::session(c, &input.session_id)?
                 .ok_or_else(|| unknown_session(&input.session_id))?;
@@ -154,7 +154,7 @@ impl Tool for SuperviseSessions {
                 .map(str::to_string)
                 .ok_or_else(|| ToolError::invalid("cursor", "a next_cursor this listing gave"))?,
         };
-        let store = &context.hub.store;
+        let store = &context.hub.shared;
         let rows = store
             .view(|c| records::sessions(c, input.task_marker.as_deref(), &after, limit + 1))?;
         let more = rows.len() > limit;

@@ -80,7 +80,7 @@ impl Tool for SuperviseRecordOutput {
         }
         let output = record::parse_output(&input.output_json)?;
         let roles = ready(context)?;
-        let store = &context.hub.store;
+        let store = &context.hub.shared;
         let outcome = record::record_output(
             store,
             &roles,
@@ -226,7 +226,7 @@ fn noted(
     session_id: &str,
     change: impl FnOnce(&mut crate::supervise::model::Contents, &str),
 ) -> Result<Answer<Noted>, ToolError> {
-    let store = &context.hub.store;
+    let store = &context.hub.shared;
     let (version, contents) = record::note(store, session_id, change)?;
     let (bundle_file, file_written) =
         record::write_file(store, &context.hub.config, roles, session_id);

@@ -43,7 +43,7 @@ impl TestServer {
             .register::<SqlErrorTool>()
             .register::<SlowReadTool>()
             .register::<SlowWriteTool>();
-        let database = (board == Board::Team).then(postgres::fresh_database);
+        let database = postgres::database_for(board);
         TestServer::on_database(
             registry,
             cos_hub::web::ServeOptions::default(),

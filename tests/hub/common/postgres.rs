@@ -79,3 +79,8 @@ pub fn fresh_database() -> String {
     let base = server.rsplit_once('/').map_or(server, |(base, _)| base);
     format!("{base}/{name}")
 }
+
+/// A fresh team database for a suite running on `board`; None for the local one.
+pub fn database_for(board: Board) -> Option<String> {
+    (board == Board::Team).then(fresh_database)
+}
