@@ -275,7 +275,8 @@ impl Tool for ModuleList {
         effect: crate::tools::Effect::READ,
         list_hints: &[],
         agent_budget: None,
-        upkeep: false,
+        // with cos_module_set: an agent meets a switched-off module in its refusal
+        upkeep: true,
     };
 
     fn run(context: &ToolContext, _input: NoInput) -> Result<Answer<ModuleListing>, ToolError> {

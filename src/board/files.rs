@@ -450,6 +450,7 @@ fn parse_fields(
         completed_at: text_of(get("completed")),
         updated_at: created,
         updated_by: "system:import".into(),
+        lease: None,
     };
     Ok(TaskFile {
         seq,

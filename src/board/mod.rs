@@ -70,6 +70,7 @@ pub fn register(registry: &mut Registry) {
         .register::<tools::TaskDependents>()
         .register::<tools::TaskReady>()
         .register::<tools::TaskClaimNext>()
+        .register::<tools::TaskRenewLease>()
         .register::<files::BoardExport>()
         .register::<files::BoardImport>();
 }

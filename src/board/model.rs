@@ -142,7 +142,7 @@ impl Priority {
     }
 }
 
-/// Who made a change.
+/// Who acts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActorKind {
@@ -171,7 +171,7 @@ impl ActorKind {
 #[serde(deny_unknown_fields)]
 pub struct Actor {
     pub kind: ActorKind,
-    /// A person's name, an agent's session id or a job name.
+    /// A name, session id or job.
     #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub id: String,
 }
@@ -230,6 +230,36 @@ pub struct Task {
     pub updated_at: String,
     /// `kind:id` of whoever made the last change.
     pub updated_by: String,
+    /// The claim's lease while one is held.
+    pub lease: Option<Lease>,
+}
+
+/// A claim's hold on a task: no one else is handed it, or may move it,
+/// until it expires (then it returns to the ready pool) or its holder moves it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Lease {
+    /// `kind:id` of the claimant.
+    pub holder: String,
+    /// RFC 3339, UTC.
+    pub expires_at: String,
+}
+
+impl Lease {
+    /// A lease for `holder` from now for `seconds`.
+    pub fn for_seconds(holder: String, seconds: u32) -> Lease {
+        let until =
+            std::time::SystemTime::now() + std::time::Duration::from_secs(u64::from(seconds));
+        Lease {
+            holder,
+            expires_at: humantime::format_rfc3339_millis(until).to_string(),
+        }
+    }
+
+    /// Still held at `now` (a time as the hub records them: RFC 3339 in UTC,
+    /// to the millisecond, so text order is time order).
+    pub fn is_live(&self, now: &str) -> bool {
+        self.expires_at.as_str() > now
+    }
 }
 
 /// A task as a board card: everything but the description.
@@ -251,6 +281,7 @@ pub struct Card {
     pub created_at: String,
     pub completed_at: Option<String>,
     pub updated_at: String,
+    pub lease: Option<Lease>,
 }
 
 impl From<Task> for Card {
@@ -272,6 +303,7 @@ impl From<Task> for Card {
             created_at: task.created_at,
             completed_at: task.completed_at,
             updated_at: task.updated_at,
+            lease: task.lease,
         }
     }
 }

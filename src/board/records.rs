@@ -5,7 +5,7 @@
 
 use serde_json::Value as Json;
 
-use super::model::{Card, HistoryEntry, Kind, Priority, Status, Task, format_task_id};
+use super::model::{Card, HistoryEntry, Kind, Lease, Priority, Status, Task, format_task_id};
 use crate::store::sql::ColumnError;
 use crate::store::{Dialect, Row, Session, StoreError, Value};
 
@@ -16,11 +16,13 @@ fn row_columns(dialect: Dialect) -> String {
         "t.seq, t.title, t.status, t.kind, t.priority, t.swimlane, t.epic, \
          t.labels, t.appetite, t.refs, t.assignee, t.position, t.version, t.created_at, t.started_at, \
          t.completed_at, t.updated_at, t.updated_by, \
-         (SELECT {} FROM task_dependencies d WHERE d.task = t.seq)",
+         (SELECT {} FROM task_dependencies d WHERE d.task = t.seq), l.holder, l.expires_at",
         dialect.joined("d.depends_on")
     )
 }
-const DESCRIPTION_INDEX: usize = 19;
+/// The tasks with their leases, as `t` and `l`.
+const TASKS: &str = "tasks t LEFT JOIN task_leases l ON l.task = t.seq";
+const DESCRIPTION_INDEX: usize = 21;
 
 fn json_list(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
@@ -72,13 +74,17 @@ fn task_from_row(row: &Row) -> Result<Task, ColumnError> {
         completed_at: row.opt_text(15)?,
         updated_at: row.text(16)?,
         updated_by: row.text(17)?,
+        lease: match (row.opt_text(19)?, row.opt_text(20)?) {
+            (Some(holder), Some(expires_at)) => Some(Lease { holder, expires_at }),
+            _ => None,
+        },
         depends_on: depends_on.into_iter().map(format_task_id).collect(),
     })
 }
 
 pub fn load_task(session: &Session, seq: i64) -> Result<Option<Task>, StoreError> {
     let sql = format!(
-        "SELECT {}, t.description FROM tasks t WHERE t.seq = ?1",
+        "SELECT {}, t.description FROM {TASKS} WHERE t.seq = ?1",
         row_columns(session.dialect())
     );
     match session.query_opt(&sql, &[seq.into()])? {
@@ -95,7 +101,7 @@ pub fn load_tasks(
     parameters: &[Value],
 ) -> Result<Vec<Task>, StoreError> {
     let sql = format!(
-        "SELECT {}, t.description FROM tasks t WHERE {filter} ORDER BY {order}",
+        "SELECT {}, t.description FROM {TASKS} WHERE {filter} ORDER BY {order}",
         row_columns(session.dialect())
     );
     query_tasks(session, &sql, parameters)
@@ -109,7 +115,7 @@ pub fn load_cards(
     parameters: &[Value],
 ) -> Result<Vec<Card>, StoreError> {
     let sql = format!(
-        "SELECT {} FROM tasks t WHERE {filter} ORDER BY {order}",
+        "SELECT {} FROM {TASKS} WHERE {filter} ORDER BY {order}",
         row_columns(session.dialect())
     );
     Ok(query_tasks(session, &sql, parameters)?
@@ -167,7 +173,31 @@ pub fn save_task(session: &Session, seq: i64, task: &Task) -> Result<(), StoreEr
             (&task.updated_by).into(),
         ],
     )?;
+    save_lease(session, seq, task.lease.as_ref())
+}
+
+fn save_lease(session: &Session, seq: i64, lease: Option<&Lease>) -> Result<(), StoreError> {
+    match lease {
+        None => session.execute("DELETE FROM task_leases WHERE task = ?1", &[seq.into()])?,
+        Some(lease) => session.execute(
+            "INSERT INTO task_leases(task, holder, expires_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT(task) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at",
+            &[seq.into(), (&lease.holder).into(), (&lease.expires_at).into()],
+        )?,
+    };
     Ok(())
+}
+
+/// The tasks whose lease ran out before `now`, by number.
+pub fn expired_leases(session: &Session, now: &str) -> Result<Vec<i64>, StoreError> {
+    session
+        .query(
+            "SELECT task FROM task_leases WHERE expires_at <= ?1 ORDER BY task",
+            &[now.into()],
+        )?
+        .iter()
+        .map(|row| Ok(row.int(0)?))
+        .collect()
 }
 
 /// Reserves the next task number (never reused: SQLite's AUTOINCREMENT and

@@ -4,12 +4,32 @@
 
 use crate::store::Migration;
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "board",
-    sql: BOARD,
-    legacy_version: Some(2),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "board",
+        sql: BOARD,
+        legacy_version: Some(2),
+    },
+    Migration {
+        version: 2,
+        name: "task_leases",
+        sql: LEASES,
+        legacy_version: None,
+    },
+];
+
+/// A claim's lease on a task, beside the task (so reading a card never
+/// walks past a long description to reach it). A task's row is written
+/// with every change of its lease, which bumps the board's revision.
+const LEASES: &str = "
+CREATE TABLE task_leases (
+    task       INTEGER PRIMARY KEY REFERENCES tasks(seq) ON DELETE CASCADE,
+    holder     TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+CREATE INDEX task_leases_by_expiry ON task_leases(expires_at);
+";
 
 /// Tasks, their dependencies and history, and full-text search over them.
 /// `seq` is AUTOINCREMENT so a task number is never reused, even after deletion.
@@ -104,12 +124,29 @@ CREATE TRIGGER tasks_fts_update AFTER UPDATE OF title, description ON tasks BEGI
 END;
 ";
 
-pub const TEAM_MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "board",
-    sql: TEAM_BOARD,
-    legacy_version: None,
-}];
+pub const TEAM_MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "board",
+        sql: TEAM_BOARD,
+        legacy_version: None,
+    },
+    Migration {
+        version: 2,
+        name: "task_leases",
+        sql: TEAM_LEASES,
+        legacy_version: None,
+    },
+];
+
+const TEAM_LEASES: &str = r#"
+CREATE TABLE task_leases (
+    task       BIGINT PRIMARY KEY REFERENCES tasks(seq) ON DELETE CASCADE,
+    holder     TEXT COLLATE "C" NOT NULL,
+    expires_at TEXT COLLATE "C" NOT NULL
+);
+CREATE INDEX task_leases_by_expiry ON task_leases(expires_at);
+"#;
 
 /// The board's tables on PostgreSQL: the same columns (64-bit integers, so
 /// one statement text binds the same values on both), the revision bumped

@@ -99,7 +99,7 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: ModuleCommand,
     },
-    /// The board's tasks: list, show, add, edit, move, claim, history, search.
+    /// The board's tasks: list, show, add, edit, move, claim, renew, history, search.
     Task {
         #[command(subcommand)]
         command: task::TaskCommand,

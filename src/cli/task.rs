@@ -104,10 +104,25 @@ pub enum TaskCommand {
         #[command(flatten)]
         output: Output,
     },
-    /// Take the highest-priority ready task into progress for the actor.
+    /// Take the highest-priority ready task into progress for the actor, under a lease.
     Claim {
         #[command(flatten)]
         filters: Filters,
+        /// How long the claim holds the task unless renewed (5 to 86400; default 900).
+        #[arg(long, value_name = "SECONDS")]
+        lease_seconds: Option<u32>,
+        #[command(flatten)]
+        actor: ActorArg,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Extend the actor's lease on a task it claimed.
+    Renew {
+        /// TASK-<n>
+        id: String,
+        /// The lease's new length from now (5 to 86400; default 900).
+        #[arg(long, value_name = "SECONDS")]
+        lease_seconds: Option<u32>,
         #[command(flatten)]
         actor: ActorArg,
         #[command(flatten)]
@@ -298,12 +313,30 @@ fn request(command: TaskCommand, hub: &Hub) -> Result<Request, i32> {
         }
         TaskCommand::Claim {
             filters,
+            lease_seconds,
             actor,
             output,
         } => {
             let mut arguments = filters.arguments();
+            if let Some(seconds) = lease_seconds {
+                arguments.insert("lease_seconds".into(), json!(seconds));
+            }
             actor.put(&mut arguments)?;
             ask("cos_task_claim_next", arguments, &output, claim_text)
+        }
+        TaskCommand::Renew {
+            id,
+            lease_seconds,
+            actor,
+            output,
+        } => {
+            let mut arguments = Map::new();
+            arguments.insert("id".into(), json!(id));
+            if let Some(seconds) = lease_seconds {
+                arguments.insert("lease_seconds".into(), json!(seconds));
+            }
+            actor.put(&mut arguments)?;
+            ask("cos_task_renew_lease", arguments, &output, task_text)
         }
         TaskCommand::History { id, limit, output } => {
             let mut arguments = Map::new();
@@ -506,6 +539,12 @@ fn task_text(task: &Value, painter: &Painter) -> String {
     field("epic", task["epic"].as_str().map(str::to_string));
     field("labels", list("labels"));
     field("assignee", task["assignee"].as_str().map(str::to_string));
+    field(
+        "lease",
+        task["lease"]["holder"]
+            .as_str()
+            .map(|holder| format!("{holder} until {}", text(&task["lease"]["expires_at"]))),
+    );
     field("depends on", list("depends_on"));
     field("appetite", task["appetite"].as_str().map(str::to_string));
     field("version", task["version"].as_i64().map(|v| v.to_string()));

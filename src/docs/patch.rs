@@ -35,7 +35,7 @@ pub enum Operation {
     /// Replaces `find` where it occurs, exactly `expected_count` times
     /// (default 1) or refused.
     ReplaceText {
-        /// Never empty: an empty text occurs everywhere and nowhere.
+        /// Not empty.
         #[schema(min_length = 1)]
         find: String,
         replace: String,

@@ -90,8 +90,8 @@ impl Tool for GraphDoctor {
     type Output = Doctor;
     const SPEC: ToolSpec = spec(
         "cos_graph_doctor",
-        "Health of the graph: dangling edges, self loops, orphans, malformed uids, paths gone from disk, files with parse \
-         errors. healthy ignores informational categories; fix=true deletes only the fixable ones.",
+        "The graph's faults: dangling edges, self loops, orphans, malformed uids, paths gone from disk, parse errors \
+         (healthy ignores the informational ones); fix=true deletes the fixable ones.",
     )
         // fix=true deletes what the doctor found; with fix=false it only reads
         .writing(true, true)

@@ -1214,3 +1214,97 @@ async fn an_idempotency_key_replays_the_first_answer_and_refuses_another_request
         .count();
     assert_eq!(moves, 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_claim_holds_its_task_under_a_lease_until_moved_renewed_or_expired() {
+    let server = TestServer::start_on(super::BOARD).await;
+    let id = create(&server, json!({"title": "leased"})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let agent = |name: &str| json!({"kind": "agent", "id": name});
+    let claim = |name: &str, seconds: u64| {
+        server.post_json(
+            "/api/board/claim-next",
+            json!({"actor": agent(name), "lease_seconds": seconds}),
+        )
+    };
+
+    let (status, answer) = claim("first", 4).await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(error_of(&answer)["details"]["field"], "lease_seconds");
+    let (status, answer) = claim("first", 5).await;
+    assert_eq!(status, 200, "{answer}");
+    let lease = &answer["data"]["task"]["lease"];
+    assert_eq!(lease["holder"], "agent:first");
+    let claimed_until = lease["expires_at"].as_str().unwrap().to_string();
+
+    // no one else may move it, or renew it
+    let (status, refused) = server
+        .post_json(
+            &format!("/api/board/tasks/{id}/move"),
+            json!({"from": "in_progress", "to": "testing", "actor": agent("second")}),
+        )
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(error_of(&refused)["code"], "E_LEASE");
+    assert_eq!(
+        error_of(&refused)["details"]["lease"]["holder"],
+        "agent:first"
+    );
+    let lease_path = format!("/api/board/tasks/{id}/lease");
+    let renew = |name: &str, seconds: u64| {
+        server.post_json(
+            &lease_path,
+            json!({"actor": agent(name), "lease_seconds": seconds}),
+        )
+    };
+    let (status, refused) = renew("second", 60).await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(error_of(&refused)["code"], "E_LEASE");
+    // its holder renews it: later, and shown on the board's card
+    let (status, renewed) = renew("first", 5).await;
+    assert_eq!(status, 200, "{renewed}");
+    let renewed_until = renewed["data"]["lease"]["expires_at"].as_str().unwrap();
+    assert!(renewed_until >= claimed_until.as_str(), "{renewed_until}");
+    let (_, board) = server.get("/api/board/list").await;
+    let card = board["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|column| column["cards"].as_array().unwrap().iter())
+        .find(|card| card["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(card["lease"]["holder"], "agent:first");
+
+    // once it runs out, the task goes back to icebox and the next claim gets it
+    tokio::time::sleep(std::time::Duration::from_millis(5_300)).await;
+    let (status, answer) = claim("second", 60).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["data"]["task"]["id"], id.as_str());
+    assert_eq!(answer["data"]["task"]["lease"]["holder"], "agent:second");
+    let (_, history) = server.get(&format!("/api/board/tasks/{id}/history")).await;
+    let expired = history["data"]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|entry| {
+            entry["actor"] == "system:lease-expiry"
+                && entry["field"] == "status"
+                && entry["new"] == "icebox"
+        });
+    assert!(expired, "the expiry is in the history: {history}");
+    let (status, refused) = renew("first", 60).await;
+    assert_eq!(status, 409, "{refused}");
+
+    // moving it ends the lease
+    let (status, moved) = server
+        .post_json(
+            &format!("/api/board/tasks/{id}/move"),
+            json!({"from": "in_progress", "to": "testing", "actor": agent("second")}),
+        )
+        .await;
+    assert_eq!(status, 200, "{moved}");
+    assert_eq!(moved["data"]["lease"], Value::Null);
+}

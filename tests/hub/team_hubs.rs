@@ -202,3 +202,28 @@ async fn one_hubs_change_stream_announces_the_others_writes() {
     }
     assert!(latest > before, "{before} → {latest}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lease_left_to_expire_on_one_hub_is_reclaimed_on_the_other() {
+    let (first, second) = two_hubs().await;
+    let id = create(&first, "Abandoned").await;
+    async fn claim(server: &TestServer, name: &str) -> (u16, Value) {
+        server
+            .post_json(
+                "/api/board/claim-next",
+                json!({"actor": {"kind": "agent", "id": name}, "lease_seconds": 5}),
+            )
+            .await
+    }
+    let (status, taken) = claim(&first, "vanishes").await;
+    assert_eq!(status, 200, "{taken}");
+    assert_eq!(taken["data"]["task"]["id"], id.as_str());
+    // under a live lease: the other hub hands it to no one
+    let (_, nothing) = claim(&second, "waits").await;
+    assert_eq!(nothing["data"]["task"], Value::Null, "{nothing}");
+    tokio::time::sleep(std::time::Duration::from_millis(5_300)).await;
+    let (status, reclaimed) = claim(&second, "waits").await;
+    assert_eq!(status, 200, "{reclaimed}");
+    assert_eq!(reclaimed["data"]["task"]["id"], id.as_str());
+    assert_eq!(reclaimed["data"]["task"]["lease"]["holder"], "agent:waits");
+}

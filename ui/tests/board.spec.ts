@@ -186,3 +186,21 @@ test("edit in the dialog; a stale edit offers the latest version and re-applies"
   expect(shown.data.description).toBe("changed elsewhere");
   expect(shown.data.version).toBe(3);
 });
+
+test("a claimed task shows who holds its lease and until when", async ({ page, request }) => {
+  await clearInProgress(request);
+  const label = unique("lease").replace(/\s/g, "-");
+  const response = await request.post("/api/board/tasks", { data: { title: unique("Claim me"), priority: "P0", labels: [label] } });
+  expect(response.status()).toBe(201);
+  const id = ((await response.json()) as { data: { id: string } }).data.id;
+  const actor = { kind: "agent", id: "lease-bot" };
+  const claimed = await request.post("/api/board/claim-next", { data: { actor, label, lease_seconds: 600 } });
+  expect(((await claimed.json()) as { data: { task: { id: string } } }).data.task.id).toBe(id);
+  await openBoard(page);
+  const lease = page.getByTestId("column-in_progress").getByTestId(`card-${id}`).getByTestId("lease");
+  await expect(lease).toContainText("agent:lease-bot until");
+  // its holder's move ends the lease, and frees the column for the other tests
+  await request.post(`/api/board/tasks/${id}/move`, { data: { from: "in_progress", to: "blocked", actor } });
+  await page.reload();
+  await expect(page.getByTestId(`card-${id}`).getByTestId("lease")).toHaveCount(0);
+});

@@ -1,14 +1,16 @@
 //! The `cos_task_*` tools, one file per role: writes (create, edit), moves
-//! (move, reposition, claim), reads (show, history, search, dependencies,
+//! (move, reposition, claim), leases (renewal, expiry), reads (show, history, search, dependencies,
 //! ready) and the board view; what they share (the spec, the actor, loading
 //! a task) is here. Validation (`board::validate`) and listing filters
 //! (`board::filters`) are shared with the file import and paging.
 
+mod leases;
 mod moves;
 mod reads;
 mod view;
 mod writes;
 
+pub use leases::{RenewInput, TaskRenewLease};
 pub use moves::*;
 pub use reads::*;
 pub use view::*;

@@ -14,6 +14,7 @@ use crate::board::rules::{self, refuse};
 use crate::envelope::{Category, Code};
 use crate::tools::{Answer, Source, Tool, ToolContext, ToolError, ToolSpec};
 
+use super::leases::{check_lease, expire_leases};
 use super::reads::ReadyInput;
 use super::writes::commit_change;
 use super::{actor_for, require_task, spec};
@@ -24,7 +25,7 @@ use crate::board::filters::load_filtered;
 pub struct MoveInput {
     #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub id: String,
-    /// The status you expect the task to be in; refused with `conflict` if it moved meanwhile.
+    /// The status you saw it in (else STALE_STATE).
     pub from: Status,
     pub to: Status,
     pub actor: Option<Actor>,
@@ -37,8 +38,8 @@ impl Tool for TaskMove {
     type Output = Task;
     const SPEC: ToolSpec = spec(
         "cos_task_move",
-        "Moves a task to another status if it is still in `from`. Refused with INVALID_TRANSITION (with the \
-         allowed targets), WIP_LIMIT (with the occupants), DEPENDENCY_OPEN or STALE_STATE (with the task now).",
+        "Moves a task to another status if it is still in `from`. Refused with E_TRANSITION (allowed targets), \
+         E_WIP_LIMIT, E_DEPENDENCY_OPEN, E_LEASE or STALE_STATE (the task now).",
     ).writing(false, true);
 
     fn run(context: &ToolContext, input: MoveInput) -> Result<Answer<Task>, ToolError> {
@@ -48,14 +49,14 @@ impl Tool for TaskMove {
             .hub
             .shared
             .write(|tx| {
+                expire_leases(tx, context.source)?;
                 let (seq, before) = require_task(tx, &input.id)?;
                 move_task(
                     tx,
                     &config.wip,
                     seq,
                     before,
-                    input.from,
-                    input.to,
+                    Transition::new(input.from, input.to),
                     &actor,
                     context.source,
                 )
@@ -64,17 +65,34 @@ impl Tool for TaskMove {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A move from one status to another, with the lease the task is to be
+/// held under afterwards (a claim's); any other move ends the lease.
+pub(super) struct Transition {
+    pub from: Status,
+    pub to: Status,
+    pub lease: Option<Lease>,
+}
+
+impl Transition {
+    pub fn new(from: Status, to: Status) -> Transition {
+        Transition {
+            from,
+            to,
+            lease: None,
+        }
+    }
+}
+
 pub(super) fn move_task(
     tx: &Session,
     wip: &WipLimits,
     seq: i64,
     before: Task,
-    from: Status,
-    to: Status,
+    Transition { from, to, lease }: Transition,
     actor: &Actor,
     source: Source,
 ) -> Result<Task, ToolError> {
+    check_lease(&before, actor)?;
     if before.status != from {
         return Err(refuse(
             Category::Conflict,
@@ -95,6 +113,7 @@ pub(super) fn move_task(
     rules::check_wip(tx, wip, to, &actor.key())?;
     let mut after = before.clone();
     after.status = to;
+    after.lease = lease;
     after.position = records::end_position(tx, to)?;
     match to {
         Status::InProgress => {
@@ -132,8 +151,8 @@ impl Tool for TaskReposition {
     type Output = Task;
     const SPEC: ToolSpec = spec(
         "cos_task_reposition",
-        "Reorders a task within its column: give exactly one of `before` or `after` (another task in the same column). \
-         An anchor in another column is STALE_STATE, with the anchor as it is now in details.current.",
+        "Reorders a task within its column: exactly one of `before` or `after`, a task in the same column \
+         (one elsewhere is STALE_STATE, with it in details.current).",
     ).writing(false, true);
 
     fn run(context: &ToolContext, input: RepositionInput) -> Result<Answer<Task>, ToolError> {
@@ -222,13 +241,16 @@ pub(super) fn position_between(previous: Option<&Card>, next: Option<&Card>) -> 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimInput {
-    /// Who claims; in_progress WIP is counted per actor.
+    /// Who claims (WIP counts per actor).
     pub actor: Option<Actor>,
     pub kind: Option<Kind>,
     pub priority: Option<Priority>,
     pub label: Option<String>,
     pub swimlane: Option<String>,
     pub epic: Option<String>,
+    /// Seconds the claim holds the task unless renewed (default 900).
+    #[schema(minimum = 5, maximum = 86400)]
+    pub lease_seconds: Option<u32>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -246,12 +268,14 @@ impl Tool for TaskClaimNext {
     type Output = Claim;
     const SPEC: ToolSpec = spec(
         "cos_task_claim_next",
-        "Atomically picks the highest-priority ready task and moves it to in_progress for the actor. Concurrent \
-         claimers never receive the same task. Refused with WIP_LIMIT when the actor already holds its limit.",
+        "Atomically moves the highest-priority ready task to in_progress for the actor, under a lease \
+         (cos_task_renew_lease extends it; expired, the task returns to icebox). No two claimers get one task. \
+         E_WIP_LIMIT when the actor holds its limit.",
     ).writing(false, false);
 
     fn run(context: &ToolContext, input: ClaimInput) -> Result<Answer<Claim>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
+        let lease_seconds = super::leases::lease_seconds(input.lease_seconds)?;
         let config = BoardConfig::load(&context.hub.config.state_dir)?;
         let filter = ReadyInput {
             kind: input.kind,
@@ -267,6 +291,7 @@ impl Tool for TaskClaimNext {
             .hub
             .shared
             .write(|tx| {
+                expire_leases(tx, context.source)?;
                 rules::check_wip(tx, &config.wip, Status::InProgress, &actor.key())?;
                 let candidates = load_filtered(
                     tx,
@@ -285,13 +310,17 @@ impl Tool for TaskClaimNext {
                     });
                 };
                 let (seq, task) = require_task(tx, &card.id)?;
+                let transition = Transition {
+                    from: Status::Icebox,
+                    to: Status::InProgress,
+                    lease: Some(Lease::for_seconds(actor.key(), lease_seconds)),
+                };
                 let moved = move_task(
                     tx,
                     &config.wip,
                     seq,
                     task,
-                    Status::Icebox,
-                    Status::InProgress,
+                    transition,
                     &actor,
                     context.source,
                 )?;

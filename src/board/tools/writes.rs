@@ -60,6 +60,7 @@ pub(super) fn diff(before: &Task, after: &Task) -> Vec<Change<'static>> {
     );
     compare("assignee", json!(before.assignee), json!(after.assignee));
     compare("position", json!(before.position), json!(after.position));
+    compare("lease", json!(before.lease), json!(after.lease));
     changes
 }
 
@@ -100,7 +101,7 @@ pub(super) fn commit_change(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInput {
-    /// At least one visible character; no control or invisible ones.
+    /// The task's name.
     #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub title: String,
     /// Markdown, kept as written.
@@ -112,10 +113,8 @@ pub struct CreateInput {
     pub priority: Priority,
     /// One of the board's swimlanes (default: the first configured).
     pub swimlane: Option<String>,
-    /// No control characters.
     #[schema(max_length = 200, format = "cos-name")]
     pub epic: Option<String>,
-    /// Each with a visible character.
     #[serde(default)]
     #[schema(max_items = 100, format = "cos-name-list")]
     pub labels: Vec<String>,
@@ -126,7 +125,6 @@ pub struct CreateInput {
     #[serde(default)]
     #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub depends_on: Vec<String>,
-    /// Each with a visible character.
     #[serde(default)]
     #[schema(max_items = 100, format = "cos-name-list")]
     pub references: Vec<String>,
@@ -200,6 +198,7 @@ impl Tool for TaskCreate {
                     completed_at: None,
                     updated_at: now.clone(),
                     updated_by: actor.key(),
+                    lease: None,
                 };
                 records::save_task(tx, seq, &task)?;
                 records::set_dependencies(tx, seq, &dependencies)?;
@@ -244,7 +243,7 @@ fn checked_new_task(input: &CreateInput) -> Result<Status, ToolError> {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskChanges {
-    /// At least one visible character.
+    /// The task's name.
     #[schema(min_length = 1, max_length = 200, format = "cos-visible-name")]
     pub title: Option<String>,
     pub description: Option<String>,
@@ -254,7 +253,6 @@ pub struct TaskChanges {
     #[serde(default, deserialize_with = "clearable")]
     #[schema(value_type = Option<String>, max_length = 200, format = "cos-name")]
     pub epic: Option<Option<String>>,
-    /// Each with a visible character.
     #[schema(max_items = 100, format = "cos-name-list")]
     pub labels: Option<Vec<String>>,
     #[serde(default, deserialize_with = "clearable")]
@@ -262,7 +260,6 @@ pub struct TaskChanges {
     pub appetite: Option<Option<String>>,
     #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub depends_on: Option<Vec<String>>,
-    /// Each with a visible character.
     #[schema(max_items = 100, format = "cos-name-list")]
     pub references: Option<Vec<String>>,
 }
@@ -272,7 +269,7 @@ pub struct TaskChanges {
 pub struct EditInput {
     #[schema(pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")]
     pub id: String,
-    /// The version you read; the edit is refused with `conflict` if the task changed since.
+    /// The version you read (else STALE_VERSION).
     pub version: i64,
     pub changes: TaskChanges,
     pub actor: Option<Actor>,
@@ -285,8 +282,8 @@ impl Tool for TaskEdit {
     type Output = Task;
     const SPEC: ToolSpec = spec(
         "cos_task_edit",
-        "Edits a task's fields. Send the version you read: if someone else wrote first the edit is refused \
-         (conflict, STALE_VERSION) with the current task in details and nothing is changed.",
+        "Edits a task's fields if it is still at the version you read; else STALE_VERSION with the current \
+         task in details, and nothing changes.",
     ).writing(true, true);
 
     fn run(context: &ToolContext, input: EditInput) -> Result<Answer<Task>, ToolError> {

@@ -36,6 +36,7 @@ fn router() -> OpenApiRouter<Hub> {
         .routes(routes!(board_search))
         .routes(routes!(board_ready))
         .routes(routes!(board_claim_next))
+        .routes(routes!(board_task_renew_lease))
 }
 
 /// The whole board: columns with cards, totals and WIP state; complete and archive paged.
@@ -283,6 +284,33 @@ async fn board_claim_next(
     AppJson(input): AppJson<ClaimInput>,
 ) -> Result<Success<Claim>, ApiError> {
     run::<TaskClaimNext>(&hub, input).await
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenewBody {
+    pub actor: Option<Actor>,
+    /// Seconds from now (default 900).
+    #[schema(minimum = 5, maximum = 86400)]
+    pub lease_seconds: Option<u32>,
+}
+
+/// Extends the caller's lease on a task it claimed.
+#[utoipa::path(post, path = "/api/board/tasks/{id}/lease", operation_id = "board_task_renew_lease", tag = "board",
+    params(("id" = String, Path, description = "TASK-<n>", pattern = "^(TASK|task)-(?=[0-9]*[1-9])[0-9]{1,12}$")),
+    request_body = RenewBody,
+    responses((status = 200, description = "The task with its lease extended", body = ApiOk<Task>)))]
+async fn board_task_renew_lease(
+    State(hub): State<Hub>,
+    AppPath(id): AppPath<String>,
+    AppJson(body): AppJson<RenewBody>,
+) -> Result<Success<Task>, ApiError> {
+    let input = RenewInput {
+        id,
+        actor: body.actor,
+        lease_seconds: body.lease_seconds,
+    };
+    with_etag(run::<TaskRenewLease>(&hub, input).await)
 }
 
 fn etag(task: &Task) -> String {

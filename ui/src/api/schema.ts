@@ -158,6 +158,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/board/tasks/{id}/lease": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extends the caller's lease on a task it claimed. */
+        post: operations["board_task_renew_lease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/board/tasks/{id}/move": {
         parameters: {
             query?: never;
@@ -819,12 +836,12 @@ export interface components {
          */
         Access: "read_write" | "read_only";
         Actor: {
-            /** @description A person's name, an agent's session id or a job name. */
+            /** @description A name, session id or job. */
             id: string;
             kind: components["schemas"]["ActorKind"];
         };
         /**
-         * @description Who made a change.
+         * @description Who acts.
          * @enum {string}
          */
         ActorKind: "human" | "agent" | "system";
@@ -1427,6 +1444,7 @@ export interface components {
                 id: string;
                 kind: components["schemas"]["Kind"];
                 labels: string[];
+                lease?: components["schemas"]["Lease"] | null;
                 /**
                  * Format: double
                  * @description Order within its column (smaller is higher).
@@ -1533,6 +1551,7 @@ export interface components {
             id: string;
             kind: components["schemas"]["Kind"];
             labels: string[];
+            lease?: components["schemas"]["Lease"] | null;
             /** Format: double */
             position: number;
             priority: components["schemas"]["Priority"];
@@ -1668,6 +1687,11 @@ export interface components {
             epic?: string | null;
             kind?: components["schemas"]["Kind"] | null;
             label?: string | null;
+            /**
+             * Format: int32
+             * @description Seconds the claim holds the task unless renewed (default 900).
+             */
+            lease_seconds?: number | null;
             priority?: components["schemas"]["Priority"] | null;
             swimlane?: string | null;
         };
@@ -1687,14 +1711,15 @@ export interface components {
          *     - `E_WIP_LIMIT`: The target column (or actor) is at its WIP limit; finish or move other work first.
          *     - `E_DEPENDENCY_OPEN`: The task depends on tasks that are not complete; details lists them.
          *     - `E_DEPENDENCY_CYCLE`: The dependency would close a cycle; details shows it.
+         *     - `E_LEASE`: The task is under another actor's live lease (details.lease: holder, expires_at), or the lease to renew is not the caller's; wait for it to end or take other work.
          *     - `STALE_REVISION`: The document changed since the {rev, hash} the write was based on; details.current holds its identity now. Re-read, rebase your intent on the new content and send it with a new request_id.
          *     - `E_READ_ONLY`: The mount, or the MCP session, is read-only to this caller; reads may continue, writes need a writable mount or session.
          *     - `E_REQUEST_ID`: request_id is missing or not 1 to 128 visible ASCII characters.
-         *     - `COMMIT_UNKNOWN`: Whether the write committed cannot be established (the file changed outside the hub meanwhile). Check the receipt or re-read the document, or resend the identical write with the same request_id; do not claim success.
+         *     - `COMMIT_UNKNOWN`: Whether the write committed cannot be established (a document's file changed outside the hub meanwhile, or the team database's connection dropped during the commit). Check the receipt or re-read the record, or resend the identical write with the same request_id or Idempotency-Key; do not claim success.
          *     - `E_INTEGRITY`: The documents' hash-chained history failed its audit; writes are refused until it is repaired (reads continue). details names the first bad entry. Do not repair it by editing the history.
          *     - `E_TOO_MANY_DOCUMENTS`: More documents were asked for at once than a call reads (20); split the request.
          *     - `E_PATH`: A path leaves the folder it must stay in, or names something that is not allowed there.
-         *     - `E_UNAVAILABLE`: A capability this call asks for is not available in this build or setup (semantic search needs an embedding model); the message says what it needs and what to use instead.
+         *     - `E_UNAVAILABLE`: A capability this call asks for is not available in this build or setup (semantic search needs an embedding model), or the team database cannot be reached; the message says what it needs and what to use instead.
          *     - `E_CONFIG`: A configuration file of the hub cannot be read; the message names the file and the fault.
          *     - `E_CONTEXT_BUDGET`: The answer stays over the agent budget even after trimming; details.narrow_with names the arguments that shrink it.
          *     - `E_MODULE_DISABLED`: The tool's module is switched off in this project; the message says how to enable it.
@@ -1715,7 +1740,7 @@ export interface components {
          *     - `E_TOKEN`: The bearer token is missing or wrong.
          * @enum {string}
          */
-        Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "E_REQUEST_REUSE" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "STALE_REVISION" | "E_READ_ONLY" | "E_REQUEST_ID" | "COMMIT_UNKNOWN" | "E_INTEGRITY" | "E_TOO_MANY_DOCUMENTS" | "E_PATH" | "E_UNAVAILABLE" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
+        Code: "E_ARGUMENT" | "E_AMBIGUOUS" | "E_NOT_FOUND" | "E_UNKNOWN_TOOL" | "E_CURSOR" | "STALE_CURSOR" | "STALE_READ" | "E_REQUEST_REUSE" | "STALE_VERSION" | "STALE_STATE" | "E_TRANSITION" | "E_WIP_LIMIT" | "E_DEPENDENCY_OPEN" | "E_DEPENDENCY_CYCLE" | "E_LEASE" | "STALE_REVISION" | "E_READ_ONLY" | "E_REQUEST_ID" | "COMMIT_UNKNOWN" | "E_INTEGRITY" | "E_TOO_MANY_DOCUMENTS" | "E_PATH" | "E_UNAVAILABLE" | "E_CONFIG" | "E_CONTEXT_BUDGET" | "E_MODULE_DISABLED" | "E_MODULE_STATE" | "E_BUSY" | "E_PERMISSION" | "E_STORAGE" | "E_TIMEOUT" | "E_INTERNAL" | "E_JSON" | "E_BODY" | "E_CONTENT_TYPE" | "E_TOO_LARGE" | "E_METHOD" | "E_ROUTE" | "E_HOST" | "E_ORIGIN" | "E_TOKEN";
         Column: {
             cards: components["schemas"]["Card"][];
             /**
@@ -1755,13 +1780,10 @@ export interface components {
             depends_on?: string[];
             /** @description Markdown, kept as written. */
             description?: string;
-            /** @description No control characters. */
             epic?: string | null;
             kind?: components["schemas"]["Kind"];
-            /** @description Each with a visible character. */
             labels?: string[];
             priority?: components["schemas"]["Priority"];
-            /** @description Each with a visible character. */
             references?: string[];
             /**
              * @description icebox (default) or emergency.
@@ -1770,7 +1792,7 @@ export interface components {
             status?: "icebox" | "emergency";
             /** @description One of the board's swimlanes (default: the first configured). */
             swimlane?: string | null;
-            /** @description At least one visible character; no control or invisible ones. */
+            /** @description The task's name. */
             title: string;
         };
         Dependencies: {
@@ -2232,6 +2254,16 @@ export interface components {
         JsonObject: Record<string, never>;
         /** @enum {string} */
         Kind: "feature" | "bug" | "chore" | "spike" | "docs" | "refactor" | "test" | "security";
+        /**
+         * @description A claim's hold on a task: no one else is handed it, or may move it,
+         *     until it expires (then it returns to the ready pool) or its holder moves it.
+         */
+        Lease: {
+            /** @description RFC 3339, UTC. */
+            expires_at: string;
+            /** @description `kind:id` of the claimant. */
+            holder: string;
+        };
         /** @description A file the graph leaves out although git tracks it. */
         LeftOut: {
             path: string;
@@ -2369,7 +2401,7 @@ export interface components {
             section: string;
         } | {
             expected_count?: number;
-            /** @description Never empty: an empty text occurs everywhere and nowhere. */
+            /** @description Not empty. */
             find: string;
             /** @enum {string} */
             op: "replace_text";
@@ -2568,6 +2600,14 @@ export interface components {
             path: string;
             /** @description The line as it reads now (trimmed, at most 200 characters). */
             text: string;
+        };
+        RenewBody: {
+            actor?: components["schemas"]["Actor"] | null;
+            /**
+             * Format: int32
+             * @description Seconds from now (default 900).
+             */
+            lease_seconds?: number | null;
         };
         RepositionBody: {
             actor?: components["schemas"]["Actor"] | null;
@@ -2787,6 +2827,7 @@ export interface components {
             id: string;
             kind: components["schemas"]["Kind"];
             labels: string[];
+            lease?: components["schemas"]["Lease"] | null;
             /**
              * Format: double
              * @description Order within its column (smaller is higher).
@@ -2815,13 +2856,11 @@ export interface components {
             description?: string | null;
             epic?: string | null;
             kind?: components["schemas"]["Kind"] | null;
-            /** @description Each with a visible character. */
             labels?: string[] | null;
             priority?: components["schemas"]["Priority"] | null;
-            /** @description Each with a visible character. */
             references?: string[] | null;
             swimlane?: string | null;
-            /** @description At least one visible character. */
+            /** @description The task's name. */
             title?: string | null;
         };
         TaskMention: {
@@ -4003,6 +4042,126 @@ export interface operations {
             };
             /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    board_task_renew_lease: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description TASK-<n> */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenewBody"];
+            };
+        };
+        responses: {
+            /** @description The task with its lease extended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_Task"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A stale revision or state, or a reused request ID (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conditional request's precondition no longer holds (conflict with If-Match) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

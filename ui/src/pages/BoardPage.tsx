@@ -449,7 +449,24 @@ function CardView({
             ⛓ {card.depends_on.join(", ")}
           </span>
         ) : null}
+        {card.lease ? <LeaseBadge lease={card.lease} /> : null}
       </div>
     </article>
+  );
+}
+
+/** Who holds a claimed task and until when (local time); an expired lease is said to be. */
+export function LeaseBadge({ lease }: { lease: { holder: string; expires_at: string } }) {
+  const until = new Date(lease.expires_at);
+  const expired = until.getTime() <= Date.now();
+  const time = until.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return (
+    <span
+      className={`lease${expired ? " expired" : ""}`}
+      data-testid="lease"
+      title={`Claimed by ${lease.holder}; the lease ${expired ? "ran out" : "runs"} at ${lease.expires_at}`}
+    >
+      🔒 {lease.holder} {expired ? "(expired)" : `until ${time}`}
+    </span>
   );
 }

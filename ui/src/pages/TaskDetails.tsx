@@ -2,7 +2,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { api, call, type Failure, type HistoryEntry, type Status, type Task } from "../api/client";
 import { FailureNotice } from "../components/FailureNotice";
 import { EvidenceSessions } from "./EvidenceSessions";
-import { STATUS_LABELS } from "./BoardPage";
+import { LeaseBadge, STATUS_LABELS } from "./BoardPage";
 import { TaskDialog } from "./TaskDialog";
 
 interface Props {
@@ -77,6 +77,8 @@ export function TaskDetails({ id, swimlanes, onClose, onChanged }: Props) {
             <dd>{task.depends_on.join(", ") || "—"}</dd>
             <dt>Assignee</dt>
             <dd>{task.assignee ?? "—"}</dd>
+            <dt>Lease</dt>
+            <dd>{task.lease ? <LeaseBadge lease={task.lease} /> : "—"}</dd>
             <dt>Version</dt>
             <dd>{task.version}</dd>
           </dl>
