@@ -91,15 +91,31 @@ const MIGRATIONS: &[Migration] = &[
               CREATE INDEX request_receipts_by_age ON request_receipts(created_at);",
         legacy_version: None,
     },
+    Migration {
+        version: 4,
+        name: "hub_users",
+        sql: USERS,
+        legacy_version: None,
+    },
 ];
+
+/// People known by their tokens (only a hash of each is kept); the same
+/// table in a team database.
+const USERS: &str = "CREATE TABLE hub_users (
+    name       TEXT PRIMARY KEY,
+    role       TEXT NOT NULL CHECK (role IN ('read', 'write', 'admin')),
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL
+);";
 
 /// What a team database keeps for every hub that shares it: the receipts of
 /// requests sent with an `Idempotency-Key`, and the key that seals cursors
 /// (so a cursor one hub gave out pages on another).
-const TEAM_MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "request_receipts_and_keys",
-    sql: "CREATE TABLE request_receipts (
+const TEAM_MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "request_receipts_and_keys",
+        sql: "CREATE TABLE request_receipts (
               key         TEXT PRIMARY KEY,
               fingerprint TEXT NOT NULL,
               status      BIGINT,
@@ -112,8 +128,15 @@ const TEAM_MIGRATIONS: &[Migration] = &[Migration {
               name TEXT PRIMARY KEY,
               key  BYTEA NOT NULL
           );",
-    legacy_version: None,
-}];
+        legacy_version: None,
+    },
+    Migration {
+        version: 2,
+        name: "hub_users",
+        sql: USERS,
+        legacy_version: None,
+    },
+];
 
 /// Registers the core tools.
 pub fn register(registry: &mut Registry) {

@@ -297,11 +297,15 @@ impl Tool for BoardImport {
             }
         }
         parsed.sort_by_key(|(_, file)| file.seq);
-        let source = context.source.as_str();
+        let by = records::Author {
+            actor: "system:import".into(),
+            source: context.source.as_str(),
+            user: context.user.as_ref().map(|user| user.name.clone()),
+        };
         let report = context
             .hub
             .shared
-            .write(|tx| apply_import(tx, &config, parsed, source, report))?;
+            .write(|tx| apply_import(tx, &config, parsed, &by, report))?;
         // an import can write thousands of rows: let the log restart small
         context.hub.store.checkpoint()?;
         Ok(Answer::from(report))
@@ -519,10 +523,10 @@ fn apply_import(
     tx: &Session,
     config: &BoardConfig,
     files: Vec<(String, TaskFile)>,
-    source: &str,
+    by: &records::Author,
     mut report: ImportReport,
 ) -> Result<ImportReport, ToolError> {
-    let actor = "system:import";
+    let actor = by.actor.as_str();
     let now = crate::tools::now();
     let mut known: Vec<String> = config.swimlanes.clone();
     known.extend(records::extra_swimlanes(tx)?);
@@ -545,7 +549,7 @@ fn apply_import(
                     old: Value::Null,
                     new: json!(task.status),
                 };
-                records::append_history(tx, file.seq, actor, source, 1, &now, &[created])?;
+                records::append_history(tx, file.seq, by, 1, &now, &[created])?;
                 report.created.push(task.id.clone());
             }
             Some(current)
@@ -566,13 +570,13 @@ fn apply_import(
                 task.updated_by = actor.into();
                 let changes = changed_fields(&current, &task);
                 records::save_task(tx, file.seq, &task)?;
-                records::append_history(tx, file.seq, actor, source, task.version, &now, &changes)?;
+                records::append_history(tx, file.seq, by, task.version, &now, &changes)?;
                 report.updated.push(task.id.clone());
             }
         }
         imported.push((name, file.seq, file.depends_on));
     }
-    link_dependencies(tx, imported, source, &now, &mut report)?;
+    link_dependencies(tx, imported, by, &now, &mut report)?;
     Ok(report)
 }
 
@@ -612,7 +616,7 @@ fn changed_fields(before: &Task, after: &Task) -> Vec<Change<'static>> {
 fn link_dependencies(
     tx: &Session,
     imported: Vec<(String, i64, Vec<String>)>,
-    source: &str,
+    by: &records::Author,
     now: &str,
     report: &mut ImportReport,
 ) -> Result<(), ToolError> {
@@ -676,15 +680,7 @@ fn link_dependencies(
                     .collect::<Vec<_>>()
             ),
         };
-        records::append_history(
-            tx,
-            seq,
-            "system:import",
-            source,
-            current.version,
-            now,
-            &[change],
-        )?;
+        records::append_history(tx, seq, by, current.version, now, &[change])?;
     }
     Ok(())
 }

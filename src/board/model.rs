@@ -350,6 +350,8 @@ pub struct HistoryEntry {
     pub new: Option<serde_json::Value>,
     /// The task's version after this change.
     pub version: i64,
+    /// The authenticated user the actor acted for (when the hub has users).
+    pub user: Option<String>,
 }
 
 pub fn sequence_of(id: &str) -> i64 {

@@ -252,28 +252,36 @@ pub struct Change<'a> {
     pub new: Json,
 }
 
+/// Who writes a change: the actor (`kind:id`), the door it came through,
+/// and the authenticated user the actor acts for, when the hub has users.
+pub struct Author {
+    pub actor: String,
+    pub source: &'static str,
+    pub user: Option<String>,
+}
+
 pub fn append_history(
     session: &Session,
     seq: i64,
-    actor: &str,
-    source: &str,
+    by: &Author,
     version: i64,
     at: &str,
     changes: &[Change],
 ) -> Result<(), StoreError> {
     for change in changes {
         session.execute(
-            "INSERT INTO task_history(task, at, actor, source, field, old_value, new_value, version)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO task_history(task, at, actor, source, field, old_value, new_value, version, user_name)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             &[
                 seq.into(),
                 at.into(),
-                actor.into(),
-                source.into(),
+                (&by.actor).into(),
+                by.source.into(),
                 change.field.into(),
                 (!change.old.is_null()).then(|| change.old.to_string()).into(),
                 (!change.new.is_null()).then(|| change.new.to_string()).into(),
                 version.into(),
+                by.user.clone().into(),
             ],
         )?;
     }
@@ -379,7 +387,7 @@ pub fn history_page(
     let parse = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
     let entries = session
         .query(
-            "SELECT at, actor, source, field, old_value, new_value, version FROM task_history
+            "SELECT at, actor, source, field, old_value, new_value, version, user_name FROM task_history
              WHERE task = ?1 ORDER BY id DESC LIMIT ?2 OFFSET ?3",
             &[seq.into(), limit.into(), (start as i64).into()],
         )?
@@ -393,6 +401,7 @@ pub fn history_page(
                 old: parse(row.opt_text(4)?),
                 new: parse(row.opt_text(5)?),
                 version: row.int(6)?,
+                user: row.opt_text(7)?,
             })
         })
         .collect::<Result<_, StoreError>>()?;

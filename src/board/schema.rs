@@ -17,7 +17,16 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: LEASES,
         legacy_version: None,
     },
+    Migration {
+        version: 3,
+        name: "history_users",
+        sql: HISTORY_USERS,
+        legacy_version: None,
+    },
 ];
+
+/// The authenticated user each change was made as, beside its actor.
+const HISTORY_USERS: &str = "ALTER TABLE task_history ADD COLUMN user_name TEXT;";
 
 /// A claim's lease on a task, beside the task (so reading a card never
 /// walks past a long description to reach it). A task's row is written
@@ -135,6 +144,12 @@ pub const TEAM_MIGRATIONS: &[Migration] = &[
         version: 2,
         name: "task_leases",
         sql: TEAM_LEASES,
+        legacy_version: None,
+    },
+    Migration {
+        version: 3,
+        name: "history_users",
+        sql: HISTORY_USERS,
         legacy_version: None,
     },
 ];

@@ -104,6 +104,11 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: task::TaskCommand,
     },
+    /// The people the hub knows by their tokens: add (prints a token once), list, remove.
+    User {
+        #[command(subcommand)]
+        command: user::UserCommand,
+    },
     /// Export the board to Markdown files, or import them.
     Board {
         #[command(subcommand)]

@@ -15,6 +15,7 @@ mod search;
 mod serve;
 mod setup;
 mod task;
+mod user;
 
 use crate::envelope::{self, Budget, Code, ErrorBody};
 use crate::tools::{Hub, HubConfig, Source};
@@ -66,7 +67,8 @@ pub fn run(cli: Cli) -> i32 {
                 },
                 ..web::ServeOptions::default()
             };
-            with_hub(&hub, path, |opened| serve(opened, address, options))
+            // the HTTP door names its callers request by request
+            with_hub_as(&hub, path, false, |opened| serve(opened, address, options))
         }
         Command::Mcp {
             path,
@@ -105,11 +107,23 @@ pub fn run(cli: Cli) -> i32 {
         Command::Changes(args) => with_hub(&hub, None, |opened| changes::run(args, &opened)),
         Command::Setup(args) => setup::run(args, hub.repo.clone()),
         Command::Task { command } => with_hub(&hub, None, |opened| task::run(command, &opened)),
+        Command::User { command } => with_hub(&hub, None, |opened| user::run(command, &opened)),
     }
 }
 
-/// Opens the hub `args` (or a positional repository) names and runs `command` on it.
+/// Opens the hub `args` (or a positional repository) names and runs `command`
+/// on it, acting as the configured user.
 fn with_hub(args: &HubArgs, positional: Option<PathBuf>, command: impl FnOnce(Hub) -> i32) -> i32 {
+    with_hub_as(args, positional, true, command)
+}
+
+/// [`with_hub`], acting as the configured user only when `acting` says so.
+fn with_hub_as(
+    args: &HubArgs,
+    positional: Option<PathBuf>,
+    acting: bool,
+    command: impl FnOnce(Hub) -> i32,
+) -> i32 {
     let same = |a: &PathBuf, b: &PathBuf| {
         a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
     };
@@ -125,9 +139,19 @@ fn with_hub(args: &HubArgs, positional: Option<PathBuf>, command: impl FnOnce(Hu
         (Some(path), _) => Some(path),
         (None, repo) => repo,
     };
-    match open_hub(repo, args.state_dir.clone(), args.database.clone()) {
-        Ok(hub) => command(hub),
-        Err(code) => code,
+    let hub = match open_hub(repo, args.state_dir.clone(), args.database.clone()) {
+        Ok(hub) => hub,
+        Err(code) => return code,
+    };
+    if !acting {
+        return command(hub);
+    }
+    match user::configured_user(&hub) {
+        Ok(acting) => command(hub.acting_as(acting)),
+        Err(message) => {
+            eprintln!("cos: {message}");
+            2
+        }
     }
 }
 

@@ -361,10 +361,16 @@ impl ServerHandler for McpServer {
             ))));
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let envelope = self
+        // the user the HTTP door authenticated; the session's task is not the request's
+        let user = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::tools::users::User>())
+            .cloned();
+        let call = self
             .hub
-            .call_json(&request.name, arguments, Budget::Agent, Source::Mcp)
-            .await;
+            .call_json(&request.name, arguments, Budget::Agent, Source::Mcp);
+        let envelope = crate::tools::users::acting_as(user, call).await;
         Ok(CallToolResponse::from(result_of(envelope)))
     }
 }

@@ -15,6 +15,7 @@ pub mod receipts;
 mod session;
 mod shared;
 pub mod sql;
+pub mod users;
 
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, ErrorCode};

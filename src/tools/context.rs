@@ -69,6 +69,10 @@ pub struct HubState {
     pub cursors: cursor::Keyring,
     /// See [`READ_TIMEOUT`].
     pub read_timeout: Duration,
+    /// Who the shell or an agent over stdio acts as (the settings file's
+    /// `[user] token`, or `COS_USER_TOKEN`); the HTTP door names its callers
+    /// request by request.
+    pub acting_as: Option<users::User>,
 }
 
 /// Which areas have background work under way; answers report it in their meta.
@@ -109,6 +113,8 @@ pub struct ToolContext<'a> {
     /// The budget the answer will be held to, for tools that size their own
     /// pages (a document read pages its text so no cut lands inside it).
     pub budget: Budget,
+    /// The authenticated user the call acts for, when the hub has users.
+    pub user: Option<users::User>,
     /// The module switches as this call first read them (`switches`).
     switches: std::sync::OnceLock<Switches>,
 }
@@ -127,6 +133,7 @@ impl<'a> ToolContext<'a> {
             registry,
             progress,
             budget,
+            user: hub.acting_as.clone(),
             switches: std::sync::OnceLock::new(),
         }
     }

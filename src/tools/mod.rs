@@ -31,6 +31,7 @@ pub mod searchable;
 pub mod settings;
 mod spec;
 pub mod text;
+pub mod users;
 
 use crate::envelope::{self, Budget, Category, Code, ErrorBody};
 use crate::store::Store;

@@ -31,6 +31,12 @@ impl Call {
     }
 }
 
+/// The user the calling task acts as, taken before the call leaves it for
+/// the blocking pool (the task's own value does not travel there).
+fn caller() -> Option<users::User> {
+    users::current()
+}
+
 /// The budget a tool's answer is held to: the agent budget becomes the
 /// tool's own tighter one, or the plain agent tier for a graph-shaped answer
 /// that asked for it.
@@ -84,6 +90,7 @@ impl Hub {
             writes: bell::Bell::default(),
             cursors,
             read_timeout: READ_TIMEOUT,
+            acting_as: None,
         };
         Ok(Hub {
             state: Arc::new(state),
@@ -93,6 +100,36 @@ impl Hub {
 
     pub fn state(&self) -> &HubState {
         &self.state
+    }
+
+    /// The same hub acting as `user` in every call that names no other (the
+    /// shell, an agent over stdio); only before it is shared.
+    pub fn acting_as(mut self, user: Option<users::User>) -> Hub {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.acting_as = user;
+        }
+        self
+    }
+
+    /// The user whose token is `token`, as this hub's shared store knows them.
+    pub fn user_by_token(
+        &self,
+        token: &str,
+    ) -> Result<Option<users::User>, crate::store::StoreError> {
+        self.user_by_hash(&users::token_hash(token))
+    }
+
+    /// The user whose token hashes to `hash`.
+    pub fn user_by_hash(
+        &self,
+        hash: &str,
+    ) -> Result<Option<users::User>, crate::store::StoreError> {
+        Ok(self.state.shared.user_by_token(hash)?.and_then(|row| {
+            Some(users::User {
+                role: users::Role::parse(&row.role)?,
+                name: row.name,
+            })
+        }))
     }
 
     /// The same hub with another read timeout; only before it is shared.
@@ -124,10 +161,15 @@ impl Hub {
         source: Source,
     ) -> Result<Answer<T::Output>, ErrorBody> {
         let hub = self.clone();
+        let user = caller();
         let task = tokio::task::spawn_blocking(move || {
-            hub.guarded(&T::SPEC, Call::unbudgeted(source), &Unwatched, |context| {
-                T::run(context, input)
-            })
+            hub.guarded_as(
+                user,
+                &T::SPEC,
+                Call::unbudgeted(source),
+                &Unwatched,
+                |context| T::run(context, input),
+            )
         });
         self.in_time(&T::SPEC, task).await
     }
@@ -177,8 +219,10 @@ impl Hub {
         };
         let hub = self.clone();
         let spec = tool.spec;
+        let user = caller();
         let task = tokio::task::spawn_blocking(move || {
-            let outcome = hub.guarded(&spec, Call { source, budget }, &Unwatched, |context| {
+            let call = Call { source, budget };
+            let outcome = hub.guarded_as(user, &spec, call, &Unwatched, |context| {
                 (tool.handler)(context, arguments)
             });
             outcome.and_then(|value| within_budget(&tool, value, budget))
@@ -228,13 +272,35 @@ impl Hub {
         progress: &dyn Progress,
         body: impl FnOnce(&ToolContext) -> Result<O, ToolError>,
     ) -> Result<O, ErrorBody> {
-        let context = ToolContext::new(
+        self.guarded_as(None, spec, call, progress, body)
+    }
+
+    /// [`Hub::guarded`] for `user` (else whom the process acts as), whose
+    /// role must reach the tool.
+    fn guarded_as<O>(
+        &self,
+        user: Option<users::User>,
+        spec: &ToolSpec,
+        call: Call,
+        progress: &dyn Progress,
+        body: impl FnOnce(&ToolContext) -> Result<O, ToolError>,
+    ) -> Result<O, ErrorBody> {
+        let mut context = ToolContext::new(
             &self.state,
             call.source,
             &self.registry,
             progress,
             call.budget,
         );
+        if user.is_some() {
+            context.user = user;
+        }
+        // the hub's own background work answers to no one's role
+        if let Some(user) = &context.user
+            && call.source != Source::Watcher
+        {
+            users::check_role(user, spec).map_err(|error| self.report(spec, error))?;
+        }
         gate(spec, &context).map_err(|error| self.report(spec, error))?;
         match catch_unwind(AssertUnwindSafe(|| body(&context))) {
             Ok(Ok(output)) => {

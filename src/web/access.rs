@@ -163,8 +163,41 @@ fn refusal(
     .into_response()
 }
 
+/// What the middleware holds: the rules, and the hub whose users it knows.
+pub struct Guard {
+    access: Access,
+    hub: crate::tools::Hub,
+    users: super::users::Users,
+}
+
+impl Guard {
+    pub fn new(access: Access, hub: crate::tools::Hub) -> Guard {
+        Guard {
+            access,
+            hub,
+            users: super::users::Users::default(),
+        }
+    }
+}
+
+fn unauthorized(message: &str) -> Response {
+    let mut response = refusal(
+        StatusCode::UNAUTHORIZED,
+        Category::Unauthorized,
+        Code::E_TOKEN,
+        message.to_string(),
+        json!({"field": "Authorization"}),
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    response
+}
+
 /// The middleware: refuses before anything else runs.
-pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Next) -> Response {
+pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    let access = &guard.access;
     let headers = request.headers();
     if headers.get_all(header::HOST).iter().count() > 1 {
         return refusal(
@@ -224,24 +257,33 @@ pub async fn check(State(access): State<Arc<Access>>, request: Request, next: Ne
     }
     let path = request.uri().path();
     let guarded = path.starts_with("/api") || path.starts_with("/mcp");
+    if !guarded {
+        return next.run(request).await;
+    }
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok());
-    if guarded && !access.token_matches(authorization) {
-        let mut response = refusal(
-            StatusCode::UNAUTHORIZED,
-            Category::Unauthorized,
-            Code::E_TOKEN,
-            "a valid token is required: send `Authorization: Bearer <token>`".to_string(),
-            json!({"field": "Authorization"}),
-        );
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-        return response;
+    use super::users::Caller;
+    match guard.users.caller(&guard.hub, authorization).await {
+        Caller::NoUsers if access.token_matches(authorization) => next.run(request).await,
+        Caller::NoUsers => {
+            unauthorized("a valid token is required: send `Authorization: Bearer <token>`")
+        }
+        Caller::Unknown => unauthorized(
+            "this hub has users: send `Authorization: Bearer <token>` with a token `cos user add` printed",
+        ),
+        Caller::User(user) => {
+            request.extensions_mut().insert(user.clone());
+            crate::tools::users::acting_as(Some(user), next.run(request)).await
+        }
+        Caller::Unavailable(reason) => refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Category::Unavailable,
+            Code::E_UNAVAILABLE,
+            format!("the hub's users cannot be read just now ({reason}); retry shortly"),
+            json!({"field": "Authorization", "retry_after_seconds": 1}),
+        ),
     }
-    next.run(request).await
 }
 
 #[cfg(test)]

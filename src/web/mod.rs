@@ -13,6 +13,7 @@ pub mod routes;
 pub mod spec;
 pub mod ui;
 pub mod unwrap;
+pub mod users;
 
 use crate::envelope::{Category, Code, ErrorBody};
 use crate::events::ChangeFeed;
@@ -88,7 +89,7 @@ pub fn app(
         .layer(middleware::from_fn(request_timeout))
         .layer(CatchPanicLayer::custom(handler_panicked))
         .layer(middleware::from_fn_with_state(
-            Arc::new(access),
+            Arc::new(access::Guard::new(access, hub.clone())),
             access::check,
         ))
         // spans name the method and path only: a query string may carry what

@@ -33,3 +33,4 @@ mod semantic;
 mod supervise;
 mod team;
 mod team_hubs;
+mod team_users;

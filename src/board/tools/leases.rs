@@ -15,7 +15,7 @@ use crate::store::Session;
 use crate::tools::{Answer, Source, Tool, ToolContext, ToolError, ToolSpec};
 
 use super::writes::commit_change;
-use super::{actor_for, require_task, spec};
+use super::{Writer, actor_for, require_task, spec};
 
 /// How long a claim holds its task when the caller does not say.
 pub const DEFAULT_LEASE_SECONDS: u32 = 900;
@@ -59,9 +59,13 @@ pub(super) fn check_lease(task: &Task, actor: &Actor) -> Result<(), ToolError> {
 /// Ends every lease that ran out: its task goes back to icebox (when still
 /// in progress) with its assignee cleared, recorded as the lease's expiry.
 pub(super) fn expire_leases(tx: &Session, source: Source) -> Result<(), ToolError> {
-    let expiry = Actor {
-        kind: ActorKind::System,
-        id: "lease-expiry".into(),
+    let expiry = Writer {
+        actor: Actor {
+            kind: ActorKind::System,
+            id: "lease-expiry".into(),
+        },
+        source,
+        user: None,
     };
     for seq in records::expired_leases(tx, &crate::tools::now())? {
         let Some(before) = records::load_task(tx, seq)? else {
@@ -74,7 +78,7 @@ pub(super) fn expire_leases(tx: &Session, source: Source) -> Result<(), ToolErro
             after.assignee = None;
             after.position = records::end_position(tx, Status::Icebox)?;
         }
-        commit_change(tx, seq, &before, after, None, &expiry, source)?;
+        commit_change(tx, seq, &before, after, None, &expiry)?;
     }
     Ok(())
 }
@@ -127,7 +131,7 @@ impl Tool for TaskRenewLease {
                 }
                 let mut after = before.clone();
                 after.lease = Some(Lease::for_seconds(actor.key(), seconds));
-                commit_change(tx, seq, &before, after, None, &actor, context.source)
+                commit_change(tx, seq, &before, after, None, &actor)
             })
             .map(Answer::from)
     }

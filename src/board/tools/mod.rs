@@ -40,8 +40,44 @@ pub(super) const fn spec(name: &'static str, description: &'static str) -> ToolS
     }
 }
 
+/// Who writes through a tool: the actor (given, else named after the front
+/// door), the door, and the authenticated user the actor acts for. It
+/// reads as its actor.
+pub(super) struct Writer {
+    pub actor: Actor,
+    pub source: Source,
+    pub user: Option<String>,
+}
+
+impl std::ops::Deref for Writer {
+    type Target = Actor;
+    fn deref(&self) -> &Actor {
+        &self.actor
+    }
+}
+
+impl Writer {
+    /// The history's record of who wrote.
+    pub fn author(&self) -> records::Author {
+        records::Author {
+            actor: self.actor.key(),
+            source: self.source.as_str(),
+            user: self.user.clone(),
+        }
+    }
+}
+
+/// The writer of a call: its actor, door and user.
+pub(super) fn actor_for(context: &ToolContext, given: Option<Actor>) -> Result<Writer, ToolError> {
+    Ok(Writer {
+        actor: default_actor(context, given)?,
+        source: context.source,
+        user: context.user.as_ref().map(|user| user.name.clone()),
+    })
+}
+
 /// The actor a call acts as: the one given, else one named after the front door.
-pub(super) fn actor_for(context: &ToolContext, given: Option<Actor>) -> Result<Actor, ToolError> {
+fn default_actor(context: &ToolContext, given: Option<Actor>) -> Result<Actor, ToolError> {
     let actor = given.unwrap_or_else(|| match context.source {
         Source::Rest => Actor {
             kind: ActorKind::Human,

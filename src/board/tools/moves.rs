@@ -12,12 +12,12 @@ use crate::board::model::*;
 use crate::board::records;
 use crate::board::rules::{self, refuse};
 use crate::envelope::{Category, Code};
-use crate::tools::{Answer, Source, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 use super::leases::{check_lease, expire_leases};
 use super::reads::ReadyInput;
 use super::writes::commit_change;
-use super::{actor_for, require_task, spec};
+use super::{Writer, actor_for, require_task, spec};
 use crate::board::filters::load_filtered;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -58,7 +58,6 @@ impl Tool for TaskMove {
                     before,
                     Transition::new(input.from, input.to),
                     &actor,
-                    context.source,
                 )
             })
             .map(Answer::from)
@@ -89,8 +88,7 @@ pub(super) fn move_task(
     seq: i64,
     before: Task,
     Transition { from, to, lease }: Transition,
-    actor: &Actor,
-    source: Source,
+    actor: &Writer,
 ) -> Result<Task, ToolError> {
     check_lease(&before, actor)?;
     if before.status != from {
@@ -127,7 +125,7 @@ pub(super) fn move_task(
     if before.status == Status::Complete && to != Status::Archive {
         after.completed_at = None;
     }
-    commit_change(tx, seq, &before, after, None, actor, source)
+    commit_change(tx, seq, &before, after, None, actor)
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -219,7 +217,7 @@ impl Tool for TaskReposition {
                 };
                 let mut after = task.clone();
                 after.position = position;
-                commit_change(tx, seq, &task, after, None, &actor, context.source)
+                commit_change(tx, seq, &task, after, None, &actor)
             })
             .map(Answer::from)
     }
@@ -315,15 +313,7 @@ impl Tool for TaskClaimNext {
                     to: Status::InProgress,
                     lease: Some(Lease::for_seconds(actor.key(), lease_seconds)),
                 };
-                let moved = move_task(
-                    tx,
-                    &config.wip,
-                    seq,
-                    task,
-                    transition,
-                    &actor,
-                    context.source,
-                )?;
+                let moved = move_task(tx, &config.wip, seq, task, transition, &actor)?;
                 Ok(Claim {
                     task: Some(moved),
                     reason: None,

@@ -11,9 +11,9 @@ use crate::board::model::*;
 use crate::board::records::{self, Change};
 use crate::board::rules::{self, refuse};
 use crate::envelope::{Category, Code};
-use crate::tools::{Answer, Source, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
-use super::{actor_for, require_task, spec};
+use super::{Writer, actor_for, require_task, spec};
 use crate::board::validate::{
     check_appetite, check_epic, check_swimlane, check_text_list, check_title, resolve_dependencies,
 };
@@ -71,8 +71,7 @@ pub(super) fn commit_change(
     before: &Task,
     mut after: Task,
     dependencies: Option<&[i64]>,
-    actor: &Actor,
-    source: Source,
+    by: &Writer,
 ) -> Result<Task, ToolError> {
     let changes = diff(before, &after);
     if changes.is_empty() {
@@ -81,20 +80,12 @@ pub(super) fn commit_change(
     let now = crate::tools::now();
     after.version = before.version + 1;
     after.updated_at = now.clone();
-    after.updated_by = actor.key();
+    after.updated_by = by.key();
     records::save_task(connection, seq, &after)?;
     if let Some(dependencies) = dependencies {
         records::set_dependencies(connection, seq, dependencies)?;
     }
-    records::append_history(
-        connection,
-        seq,
-        &actor.key(),
-        source.as_str(),
-        after.version,
-        &now,
-        &changes,
-    )?;
+    records::append_history(connection, seq, &by.author(), after.version, &now, &changes)?;
     Ok(after)
 }
 
@@ -207,15 +198,7 @@ impl Tool for TaskCreate {
                     old: Value::Null,
                     new: json!(task.status),
                 };
-                records::append_history(
-                    tx,
-                    seq,
-                    &actor.key(),
-                    context.source.as_str(),
-                    1,
-                    &now,
-                    &[created],
-                )?;
+                records::append_history(tx, seq, &actor.author(), 1, &now, &[created])?;
                 Ok(task)
             })
             .map(Answer::from)
@@ -360,15 +343,7 @@ impl Tool for TaskEdit {
                     }
                     None => None,
                 };
-                commit_change(
-                    tx,
-                    seq,
-                    &before,
-                    after,
-                    dependencies.as_deref(),
-                    &actor,
-                    context.source,
-                )
+                commit_change(tx, seq, &before, after, dependencies.as_deref(), &actor)
             })
             .map(Answer::from)
     }

@@ -1713,7 +1713,7 @@ export interface components {
          *     - `E_DEPENDENCY_CYCLE`: The dependency would close a cycle; details shows it.
          *     - `E_LEASE`: The task is under another actor's live lease (details.lease: holder, expires_at), or the lease to renew is not the caller's; wait for it to end or take other work.
          *     - `STALE_REVISION`: The document changed since the {rev, hash} the write was based on; details.current holds its identity now. Re-read, rebase your intent on the new content and send it with a new request_id.
-         *     - `E_READ_ONLY`: The mount, or the MCP session, is read-only to this caller; reads may continue, writes need a writable mount or session.
+         *     - `E_READ_ONLY`: The mount, the MCP session or the caller's role (a read token; only admin changes the hub's settings) is read-only to this call; reads may continue, writes need a writable mount, session or token.
          *     - `E_REQUEST_ID`: request_id is missing or not 1 to 128 visible ASCII characters.
          *     - `COMMIT_UNKNOWN`: Whether the write committed cannot be established (a document's file changed outside the hub meanwhile, or the team database's connection dropped during the commit). Check the receipt or re-read the record, or resend the identical write with the same request_id or Idempotency-Key; do not claim success.
          *     - `E_INTEGRITY`: The documents' hash-chained history failed its audit; writes are refused until it is repaired (reads continue). details names the first bad entry. Do not repair it by editing the history.
@@ -2156,6 +2156,8 @@ export interface components {
             old?: unknown;
             /** @description rest, mcp, cli or watcher */
             source: string;
+            /** @description The authenticated user the actor acted for (when the hub has users). */
+            user?: string | null;
             /**
              * Format: int64
              * @description The task's version after this change.

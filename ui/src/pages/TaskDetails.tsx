@@ -110,7 +110,7 @@ export function TaskDetails({ id, swimlanes, onClose, onChanged }: Props) {
                 <time dateTime={entry.at}>{entry.at.replace("T", " ").slice(0, 19)}</time> <strong>{entry.field}</strong>{" "}
                 {entry.field === "created" ? `in ${show(entry.new)}` : `${show(entry.old)} → ${show(entry.new)}`}{" "}
                 <span className="who">
-                  by {entry.actor} via {entry.source}
+                  by {entry.actor}{entry.user ? ` for ${entry.user}` : ""} via {entry.source}
                 </span>
               </li>
             ))}
