@@ -50,7 +50,7 @@ pub const AREA: Area = Area {
     id: "hub",
     module: MODULE,
     migrations: MIGRATIONS,
-    team_migrations: TEAM_MIGRATIONS,
+    team: Some(&TEAM),
     revision: None,
     register,
     search: None,
@@ -111,6 +111,22 @@ const USERS: &str = "CREATE TABLE hub_users (
 /// What a team database keeps for every hub that shares it: the receipts of
 /// requests sent with an `Idempotency-Key`, and the key that seals cursors
 /// (so a cursor one hub gave out pages on another).
+/// The hub's part of a team database, and what a copy moves of it (the
+/// cursor key stays: each database seals its own cursors).
+const TEAM: crate::tools::area::Team = crate::tools::area::Team {
+    migrations: TEAM_MIGRATIONS,
+    tables: &[
+        crate::store::copy::SharedTable {
+            name: "request_receipts",
+            counter: false,
+        },
+        crate::store::copy::SharedTable {
+            name: "hub_users",
+            counter: false,
+        },
+    ],
+};
+
 const TEAM_MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,

@@ -33,7 +33,7 @@ pub const AREA: Area = Area {
     id: "board",
     module: MODULE,
     migrations: schema::MIGRATIONS,
-    team_migrations: schema::TEAM_MIGRATIONS,
+    team: Some(&schema::TEAM),
     revision: Some(revision),
     register,
     search: Some(&searchable::SEARCHABLE),

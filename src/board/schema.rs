@@ -3,6 +3,8 @@
 //! the same tables in a team database on PostgreSQL.
 
 use crate::store::Migration;
+use crate::store::copy::SharedTable;
+use crate::tools::area::Team;
 
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
@@ -133,7 +135,38 @@ CREATE TRIGGER tasks_fts_update AFTER UPDATE OF title, description ON tasks BEGI
 END;
 ";
 
-pub const TEAM_MIGRATIONS: &[Migration] = &[
+/// The board in a team database: its migrations, and its tables as a copy moves them.
+pub const TEAM: Team = Team {
+    migrations: TEAM_MIGRATIONS,
+    tables: &[
+        SharedTable {
+            name: "tasks",
+            counter: false,
+        },
+        SharedTable {
+            name: "task_dependencies",
+            counter: false,
+        },
+        SharedTable {
+            name: "task_history",
+            counter: false,
+        },
+        SharedTable {
+            name: "board_swimlanes",
+            counter: false,
+        },
+        SharedTable {
+            name: "task_leases",
+            counter: false,
+        },
+        SharedTable {
+            name: "board_revision",
+            counter: true,
+        },
+    ],
+};
+
+const TEAM_MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,
         name: "board",

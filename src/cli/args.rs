@@ -109,6 +109,11 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: user::UserCommand,
     },
+    /// Move the shared state (board, evidence, receipts, users) to a team database or back.
+    Database {
+        #[command(subcommand)]
+        command: database::DatabaseCommand,
+    },
     /// Export the board to Markdown files, or import them.
     Board {
         #[command(subcommand)]

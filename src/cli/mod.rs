@@ -9,6 +9,7 @@
 
 mod args;
 mod changes;
+mod database;
 mod docs;
 mod index;
 mod search;
@@ -108,6 +109,9 @@ pub fn run(cli: Cli) -> i32 {
         Command::Setup(args) => setup::run(args, hub.repo.clone()),
         Command::Task { command } => with_hub(&hub, None, |opened| task::run(command, &opened)),
         Command::User { command } => with_hub(&hub, None, |opened| user::run(command, &opened)),
+        Command::Database { command } => {
+            with_hub(&hub, None, |opened| database::run(command, &opened))
+        }
     }
 }
 

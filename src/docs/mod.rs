@@ -47,7 +47,7 @@ pub const AREA: Area = Area {
     id: "docs",
     module: MODULE,
     migrations: schema::MIGRATIONS,
-    team_migrations: &[],
+    team: None,
     revision: Some(|hub| revision(&hub.store)),
     register,
     search: Some(&searchable::SEARCHABLE),

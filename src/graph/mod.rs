@@ -43,7 +43,7 @@ pub const AREA: Area = Area {
     id: "graph",
     module: MODULE,
     migrations: schema::MIGRATIONS,
-    team_migrations: &[],
+    team: None,
     revision: Some(|hub| revision(&hub.store)),
     register,
     search: Some(&searchable::SEARCHABLE),

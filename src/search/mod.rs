@@ -43,7 +43,7 @@ pub const AREA: Area = Area {
     id: "search",
     module: MODULE,
     migrations: index::schema::MIGRATIONS,
-    team_migrations: &[],
+    team: None,
     revision: Some(|hub| revision(&hub.store)),
     register,
     search: None,

@@ -9,6 +9,7 @@
 //! what a failure means to their clients. `receipts` keeps the answers of
 //! writes sent with an idempotency key, in the hub's `request_receipts` table.
 
+pub mod copy;
 mod migrations;
 pub mod pg;
 pub mod receipts;

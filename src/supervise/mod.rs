@@ -32,7 +32,7 @@ pub const AREA: Area = Area {
     id: "supervise",
     module: MODULE,
     migrations: schema::MIGRATIONS,
-    team_migrations: schema::TEAM_MIGRATIONS,
+    team: Some(&schema::TEAM),
     revision: Some(|hub| revision(&hub.shared)),
     register,
     search: Some(&searchable::SEARCHABLE),

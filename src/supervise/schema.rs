@@ -3,6 +3,8 @@
 //! database, and the same tables in a team database on PostgreSQL.
 
 use crate::store::Migration;
+use crate::store::copy::SharedTable;
+use crate::tools::area::Team;
 
 pub const MIGRATIONS: &[Migration] = &[Migration {
     version: 1,
@@ -49,7 +51,26 @@ CREATE TABLE supervise_revision (
 INSERT INTO supervise_revision (id, value) VALUES (1, 0);
 ";
 
-pub const TEAM_MIGRATIONS: &[Migration] = &[Migration {
+/// Evidence in a team database: its migrations, and its tables as a copy moves them.
+pub const TEAM: Team = Team {
+    migrations: TEAM_MIGRATIONS,
+    tables: &[
+        SharedTable {
+            name: "supervise_sessions",
+            counter: false,
+        },
+        SharedTable {
+            name: "supervise_dispatches",
+            counter: false,
+        },
+        SharedTable {
+            name: "supervise_revision",
+            counter: true,
+        },
+    ],
+};
+
+const TEAM_MIGRATIONS: &[Migration] = &[Migration {
     version: 1,
     name: "evidence bundles",
     sql: TEAM_EVIDENCE,

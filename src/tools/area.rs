@@ -22,10 +22,11 @@ pub struct Area {
     pub module: Module,
     /// The migrations that build its tables, in order.
     pub migrations: &'static [Migration],
-    /// The same tables as PostgreSQL builds them, for an area whose state a
-    /// team shares: with a team database its tools keep their state there
-    /// (through `HubState::shared`). Empty for an area that stays with each hub.
-    pub team_migrations: &'static [Migration],
+    /// For an area whose state a team shares: its tables as PostgreSQL
+    /// builds them and the tables a copy moves. With a team database its
+    /// tools keep their state there (through `HubState::shared`). None for
+    /// an area that stays with each hub.
+    pub team: Option<&'static Team>,
     /// `None` for an area that keeps no data a client shows.
     pub revision: Option<RevisionReader>,
     pub register: fn(&mut Registry),
@@ -37,6 +38,13 @@ pub struct Area {
     pub prompts: &'static [super::offers::PromptSpec],
     /// What it adds to the hub's health, if anything.
     pub health: Option<HealthCheck>,
+}
+
+/// An area's shared state: its migrations for a team database, and its
+/// tables in the order `cos database copy` moves them.
+pub struct Team {
+    pub migrations: &'static [Migration],
+    pub tables: &'static [crate::store::copy::SharedTable],
 }
 
 /// An area's part of the hub's health: what it reports, and the problems

@@ -93,11 +93,21 @@ impl Registry {
     pub fn team_schemas(&self) -> Vec<crate::store::pg::TeamSchema> {
         self.areas
             .iter()
-            .filter(|area| !area.team_migrations.is_empty())
-            .map(|area| crate::store::pg::TeamSchema {
-                area: area.id,
-                migrations: area.team_migrations,
+            .filter_map(|area| {
+                Some(crate::store::pg::TeamSchema {
+                    area: area.id,
+                    migrations: area.team?.migrations,
+                })
             })
+            .collect()
+    }
+
+    /// The tables of the shared state, area by area in the hub's order.
+    pub fn shared_tables(&self) -> Vec<crate::store::copy::SharedTable> {
+        self.areas
+            .iter()
+            .filter_map(|area| area.team)
+            .flat_map(|team| team.tables.iter().copied())
             .collect()
     }
 

@@ -32,5 +32,6 @@ mod search;
 mod semantic;
 mod supervise;
 mod team;
+mod team_copy;
 mod team_hubs;
 mod team_users;

@@ -64,6 +64,17 @@ impl TestServer {
         .await
     }
 
+    /// A server on a new checkout whose shared state is the team database `url`.
+    pub async fn on_team_database(url: &str) -> TestServer {
+        TestServer::on_database(
+            hub::default_registry(),
+            cos_hub::web::ServeOptions::default(),
+            Some(url.to_string()),
+            |hub| hub,
+        )
+        .await
+    }
+
     /// `--database URL` for a `cos` process that shares this server's board.
     pub fn database_args(&self) -> Vec<String> {
         self.database

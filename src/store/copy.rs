@@ -1,0 +1,119 @@
+//! Moving the shared state between databases: `cos database copy` takes the
+//! tables areas name as theirs from one store (the hub's own, or a team
+//! database) to another, row for row, so ids, positions, history and
+//! revisions arrive as they were. The target must hold nothing yet; the
+//! copy is one transaction there, so it lands whole or not at all.
+
+use super::{Dialect, Session, SharedStore, StoreError, Value};
+
+/// A table an area keeps in the shared state, in the order they are copied
+/// (a table before those that refer to it).
+#[derive(Debug, Clone, Copy)]
+pub struct SharedTable {
+    pub name: &'static str,
+    /// A one-row counter its migration puts there (a revision): copied
+    /// over the target's row instead of beside it, and no sign of content.
+    pub counter: bool,
+}
+
+/// Rows copied, by table.
+pub type CopyReport = Vec<(&'static str, usize)>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    #[error("the target already holds {rows} rows in {table}: copy only into an empty database")]
+    NotEmpty { table: &'static str, rows: i64 },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Copies every table of `tables` from `from` to `to`.
+pub fn copy(
+    from: &SharedStore,
+    to: &SharedStore,
+    tables: &[SharedTable],
+) -> Result<CopyReport, CopyError> {
+    let rows = from.view_at_once(|source| -> Result<_, StoreError> {
+        tables
+            .iter()
+            .map(|table| {
+                let columns = columns(source, table.name)?;
+                let sql = format!("SELECT {} FROM {}", columns.join(", "), table.name);
+                Ok((*table, columns, source.query(&sql, &[])?))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()
+    })?;
+    to.write(|target| -> Result<CopyReport, CopyError> {
+        for table in tables.iter().filter(|table| !table.counter) {
+            let held = target
+                .query_one(&format!("SELECT count(*) FROM {}", table.name), &[])?
+                .int(0)
+                .map_err(StoreError::from)?;
+            if held > 0 {
+                return Err(CopyError::NotEmpty {
+                    table: table.name,
+                    rows: held,
+                });
+            }
+        }
+        let mut report = Vec::new();
+        for (table, columns, rows) in &rows {
+            if table.counter {
+                target.execute(&format!("DELETE FROM {}", table.name), &[])?;
+            }
+            let placeholders: Vec<String> = (1..=columns.len()).map(|n| format!("?{n}")).collect();
+            let insert = format!(
+                "INSERT INTO {} ({}) VALUES ({})",
+                table.name,
+                columns.join(", "),
+                placeholders.join(", ")
+            );
+            for row in rows {
+                target.execute(&insert, &row.0)?;
+            }
+            restart_serials(target, table.name)?;
+            report.push((table.name, rows.len()));
+        }
+        Ok(report)
+    })
+}
+
+/// The columns of `table`, in their order.
+fn columns(session: &Session, table: &str) -> Result<Vec<String>, StoreError> {
+    let (sql, index) = match session.dialect() {
+        Dialect::Sqlite => ("SELECT name FROM pragma_table_info(?1) ORDER BY cid", 0),
+        Dialect::Postgres => (
+            "SELECT column_name::text FROM information_schema.columns
+             WHERE table_schema = current_schema() AND table_name = ?1 ORDER BY ordinal_position",
+            0,
+        ),
+    };
+    session
+        .query(sql, &[Value::from(table)])?
+        .iter()
+        .map(|row| Ok(row.text(index)?))
+        .collect()
+}
+
+/// On PostgreSQL, moves each serial column's sequence past the rows copied
+/// in with their own numbers, so the next row gets a new one.
+fn restart_serials(session: &Session, table: &str) -> Result<(), StoreError> {
+    if session.dialect() != Dialect::Postgres {
+        return Ok(());
+    }
+    let serials = session.query(
+        "SELECT column_name::text FROM information_schema.columns
+         WHERE table_schema = current_schema() AND table_name = ?1 AND column_default LIKE 'nextval(%'",
+        &[Value::from(table)],
+    )?;
+    for serial in serials {
+        let column = serial.text(0)?;
+        session.query(
+            &format!(
+                "SELECT setval(pg_get_serial_sequence(?1, ?2), coalesce((SELECT max({column}) FROM {table}), 0) + 1, false)"
+            ),
+            &[Value::from(table), Value::from(column.as_str())],
+        )?;
+    }
+    Ok(())
+}
