@@ -191,6 +191,9 @@ pub struct Health {
     pub uptime_seconds: u64,
     pub repo_root: String,
     pub state_dir: String,
+    /// Where the state a team shares (board, evidence, receipts, users)
+    /// lives: `sqlite <file>`, or `postgres <user@host:port/database>`.
+    pub shared_state: String,
     /// Schema version of each area's tables in the hub's database.
     pub schema_versions: std::collections::BTreeMap<String, i64>,
     pub modules: Vec<ModuleInfo>,
@@ -274,6 +277,11 @@ impl Tool for HubHealth {
             Vec::new()
         });
         let schema_versions = context.hub.store.schema_versions()?;
+        if let Some(team) = context.hub.shared.team()
+            && let Err(error) = team.check()
+        {
+            problems.push(format!("the team database does not answer: {error}"));
+        }
         let mut areas = std::collections::BTreeMap::new();
         for area in context.registry.areas() {
             if let Some(check) = area.health {
@@ -293,6 +301,7 @@ impl Tool for HubHealth {
             uptime_seconds: context.hub.started.elapsed().as_secs(),
             repo_root: context.hub.config.repo_root.display().to_string(),
             state_dir: context.hub.config.state_dir.display().to_string(),
+            shared_state: context.hub.shared.describe(),
             schema_versions,
             modules,
             areas,

@@ -33,5 +33,6 @@ mod semantic;
 mod supervise;
 mod team;
 mod team_copy;
+mod team_faults;
 mod team_hubs;
 mod team_users;

@@ -1078,6 +1078,11 @@ export interface components {
                 schema_versions: {
                     [key: string]: number;
                 };
+                /**
+                 * @description Where the state a team shares (board, evidence, receipts, users)
+                 *     lives: `sqlite <file>`, or `postgres <user@host:port/database>`.
+                 */
+                shared_state: string;
                 state_dir: string;
                 /** @description `ok`, or `degraded` when a part of the hub cannot be read. */
                 status: string;
@@ -2118,6 +2123,11 @@ export interface components {
             schema_versions: {
                 [key: string]: number;
             };
+            /**
+             * @description Where the state a team shares (board, evidence, receipts, users)
+             *     lives: `sqlite <file>`, or `postgres <user@host:port/database>`.
+             */
+            shared_state: string;
             state_dir: string;
             /** @description `ok`, or `degraded` when a part of the hub cannot be read. */
             status: string;
