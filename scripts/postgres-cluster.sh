@@ -34,7 +34,11 @@ settings() {
 
 init() {
     mkdir -p "$dir"
-    if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
+    if [ "$(id -u)" = 0 ]; then
+        chown postgres: "$dir"
+        runuser -u postgres -- test -x "$dir" ||
+            { echo "postgres-cluster: the postgres user cannot reach $dir (a folder above it is private)" >&2; exit 1; }
+    fi
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     as_owner "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
         { cat "$dir/initdb.log" >&2; exit 1; }

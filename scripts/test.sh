@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What to undo when the run ends, however it ends: each stage adds its own.
+exit_actions=()
+at_exit() { exit_actions+=("$1"); }
+trap 'for action in "${exit_actions[@]}"; do eval "$action"; done' EXIT
+
 # Each step says how long the one before it took, so a slow CI run shows where.
 started_at=$SECONDS
 step_at=$SECONDS
@@ -104,7 +109,14 @@ install_model() {
 }
 install_model >"$model_install_log" 2>&1 &
 model_install_pid=$!
-trap 'kill "$ui_pid" "$fuzz_install_pid" "$python_sdk_install_pid" "$conformance_install_pid" "$model_install_pid" 2>/dev/null || true; rm -f "$ui_log" "$fuzz_install_log" "$python_sdk_install_log" "$conformance_install_log" "$model_install_log"' EXIT
+at_exit 'kill "$ui_pid" "$fuzz_install_pid" "$python_sdk_install_pid" "$conformance_install_pid" "$model_install_pid" 2>/dev/null || true; rm -f "$ui_log" "$fuzz_install_log" "$python_sdk_install_log" "$conformance_install_log" "$model_install_log"'
+
+step "a throwaway PostgreSQL cluster for the team-database tests (initdb in a temporary folder, a free loopback port)"
+postgres_dir=$(mktemp -d)
+at_exit 'scripts/postgres-cluster.sh stop "$postgres_dir"'
+COS_TEST_DATABASE_URL=$(scripts/postgres-cluster.sh start "$postgres_dir")
+export COS_TEST_DATABASE_URL
+echo "PostgreSQL serves the tests at ${COS_TEST_DATABASE_URL%/*}"
 
 step "lint (cargo clippy --all-targets -- -D warnings) while building every target for the tests"
 # `cargo clippy` is `cargo check` with clippy's driver wrapped around rustc for
@@ -144,7 +156,7 @@ installed "$model_install_pid" "$model_install_log" "the embedding model"
 
 step "unit, integration, HTTP, CLI and spec tests (cargo test)"
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+at_exit 'rm -f "$log"'
 # 4 test threads on 2 cores: the integration tests mostly wait on loopback
 # and child processes (measured here: 48 s against 61 s at 2 threads), and the
 # CPU-bound unit tests lose nothing (18.6 s against 20.2 s)
@@ -155,7 +167,7 @@ step "install the tests' cos outside the repository and run it"
 # it again with `cargo install` would compile the tree a second time, since
 # the test build turns on the test clients' features in shared crates.
 install_root=$(mktemp -d)
-trap 'rm -f "$log"; rm -rf "$install_root"' EXIT
+at_exit 'rm -rf "$install_root"'
 install -D target/debug/cos "$install_root/bin/cos"
 "$install_root/bin/cos" --version
 # the answer is read whole before it is searched: `cos ... | grep -q` would let grep
@@ -174,13 +186,17 @@ scripts/check-mcp-python-sdk.py --binary "$install_root/bin/cos"
 step "the official MCP conformance suite's generic server scenarios against the installed cos serve"
 scripts/check-mcp-conformance.sh "$install_root/bin/cos" 2>&1 | tee -a "$log"
 
-step "API fuzzing (Schemathesis, bounded) beside the browser tests (Playwright, Debian's chromium), each against its own installed cos serve"
-# Both mostly wait on loopback round trips, so on two cores they overlap well
+step "API fuzzing (Schemathesis, bounded) of a hub on SQLite and of one on the team database, beside the browser tests (Playwright, Debian's chromium), each against its own installed cos serve"
+# All mostly wait on loopback round trips, so on two cores they overlap well
 # (measured here: 97 s side by side, about 170 s one after the other).
 fuzz_log=$(mktemp)
 scripts/fuzz-api.sh "$install_root/bin/cos" 15 >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
-trap 'kill "$fuzz_pid" 2>/dev/null || true; rm -f "$log" "$fuzz_log"; rm -rf "$install_root"' EXIT
+team_fuzz_log=$(mktemp)
+"$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/psql" -q "$COS_TEST_DATABASE_URL" -c "CREATE DATABASE fuzz"
+COS_DATABASE_URL="${COS_TEST_DATABASE_URL%/*}/fuzz" scripts/fuzz-api.sh "$install_root/bin/cos" 8 >"$team_fuzz_log" 2>&1 &
+team_fuzz_pid=$!
+at_exit 'kill "$fuzz_pid" "$team_fuzz_pid" 2>/dev/null || true; rm -f "$fuzz_log" "$team_fuzz_log"'
 browser_ok=true
 (cd ui && COS_BINARY="$install_root/bin/cos" npx playwright test) 2>&1 | tee -a "$log" || browser_ok=false
 echo
@@ -191,8 +207,18 @@ if ! wait "$fuzz_pid"; then
   exit 1
 fi
 tail -n 8 "$fuzz_log"
-# its generated cases (of the run that counted) are tests in the closing line
-{ grep -Eo '[0-9]+ generated, [0-9]+ passed' "$fuzz_log" || true; } | tail -n 1 | sed 's/.*generated, //' >> "$log"
+echo
+echo "API fuzzing of the hub on the team database:"
+if ! wait "$team_fuzz_pid"; then
+  cat "$team_fuzz_log"
+  echo "API fuzzing of the team-database hub failed: each failure above says how to reproduce it" >&2
+  exit 1
+fi
+tail -n 8 "$team_fuzz_log"
+# their generated cases (of the runs that counted) are tests in the closing line
+for fuzzed in "$fuzz_log" "$team_fuzz_log"; do
+  { grep -Eo '[0-9]+ generated, [0-9]+ passed' "$fuzzed" || true; } | tail -n 1 | sed 's/.*generated, //' >> "$log"
+done
 if [ "$browser_ok" != true ]; then
   echo "the browser tests failed (above)" >&2
   exit 1

@@ -16,7 +16,7 @@ use super::config::BoardConfig;
 use super::model::*;
 use super::records::{self, Change};
 use super::rules;
-use super::validate::check_title;
+use super::validate::{check_title, markdown_text};
 use crate::envelope::{Category, Code};
 use crate::tools::{Answer, Source, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -395,9 +395,15 @@ fn parse_fields(
     let seq =
         parse_task_id(&id).ok_or_else(|| format!("id: {id:?} is not a task id like TASK-12"))?;
     let mut warnings = Vec::new();
+    let text = markdown_text(body);
+    if text.len() != body.len() {
+        warnings.push(
+            "NUL characters in the description: replaced by U+FFFD, as CommonMark does".into(),
+        );
+    }
     let (title, description) = fitted_title(
         text_of(get("title")).unwrap_or_default().trim(),
-        body,
+        &text,
         &mut warnings,
     );
     check_title(&title).map_err(|e| e.to_string())?;

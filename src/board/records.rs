@@ -268,23 +268,47 @@ pub fn append_history(
     at: &str,
     changes: &[Change],
 ) -> Result<(), StoreError> {
-    for change in changes {
-        session.execute(
-            "INSERT INTO task_history(task, at, actor, source, field, old_value, new_value, version, user_name)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            &[
-                seq.into(),
-                at.into(),
-                (&by.actor).into(),
-                by.source.into(),
-                change.field.into(),
-                (!change.old.is_null()).then(|| change.old.to_string()).into(),
-                (!change.new.is_null()).then(|| change.new.to_string()).into(),
-                version.into(),
-                by.user.clone().into(),
-            ],
-        )?;
+    if changes.is_empty() {
+        return Ok(());
     }
+    // one statement for every entry of a change: one round trip to a team database
+    let mut parameters: Vec<Value> = vec![
+        seq.into(),
+        at.into(),
+        (&by.actor).into(),
+        by.source.into(),
+        version.into(),
+        by.user.clone().into(),
+    ];
+    let mut rows = Vec::with_capacity(changes.len());
+    for change in changes {
+        let n = parameters.len();
+        rows.push(format!(
+            "(?1, ?2, ?3, ?4, ?{}, ?{}, ?{}, ?5, ?6)",
+            n + 1,
+            n + 2,
+            n + 3
+        ));
+        parameters.push(change.field.into());
+        parameters.push(
+            (!change.old.is_null())
+                .then(|| change.old.to_string())
+                .into(),
+        );
+        parameters.push(
+            (!change.new.is_null())
+                .then(|| change.new.to_string())
+                .into(),
+        );
+    }
+    session.execute(
+        &format!(
+            "INSERT INTO task_history(task, at, actor, source, field, old_value, new_value, version, user_name)
+             VALUES {}",
+            rows.join(", ")
+        ),
+        &parameters,
+    )?;
     Ok(())
 }
 

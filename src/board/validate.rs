@@ -42,6 +42,16 @@ pub(super) fn check_swimlane(
     )
 }
 
+/// A description as the board keeps it: as written, but for U+0000, which
+/// CommonMark replaces with U+FFFD (and PostgreSQL's text cannot hold).
+pub fn markdown_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 pub fn check_title(title: &str) -> Result<(), ToolError> {
     let length = title.trim().chars().count();
     if length == 0 || title.chars().count() > MAX_TITLE_CHARS {
@@ -162,4 +172,18 @@ pub(super) fn unknown_task(id: &str) -> ToolError {
         format!("no task {id}"),
         json!({"id": id}),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_nul_is_replaced_in_a_description() {
+        assert_eq!(markdown_text("a\0b\0"), "a\u{FFFD}b\u{FFFD}");
+        assert!(matches!(
+            markdown_text("kept \u{1} as\twritten"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 }

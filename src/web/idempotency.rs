@@ -141,8 +141,12 @@ async fn keep(hub: &Hub, key: String, response: Response) -> Response {
         headers: kept_headers(&parts.headers),
         body: bytes.to_vec(),
     };
+    // a busy or absent database changed nothing: the key is free again; a
+    // write whose commit went unconfirmed keeps it, so a retry is refused
+    // rather than run a second time
+    let unconfirmed = memchr::memmem::find(&bytes, b"\"COMMIT_UNKNOWN\"").is_some();
     let kept = tokio::task::spawn_blocking(move || {
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+        if status == StatusCode::SERVICE_UNAVAILABLE && !unconfirmed {
             store.release_request(&key)
         } else {
             store.keep_receipt(&key, &receipt)

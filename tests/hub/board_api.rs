@@ -1308,3 +1308,20 @@ async fn a_claim_holds_its_task_under_a_lease_until_moved_renewed_or_expired() {
     assert_eq!(status, 200, "{moved}");
     assert_eq!(moved["data"]["lease"], Value::Null);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_nul_in_a_description_becomes_the_replacement_character_as_in_commonmark() {
+    let server = TestServer::start_on(super::BOARD).await;
+    let created = create(&server, json!({"title": "NUL", "description": "a\u{0}b"})).await;
+    assert_eq!(created["description"], "a\u{FFFD}b");
+    let id = created["id"].as_str().unwrap();
+    let (status, edited) = server
+        .patch_json(
+            &format!("/api/board/tasks/{id}"),
+            json!({"changes": {"description": "\u{0}"}}),
+            Some("\"1\""),
+        )
+        .await;
+    assert_eq!(status, 200, "{edited}");
+    assert_eq!(edited["data"]["description"], "\u{FFFD}");
+}

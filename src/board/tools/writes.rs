@@ -15,7 +15,8 @@ use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 use super::{Writer, actor_for, require_task, spec};
 use crate::board::validate::{
-    check_appetite, check_epic, check_swimlane, check_text_list, check_title, resolve_dependencies,
+    check_appetite, check_epic, check_swimlane, check_text_list, check_title, markdown_text,
+    resolve_dependencies,
 };
 
 /// Accepts a present `null` as `Some(None)`, so edits can clear a field.
@@ -171,7 +172,7 @@ impl Tool for TaskCreate {
                 let task = Task {
                     id: format_task_id(seq),
                     title: input.title.trim().to_string(),
-                    description: input.description.clone(),
+                    description: markdown_text(&input.description).into_owned(),
                     status,
                     kind: input.kind,
                     priority: input.priority,
@@ -309,7 +310,7 @@ impl Tool for TaskEdit {
                     after.title = title.trim().to_string();
                 }
                 if let Some(description) = &changes.description {
-                    after.description = description.clone();
+                    after.description = markdown_text(description).into_owned();
                 }
                 if let Some(kind) = changes.kind {
                     after.kind = kind;

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""The team board on PostgreSQL, beside its peers, in one run.
+
+Usage: bench/bench-team.py [--binary PATH] [--seconds 5] [--tasks 400] [--url postgres://...]
+
+Measured (loopback only; a throwaway cluster from scripts/postgres-cluster.sh
+unless --url names a server whose maintenance database the run may use):
+  * board REST throughput at 8 connections (wrk): GET /api/board/list and
+    GET /api/board/tasks/TASK-1 on the 1,007 real task files, and POST
+    /api/board/tasks, each on a hub on SQLite and on a hub on PostgreSQL;
+  * claims: 16 agents on 2 hubs sharing one database claim --tasks ready
+    tasks (each claim followed by its holder's move to blocked) until none
+    is left: claims per second, and every task claimed exactly once;
+    against the same claims as raw SQL (UPDATE ... WHERE id = (SELECT ...
+    FOR UPDATE SKIP LOCKED LIMIT 1)) through pgbench, 16 clients, on the
+    same server;
+  * the change feed across hubs: a task created on one hub until the
+    other hub's /api/stream announces the board's new revision, 40 times.
+"""
+import argparse, concurrent.futures, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time, urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
+from benchlib import binary_to_measure, free_port, post_script, stop, wait_for, wrk
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "tests", "fixtures", "coding-os-tasks")
+PG_BIN = sorted(__import__("glob").glob("/usr/lib/postgresql/*/bin"))[-1]
+
+
+def psql(url, sql):
+    subprocess.run([f"{PG_BIN}/psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql], check=True, stdout=subprocess.DEVNULL)
+
+
+def database(server, name):
+    psql(server, f"DROP DATABASE IF EXISTS {name}")
+    psql(server, f"CREATE DATABASE {name}")
+    return server.rsplit("/", 1)[0] + "/" + name
+
+
+def serve(binary, repo, database_url=None):
+    port = free_port()
+    env = dict(os.environ, RUST_LOG="warn")
+    env.pop("COS_DATABASE_URL", None)
+    if database_url:
+        env["COS_DATABASE_URL"] = database_url
+    proc = subprocess.Popen([binary, "serve", "--port", str(port)], cwd=repo, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    if not wait_for(base + "/api/health"):
+        sys.exit("a hub did not come up")
+    return proc, base
+
+
+def call(method, url, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def new_repo(binary, database_url=None, tasks_dir=None):
+    repo = tempfile.mkdtemp(prefix="cos-bench-team-")
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    if tasks_dir:
+        command = [binary, "board", "import", "--dir", tasks_dir]
+        if database_url:
+            command += ["--database", database_url]
+        subprocess.run(command, cwd=repo, check=True, stdout=subprocess.DEVNULL)
+    return repo
+
+
+def throughput(binary, server, seconds):
+    print("board REST throughput, 8 connections (req/s, p50, p99):")
+    rows = {}
+    work = tempfile.mkdtemp(prefix="cos-bench-team-wrk-")
+    create = post_script(work, json.dumps({"title": "bench task", "description": "created under load"}))
+    for backend in ("sqlite", "postgres"):
+        url = database(server, "bench_rest") if backend == "postgres" else None
+        repo = new_repo(binary, url, CORPUS)
+        proc, base = serve(binary, repo, url)
+        try:
+            for name, path, script in (("list", "/api/board/list", None),
+                                       ("show", "/api/board/tasks/TASK-1", None),
+                                       ("create", "/api/board/tasks", create)):
+                urllib.request.urlopen(base + "/api/board/list", timeout=30).read()
+                rows[(backend, name)] = wrk(base + path, 8, seconds, script)
+        finally:
+            stop(proc)
+            shutil.rmtree(repo, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
+    for name in ("list", "show", "create"):
+        lite, pg = rows[("sqlite", name)], rows[("postgres", name)]
+        print(f"  {name:<7} sqlite {lite[0]:>8.0f} p50 {lite[1]:.2f} ms p99 {lite[2]:.2f} ms | "
+              f"postgres {pg[0]:>8.0f} p50 {pg[1]:.2f} ms p99 {pg[2]:.2f} ms | ratio {pg[0] / lite[0]:.2f}"
+              + (f" ({lite[3]}/{pg[3]} errors)" if lite[3] or pg[3] else ""), flush=True)
+
+
+def claim_all(binary, tasks, url):
+    """16 agents claim every task (each claim followed by its move): on 2 hubs
+    sharing the team database `url`, or on one hub on SQLite without it.
+    (claims/s, tasks claimed twice)."""
+    repos = [new_repo(binary), new_repo(binary)] if url else [new_repo(binary)]
+    hubs = [serve(binary, repo, url) for repo in repos]
+    try:
+        base = hubs[0][1]
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda n: call("POST", base + "/api/board/tasks", {"title": f"job {n}", "priority": ["P0", "P1", "P2", "P3"][n % 4]}), range(tasks)))
+        claimed, lock = [], threading.Lock()
+
+        def agent(number):
+            hub = hubs[number % len(hubs)][1]
+            actor = {"kind": "agent", "id": f"agent-{number}"}
+            mine = []
+            while True:
+                status, answer = call("POST", hub + "/api/board/claim-next", {"actor": actor, "lease_seconds": 600})
+                if status == 503:
+                    continue
+                task = (answer or {}).get("data", {}).get("task")
+                if not task:
+                    break
+                mine.append(task["id"])
+                call("POST", f"{hub}/api/board/tasks/{task['id']}/move", {"from": "in_progress", "to": "blocked", "actor": actor})
+            with lock:
+                claimed.extend(mine)
+
+        started = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            list(pool.map(agent, range(16)))
+        elapsed = time.perf_counter() - started
+    finally:
+        for proc, _ in hubs:
+            stop(proc)
+        for repo in repos:
+            shutil.rmtree(repo, ignore_errors=True)
+    if len(claimed) != tasks:
+        sys.exit(f"{len(claimed)} of {tasks} tasks were claimed")
+    return len(claimed) / elapsed, len(claimed) - len(set(claimed))
+
+
+def claims(binary, server, tasks):
+    ours, doubles = claim_all(binary, tasks, database(server, "bench_claims"))
+    local, local_doubles = claim_all(binary, tasks, None)
+    raw = raw_claims(server, tasks)
+    print(f"claims of {tasks} tasks, 16 agents (each claim with its move): 2 hubs on PostgreSQL {ours:.0f}/s "
+          f"({doubles} twice) | 1 hub on SQLite {local:.0f}/s ({local_doubles} twice) | raw SQL SKIP LOCKED via "
+          f"pgbench, 16 clients {raw:.0f}/s | ratio to raw {ours / raw:.3f}", flush=True)
+
+
+def raw_claims(server, tasks):
+    url = database(server, "bench_raw")
+    psql(url, "CREATE TABLE jobs (id bigint PRIMARY KEY, priority text NOT NULL, status text NOT NULL, holder int)")
+    psql(url, f"INSERT INTO jobs SELECT n, 'P' || (n % 4), 'ready', NULL FROM generate_series(1, {tasks * 4}) AS n")
+    psql(url, "CREATE INDEX jobs_ready ON jobs (priority, id) WHERE status = 'ready'")
+    work = tempfile.mkdtemp(prefix="cos-bench-team-pgbench-")
+    script = os.path.join(work, "claim.sql")
+    with open(script, "w") as f:
+        f.write("UPDATE jobs SET status = 'claimed', holder = :client_id WHERE id = "
+                "(SELECT id FROM jobs WHERE status = 'ready' ORDER BY priority, id FOR UPDATE SKIP LOCKED LIMIT 1);\n")
+    out = subprocess.run([f"{PG_BIN}/pgbench", "-n", "-c", "16", "-j", "2", "-t", str(max(1, tasks * 3 // 16)), "-f", script, url],
+                         capture_output=True, text=True, check=True).stdout
+    shutil.rmtree(work, ignore_errors=True)
+    tps = [line for line in out.splitlines() if line.startswith("tps")][0]
+    return float(tps.split("=")[1].split()[0])
+
+
+def feed(binary, server, rounds=40):
+    url = database(server, "bench_feed")
+    repos = [new_repo(binary), new_repo(binary)]
+    hubs = [serve(binary, repo, url) for repo in repos]
+    latencies = []
+    try:
+        stream = urllib.request.urlopen(hubs[1][1] + "/api/stream", timeout=60)
+        revisions = []
+        seen = threading.Event()
+
+        def read():
+            for line in stream:
+                if line.startswith(b"data:"):
+                    revisions.append(json.loads(line[5:]).get("board"))
+                    seen.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        seen.wait(10)
+        for n in range(rounds):
+            seen.clear()
+            before = revisions[-1]
+            started = time.perf_counter()
+            call("POST", hubs[0][1] + "/api/board/tasks", {"title": f"feed {n}"})
+            while True:
+                if not seen.wait(5):
+                    sys.exit("the other hub's stream announced nothing within 5 s")
+                seen.clear()
+                if revisions[-1] != before:
+                    break
+            latencies.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.05)
+    finally:
+        for proc, _ in hubs:
+            stop(proc)
+        for repo in repos:
+            shutil.rmtree(repo, ignore_errors=True)
+    latencies.sort()
+    print(f"feed across hubs: p50 {statistics.median(latencies):.0f} ms, p90 {latencies[int(len(latencies) * 0.9)]:.0f} ms, "
+          f"max {latencies[-1]:.0f} ms over {rounds} writes", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary")
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--tasks", type=int, default=400)
+    parser.add_argument("--url", help="a PostgreSQL server's maintenance database (default: a throwaway cluster)")
+    args = parser.parse_args()
+    binary = binary_to_measure(args.binary, ROOT)
+    cluster = None
+    server = args.url
+    if not server:
+        cluster = tempfile.mkdtemp(prefix="cos-bench-team-pg-")
+        server = subprocess.run([os.path.join(ROOT, "scripts", "postgres-cluster.sh"), "start", cluster],
+                                capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        throughput(binary, server, args.seconds)
+        claims(binary, server, args.tasks)
+        feed(binary, server)
+    finally:
+        if cluster:
+            subprocess.run([os.path.join(ROOT, "scripts", "postgres-cluster.sh"), "stop", cluster], check=False)
+
+
+if __name__ == "__main__":
+    main()
