@@ -7,6 +7,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -169,12 +170,7 @@ fn roots(root_cert: Option<&Path>) -> Result<RootCertStore, StoreError> {
         .map(Path::to_path_buf)
         .or(default.filter(|path| path.exists()));
     if let Some(file) = file {
-        let pem = std::fs::read(&file)
-            .map_err(|error| StoreError::Url(format!("sslrootcert {}: {error}", file.display())))?;
-        for certificate in rustls_pemfile::certs(&mut pem.as_slice()) {
-            let certificate = certificate.map_err(|error| {
-                StoreError::Url(format!("sslrootcert {}: {error}", file.display()))
-            })?;
+        for certificate in roots_from(&file)? {
             store.add(certificate).map_err(|error| {
                 StoreError::Url(format!("sslrootcert {}: {error}", file.display()))
             })?;
@@ -186,6 +182,17 @@ fn roots(root_cert: Option<&Path>) -> Result<RootCertStore, StoreError> {
         ));
     }
     Ok(store)
+}
+
+/// The PEM certificates of `file`.
+fn roots_from(file: &Path) -> Result<Vec<CertificateDer<'static>>, StoreError> {
+    let fail = |error: &dyn std::fmt::Display| {
+        StoreError::Url(format!("sslrootcert {}: {error}", file.display()))
+    };
+    let pem = std::fs::read(file).map_err(|error| fail(&error))?;
+    CertificateDer::pem_slice_iter(&pem)
+        .map(|certificate| certificate.map_err(|error| fail(&error)))
+        .collect()
 }
 
 /// libpq's `require`: the connection is encrypted, the certificate not checked.
@@ -314,6 +321,25 @@ mod tests {
         let (rest, options) = take_tls_options("host=h user=a sslmode=require");
         assert_eq!(rest, "host=h user=a sslmode=require");
         assert!(options.mode.is_none());
+    }
+
+    #[test]
+    fn a_root_file_of_pem_certificates_is_read() {
+        // Debian's bundle of roots (the ca-certificates package)
+        let bundle = "/etc/ssl/certs/ca-certificates.crt";
+        let roots = roots(Some(Path::new(bundle))).unwrap();
+        assert!(roots.len() > 100, "{} roots", roots.len());
+        let junk = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(
+            junk.path(),
+            "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let refused = roots_from(junk.path())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(refused.contains("sslrootcert"), "{refused}");
     }
 
     #[test]
