@@ -82,7 +82,17 @@ pub enum StoreError {
     /// or may not have been committed.
     #[error("postgresql {database}: the connection dropped during the commit: {reason}")]
     CommitUnknown { database: String, reason: String },
-    #[error("a database URL: {0}")]
+    #[error("team migration {area} {version} ({name}) failed on postgresql {database}: {source}")]
+    TeamMigration {
+        area: &'static str,
+        version: i64,
+        name: &'static str,
+        database: String,
+        #[source]
+        source: ::postgres::Error,
+    },
+    /// A team database's URL, TLS settings or shared key cannot be used.
+    #[error("a team database: {0}")]
     Url(String),
     #[error(transparent)]
     Column(#[from] sql::ColumnError),

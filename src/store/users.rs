@@ -4,12 +4,21 @@
 
 use super::{SharedStore, StoreError};
 
-/// A user as stored: name, role, the hash of the token, when added.
+/// A user as listed: name, role, when added (the token's hash stays in the table).
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserRow {
     pub name: String,
     pub role: String,
     pub created_at: String,
+}
+
+/// A row of `SELECT name, role, created_at`.
+fn user_row(row: &super::Row) -> Result<UserRow, StoreError> {
+    Ok(UserRow {
+        name: row.text(0)?,
+        role: row.text(1)?,
+        created_at: row.text(2)?,
+    })
 }
 
 impl SharedStore {
@@ -37,13 +46,7 @@ impl SharedStore {
                 &[],
             )?
             .iter()
-            .map(|row| {
-                Ok(UserRow {
-                    name: row.text(0)?,
-                    role: row.text(1)?,
-                    created_at: row.text(2)?,
-                })
-            })
+            .map(user_row)
             .collect()
         })
     }
@@ -62,13 +65,8 @@ impl SharedStore {
                 "SELECT name, role, created_at FROM hub_users WHERE token_hash = ?1",
                 &[token_hash.into()],
             )?
-            .map(|row| {
-                Ok(UserRow {
-                    name: row.text(0)?,
-                    role: row.text(1)?,
-                    created_at: row.text(2)?,
-                })
-            })
+            .as_ref()
+            .map(user_row)
             .transpose()
         })
     }

@@ -9,6 +9,8 @@ mod keys;
 mod target;
 mod values;
 
+use target::Target;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,9 +19,7 @@ use std::time::Duration;
 
 use postgres::{Client, IsolationLevel, Statement};
 
-pub use target::{Target, name_of};
-
-use super::migrations::{Migration, Schema};
+use super::migrations::Migration;
 use super::sql::{Row, Value, for_postgres};
 use super::{Session, StoreError};
 
@@ -197,10 +197,13 @@ impl PgStore {
                         version,
                         name,
                         source,
-                    } => StoreError::Url(format!(
-                        "migration {area} {version} ({name}) failed on {}: {source}",
-                        self.name
-                    )),
+                    } => StoreError::TeamMigration {
+                        area,
+                        version,
+                        name,
+                        database: self.name.to_string(),
+                        source,
+                    },
                 })?;
                 done.store(true, Ordering::Release);
             }
@@ -414,15 +417,6 @@ fn migrate(client: &mut Client, schemas: &[TeamSchema]) -> Result<(), Migrating>
     }
     transaction.commit()?;
     Ok(())
-}
-
-impl From<&Schema> for TeamSchema {
-    fn from(schema: &Schema) -> TeamSchema {
-        TeamSchema {
-            area: schema.area,
-            migrations: schema.migrations,
-        }
-    }
 }
 
 /// True when `error` means the connection is gone (the server down or
