@@ -6,12 +6,13 @@
 #
 #   scripts/postgres-cluster.sh start DIR   # prints the server's URL
 #   scripts/postgres-cluster.sh stop DIR
+#   scripts/postgres-cluster.sh restart DIR # stops it at once (as a crash would) and starts it again
 #   scripts/postgres-cluster.sh serve DIR   # prints the URL, then runs the server
 #                                           # in the foreground until its parent ends
 set -euo pipefail
 
-action=${1:?usage: postgres-cluster.sh start|stop DIR}
-dir=${2:?usage: postgres-cluster.sh start|stop DIR}
+action=${1:?usage: postgres-cluster.sh start|stop|restart|serve DIR}
+dir=${2:?usage: postgres-cluster.sh start|stop|restart|serve DIR}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 if [ -z "$bin" ] && command -v pg_ctl >/dev/null; then
     bin=$(dirname "$(command -v pg_ctl)")
@@ -63,6 +64,10 @@ serve)
     as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
     rm -rf "$dir"
     ;;
+restart)
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m immediate -w -t 60 restart >/dev/null ||
+        { cat "$dir/server.log" >&2; exit 1; }
+    ;;
 stop)
     if [ -d "$dir/data" ]; then
         as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
@@ -70,7 +75,7 @@ stop)
     rm -rf "$dir"
     ;;
 *)
-    echo "usage: postgres-cluster.sh start|stop DIR" >&2
+    echo "usage: postgres-cluster.sh start|stop|restart|serve DIR" >&2
     exit 2
     ;;
 esac

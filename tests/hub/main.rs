@@ -33,6 +33,7 @@ mod semantic;
 mod supervise;
 mod team;
 mod team_copy;
+mod team_crash;
 mod team_faults;
 mod team_hubs;
 mod team_users;
