@@ -4,6 +4,10 @@
 //! and a removed user's token stops working.
 
 use crate::common::{Board, TestServer, decode, error_of};
+use crate::mcp::{call, envelope};
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
 fn cos(server: &TestServer, args: &[&str], token: Option<&str>) -> std::process::Output {
@@ -133,6 +137,44 @@ async fn tokens_name_users_on_every_hub_and_roles_bound_what_they_do() {
     )
     .await;
     assert_eq!(status, 403, "{refused}");
+
+    // MCP over HTTP takes the same tokens and roles
+    let anonymous = StreamableHttpClientTransport::from_uri(second.url("/mcp"));
+    assert!(().serve(anonymous).await.is_err(), "no token, no session");
+    let connect = |token: &str| {
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(second.url("/mcp")).auth_header(token);
+        ().serve(StreamableHttpClientTransport::from_config(config))
+    };
+    let reading = connect(&reader)
+        .await
+        .expect("a read token opens a session");
+    let refused = envelope(&call(&reading, "cos_task_create", json!({"title": "over MCP"})).await);
+    assert_eq!(refused["error"]["code"], "E_READ_ONLY", "{refused}");
+    reading.cancel().await.unwrap();
+    let writing = connect(&alice)
+        .await
+        .expect("alice's token opens a session");
+    let created = envelope(
+        &call(
+            &writing,
+            "cos_task_create",
+            json!({"title": "over MCP", "actor": {"kind": "agent", "id": "mcp-agent"}}),
+        )
+        .await,
+    );
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+    writing.cancel().await.unwrap();
+    let (_, history) = send(
+        &first,
+        reqwest::Method::GET,
+        &format!("/api/board/tasks/{id}/history"),
+        Some(&alice),
+        None,
+    )
+    .await;
+    assert_eq!(history["data"]["history"][0]["user"], "alice", "{history}");
+    assert_eq!(history["data"]["history"][0]["actor"], "agent:mcp-agent");
 
     // the shell acts as the user its token names
     let output = cos(&second, &["task", "add", "From the shell"], Some(&alice));
