@@ -29,8 +29,9 @@ fn server() -> &'static str {
 /// Starts a cluster of this process's own: the script stops it (and
 /// removes its folder) once this process is gone, however it ends.
 fn start_own_cluster() -> String {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("postgres-{}", std::process::id()));
+    // in the system's temporary folder: the server's user must reach it,
+    // and a checkout may sit under a private folder
+    let dir = std::env::temp_dir().join(format!("cos-test-postgres-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/postgres-cluster.sh");
     let mut child = std::process::Command::new(script)
