@@ -55,7 +55,7 @@ pub enum StoreError {
         /// `PRAGMA database_list` of the failing connection, for the forensic log.
         databases: Vec<String>,
     },
-    #[error("no database connection became free within {POOL_WAIT:?}: {0}")]
+    #[error("no database connection became free in time: {0}")]
     Pool(#[from] r2d2::Error),
     #[error("migration {area} {version} ({name}) failed: {source}")]
     Migration {

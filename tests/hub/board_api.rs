@@ -1325,3 +1325,19 @@ async fn a_nul_in_a_description_becomes_the_replacement_character_as_in_commonma
     assert_eq!(status, 200, "{edited}");
     assert_eq!(edited["data"]["description"], "\u{FFFD}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn filters_holding_a_nul_find_nothing_rather_than_fail() {
+    let server = TestServer::start_on(super::BOARD).await;
+    create(&server, json!({"title": "plain", "labels": ["x"]})).await;
+    for query in [
+        "label=x%00",
+        "epic=%2F&label=%C3%85%0A%00",
+        "text=%00",
+        "swimlane=%00",
+    ] {
+        let (status, answer) = server.get(&format!("/api/board/search?{query}")).await;
+        assert_eq!(status, 200, "{query}: {answer}");
+        assert_eq!(answer["data"]["total_count"], 0, "{query}");
+    }
+}

@@ -177,6 +177,10 @@ impl PgStore {
             }
         }
         let mut connection = self.pool.get().map_err(|error| {
+            // every connection open and busy: the hub is busy, the database is there
+            if self.pool.state().connections >= POOL_SIZE {
+                return StoreError::Pool(error);
+            }
             let reason = error.to_string();
             *self
                 .outage

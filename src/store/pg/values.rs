@@ -1,7 +1,7 @@
 //! [`Value`]s bound to PostgreSQL statements and read from its rows: a
 //! value takes the type the server infers for its placeholder (an integer
-//! bound where text is expected is written as text), so one statement text
-//! serves both databases.
+//! bound where text is expected is written as text, a NUL in text as
+//! U+FFFD), so one statement text serves both databases.
 
 use std::error::Error;
 
@@ -30,7 +30,7 @@ impl ToSql for Value {
                     out.extend_from_slice(text.as_bytes());
                     Ok(IsNull::No)
                 }
-                _ => text.as_str().to_sql(&Type::TEXT, out),
+                _ => without_nul(text).as_ref().to_sql(&Type::TEXT, out),
             },
             Value::Blob(bytes) => bytes.as_slice().to_sql(ty, out),
         }
@@ -41,6 +41,18 @@ impl ToSql for Value {
     }
 
     to_sql_checked!();
+}
+
+/// PostgreSQL's text cannot hold U+0000: a NUL in a parameter (a filter
+/// or a search a client sent) is sent as U+FFFD, the character CommonMark
+/// and the board's descriptions put in its place, so it matches what the
+/// board holds instead of failing the statement.
+fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 fn int_to_sql(value: i64, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Boxed> {
