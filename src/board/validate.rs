@@ -45,11 +45,7 @@ pub(super) fn check_swimlane(
 /// A description as the board keeps it: as written, but for U+0000, which
 /// CommonMark replaces with U+FFFD (and PostgreSQL's text cannot hold).
 pub fn markdown_text(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains('\0') {
-        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
+    crate::store::sql::without_nul(text)
 }
 
 pub fn check_title(title: &str) -> Result<(), ToolError> {

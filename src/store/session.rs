@@ -58,15 +58,6 @@ impl Session<'_> {
             Session::Postgres(session) => session.execute(sql, parameters),
         }
     }
-
-    /// The SQLite connection under this session, for the SQL only SQLite
-    /// runs (a full-text table, say); None on PostgreSQL.
-    pub fn sqlite(&self) -> Option<&Connection> {
-        match self {
-            Session::Sqlite(connection) => Some(connection),
-            Session::Postgres(_) => None,
-        }
-    }
 }
 
 fn sqlite_query(

@@ -5,7 +5,6 @@
 
 use super::pg::PgStore;
 use super::{Session, Store, StoreError};
-use crate::store::sql::Dialect;
 
 #[derive(Clone)]
 pub enum SharedStore {
@@ -16,13 +15,6 @@ pub enum SharedStore {
 }
 
 impl SharedStore {
-    pub fn dialect(&self) -> Dialect {
-        match self {
-            SharedStore::Local(_) => Dialect::Sqlite,
-            SharedStore::Team(_) => Dialect::Postgres,
-        }
-    }
-
     /// The team database, when the shared state lives in one.
     pub fn team(&self) -> Option<&PgStore> {
         match self {

@@ -33,12 +33,6 @@ impl From<f64> for Value {
     }
 }
 
-impl From<bool> for Value {
-    fn from(value: bool) -> Value {
-        Value::Int(i64::from(value))
-    }
-}
-
 impl From<&str> for Value {
     fn from(value: &str) -> Value {
         Value::Text(value.to_string())
@@ -197,6 +191,16 @@ impl Dialect {
                 "EXISTS (SELECT 1 FROM jsonb_array_elements_text(({column})::jsonb) AS e(v) WHERE e.v = {value})"
             ),
         }
+    }
+}
+
+/// `text` without U+0000, each replaced by U+FFFD (as CommonMark does):
+/// PostgreSQL's text cannot hold it.
+pub fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 

@@ -360,15 +360,6 @@ impl PgSession<'_> {
                 .map_err(|error| self.fail(error))
         })
     }
-
-    /// Runs statements without parameters or answers (several at once).
-    pub fn batch(&self, sql: &str) -> Result<(), StoreError> {
-        self.with_transaction(|transaction| {
-            transaction
-                .batch_execute(sql)
-                .map_err(|error| self.fail(error))
-        })
-    }
 }
 
 enum Migrating {

@@ -9,7 +9,7 @@ use bytes::BytesMut;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 
 use crate::store::StoreError;
-use crate::store::sql::{ColumnError, Row, Value};
+use crate::store::sql::{ColumnError, Row, Value, without_nul};
 
 type Boxed = Box<dyn Error + Sync + Send>;
 
@@ -41,18 +41,6 @@ impl ToSql for Value {
     }
 
     to_sql_checked!();
-}
-
-/// PostgreSQL's text cannot hold U+0000: a NUL in a parameter (a filter
-/// or a search a client sent) is sent as U+FFFD, the character CommonMark
-/// and the board's descriptions put in its place, so it matches what the
-/// board holds instead of failing the statement.
-fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains('\0') {
-        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
 }
 
 fn int_to_sql(value: i64, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Boxed> {
@@ -92,7 +80,9 @@ pub fn row(row: &postgres::Row) -> Result<Row, StoreError> {
             Type::INT2 => row
                 .try_get::<_, Option<i16>>(index)
                 .map(|v| v.map(i64::from).into()),
-            Type::BOOL => row.try_get::<_, Option<bool>>(index).map(|v| v.into()),
+            Type::BOOL => row
+                .try_get::<_, Option<bool>>(index)
+                .map(|v| v.map(i64::from).into()),
             Type::FLOAT8 => row.try_get::<_, Option<f64>>(index).map(|v| v.into()),
             Type::FLOAT4 => row
                 .try_get::<_, Option<f32>>(index)
