@@ -1,8 +1,13 @@
-//! The hub itself: the list of its areas, its own table (`hub_meta`) and its
-//! own tools, health and module settings (module `core`).
+//! The hub itself: the list of its areas, its own tables (`hub_meta`,
+//! request receipts, users) and its own tools, health, write receipts and
+//! module settings (module `core`).
 //!
 //! Plain tool bodies over the runtime's state; they must not reach into other
 //! areas' tables or into HTTP/MCP concerns.
+
+mod receipt;
+
+pub use receipt::{WriteReceipt, WriteReceiptInput, WriteReceiptTool, WriteState};
 
 use crate::store::Migration;
 use crate::tools::{
@@ -97,7 +102,22 @@ const MIGRATIONS: &[Migration] = &[
         sql: USERS,
         legacy_version: None,
     },
+    Migration {
+        version: 5,
+        name: "write_requests",
+        sql: WRITE_REQUESTS,
+        legacy_version: None,
+    },
 ];
+
+/// The request ID of every shared write that committed, kept a day
+/// (`store::requests`): whether a write committed is read here.
+const WRITE_REQUESTS: &str = "CREATE TABLE write_requests (
+    request_id   TEXT PRIMARY KEY,
+    tool         TEXT NOT NULL,
+    committed_at BIGINT NOT NULL
+);
+CREATE INDEX write_requests_by_age ON write_requests(committed_at);";
 
 /// People known by their tokens (only a hash of each is kept); the same
 /// table in a team database.
@@ -109,8 +129,9 @@ const USERS: &str = "CREATE TABLE hub_users (
 );";
 
 /// What a team database keeps for every hub that shares it: the receipts of
-/// requests sent with an `Idempotency-Key`, and the key that seals cursors
-/// (so a cursor one hub gave out pages on another).
+/// requests sent with an `Idempotency-Key`, the request IDs of committed
+/// writes, and the key that seals cursors (so a cursor one hub gave out
+/// pages on another).
 /// The hub's part of a team database, and what a copy moves of it (the
 /// cursor key stays: each database seals its own cursors).
 const TEAM: crate::tools::area::Team = crate::tools::area::Team {
@@ -122,6 +143,10 @@ const TEAM: crate::tools::area::Team = crate::tools::area::Team {
         },
         crate::store::copy::SharedTable {
             name: "hub_users",
+            counter: false,
+        },
+        crate::store::copy::SharedTable {
+            name: "write_requests",
             counter: false,
         },
     ],
@@ -152,12 +177,19 @@ const TEAM_MIGRATIONS: &[Migration] = &[
         sql: USERS,
         legacy_version: None,
     },
+    Migration {
+        version: 3,
+        name: "write_requests",
+        sql: WRITE_REQUESTS,
+        legacy_version: None,
+    },
 ];
 
 /// Registers the core tools.
 pub fn register(registry: &mut Registry) {
     registry
         .register::<HubHealth>()
+        .register::<WriteReceiptTool>()
         .register::<ModuleList>()
         .register::<ModuleSet>();
 }

@@ -25,7 +25,7 @@ const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FolderInput {
-    /// Folder to write to or read from; relative paths are taken from the repository root.
+    /// Folder to write to or read from, relative to the repository root.
     pub dir: String,
 }
 

@@ -128,6 +128,14 @@ pub enum TaskCommand {
         #[command(flatten)]
         output: Output,
     },
+    /// Whether a board write committed, by the request ID a COMMIT_UNKNOWN
+    /// named (or a script's X-Request-Id); waits for writes under way.
+    Receipt {
+        /// The request ID.
+        request_id: String,
+        #[command(flatten)]
+        output: Output,
+    },
     /// A task's changes, newest first: when, who, what.
     History {
         /// TASK-<n>
@@ -338,6 +346,12 @@ fn request(command: TaskCommand, hub: &Hub) -> Result<Request, i32> {
             actor.put(&mut arguments)?;
             ask("cos_task_renew_lease", arguments, &output, task_text)
         }
+        TaskCommand::Receipt { request_id, output } => ask(
+            "cos_write_receipt",
+            Map::from_iter([("request_id".to_string(), json!(request_id))]),
+            &output,
+            receipt_text,
+        ),
         TaskCommand::History { id, limit, output } => {
             let mut arguments = Map::new();
             arguments.insert("id".into(), json!(id));
@@ -565,6 +579,18 @@ fn claim_text(claim: &Value, painter: &Painter) -> String {
             "nothing claimed: {}\n",
             claim["reason"].as_str().unwrap_or("no task is ready")
         ),
+    }
+}
+
+fn receipt_text(receipt: &Value, _: &Painter) -> String {
+    match receipt["state"].as_str() {
+        Some("committed") => format!(
+            "{}: committed ({} at {})\n",
+            text(&receipt["request_id"]),
+            text(&receipt["tool"]),
+            text(&receipt["committed_at"])
+        ),
+        _ => format!("{}: not committed\n", text(&receipt["request_id"])),
     }
 }
 

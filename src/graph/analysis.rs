@@ -96,7 +96,7 @@ pub struct ImpactInput {
     /// Nodes to visit at most, 1 to 5,000 (default 500).
     #[schema(minimum = 1, maximum = 5000)]
     pub visit_limit: Option<u32>,
-    /// A tier's cursor from `next_cursors`: that tier alone, after the dependents already seen.
+    /// A tier's `next_cursors` entry: that tier alone, after what was seen.
     pub cursor: Option<String>,
 }
 
@@ -126,8 +126,8 @@ impl Tool for GraphImpact {
     type Output = Impact;
     const SPEC: ToolSpec = spec(
         "cos_graph_impact",
-        "What depends on a node, transitively: dependents along calls, imports, inheritance and links, grouped in tiers \
-         will_break (1 hop), should_review (2) and context (3+). meta.semantic_scope says the depth.",
+        "What depends on a node, transitively (calls, imports, inheritance, links), in tiers will_break (1 hop), \
+         should_review (2) and context (3+); meta.semantic_scope says the depth.",
     );
 
     fn run(context: &ToolContext, input: ImpactInput) -> Result<Answer<Impact>, ToolError> {
@@ -234,7 +234,7 @@ impl Tool for GraphReferences {
     type Output = References;
     const SPEC: ToolSpec = spec(
         "cos_graph_references",
-        "Who refers to a node: incoming edges of the given kinds, or the defaults for its kind (function: calls; class: \
+        "Who refers to a node: incoming edges of the given kinds, or its kind's defaults (function: calls; class: \
          inherits_from, implements, calls; file: imports; doc: links_to, cites_heading).",
     );
 
@@ -313,7 +313,9 @@ impl Tool for GraphPath {
     const SPEC: ToolSpec = spec(
         "cos_graph_path",
         "The shortest path between two nodes over any edges (followed either way), up to max_hops.",
-    );
+    )
+    // a rare question beside context, impact and trace, which answer the everyday ones
+    .for_upkeep();
 
     fn run(context: &ToolContext, input: PathInput) -> Result<Answer<PathAnswer>, ToolError> {
         let max_hops = in_range("max_hops", input.max_hops, 5, 1, 10)?;

@@ -25,7 +25,7 @@ pub struct TraceInput {
     /// Steps to return at most, 1 to 1,000 (default 200).
     #[schema(minimum = 1, maximum = 1000)]
     pub max_steps: Option<u32>,
-    /// A list's cursor from `next_cursors`: that list alone, after what was already seen.
+    /// A list's `next_cursors` entry: that list alone, after what was seen.
     pub cursor: Option<String>,
 }
 

@@ -44,7 +44,7 @@ pub struct RenamePlanInput {
     /// digit first).
     #[schema(pattern = "^[A-Za-z_][A-Za-z0-9_]*$")]
     pub new_name: String,
-    /// A list's cursor from `next_cursors`: that list alone, after the sites already seen.
+    /// A list's `next_cursors` entry: that list alone, after what was seen.
     pub cursor: Option<String>,
 }
 
@@ -146,8 +146,8 @@ impl Tool for GraphRenamePlan {
     type Output = RenamePlan;
     const SPEC: ToolSpec = spec(
         "cos_graph_rename_plan",
-        "Everything a rename touches: call sites and import sites (from the graph), doc references, test references and \
-         string literals (from a whole-word text search), each saying which found it; a risk level and the order to edit files in.",
+        "Everything a rename touches: call and import sites (from the graph), doc, test and string-literal references \
+         (from a whole-word text search), each saying which found it; a risk level and an order to edit files in.",
     );
 
     fn run(context: &ToolContext, input: RenamePlanInput) -> Result<Answer<RenamePlan>, ToolError> {

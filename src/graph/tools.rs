@@ -108,8 +108,8 @@ impl Tool for GraphIndex {
     type Output = IndexSummary;
     const SPEC: ToolSpec = spec(
         "cos_graph_index",
-        "Indexes the repository into the graph: parses new and changed files (Python, Rust, TypeScript, \
-         JavaScript, Go, Markdown) as git sees them and resolves imports, calls, bases and links across files.",
+        "Indexes new and changed files (Python, Rust, TypeScript, JavaScript, Go, Markdown) into the graph as git \
+         sees them, resolving imports, calls, bases and links across files.",
     ).writing(false, true)
     // `cos serve` and `cos mcp` index at start and follow saves
     .for_upkeep();
@@ -343,8 +343,8 @@ impl Tool for GraphResolve {
     type Output = ResolveAnswer;
     const SPEC: ToolSpec = spec(
         "cos_graph_resolve",
-        "Turns a uid, a path or a name into one node: exact uid, then path, then full-text on names. An ambiguous \
-         name answers E_AMBIGUOUS with the candidates; nothing found answers NOT_FOUND with the closest ones.",
+        "Turns a uid, path or name into one node (exact uid, then path, then full-text on names). An ambiguous \
+         name answers E_AMBIGUOUS with candidates; none found, NOT_FOUND with the closest.",
     );
 
     fn run(context: &ToolContext, input: ResolveInput) -> Result<Answer<ResolveAnswer>, ToolError> {

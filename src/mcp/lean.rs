@@ -185,7 +185,9 @@ fn spell_out_comma_list(node: &mut Map<String, Value>) {
     };
     node.remove("pattern");
     let description = match node.get("description").and_then(Value::as_str) {
-        Some(own) if own.contains("comma-separated") => format!("{own} Any of: {values}."),
+        Some(own) if own.contains("comma-separated") => {
+            format!("{}: {values}.", own.trim_end_matches('.'))
+        }
         Some(own) => format!("{own} Comma-separated, any of: {values}."),
         None => format!("Comma-separated, any of: {values}."),
     };

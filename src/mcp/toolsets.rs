@@ -5,7 +5,7 @@
 //! on `/mcp` the headers `X-MCP-Toolsets`, `X-MCP-Tools` and
 //! `X-MCP-Readonly` (as GitHub's MCP server names them) set them per
 //! request. Without either a session sees the everyday tools: all but the
-//! upkeep ones (export, audit, index runs, module switches).
+//! upkeep ones (export, audit, index runs, module switches, path finding).
 
 use crate::tools::{RegisteredTool, Registry};
 

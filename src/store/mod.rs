@@ -7,12 +7,14 @@
 //! thread at a time and is never shared. It knows nothing of tools, envelopes,
 //! HTTP or any area: areas bring their tables as migrations, and callers decide
 //! what a failure means to their clients. `receipts` keeps the answers of
-//! writes sent with an idempotency key, in the hub's `request_receipts` table.
+//! writes sent with an idempotency key, in the hub's `request_receipts` table;
+//! `requests` records which shared writes committed, by request ID.
 
 pub mod copy;
 mod migrations;
 pub mod pg;
 pub mod receipts;
+pub mod requests;
 mod session;
 mod shared;
 pub mod sql;
@@ -79,9 +81,14 @@ pub enum StoreError {
     #[error("postgresql {database} is unreachable: {reason}")]
     Unreachable { database: String, reason: String },
     /// A write's connection dropped while its commit was under way: it may
-    /// or may not have been committed.
+    /// or may not have been committed; `request` is the request ID its
+    /// outcome is recorded under, when it ran inside a call.
     #[error("postgresql {database}: the connection dropped during the commit: {reason}")]
-    CommitUnknown { database: String, reason: String },
+    CommitUnknown {
+        database: String,
+        reason: String,
+        request: Option<String>,
+    },
     #[error("team migration {area} {version} ({name}) failed on postgresql {database}: {source}")]
     TeamMigration {
         area: &'static str,

@@ -73,8 +73,25 @@ impl SharedStore {
     }
 
     /// Runs `write` in a transaction that commits only if it succeeds, one
-    /// writer at a time (across every hub on a team database).
+    /// writer at a time (across every hub on a team database). Inside a
+    /// tool call, the transaction records the call's request ID.
     pub fn write<T, E>(&self, write: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.write_unrecorded(|tx| {
+            let value = write(tx)?;
+            super::requests::record(tx)?;
+            Ok(value)
+        })
+    }
+
+    /// [`SharedStore::write`] without a request record: the hub's own
+    /// bookkeeping around a call.
+    pub fn write_unrecorded<T, E>(
+        &self,
+        write: impl FnOnce(&Session) -> Result<T, E>,
+    ) -> Result<T, E>
     where
         E: From<StoreError>,
     {

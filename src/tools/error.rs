@@ -157,14 +157,23 @@ impl ToolError {
                 ),
             ),
             (ToolError::Store {
-                source: StoreError::CommitUnknown { database, .. },
+                source: StoreError::CommitUnknown { database, request, .. },
                 ..
-            }, _) => (
-                Code::COMMIT_UNKNOWN,
-                format!(
-                    "the connection to the team database {database} dropped while the write was committing: it may or may not have been committed. Read the record again before writing; do not claim success"
-                ),
-            ),
+            }, _) => {
+                let check = match request {
+                    Some(id) => format!("cos_write_receipt with request_id {id:?} says which"),
+                    None => "read the record again to see which".to_string(),
+                };
+                let message = format!(
+                    "the connection to the team database {database} dropped while the write was committing: it may or may not have been committed; {check}. Do not claim success"
+                );
+                let mut body = ErrorBody::new(category, Code::COMMIT_UNKNOWN, message);
+                body.error_id = Some(error_id.to_string());
+                if let Some(id) = request {
+                    body = body.with_details(serde_json::json!({"request_id": id, "check_with": "cos_write_receipt"}));
+                }
+                return body;
+            }
             (ToolError::Store { source, .. }, Category::Transient)
                 if source.sqlite_code() == Some(rusqlite::ErrorCode::OperationInterrupted) =>
             {

@@ -25,6 +25,7 @@ pub mod input;
 pub mod modules;
 pub mod offers;
 mod registry;
+pub mod requests;
 mod runtime;
 pub(crate) mod schema;
 pub mod searchable;

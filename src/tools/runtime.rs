@@ -161,10 +161,10 @@ impl Hub {
         source: Source,
     ) -> Result<Answer<T::Output>, ErrorBody> {
         let hub = self.clone();
-        let user = caller();
+        let (user, request) = (caller(), requests::current());
         let task = tokio::task::spawn_blocking(move || {
             hub.guarded_as(
-                user,
+                (user, request),
                 &T::SPEC,
                 Call::unbudgeted(source),
                 &Unwatched,
@@ -219,10 +219,10 @@ impl Hub {
         };
         let hub = self.clone();
         let spec = tool.spec;
-        let user = caller();
+        let (user, request) = (caller(), requests::current());
         let task = tokio::task::spawn_blocking(move || {
             let call = Call { source, budget };
-            let outcome = hub.guarded_as(user, &spec, call, &Unwatched, |context| {
+            let outcome = hub.guarded_as((user, request), &spec, call, &Unwatched, |context| {
                 (tool.handler)(context, arguments)
             });
             outcome.and_then(|value| within_budget(&tool, value, budget))
@@ -272,14 +272,14 @@ impl Hub {
         progress: &dyn Progress,
         body: impl FnOnce(&ToolContext) -> Result<O, ToolError>,
     ) -> Result<O, ErrorBody> {
-        self.guarded_as(None, spec, call, progress, body)
+        self.guarded_as((None, None), spec, call, progress, body)
     }
 
     /// [`Hub::guarded`] for `user` (else whom the process acts as), whose
-    /// role must reach the tool.
+    /// role must reach the tool, as the request `request` (else a new one).
     fn guarded_as<O>(
         &self,
-        user: Option<users::User>,
+        (user, request): (Option<users::User>, Option<String>),
         spec: &ToolSpec,
         call: Call,
         progress: &dyn Progress,
@@ -302,7 +302,14 @@ impl Hub {
             users::check_role(user, spec).map_err(|error| self.report(spec, error))?;
         }
         gate(spec, &context).map_err(|error| self.report(spec, error))?;
-        match catch_unwind(AssertUnwindSafe(|| body(&context))) {
+        let run = || catch_unwind(AssertUnwindSafe(|| body(&context)));
+        let outcome = if spec.effect.read_only {
+            run()
+        } else {
+            let request = request.unwrap_or_else(crate::store::requests::new_id);
+            crate::store::requests::scope(&request, spec.name, run)
+        };
+        match outcome {
             Ok(Ok(output)) => {
                 if !spec.effect.read_only {
                     self.state.writes.ring();

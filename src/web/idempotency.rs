@@ -1,9 +1,14 @@
-//! `Idempotency-Key` on REST writes. The first request with a key runs and
-//! its answer (status, body, ETag) is kept for 24 hours; the same request
-//! with the same key gets that answer again, marked `Idempotency-Replayed:
-//! true`, without writing again; another request with the key is refused with
-//! `E_REQUEST_REUSE` (409). An answer that says nothing happened (503) frees
-//! the key, so the retry runs. Reads pass through untouched.
+//! Request IDs and `Idempotency-Key` on REST writes. Every write runs under
+//! a request ID (its `Idempotency-Key`, else its `X-Request-Id`, else a new
+//! one), sent back as `X-Request-Id`: whether it committed can be asked
+//! later at `/api/receipts/{id}`, whatever its answer said.
+//!
+//! The first request with a key runs and its answer (status, body, ETag)
+//! is kept for 24 hours; the same request with the same key gets that
+//! answer again, marked `Idempotency-Replayed: true`, without writing again;
+//! another request with the key is refused with `E_REQUEST_REUSE` (409). An
+//! answer that says nothing happened (503) frees the key, so the retry runs.
+//! Reads pass through untouched.
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -15,16 +20,17 @@ use serde_json::json;
 use super::unwrap::ApiError;
 use crate::envelope::{Category, Code, ErrorBody};
 use crate::store::receipts::{Claim, Receipt};
-use crate::tools::Hub;
+use crate::tools::{Hub, requests};
 
 pub const HEADER: &str = "idempotency-key";
+pub const REQUEST_ID: &str = "x-request-id";
 const REPLAYED: &str = "idempotency-replayed";
 /// Largest answer kept for a replay; a larger one is sent but not kept.
 const MAX_KEPT_BYTES: usize = 4 << 20;
 
 /// A key as the hub accepts it: 1 to 255 visible ASCII characters.
 fn valid_key(key: &str) -> bool {
-    (1..=255).contains(&key.len()) && key.bytes().all(|b| (0x21..=0x7e).contains(&b))
+    requests::valid(key)
 }
 
 /// Methods that may change something; the others only read.
@@ -33,6 +39,19 @@ pub fn may_write(method: &Method) -> bool {
         *method,
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
     )
+}
+
+fn request_id_refusal(fault: &str) -> Response {
+    ApiError::with_status(
+        ErrorBody::new(
+            Category::Validation,
+            Code::E_REQUEST_ID,
+            format!("X-Request-Id: {fault}"),
+        )
+        .with_details(json!({"field": "X-Request-Id"})),
+        StatusCode::BAD_REQUEST,
+    )
+    .into_response()
 }
 
 fn refusal(message: String, status: StatusCode, category: Category, code: Code) -> Response {
@@ -44,9 +63,6 @@ fn refusal(message: String, status: StatusCode, category: Category, code: Code) 
 }
 
 pub async fn check(State(hub): State<Hub>, request: Request, next: Next) -> Response {
-    let Some(key) = request.headers().get(HEADER).cloned() else {
-        return next.run(request).await;
-    };
     let path = request.uri().path();
     if !may_write(request.method())
         || !path.starts_with("/api/")
@@ -54,9 +70,9 @@ pub async fn check(State(hub): State<Hub>, request: Request, next: Next) -> Resp
     {
         return next.run(request).await;
     }
-    let key = match key.to_str() {
-        Ok(key) if valid_key(key) => key.to_string(),
-        _ => {
+    let key = match header_value(&request, HEADER) {
+        Ok(key) => key,
+        Err(()) => {
             return refusal(
                 "Idempotency-Key: expected 1 to 255 visible ASCII characters".to_string(),
                 StatusCode::BAD_REQUEST,
@@ -65,6 +81,45 @@ pub async fn check(State(hub): State<Hub>, request: Request, next: Next) -> Resp
             );
         }
     };
+    let named = match header_value(&request, REQUEST_ID) {
+        Ok(named) => named,
+        Err(()) => {
+            return request_id_refusal("expected 1 to 255 visible ASCII characters");
+        }
+    };
+    let id = match (&key, named) {
+        (Some(key), Some(named)) if *key != named => {
+            return request_id_refusal(
+                "differs from the Idempotency-Key, which names the request; send one",
+            );
+        }
+        (Some(key), _) => key.clone(),
+        (None, Some(named)) => named,
+        (None, None) => crate::store::requests::new_id(),
+    };
+    let mut response = match key {
+        Some(key) => requests::carrying(id.clone(), once(hub, key, request, next)).await,
+        None => requests::carrying(id.clone(), next.run(request)).await,
+    };
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    response
+}
+
+/// A header's text: none, or `Err` when it is not a valid key or request ID.
+fn header_value(request: &Request, name: &str) -> Result<Option<String>, ()> {
+    match request.headers().get(name) {
+        None => Ok(None),
+        Some(value) => match value.to_str() {
+            Ok(text) if valid_key(text) => Ok(Some(text.to_string())),
+            _ => Err(()),
+        },
+    }
+}
+
+/// Runs the request with `key` once: the first time, and its kept answer after.
+async fn once(hub: Hub, key: String, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, super::BODY_LIMIT_BYTES).await else {
         return refusal(
@@ -101,6 +156,18 @@ pub async fn check(State(hub): State<Hub>, request: Request, next: Next) -> Resp
                 Category::Conflict,
                 Code::E_REQUEST_REUSE,
             );
+        }
+        Ok(Ok(Claim::AnswerLost { committed_at })) => {
+            return ApiError::with_status(
+                ErrorBody::new(
+                    Category::Conflict,
+                    Code::E_REQUEST_REUSE,
+                    "Idempotency-Key: the first request with this key committed, but the hub that ran it stopped before keeping its answer; read the record again, and use a new key for a new intent".to_string(),
+                )
+                .with_details(json!({"field": "Idempotency-Key", "committed": true, "committed_at": committed_at})),
+                StatusCode::CONFLICT,
+            )
+            .into_response();
         }
         Ok(Ok(Claim::Running)) => {
             return refusal(

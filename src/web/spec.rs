@@ -135,8 +135,12 @@ fn complete(openapi: &mut OpenApi) {
     }
     for (path, item) in openapi.paths.paths.iter_mut() {
         if path.starts_with("/api/") {
+            let own_ids = super::keeps_own_request_ids(path);
             for operation in write_operations(item) {
                 accept_idempotency_key(operation);
+                if !own_ids {
+                    accept_request_id(operation);
+                }
             }
         }
         for operation in operations(item) {
@@ -180,16 +184,41 @@ fn write_operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item 
 /// Every write takes an `Idempotency-Key` (web::idempotency) and can answer
 /// 409 `E_REQUEST_REUSE` for it.
 fn accept_idempotency_key(operation: &mut Operation) {
+    accept_header(
+        operation,
+        "Idempotency-Key",
+        "1 to 255 visible ASCII characters. The same request sent again with the same key \
+         gets the first answer back (with `Idempotency-Replayed: true`) without writing again; \
+         another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours.",
+    );
+    operation
+        .responses
+        .responses
+        .entry("409".to_string())
+        .or_insert_with(|| error_response(409));
+}
+
+/// Every write outside the documents (whose request IDs are their own) runs
+/// under a request ID, answered in `X-Request-Id` (web::idempotency).
+fn accept_request_id(operation: &mut Operation) {
+    accept_header(
+        operation,
+        "X-Request-Id",
+        "1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is \
+         sent; a new one when neither is), answered in the `X-Request-Id` header. \
+         `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer \
+         said (kept 24 hours).",
+    );
+}
+
+/// An optional header of 1 to 255 visible ASCII characters.
+fn accept_header(operation: &mut Operation, name: &str, description: &str) {
     use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
     let parameter: Parameter = ParameterBuilder::new()
-        .name("Idempotency-Key")
+        .name(name)
         .parameter_in(ParameterIn::Header)
         .required(utoipa::openapi::Required::False)
-        .description(Some(
-            "1 to 255 visible ASCII characters. The same request sent again with the same key \
-             gets the first answer back (with `Idempotency-Replayed: true`) without writing again; \
-             another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours.",
-        ))
+        .description(Some(description))
         .schema(Some(
             utoipa::openapi::ObjectBuilder::new()
                 .schema_type(utoipa::openapi::schema::Type::String)
@@ -202,11 +231,6 @@ fn accept_idempotency_key(operation: &mut Operation) {
         .parameters
         .get_or_insert_with(Vec::new)
         .push(RefOr::T(parameter));
-    operation
-        .responses
-        .responses
-        .entry("409".to_string())
-        .or_insert_with(|| error_response(409));
 }
 
 fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut Operation> {

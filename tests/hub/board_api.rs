@@ -1341,3 +1341,85 @@ async fn filters_holding_a_nul_find_nothing_rather_than_fail() {
         assert_eq!(answer["data"]["total_count"], 0, "{query}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_write_answers_its_request_id_and_its_receipt_says_whether_it_committed() {
+    let server = TestServer::start_on(super::BOARD).await;
+    let post = |headers: &[(&str, &str)], body: Value| {
+        let mut request = server
+            .client
+            .post(server.url("/api/board/tasks"))
+            .json(&body);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send()
+    };
+    let server = &server;
+    let receipt = |id: String| async move {
+        let (status, answer) = server.get(&format!("/api/receipts/{id}")).await;
+        assert_eq!(status, 200, "{answer}");
+        answer["data"].clone()
+    };
+
+    // a named write answers its name, and its receipt says it committed
+    let named = post(&[("x-request-id", "plan-42")], json!({"title": "Named"}))
+        .await
+        .unwrap();
+    assert_eq!(named.status().as_u16(), 201);
+    assert_eq!(named.headers()["x-request-id"], "plan-42");
+    let committed = receipt("plan-42".into()).await;
+    assert_eq!(committed["state"], "committed", "{committed}");
+    assert_eq!(committed["tool"], "cos_task_create");
+    assert!(committed["committed_at"].as_str().unwrap().ends_with('Z'));
+
+    // an unnamed one gets a name of its own
+    let unnamed = post(&[], json!({"title": "Unnamed"})).await.unwrap();
+    let id = unnamed.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(!id.is_empty());
+    assert_eq!(receipt(id).await["state"], "committed");
+
+    // a refused write committed nothing, and says so
+    let refused = post(&[("x-request-id", "empty-title")], json!({"title": ""}))
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 400);
+    assert_eq!(refused.headers()["x-request-id"], "empty-title");
+    let nothing = receipt("empty-title".into()).await;
+    assert_eq!(nothing["state"], "not_committed", "{nothing}");
+    assert_eq!(nothing["tool"], Value::Null);
+
+    // an Idempotency-Key names the write; another name beside it is refused
+    let keyed = post(&[("idempotency-key", "key-9")], json!({"title": "Keyed"}))
+        .await
+        .unwrap();
+    assert_eq!(keyed.headers()["x-request-id"], "key-9");
+    assert_eq!(receipt("key-9".into()).await["state"], "committed");
+    for headers in [
+        &[("idempotency-key", "key-10"), ("x-request-id", "other")][..],
+        &[("x-request-id", "with space")][..],
+    ] {
+        let (status, answer) =
+            crate::common::decode(post(headers, json!({"title": "Refused"})).await.unwrap()).await;
+        assert_eq!(status, 400, "{answer}");
+        assert_eq!(error_of(&answer)["code"], "E_REQUEST_ID");
+        assert_eq!(error_of(&answer)["details"]["field"], "X-Request-Id");
+    }
+    let (status, answer) = server
+        .get(&format!("/api/receipts/{}", "x".repeat(300)))
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(error_of(&answer)["code"], "E_REQUEST_ID");
+
+    // reads carry no request ID
+    let read = server
+        .client
+        .get(server.url("/api/board/list"))
+        .send()
+        .await
+        .unwrap();
+    assert!(read.headers().get("x-request-id").is_none());
+}

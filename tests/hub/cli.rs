@@ -1300,6 +1300,13 @@ fn cos_task_lists_shows_adds_edits_moves_claims_and_refuses_in_plain_words() {
     let (code, _, _) = run(&["task", "add", "Ship it", "--depends-on", "TASK-001"]);
     assert_eq!(code, Some(0));
 
+    // a request ID nothing committed under
+    let (code, out, _) = run(&["task", "receipt", "never-sent"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (Some(0), "never-sent: not committed\n")
+    );
+
     // aligned columns, no colour into a pipe
     let (code, out, _) = run(&["task", "list"]);
     assert_eq!(code, Some(0));

@@ -32,6 +32,7 @@ mod search;
 mod semantic;
 mod supervise;
 mod team;
+mod team_commit;
 mod team_copy;
 mod team_crash;
 mod team_faults;

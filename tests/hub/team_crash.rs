@@ -2,8 +2,9 @@
 //! processes sharing one PostgreSQL cluster of the test's own, while one hub
 //! is killed with SIGKILL and the database is stopped at once (as a crash
 //! would) and started again, at random points. Afterwards every task whose
-//! creation was acknowledged is there exactly once, and no task was handed
-//! to two claimants.
+//! creation was acknowledged is there exactly once, every creation that got
+//! no answer resolves by its request ID to committed (the task is there
+//! once) or not (it is not there), and no task was handed to two claimants.
 
 use crate::cli::{announced_address, serve_on_any_port_with};
 use serde_json::{Value, json};
@@ -60,11 +61,14 @@ impl Drop for Cluster {
     }
 }
 
-/// What the clients were told: task created (title → id), task claimed (id → holders).
+/// What the clients were told: task created (title → id), task claimed (id
+/// → holders), and the creations that got no answer saying so (their titles,
+/// which are their request IDs too).
 #[derive(Default)]
 struct Acknowledged {
     created: HashMap<String, String>,
     claimed: HashMap<String, Vec<String>>,
+    unanswered: Vec<String>,
 }
 
 async fn post(
@@ -73,12 +77,21 @@ async fn post(
     path: &str,
     body: Value,
 ) -> Option<(u16, Value)> {
-    let response = client
-        .post(format!("http://{address}{path}"))
-        .json(&body)
-        .send()
-        .await
-        .ok()?;
+    post_as(client, address, path, body, None).await
+}
+
+async fn post_as(
+    client: &reqwest::Client,
+    address: &str,
+    path: &str,
+    body: Value,
+    request_id: Option<&str>,
+) -> Option<(u16, Value)> {
+    let mut request = client.post(format!("http://{address}{path}")).json(&body);
+    if let Some(id) = request_id {
+        request = request.header("x-request-id", id);
+    }
+    let response = request.send().await.ok()?;
     let status = response.status().as_u16();
     Some((status, response.json().await.ok()?))
 }
@@ -101,11 +114,20 @@ async fn work(
         n += 1;
         let at = address.lock().unwrap().clone();
         let title = format!("w{worker}-{n}");
-        if let Some((201, answer)) =
-            post(&client, &at, "/api/board/tasks", json!({"title": title})).await
-        {
-            let id = answer["data"]["id"].as_str().unwrap().to_string();
-            seen.lock().unwrap().created.insert(title, id);
+        let answer = post_as(
+            &client,
+            &at,
+            "/api/board/tasks",
+            json!({"title": title}),
+            Some(&title),
+        )
+        .await;
+        match answer {
+            Some((201, answer)) => {
+                let id = answer["data"]["id"].as_str().unwrap().to_string();
+                seen.lock().unwrap().created.insert(title, id);
+            }
+            _ => seen.lock().unwrap().unanswered.push(title),
         }
         if n % 3 == 0
             && let Some((200, answer)) = post(
@@ -240,6 +262,29 @@ fn acknowledged_writes_survive_a_killed_hub_and_a_crashed_database_exactly_once(
             Some([id.as_str()].as_slice()),
             "{title}, acknowledged as {id}, is there exactly once"
         );
+    }
+    let client = reqwest::Client::new();
+    for title in &seen.unanswered {
+        let state = runtime.block_on(async {
+            for _ in 0..50 {
+                if let Ok(response) = client
+                    .get(format!("http://{address}/api/receipts/{title}"))
+                    .send()
+                    .await
+                    && response.status() == 200
+                {
+                    let receipt: Value = response.json().await.unwrap();
+                    return receipt["data"]["state"].as_str().unwrap().to_string();
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            panic!("{title}: no receipt");
+        });
+        let copies = held.get(title.as_str()).map_or(0, Vec::len);
+        match state.as_str() {
+            "committed" => assert_eq!(copies, 1, "{title}: committed, so there once"),
+            _ => assert_eq!(copies, 0, "{title}: not committed, so not there"),
+        }
     }
     for (task, holders) in &seen.claimed {
         assert_eq!(holders.len(), 1, "{task} was handed out twice: {holders:?}");

@@ -266,9 +266,9 @@ impl Tool for TaskClaimNext {
     type Output = Claim;
     const SPEC: ToolSpec = spec(
         "cos_task_claim_next",
-        "Atomically moves the highest-priority ready task to in_progress for the actor, under a lease \
-         (cos_task_renew_lease extends it; expired, the task returns to icebox). No two claimers get one task. \
-         E_WIP_LIMIT when the actor holds its limit.",
+        "Atomically moves the highest-priority ready task to in_progress for the actor under a lease \
+         (renewed by cos_task_renew_lease; expired, the task returns to icebox). No task goes to two claimers. \
+         E_WIP_LIMIT when the actor is at its limit.",
     ).writing(false, false);
 
     fn run(context: &ToolContext, input: ClaimInput) -> Result<Answer<Claim>, ToolError> {

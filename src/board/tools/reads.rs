@@ -105,8 +105,8 @@ impl Tool for TaskHistory {
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct SearchInput {
-    /// Words that must all appear in the title or description (prefix match);
-    /// text without words (`->`) is found as written.
+    /// Words all in the title or description (prefix match); text
+    /// without words (`->`) is found as written.
     #[schema(format = "cos-not-blank")]
     #[param(format = "cos-not-blank")]
     pub text: Option<String>,

@@ -35,8 +35,8 @@ pub struct BoardInput {
     pub label: Option<String>,
     pub swimlane: Option<String>,
     pub epic: Option<String>,
-    /// Words that must all appear in the title or description; text
-    /// without words (`->`) is found as written.
+    /// Words all in the title or description; text without words (`->`)
+    /// is found as written.
     #[schema(format = "cos-not-blank")]
     #[param(format = "cos-not-blank")]
     pub text: Option<String>,

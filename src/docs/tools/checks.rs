@@ -24,7 +24,7 @@ impl Tool for DocsAudit {
     type Output = AuditReport;
     const SPEC: ToolSpec = spec(
         "cos_docs_audit",
-        "Audits the documents' hash-chained history and contents: answers the head {seq, entry_hash} to keep as a checkpoint, or the first bad entry (writes are refused with E_INTEGRITY until it passes).",
+        "Audits the documents' hash-chained history and contents: the head {seq, entry_hash} to keep as a checkpoint, or the first bad entry (writes get E_INTEGRITY until it passes).",
     )
     .for_upkeep();
 

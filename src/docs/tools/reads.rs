@@ -295,7 +295,7 @@ impl Tool for DocsRead {
     type Output = DocPage;
     const SPEC: ToolSpec = spec(
         "cos_docs_read",
-        "Reads a document: its identity {mount, path, rev, hash} (the base for a patch), the outline of headings, and the content by page (next_cursor continues; pages join byte for byte). Narrow with section or read a past rev.",
+        "Reads a document: its identity {mount, path, rev, hash} (a patch's base), heading outline and content by page (next_cursor continues; pages join byte for byte). Narrow with section or read a past rev.",
     );
 
     fn run(context: &ToolContext, input: ReadInput) -> Result<Answer<DocPage>, ToolError> {

@@ -70,7 +70,7 @@ impl Tool for DocsCreate {
     type Output = Receipt;
     const SPEC: ToolSpec = spec(
         "cos_docs_create",
-        "Creates a document (refused if one exists at the path). Answers a receipt; the same request_id with the same request returns that receipt again without writing.",
+        "Creates a document (refused if one exists at the path). Answers a receipt; the same request_id and request returns it again without writing.",
     )
     .writing(false, true);
 
@@ -112,7 +112,7 @@ impl Tool for DocsPatch {
     type Output = Receipt;
     const SPEC: ToolSpec = spec(
         "cos_docs_patch",
-        "Edits a document by operations on its sections or text, all or nothing, if it is still at base {rev, hash}; answers a receipt. On STALE_REVISION re-read, rebase and send with a new request_id; if the outcome is uncertain, check cos_docs_receipt or resend the identical patch with the same request_id.",
+        "Edits a document by operations on its sections or text, all or nothing, if it is still at base {rev, hash}; answers a receipt. On STALE_REVISION re-read, rebase, send with a new request_id; if unsure it committed, check cos_docs_receipt or resend it unchanged with the same request_id.",
     )
     .writing(true, true);
 
@@ -235,7 +235,7 @@ impl Tool for DocsReceipt {
     type Output = Receipt;
     const SPEC: ToolSpec = spec(
         "cos_docs_receipt",
-        "Whether the write with this request_id committed: committed (with its receipt), not_committed (resend it with the same request_id), or unknown (check the document; resend only the identical write).",
+        "Whether the write with this request_id committed: committed (with its receipt), not_committed (resend it, same request_id) or unknown (check the document; resend only the identical write).",
     );
 
     fn run(context: &ToolContext, input: ReceiptInput) -> Result<Answer<Receipt>, ToolError> {

@@ -49,7 +49,7 @@ impl Tool for SearchIndex {
     type Output = SearchIndexReport;
     const SPEC: ToolSpec = tools::spec(
         "cos_search_index",
-        "Brings the search index level with every area it follows (graph, board, documents, agent evidence) now (cos_search does so first), then embeds new items when a model is set. Answers what it took in.",
+        "Brings the search index level with the areas it follows now (cos_search does so first), then embeds new items when a model is set. Answers what it took in.",
         &[],
     )
     .for_upkeep();

@@ -287,6 +287,7 @@ impl PgStore {
                 StoreError::CommitUnknown {
                     database: self.name.to_string(),
                     reason: source.to_string(),
+                    request: super::requests::latest(),
                 }
             } else {
                 self.fail()(source)

@@ -57,7 +57,7 @@ impl Tool for SuperviseRecordOutput {
     type Output = Recorded;
     const SPEC: ToolSpec = spec(
         "cos_supervise_record_output",
-        "Records a formula-agent's output into the session's evidence bundle (its role's slot) and the dispatch timeline; an ok output its role's schema refuses, or a timeout, marks the formula degraded.",
+        "Records a formula-agent's output in the session's evidence bundle (its role's slot) and dispatch timeline; an ok output its role's schema refuses, or a timeout, marks the formula degraded.",
     )
     .writing(false, false);
 

@@ -6,6 +6,7 @@ pub mod board;
 pub mod docs;
 pub mod graph;
 pub mod health;
+pub mod receipts;
 pub mod search;
 pub mod settings;
 pub mod stream;
@@ -30,6 +31,7 @@ pub struct RouterSpec {
 /// Every router under /api.
 pub const ROUTERS: &[RouterSpec] = &[
     health::SPEC,
+    receipts::SPEC,
     settings::SPEC,
     board::SPEC,
     graph::SPEC,

@@ -619,6 +619,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/receipts/{request_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the write sent under this request ID committed (kept 24 hours).
+         *     It waits for the writes under way, so the answer is final.
+         */
+        get: operations["write_receipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/search": {
         parameters: {
             query?: never;
@@ -1497,6 +1517,18 @@ export interface components {
             };
             meta: components["schemas"]["Meta"];
         };
+        /** @description The REST success body. */
+        ApiOk_WriteReceipt: {
+            data: {
+                /** @description When it committed (RFC 3339). */
+                committed_at?: string | null;
+                request_id: string;
+                state: components["schemas"]["WriteState"];
+                /** @description The tool whose write committed. */
+                tool?: string | null;
+            };
+            meta: components["schemas"]["Meta"];
+        };
         AuditReport: {
             /** @description Whether the checkpoint given is still in the history as it was. */
             checkpoint_holds?: boolean | null;
@@ -2202,7 +2234,7 @@ export interface components {
             tiers: components["schemas"]["ImpactTiers"];
         };
         ImpactInput: {
-            /** @description A tier's cursor from `next_cursors`: that tier alone, after the dependents already seen. */
+            /** @description A tier's `next_cursors` entry: that tier alone, after what was seen. */
             cursor?: string | null;
             /**
              * Format: int32
@@ -2592,7 +2624,7 @@ export interface components {
             test_references: components["schemas"]["RenameSite"][];
         };
         RenamePlanInput: {
-            /** @description A list's cursor from `next_cursors`: that list alone, after the sites already seen. */
+            /** @description A list's `next_cursors` entry: that list alone, after what was seen. */
             cursor?: string | null;
             /**
              * @description An identifier (letters of any script, digits, underscores; not a
@@ -2915,7 +2947,7 @@ export interface components {
             uid: string;
         };
         TraceInput: {
-            /** @description A list's cursor from `next_cursors`: that list alone, after what was already seen. */
+            /** @description A list's `next_cursors` entry: that list alone, after what was seen. */
             cursor?: string | null;
             /**
              * Format: int32
@@ -2954,6 +2986,19 @@ export interface components {
             /** @description True when the limit applies per actor (in_progress) rather than to the column. */
             per_actor: boolean;
         };
+        WriteReceipt: {
+            /** @description When it committed (RFC 3339). */
+            committed_at?: string | null;
+            request_id: string;
+            state: components["schemas"]["WriteState"];
+            /** @description The tool whose write committed. */
+            tool?: string | null;
+        };
+        /**
+         * @description Whether a write committed.
+         * @enum {string}
+         */
+        WriteState: "committed" | "not_committed";
     };
     responses: never;
     parameters: never;
@@ -2969,6 +3014,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3097,8 +3144,8 @@ export interface operations {
                 swimlane?: string;
                 epic?: string;
                 /**
-                 * @description Words that must all appear in the title or description; text
-                 *     without words (`->`) is found as written.
+                 * @description Words all in the title or description; text without words (`->`)
+                 *     is found as written.
                  */
                 text?: string;
             };
@@ -3315,8 +3362,8 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Words that must all appear in the title or description (prefix match);
-                 *     text without words (`->`) is found as written.
+                 * @description Words all in the title or description (prefix match); text
+                 *     without words (`->`) is found as written.
                  */
                 text?: string;
                 status?: components["schemas"]["Status"];
@@ -3436,6 +3483,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3659,6 +3708,8 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path: {
                 /** @description TASK-<n> */
@@ -4096,6 +4147,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path: {
                 /** @description TASK-<n> */
@@ -4216,6 +4269,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path: {
                 /** @description TASK-<n> */
@@ -4336,6 +4391,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path: {
                 /** @description TASK-<n> */
@@ -5994,6 +6051,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6102,6 +6161,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6210,6 +6271,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6318,6 +6381,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6413,6 +6478,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6521,6 +6588,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6629,6 +6698,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6914,6 +6985,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7022,6 +7095,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7140,6 +7215,92 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiOk_Health"];
+                };
+            };
+            /** @description Validation failed (category validation): the message and details name the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or wrong bearer token, when the hub runs with one (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not permitted: the module is disabled, or the Origin is not allowed (permission, module_disabled) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such entity or route (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Host is not one this hub answers for (E_HOST): DNS rebinding protection */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error; the body carries an error_id found in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Transient or unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    write_receipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The write's request ID: its X-Request-Id or Idempotency-Key, or as a COMMIT_UNKNOWN names it */
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description committed or not_committed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiOk_WriteReceipt"];
                 };
             };
             /** @description Validation failed (category validation): the message and details name the field */
@@ -7332,6 +7493,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7523,6 +7686,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path: {
                 /** @description A module id, as GET /api/settings/modules lists them */
@@ -7717,6 +7882,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8019,6 +8186,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path: {
                 /** @description The session whose bundle to read. */
@@ -8130,6 +8299,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path: {
                 /** @description The session whose bundle to read. */
@@ -8345,6 +8516,8 @@ export interface operations {
             header?: {
                 /** @description 1 to 255 visible ASCII characters. The same request sent again with the same key gets the first answer back (with `Idempotency-Replayed: true`) without writing again; another request with the key is refused with 409 E_REQUEST_REUSE. Keys are kept 24 hours. */
                 "Idempotency-Key"?: string;
+                /** @description 1 to 255 visible ASCII characters naming this write (the Idempotency-Key when one is sent; a new one when neither is), answered in the `X-Request-Id` header. `GET /api/receipts/{request_id}` says later whether it committed, whatever the answer said (kept 24 hours). */
+                "X-Request-Id"?: string;
             };
             path: {
                 /** @description Tool name, e.g. cos_hub_health */
