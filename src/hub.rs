@@ -150,6 +150,7 @@ const TEAM: crate::tools::area::Team = crate::tools::area::Team {
             counter: false,
         },
     ],
+    files: &[],
 };
 
 const TEAM_MIGRATIONS: &[Migration] = &[
@@ -181,6 +182,17 @@ const TEAM_MIGRATIONS: &[Migration] = &[
         version: 3,
         name: "write_requests",
         sql: WRITE_REQUESTS,
+        legacy_version: None,
+    },
+    Migration {
+        version: 4,
+        name: "shared_files",
+        // an area's settings file as the team shares it (store::shared_files)
+        sql: "CREATE TABLE shared_files (
+                  name       TEXT PRIMARY KEY,
+                  text       TEXT NOT NULL,
+                  updated_at TEXT NOT NULL
+              );",
         legacy_version: None,
     },
 ];

@@ -8,6 +8,8 @@
 //! emergency = 2
 //! ```
 //! A missing file means the defaults; a malformed one is an error naming the file.
+//! With a team database the team's copy, kept there, is the one every hub
+//! obeys (`cos board config`).
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -15,7 +17,8 @@ use utoipa::ToSchema;
 
 use super::model::Status;
 use crate::envelope::{Category, Code};
-use crate::tools::ToolError;
+use crate::store::Session;
+use crate::tools::{ToolError, settings};
 
 pub const CONFIG_FILE: &str = "board.toml";
 
@@ -87,37 +90,42 @@ impl Default for BoardConfig {
 }
 
 impl BoardConfig {
-    /// Identifies the file's current contents cheaply (modification time and size).
-    pub fn stamp(state_dir: &Path) -> String {
-        match std::fs::metadata(state_dir.join(CONFIG_FILE)) {
-            Ok(meta) => {
-                let modified = meta
-                    .modified()
-                    .ok()
-                    .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |elapsed| elapsed.as_nanos());
-                format!("{modified}:{}", meta.len())
-            }
-            Err(_) => "default".to_string(),
+    /// The configuration the board obeys, read in `tx`: the team's
+    /// `board.toml` on a team database, else the state folder's; the
+    /// defaults when there is none.
+    pub fn load_in(tx: &Session, state_dir: &Path) -> Result<BoardConfig, ToolError> {
+        match settings::shared_text(tx, state_dir, CONFIG_FILE)? {
+            Some(found) => BoardConfig::parse(&found.text, &found.origin),
+            None => Ok(BoardConfig::default()),
         }
     }
 
+    /// What changes whenever the configuration `load_in` reads may have.
+    pub fn stamp_in(tx: &Session, state_dir: &Path) -> Result<String, ToolError> {
+        Ok(settings::shared_text(tx, state_dir, CONFIG_FILE)?
+            .map_or_else(|| "default".to_string(), |found| found.stamp))
+    }
+
+    /// The state folder's own `board.toml` (or the defaults).
     pub fn load(state_dir: &Path) -> Result<BoardConfig, ToolError> {
         let path = state_dir.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
+        match std::fs::read_to_string(&path) {
+            Ok(text) => BoardConfig::parse(&text, &path.display().to_string()),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(BoardConfig::default());
+                Ok(BoardConfig::default())
             }
-            Err(error) => return Err(ToolError::io("board.toml", error)),
-        };
-        toml::from_str(&text).map_err(|error| {
+            Err(error) => Err(ToolError::io("board.toml", error)),
+        }
+    }
+
+    /// `text` as a configuration; `origin` names it in the error.
+    pub fn parse(text: &str, origin: &str) -> Result<BoardConfig, ToolError> {
+        toml::from_str(text).map_err(|error| {
             ToolError::fail(
                 Category::Unavailable,
                 Code::E_CONFIG,
                 format!(
-                    "{} is not a valid board configuration: {}",
-                    path.display(),
+                    "{origin} is not a valid board configuration: {}",
                     error.message()
                 ),
             )

@@ -274,7 +274,11 @@ impl Tool for BoardImport {
 
     fn run(context: &ToolContext, input: FolderInput) -> Result<Answer<ImportReport>, ToolError> {
         let dir = resolve_dir(context, &input.dir)?;
-        let config = BoardConfig::load(&context.hub.config.state_dir)?;
+        let state_dir = &context.hub.config.state_dir;
+        let config = context
+            .hub
+            .shared
+            .view(|tx| BoardConfig::load_in(tx, state_dir))?;
         let mut report = ImportReport::default();
         let mut parsed = Vec::new();
         let mut seen = HashSet::new();

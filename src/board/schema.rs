@@ -164,6 +164,8 @@ pub const TEAM: Team = Team {
             counter: true,
         },
     ],
+    // swimlanes and WIP limits hold alike on every hub
+    files: &[super::config::CONFIG_FILE],
 };
 
 const TEAM_MIGRATIONS: &[Migration] = &[

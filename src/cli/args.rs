@@ -114,7 +114,7 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: database::DatabaseCommand,
     },
-    /// Export the board to Markdown files, or import them.
+    /// Export the board to Markdown files, import them, or show and set its configuration.
     Board {
         #[command(subcommand)]
         command: BoardCommand,
@@ -179,6 +179,13 @@ pub(super) enum BoardCommand {
         /// Folder holding the task files (e.g. docs/tasks).
         #[arg(long)]
         dir: PathBuf,
+    },
+    /// Print the swimlanes and WIP limits the board obeys, or set them from a file.
+    Config {
+        /// A board.toml to use from now on: the state folder's, or with a
+        /// team database the one every hub obeys.
+        #[arg(long, value_name = "FILE")]
+        set: Option<PathBuf>,
     },
 }
 

@@ -1,10 +1,10 @@
 //! `cos database copy`: moves a hub's shared state (board, evidence,
-//! receipts, users) from its own database to a team database, or back, with
+//! receipts, users, the board's `board.toml`) from its own database to a team database, or back, with
 //! ids, positions, history and revisions intact; the target must be empty.
 
 use super::*;
 use crate::store::SharedStore;
-use crate::store::copy::{CopyError, copy};
+use crate::store::copy::{CopyError, SharedFiles, copy};
 use crate::store::pg::PgStore;
 
 #[derive(Debug, Subcommand)]
@@ -45,7 +45,11 @@ pub(super) fn run(command: DatabaseCommand, hub: &Hub) -> i32 {
             return 2;
         }
     };
-    match copy(&source, &target, &registry.shared_tables()) {
+    let files = SharedFiles {
+        names: &registry.shared_files(),
+        state_dir: &hub.state().config.state_dir,
+    };
+    match copy(&source, &target, &registry.shared_tables(), &files) {
         Ok(report) => {
             for (table, rows) in &report {
                 println!("{table:<24} {rows}");

@@ -8,6 +8,7 @@
 //! (`cos setup`).
 
 mod args;
+mod board_config;
 mod changes;
 mod database;
 mod docs;
@@ -308,6 +309,7 @@ fn board(command: BoardCommand, hub: &Hub) -> i32 {
     let (tool, dir) = match &command {
         BoardCommand::Export { dir } => ("cos_board_export", dir),
         BoardCommand::Import { dir } => ("cos_board_import", dir),
+        BoardCommand::Config { set } => return board_config::run(set.as_deref(), hub),
     };
     // The shell resolves relative folders from where it stands, as people expect.
     let dir = std::env::current_dir()
@@ -351,6 +353,7 @@ fn board(command: BoardCommand, hub: &Hub) -> i32 {
                 }
             }
         }
+        BoardCommand::Config { .. } => {}
     }
     0
 }

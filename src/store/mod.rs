@@ -17,6 +17,7 @@ pub mod receipts;
 pub mod requests;
 mod session;
 mod shared;
+pub mod shared_files;
 pub mod sql;
 pub mod users;
 

@@ -68,6 +68,7 @@ pub const TEAM: Team = Team {
             counter: true,
         },
     ],
+    files: &[],
 };
 
 const TEAM_MIGRATIONS: &[Migration] = &[Migration {

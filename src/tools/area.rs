@@ -40,11 +40,14 @@ pub struct Area {
     pub health: Option<HealthCheck>,
 }
 
-/// An area's shared state: its migrations for a team database, and its
-/// tables in the order `cos database copy` moves them.
+/// An area's shared state: its migrations for a team database, its
+/// tables in the order `cos database copy` moves them, and its settings
+/// files in the state folder that a team shares (kept in the team database,
+/// read through `settings::shared_text`).
 pub struct Team {
     pub migrations: &'static [Migration],
     pub tables: &'static [crate::store::copy::SharedTable],
+    pub files: &'static [&'static str],
 }
 
 /// An area's part of the hub's health: what it reports, and the problems

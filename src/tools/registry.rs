@@ -111,6 +111,15 @@ impl Registry {
             .collect()
     }
 
+    /// The settings files the areas share with a team, by name.
+    pub fn shared_files(&self) -> Vec<&'static str> {
+        self.areas
+            .iter()
+            .filter_map(|area| area.team)
+            .flat_map(|team| team.files.iter().copied())
+            .collect()
+    }
+
     /// Registers `T`. Names are unique: registering a name twice replaces the first.
     pub fn register<T: Tool>(&mut self) -> &mut Registry {
         let handler: Handler = Arc::new(|context, arguments| {

@@ -77,6 +77,16 @@ impl Hub {
                 registry.team_schemas(),
             )?),
         };
+        if shared.team().is_some() {
+            for name in registry.shared_files() {
+                if config.state_dir.join(name).exists() {
+                    tracing::warn!(
+                        file = %config.state_dir.join(name).display(),
+                        "not used while the hub shares a team database: every hub obeys the team's copy, kept there"
+                    );
+                }
+            }
+        }
         let modules = ModuleState::new(&config.state_dir);
         let cursors = cursor::Keyring::load(&config.state_dir).shared_through(shared.team());
         let state = HubState {

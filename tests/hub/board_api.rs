@@ -1,6 +1,6 @@
 //! The board through HTTP against a spawned server: every workflow rule and every error.
 
-use crate::common::{ChangeStream, TestServer, error_of};
+use crate::common::{ChangeStream, TestServer, column, error_of};
 use serde_json::{Value, json};
 
 async fn create(server: &TestServer, body: Value) -> Value {
@@ -204,11 +204,7 @@ async fn moves_follow_the_transition_table_and_refusals_change_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn wip_limits_per_actor_and_per_column() {
     let server = TestServer::start_on(super::BOARD).await;
-    std::fs::write(
-        server.state_dir().join("board.toml"),
-        "[wip]\ntesting = 1\nemergency = 1\n",
-    )
-    .unwrap();
+    server.set_board_config("[wip]\ntesting = 1\nemergency = 1\n");
     let mut ids = Vec::new();
     for n in 0..4 {
         ids.push(
@@ -263,13 +259,7 @@ async fn wip_limits_per_actor_and_per_column() {
     assert_eq!(status, 409);
 
     let (_, board) = server.get("/api/board/list").await;
-    let testing = board["data"]["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["status"] == "testing")
-        .unwrap()
-        .clone();
+    let testing = column(&board, "testing");
     assert_eq!(
         testing["wip"],
         json!({"limit": 1, "per_actor": false, "occupied": 1, "at_limit": true})
@@ -554,11 +544,7 @@ async fn edits_are_compare_and_set_on_the_version() {
 #[tokio::test(flavor = "multi_thread")]
 async fn board_pages_done_columns_with_cursors() {
     let server = TestServer::start_on(super::BOARD).await;
-    std::fs::write(
-        server.state_dir().join("board.toml"),
-        "[wip]\nin_progress_per_actor = 100\n",
-    )
-    .unwrap();
+    server.set_board_config("[wip]\nin_progress_per_actor = 100\n");
     for n in 0..7 {
         let id = create(&server, json!({"title": format!("done {n}")})).await["id"]
             .as_str()
@@ -573,15 +559,6 @@ async fn board_pages_done_columns_with_cursors() {
     assert_eq!(status, 200);
     let data = &board["data"];
     assert_eq!(data["total_count"], 8);
-    let column = |board: &Value, status: &str| {
-        board["data"]["columns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["status"] == status)
-            .unwrap()
-            .clone()
-    };
     let complete = column(&board, "complete");
     assert_eq!(complete["total"], 7);
     let mut seen: Vec<String> = complete["cards"]
@@ -721,13 +698,7 @@ async fn search_ready_claim_and_reposition() {
     let (status, moved) = reposition(json!({"before": "TASK-003"})).await;
     assert_eq!(status, 200, "{moved}");
     let (_, board) = server.get("/api/board/list").await;
-    let icebox = board["data"]["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["status"] == "icebox")
-        .unwrap()
-        .clone();
+    let icebox = column(&board, "icebox");
     let order: Vec<&str> = icebox["cards"]
         .as_array()
         .unwrap()
@@ -789,13 +760,7 @@ async fn browsers_get_every_card_while_agents_get_a_trimmed_board() {
 
     let (status, board) = server.get("/api/board/list").await;
     assert_eq!(status, 200);
-    let icebox = board["data"]["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["status"] == "icebox")
-        .unwrap()
-        .clone();
+    let icebox = column(&board, "icebox");
     assert_eq!(
         icebox["cards"].as_array().unwrap().len(),
         5000,
@@ -890,19 +855,9 @@ async fn a_cached_board_follows_writes_from_another_process_and_config_changes()
     );
 
     // a changed board.toml shows in the WIP state at once
-    std::fs::write(
-        server.state_dir().join("board.toml"),
-        "[wip]\ntesting = 7\n",
-    )
-    .unwrap();
+    server.set_board_config("[wip]\ntesting = 7\n");
     let (_, board) = server.get("/api/board/list").await;
-    let testing = board["data"]["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["status"] == "testing")
-        .unwrap()
-        .clone();
+    let testing = column(&board, "testing");
     assert_eq!(testing["wip"]["limit"], 7);
 }
 
@@ -960,12 +915,7 @@ async fn an_agent_walks_a_trimmed_active_column_and_gets_every_card_once_in_orde
     write_task_files(&server, 3_000, "icebox");
     import(&server).await;
     let (_, whole) = server.get("/api/board/list").await;
-    let icebox = whole["data"]["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["status"] == "icebox")
-        .unwrap();
+    let icebox = column(&whole, "icebox");
     let expected = ids(icebox["cards"].as_array().unwrap());
     assert_eq!(expected.len(), 3_000);
 
@@ -1005,13 +955,7 @@ async fn an_agent_walks_the_complete_column_and_search_results_exactly() {
     import(&server).await;
     // complete pages of 200, each cut to the budget, then resumed where the cut fell
     let (_, whole) = server.get("/api/board/list?page_size=200").await;
-    let complete_total = whole["data"]["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["status"] == "complete")
-        .unwrap()["total"]
-        .clone();
+    let complete_total = column(&whole, "complete")["total"].clone();
     assert_eq!(complete_total, 1_200);
     let mut all = Vec::new();
     let mut cursor: Option<String> = None;
@@ -1024,13 +968,7 @@ async fn an_agent_walks_the_complete_column_and_search_results_exactly() {
             .post_json("/api/tools/cos_task_board?budget=agent", arguments)
             .await;
         assert_eq!(status, 200);
-        let column = page["data"]["columns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["status"] == "complete")
-            .unwrap()
-            .clone();
+        let column = column(&page, "complete");
         all.extend(ids(column["cards"].as_array().unwrap()));
         match column["next_cursor"].as_str() {
             Some(next) => cursor = Some(next.to_string()),

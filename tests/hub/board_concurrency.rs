@@ -78,11 +78,7 @@ async fn writer(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_lose_no_update_and_history_replays_to_the_final_state() {
     let server = std::sync::Arc::new(TestServer::start_on(super::BOARD).await);
-    std::fs::write(
-        server.state_dir().join("board.toml"),
-        "[wip]\nin_progress_per_actor = 1000\n",
-    )
-    .unwrap();
+    server.set_board_config("[wip]\nin_progress_per_actor = 1000\n");
     let mut ids = Vec::new();
     for n in 0..TASKS {
         let (status, task) = server

@@ -1,8 +1,8 @@
 //! `cos database copy`: a hub's board moves to a team database and back
-//! with ids, positions, versions, history and revision intact, and never
-//! into a database that holds something already.
+//! with ids, positions, versions, history, revision and its `board.toml`
+//! intact, and never into a database that holds something already.
 
-use crate::common::{Board, TestServer, postgres::fresh_database};
+use crate::common::{Board, TestServer, column, postgres::fresh_database};
 use serde_json::{Value, json};
 
 fn cos(repo: &std::path::Path, args: &[&str]) -> std::process::Output {
@@ -53,6 +53,8 @@ async fn a_board_moves_to_a_team_database_and_back_intact() {
         .await;
     assert_eq!(status, 200);
     let before = snapshot(&local).await;
+    let settings = "swimlanes = [\"backend\", \"core\"]\n\n[wip]\ntesting = 1\n";
+    std::fs::write(local.state_dir().join("board.toml"), settings).unwrap();
 
     let url = fresh_database();
     let output = cos(local.repo(), &["database", "copy", "--to", &url]);
@@ -74,6 +76,16 @@ async fn a_board_moves_to_a_team_database_and_back_intact() {
         before,
         "the team database holds the board as it was"
     );
+    // the board's settings came along, and the team's hubs obey them
+    let (_, board) = team.get("/api/board/list").await;
+    let testing = column(&board, "testing");
+    assert_eq!(testing["wip"]["limit"], 1, "{testing}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let shown = cos(
+        elsewhere.path(),
+        &["board", "config", "--database", url.as_str()],
+    );
+    assert_eq!(String::from_utf8_lossy(&shown.stdout), settings);
     // numbers go on from the highest copied
     let (_, third) = team
         .post_json("/api/board/tasks", json!({"title": "third"}))
@@ -86,6 +98,11 @@ async fn a_board_moves_to_a_team_database_and_back_intact() {
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(back.path().join(".cos/board.toml")).unwrap(),
+        settings,
+        "the settings came back to the state folder"
     );
     let listed = cos(back.path(), &["task", "list"]);
     let listed = String::from_utf8_lossy(&listed.stdout);

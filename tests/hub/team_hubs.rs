@@ -3,7 +3,7 @@
 //! task out once, a cursor or an idempotency key from one hub works on the
 //! other, and one hub's change stream announces the other's writes.
 
-use crate::common::{Board, ChangeStream, TestServer, error_of};
+use crate::common::{Board, ChangeStream, TestServer, column, error_of};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -226,4 +226,52 @@ async fn a_lease_left_to_expire_on_one_hub_is_reclaimed_on_the_other() {
     assert_eq!(status, 200, "{reclaimed}");
     assert_eq!(reclaimed["data"]["task"]["id"], id.as_str());
     assert_eq!(reclaimed["data"]["task"]["lease"]["holder"], "agent:waits");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_hub_obeys_the_teams_board_settings_not_its_own_file() {
+    let (alice, build_box) = two_hubs().await;
+    // alice's own file would allow five at once; the team's allows two
+    std::fs::write(
+        alice.state_dir().join("board.toml"),
+        "[wip]\nin_progress_per_actor = 5\n",
+    )
+    .unwrap();
+    build_box.set_board_config("[wip]\nin_progress_per_actor = 2\n");
+    let url = build_box.database.clone().unwrap();
+
+    for n in 0..3 {
+        create(&build_box, &format!("job {n}")).await;
+    }
+    let claim = || {
+        alice.post_json(
+            "/api/board/claim-next",
+            json!({"actor": {"kind": "agent", "id": "busy"}}),
+        )
+    };
+    for _ in 0..2 {
+        let (status, claimed) = claim().await;
+        assert_eq!(status, 200, "{claimed}");
+        assert!(claimed["data"]["task"].is_object(), "{claimed}");
+    }
+    let (status, refused) = claim().await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(error_of(&refused)["code"], "E_WIP_LIMIT");
+
+    // a malformed file is refused before it reaches any hub
+    let settings = build_box.repo().join("malformed.toml");
+    std::fs::write(&settings, "[wip]\nin_progress_per_actor = \"many\"\n").unwrap();
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
+        .args(["board", "config", "--set"])
+        .arg(&settings)
+        .args(["--database", url.as_str(), "--repo"])
+        .arg(build_box.repo())
+        .env_remove("COS_STATE_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("malformed.toml"));
+    let (_, board) = alice.get("/api/board/list").await;
+    let in_progress = column(&board, "in_progress");
+    assert_eq!(in_progress["wip"]["limit"], 2, "{in_progress}");
 }

@@ -44,11 +44,11 @@ impl Tool for TaskMove {
 
     fn run(context: &ToolContext, input: MoveInput) -> Result<Answer<Task>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
-        let config = BoardConfig::load(&context.hub.config.state_dir)?;
         context
             .hub
             .shared
             .write(|tx| {
+                let config = BoardConfig::load_in(tx, &context.hub.config.state_dir)?;
                 expire_leases(tx, context.source)?;
                 let (seq, before) = require_task(tx, &input.id)?;
                 move_task(
@@ -274,7 +274,6 @@ impl Tool for TaskClaimNext {
     fn run(context: &ToolContext, input: ClaimInput) -> Result<Answer<Claim>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
         let lease_seconds = super::leases::lease_seconds(input.lease_seconds)?;
-        let config = BoardConfig::load(&context.hub.config.state_dir)?;
         let filter = ReadyInput {
             kind: input.kind,
             priority: input.priority,
@@ -289,6 +288,7 @@ impl Tool for TaskClaimNext {
             .hub
             .shared
             .write(|tx| {
+                let config = BoardConfig::load_in(tx, &context.hub.config.state_dir)?;
                 expire_leases(tx, context.source)?;
                 rules::check_wip(tx, &config.wip, Status::InProgress, &actor.key())?;
                 let candidates = load_filtered(

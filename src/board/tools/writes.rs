@@ -153,11 +153,11 @@ impl Tool for TaskCreate {
     fn run(context: &ToolContext, input: CreateInput) -> Result<Answer<Task>, ToolError> {
         let actor = actor_for(context, input.actor.clone())?;
         let status = checked_new_task(&input)?;
-        let config = BoardConfig::load(&context.hub.config.state_dir)?;
         context
             .hub
             .shared
             .write(|tx| {
+                let config = BoardConfig::load_in(tx, &context.hub.config.state_dir)?;
                 let swimlane = input
                     .swimlane
                     .clone()
@@ -288,11 +288,11 @@ impl Tool for TaskEdit {
         if let Some(epic) = &changes.epic {
             check_epic(epic.as_deref())?;
         }
-        let config = BoardConfig::load(&context.hub.config.state_dir)?;
         context
             .hub
             .shared
             .write(|tx| {
+                let config = BoardConfig::load_in(tx, &context.hub.config.state_dir)?;
                 let (seq, before) = require_task(tx, &input.id)?;
                 if before.version != input.version {
                     return Err(refuse(

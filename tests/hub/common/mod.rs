@@ -190,6 +190,30 @@ impl TestServer {
     pub fn state_dir(&self) -> std::path::PathBuf {
         self.hub.state().config.state_dir.clone()
     }
+
+    /// Makes `text` the board's `board.toml`: the state folder's, or on a
+    /// team database the team's (through `cos board config --set`).
+    pub fn set_board_config(&self, text: &str) {
+        let Some(url) = &self.database else {
+            std::fs::write(self.state_dir().join("board.toml"), text).expect("board.toml written");
+            return;
+        };
+        let file = self.repo().join("team-board.toml");
+        std::fs::write(&file, text).expect("board.toml written");
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
+            .args(["board", "config", "--set"])
+            .arg(&file)
+            .args(["--database", url.as_str(), "--repo"])
+            .arg(self.repo())
+            .env_remove("COS_STATE_DIR")
+            .output()
+            .expect("cos runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
 
 impl Drop for TestServer {
@@ -210,6 +234,15 @@ pub async fn decode(response: reqwest::Response) -> (u16, Value) {
         )
     });
     (status, value)
+}
+
+/// The column of `status` in a board answer.
+pub fn column(board: &Value, status: &str) -> Value {
+    board["data"]["columns"]
+        .as_array()
+        .and_then(|columns| columns.iter().find(|column| column["status"] == status))
+        .unwrap_or_else(|| panic!("no {status} column: {board}"))
+        .clone()
 }
 
 /// Asserts `body` is an ErrorEnvelope and returns its error.
