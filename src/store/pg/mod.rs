@@ -49,7 +49,14 @@ pub struct PgConnection {
     /// Always Some but while it is dropped.
     client: Option<Client>,
     statements: HashMap<String, Statement>,
+    /// When it last went back to the pool in good order.
+    returned_at: Option<std::time::Instant>,
 }
+
+/// A connection back in the pool for less than this is taken out again
+/// without a round trip to check it: it answered a moment ago, and if the
+/// server went away meanwhile its first statement says so as a check would.
+const FRESH: Duration = Duration::from_secs(1);
 
 /// The blocking client runs a small runtime of its own, and closing it
 /// inside an async task (a hub's last handle dropped there) would panic:
@@ -87,18 +94,28 @@ impl r2d2::ManageConnection for Manager {
         Ok(PgConnection {
             client: Some(client),
             statements: HashMap::new(),
+            returned_at: None,
         })
     }
 
     fn is_valid(&self, connection: &mut PgConnection) -> Result<(), postgres::Error> {
+        if connection
+            .returned_at
+            .is_some_and(|at| at.elapsed() < FRESH)
+        {
+            return Ok(());
+        }
         match &mut connection.client {
             Some(client) => client.simple_query("").map(|_| ()),
             None => Ok(()),
         }
     }
 
+    /// Asked as a connection goes back to the pool.
     fn has_broken(&self, connection: &mut PgConnection) -> bool {
-        connection.client.as_ref().is_none_or(Client::is_closed)
+        let broken = connection.client.as_ref().is_none_or(Client::is_closed);
+        connection.returned_at = (!broken).then(std::time::Instant::now);
+        broken
     }
 }
 
@@ -215,9 +232,12 @@ impl PgStore {
         Ok(connection)
     }
 
-    /// Checks the database can be reached (and migrated): for a start-up message.
+    /// Checks the database answers now (and is migrated): for a start-up
+    /// message and health.
     pub fn check(&self) -> Result<(), StoreError> {
-        self.connection().map(|_| ())
+        let mut connection = self.connection()?;
+        let client = connection.client.as_mut().ok_or_else(|| self.closed())?;
+        client.simple_query("").map(|_| ()).map_err(self.fail())
     }
 
     /// Runs `read` in a read-only transaction.
@@ -257,7 +277,9 @@ impl PgStore {
         E: From<StoreError>,
     {
         let mut connection = self.connection()?;
-        let PgConnection { client, statements } = &mut *connection;
+        let PgConnection {
+            client, statements, ..
+        } = &mut *connection;
         let client = client.as_mut().ok_or_else(|| self.closed())?;
         let mut transaction = client
             .build_transaction()
