@@ -105,19 +105,15 @@ const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 5,
         name: "write_requests",
-        sql: WRITE_REQUESTS,
+        // one b-tree: every write adds a row, and the hourly purge may scan
+        sql: "CREATE TABLE write_requests (
+                  request_id   TEXT PRIMARY KEY,
+                  tool         TEXT NOT NULL,
+                  committed_at INTEGER NOT NULL
+              ) WITHOUT ROWID;",
         legacy_version: None,
     },
 ];
-
-/// The request ID of every shared write that committed, kept a day
-/// (`store::requests`): whether a write committed is read here.
-const WRITE_REQUESTS: &str = "CREATE TABLE write_requests (
-    request_id   TEXT PRIMARY KEY,
-    tool         TEXT NOT NULL,
-    committed_at BIGINT NOT NULL
-);
-CREATE INDEX write_requests_by_age ON write_requests(committed_at);";
 
 /// People known by their tokens (only a hash of each is kept); the same
 /// table in a team database.
@@ -181,7 +177,13 @@ const TEAM_MIGRATIONS: &[Migration] = &[
     Migration {
         version: 3,
         name: "write_requests",
-        sql: WRITE_REQUESTS,
+        // the request ID of every shared write that committed, kept a day
+        // (store::requests); the hourly purge may scan
+        sql: "CREATE TABLE write_requests (
+                  request_id   TEXT PRIMARY KEY,
+                  tool         TEXT NOT NULL,
+                  committed_at BIGINT NOT NULL
+              );",
         legacy_version: None,
     },
     Migration {
