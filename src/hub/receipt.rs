@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::MODULE;
 use crate::envelope::{Category, Code};
-use crate::tools::{Answer, Effect, Tool, ToolContext, ToolError, ToolSpec};
+use crate::tools::{Answer, Effect, Tool, ToolContext, ToolError, ToolSpec, requests};
 
 /// Longest ID asked about: a 255-character request ID and a write's `#N`.
 const MAX_ID_LEN: usize = 266;
@@ -62,8 +62,7 @@ impl Tool for WriteReceiptTool {
         input: WriteReceiptInput,
     ) -> Result<Answer<WriteReceipt>, ToolError> {
         let id = input.request_id;
-        if id.is_empty() || id.len() > MAX_ID_LEN || !id.bytes().all(|b| (0x21..=0x7e).contains(&b))
-        {
+        if !requests::visible_ascii(&id, MAX_ID_LEN) {
             return Err(ToolError::fail(
                 Category::Validation,
                 Code::E_REQUEST_ID,

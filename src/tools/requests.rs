@@ -23,5 +23,27 @@ pub fn current() -> Option<String> {
 /// A request ID as the hub accepts one: 1 to 255 visible ASCII characters
 /// (an `Idempotency-Key`'s rule, so a key is always a valid ID).
 pub fn valid(id: &str) -> bool {
-    (1..=255).contains(&id.len()) && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
+    visible_ascii(id, 255)
+}
+
+/// Whether `text` is 1 to `most` visible ASCII characters.
+pub fn visible_ascii(text: &str, most: usize) -> bool {
+    (1..=most).contains(&text.len()) && text.bytes().all(|b| (0x21..=0x7e).contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_keys_are_one_to_255_visible_ascii_characters() {
+        assert!(valid("a"));
+        assert!(valid(&"k".repeat(255)));
+        assert!(valid("4f1c-9a7e_2b!~"));
+        assert!(!valid(""));
+        assert!(!valid(&"k".repeat(256)));
+        assert!(!valid("with space"));
+        assert!(!valid("tab\there"));
+        assert!(!valid("ünïcode"));
+    }
 }

@@ -850,6 +850,11 @@ async fn a_question_in_plain_words_ranks_what_holds_most_of_its_words_first() {
         "docs/passwords.md",
         "# Passwords\n\nHow the hub hashes a password before it keeps it.\n",
     );
+    write(
+        server.repo(),
+        "app/files.py",
+        "def get_valid_filename(name):\n    return name\n\ndef get_name(obj):\n    return obj\n",
+    );
     index_graph(&server.hub).await;
     let (status, body) = search(
         &server,
@@ -882,6 +887,16 @@ async fn a_question_in_plain_words_ranks_what_holds_most_of_its_words_first() {
     let found = hits(&server, "hash passwords").await;
     assert_eq!(found[0]["title"], "Passwords", "{:?}", described(&found));
     assert_eq!(found[0]["words"], json!(["hash", "passwords"]));
+
+    // two words may be one in the code: `file name` is held by `filename`
+    let found = hits(&server, "a valid file name").await;
+    assert_eq!(
+        found[0]["title"],
+        "get_valid_filename",
+        "{:?}",
+        described(&found)
+    );
+    assert_eq!(found[0]["words"], json!(["valid", "file", "name"]));
 
     // the precise forms keep their meaning: +word is required, -word excludes
     let found = hits(&server, "+gzip compress").await;

@@ -40,8 +40,12 @@ pub fn word_query(query: &Query) -> Option<WordQuery> {
     let ranked = query.ranked();
     let mut asked = WordQuery::default();
     let mut optional_places = Vec::new();
-    for (place, term) in query.terms.iter().enumerate() {
-        let Some(phrases) = term_phrases(term) else {
+    let mut by_place: Vec<Option<Vec<Phrase>>> = query.terms.iter().map(term_phrases).collect();
+    if ranked {
+        add_compounds(&query.terms, &mut by_place);
+    }
+    for ((place, term), phrases) in query.terms.iter().enumerate().zip(by_place) {
+        let Some(phrases) = phrases else {
             continue;
         };
         if ranked && term.plain() {
@@ -58,6 +62,34 @@ pub fn word_query(query: &Query) -> Option<WordQuery> {
     asked.places.extend(optional_places);
     asked.excluded = query.excluded.iter().filter_map(term_phrases).collect();
     Some(asked)
+}
+
+/// Two plain words written one after the other may be one word in the
+/// code (`file name` in `get_valid_filename`, `time zone` in `timezone`):
+/// each of the two may also be held as the pair run together, so an item
+/// holding that counts as holding both.
+fn add_compounds(terms: &[Term], by_place: &mut [Option<Vec<Phrase>>]) {
+    let single_word = |term: &Term| {
+        (term.plain() && term.parts().len() == 1 && tokens::runs(&term.text).count() == 1)
+            .then(|| term.parts()[0].to_lowercase())
+            .filter(|word| word.chars().all(|c| c.is_ascii_alphabetic()))
+    };
+    for at in 1..terms.len() {
+        let (Some(first), Some(second)) = (single_word(&terms[at - 1]), single_word(&terms[at]))
+        else {
+            continue;
+        };
+        let joined = Phrase {
+            words: vec![format!("{first}{second}")],
+            prefix: false,
+            stem: true,
+        };
+        for place in [at - 1, at] {
+            if let Some(phrases) = &mut by_place[place] {
+                phrases.push(joined.clone());
+            }
+        }
+    }
 }
 
 /// One term: its parts as a phrase; for a single identifier of several
@@ -608,6 +640,19 @@ mod tests {
         assert_eq!(
             words("hash a +password").unwrap(),
             ("password~".into(), "hash~".into(), none())
+        );
+        // two plain words may be one word in the code
+        assert_eq!(
+            words("safe file name").unwrap(),
+            (
+                none(),
+                "safe~ or safefile~ | file~ or safefile~ or filename~ | name~ or filename~".into(),
+                none()
+            )
+        );
+        assert_eq!(
+            words("time +zone").unwrap(),
+            ("zone~".into(), "time~".into(), none())
         );
         assert_eq!(words("->>"), None);
     }
