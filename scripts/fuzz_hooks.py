@@ -51,7 +51,7 @@ def beyond_the_schema(case, response):
     field = details.get("field")
     if code in ("E_CURSOR", "STALE_CURSOR"):
         return "only the hub mints cursors: a made-up one is refused"
-    if code == "E_ARGUMENT" and details.get("with"):
+    if code in ("E_ARGUMENT", "E_REQUEST_ID") and details.get("with"):
         return "two inputs, each valid alone, that do not go together"
     if code == "E_PATH" and field == "mount" and "mounts" in details:
         return "mount keys are configuration (docs.toml), like ids that do not exist"

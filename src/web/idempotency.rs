@@ -36,14 +36,14 @@ pub fn may_write(method: &Method) -> bool {
     )
 }
 
-fn request_id_refusal(fault: &str) -> Response {
+fn request_id_refusal(fault: &str, details: serde_json::Value) -> Response {
     ApiError::with_status(
         ErrorBody::new(
             Category::Validation,
             Code::E_REQUEST_ID,
             format!("X-Request-Id: {fault}"),
         )
-        .with_details(json!({"field": "X-Request-Id"})),
+        .with_details(details),
         StatusCode::BAD_REQUEST,
     )
     .into_response()
@@ -79,13 +79,17 @@ pub async fn check(State(hub): State<Hub>, request: Request, next: Next) -> Resp
     let named = match header_value(&request, REQUEST_ID) {
         Ok(named) => named,
         Err(()) => {
-            return request_id_refusal("expected 1 to 255 visible ASCII characters");
+            return request_id_refusal(
+                "expected 1 to 255 visible ASCII characters",
+                json!({"field": "X-Request-Id"}),
+            );
         }
     };
     let id = match (&key, named) {
         (Some(key), Some(named)) if *key != named => {
             return request_id_refusal(
                 "differs from the Idempotency-Key, which names the request; send one",
+                json!({"field": "X-Request-Id", "with": "Idempotency-Key"}),
             );
         }
         (Some(key), _) => key.clone(),

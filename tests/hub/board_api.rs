@@ -1345,6 +1345,9 @@ async fn every_write_answers_its_request_id_and_its_receipt_says_whether_it_comm
         assert_eq!(status, 400, "{answer}");
         assert_eq!(error_of(&answer)["code"], "E_REQUEST_ID");
         assert_eq!(error_of(&answer)["details"]["field"], "X-Request-Id");
+        if headers.len() == 2 {
+            assert_eq!(error_of(&answer)["details"]["with"], "Idempotency-Key");
+        }
     }
     let (status, answer) = server
         .get(&format!("/api/receipts/{}", "x".repeat(300)))

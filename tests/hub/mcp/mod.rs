@@ -556,6 +556,7 @@ async fn every_answer_fits_its_tools_output_schema_whether_trimmed_paged_or_refu
             "operations": [{"op": "append", "content": "stale"}]}),
         ),
         ("cos_docs_receipt", json!({"request_id": "fit-1"})),
+        ("cos_write_receipt", json!({"request_id": "fit-1"})),
         ("cos_docs_history", json!({"limit": 1})),
         ("cos_search", json!({"q": "generated"})),
         (
