@@ -18,7 +18,8 @@ use utoipa::ToSchema;
 use super::model::Status;
 use crate::envelope::{Category, Code};
 use crate::store::Session;
-use crate::tools::{ToolError, settings};
+use crate::tools::ToolError;
+use crate::tools::shared_settings::{self, SharedText};
 
 pub const CONFIG_FILE: &str = "board.toml";
 
@@ -94,16 +95,20 @@ impl BoardConfig {
     /// `board.toml` on a team database, else the state folder's; the
     /// defaults when there is none.
     pub fn load_in(tx: &Session, state_dir: &Path) -> Result<BoardConfig, ToolError> {
-        match settings::shared_text(tx, state_dir, CONFIG_FILE)? {
+        BoardConfig::of(BoardConfig::text_in(tx, state_dir)?.as_ref())
+    }
+
+    /// The `board.toml` the board obeys, as text, read in `tx`.
+    pub fn text_in(tx: &Session, state_dir: &Path) -> Result<Option<SharedText>, ToolError> {
+        shared_settings::shared_text(tx, state_dir, CONFIG_FILE)
+    }
+
+    /// The configuration `text` holds, or the defaults without one.
+    pub fn of(text: Option<&SharedText>) -> Result<BoardConfig, ToolError> {
+        match text {
             Some(found) => BoardConfig::parse(&found.text, &found.origin),
             None => Ok(BoardConfig::default()),
         }
-    }
-
-    /// What changes whenever the configuration `load_in` reads may have.
-    pub fn stamp_in(tx: &Session, state_dir: &Path) -> Result<String, ToolError> {
-        Ok(settings::shared_text(tx, state_dir, CONFIG_FILE)?
-            .map_or_else(|| "default".to_string(), |found| found.stamp))
     }
 
     /// The state folder's own `board.toml` (or the defaults).

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::board::config::{BoardConfig, CONFIG_FILE};
 use crate::store::shared_files;
-use crate::tools::{Hub, settings};
+use crate::tools::Hub;
 
 pub(super) fn run(set: Option<&Path>, hub: &Hub) -> i32 {
     match set {
@@ -19,9 +19,7 @@ pub(super) fn run(set: Option<&Path>, hub: &Hub) -> i32 {
 fn show(hub: &Hub) -> i32 {
     let state = hub.state();
     let state_dir = &state.config.state_dir;
-    let found = state
-        .shared
-        .view(|tx| settings::shared_text(tx, state_dir, CONFIG_FILE));
+    let found = state.shared.view(|tx| BoardConfig::text_in(tx, state_dir));
     match found {
         Ok(Some(found)) => {
             eprintln!("# {}", found.origin);

@@ -30,6 +30,7 @@ mod runtime;
 pub(crate) mod schema;
 pub mod searchable;
 pub mod settings;
+pub mod shared_settings;
 mod spec;
 pub mod text;
 pub mod users;

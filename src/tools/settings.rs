@@ -1,8 +1,6 @@
 //! The hub's settings file, `$COS_STATE_DIR/config.toml`: one TOML table a
 //! section an area (`[search]`, ...). This module reads the file and hands
-//! out a section; what a section means is its area's business. It also
-//! reads the settings files an area shares with a team (`Team::files`):
-//! from the team database when there is one, else from the state folder.
+//! out a section; what a section means is its area's business.
 
 use std::path::{Path, PathBuf};
 
@@ -70,55 +68,5 @@ mod tests {
             error.to_string().contains("[search] must be a table"),
             "{error}"
         );
-    }
-}
-
-/// A shared settings file's text as a hub obeys it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SharedText {
-    pub text: String,
-    /// Where it came from, for messages: the file's path, or the team database.
-    pub origin: String,
-    /// Changes whenever the text may have (for answer caches).
-    pub stamp: String,
-}
-
-/// The settings file `name` as the hub obeys it, read in `tx`: the team's
-/// copy when `tx` is on a team database, else `state_dir/name`; `None`
-/// when there is none (the area's defaults hold).
-pub fn shared_text(
-    tx: &crate::store::Session,
-    state_dir: &Path,
-    name: &str,
-) -> Result<Option<SharedText>, ToolError> {
-    if tx.dialect() == crate::store::Dialect::Postgres {
-        let found = crate::store::shared_files::read(tx, name)?;
-        return Ok(found.map(|file| SharedText {
-            stamp: format!("team:{}", blake3::hash(file.text.as_bytes()).to_hex()),
-            text: file.text,
-            origin: format!("{name} in the team database"),
-        }));
-    }
-    let file = state_dir.join(name);
-    let stamp = match std::fs::metadata(&file) {
-        Ok(meta) => {
-            let modified = meta
-                .modified()
-                .ok()
-                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |elapsed| elapsed.as_nanos());
-            format!("{modified}:{}", meta.len())
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(ToolError::io(name, error)),
-    };
-    match std::fs::read_to_string(&file) {
-        Ok(text) => Ok(Some(SharedText {
-            text,
-            origin: file.display().to_string(),
-            stamp,
-        })),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(ToolError::io(name, error)),
     }
 }
