@@ -61,7 +61,7 @@ codes! {
     STALE_REVISION => "The document changed since the {rev, hash} the write was based on; details.current holds its identity now. Re-read, rebase your intent on the new content and send it with a new request_id.",
     E_READ_ONLY => "The mount, the MCP session or the caller's role (a read token; only admin changes the hub's settings) is read-only to this call; reads may continue, writes need a writable mount, session or token.",
     E_REQUEST_ID => "request_id is missing or not 1 to 128 visible ASCII characters.",
-    COMMIT_UNKNOWN => "Whether the write committed cannot be established (a document's file changed outside the hub meanwhile, or the team database's connection dropped during the commit). Check the receipt or re-read the record, or resend the identical write with the same request_id or Idempotency-Key; do not claim success.",
+    COMMIT_UNKNOWN => "Whether the write committed cannot be established (a document's file changed outside the hub meanwhile, or the team database's connection dropped during the commit). Check the receipt of details.request_id (cos_docs_receipt for documents, cos_write_receipt otherwise) or re-read the record, or resend the identical write with the same request_id or Idempotency-Key; do not claim success.",
     E_INTEGRITY => "The documents' hash-chained history failed its audit; writes are refused until it is repaired (reads continue). details names the first bad entry. Do not repair it by editing the history.",
     E_TOO_MANY_DOCUMENTS => "More documents were asked for at once than a call reads (20); split the request.",
     E_PATH => "A path leaves the folder it must stay in, or names something that is not allowed there.",
