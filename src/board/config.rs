@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 
 use super::model::Status;
 use crate::envelope::{Category, Code};
-use crate::store::Session;
+use crate::store::{Session, shared_files};
 use crate::tools::ToolError;
 use crate::tools::shared_settings::{self, SharedText};
 
@@ -95,7 +95,10 @@ impl BoardConfig {
     /// `board.toml` on a team database, else the state folder's; the
     /// defaults when there is none.
     pub fn load_in(tx: &Session, state_dir: &Path) -> Result<BoardConfig, ToolError> {
-        BoardConfig::of(BoardConfig::text_in(tx, state_dir)?.as_ref())
+        match BoardConfig::text_in(tx, state_dir)? {
+            Some(found) => BoardConfig::parse(&found.text, &found.origin),
+            None => Ok(BoardConfig::default()),
+        }
     }
 
     /// The `board.toml` the board obeys, as text, read in `tx`.
@@ -103,12 +106,19 @@ impl BoardConfig {
         shared_settings::shared_text(tx, state_dir, CONFIG_FILE)
     }
 
-    /// The configuration `text` holds, or the defaults without one.
-    pub fn of(text: Option<&SharedText>) -> Result<BoardConfig, ToolError> {
-        match text {
-            Some(found) => BoardConfig::parse(&found.text, &found.origin),
-            None => Ok(BoardConfig::default()),
-        }
+    /// What changes, beside the board's revision, whenever the
+    /// configuration `load_in` reads may have.
+    pub fn stamp_in(tx: &Session, state_dir: &Path) -> String {
+        shared_settings::stamp(tx, state_dir, CONFIG_FILE)
+    }
+
+    /// Makes `text` the team's `board.toml` (on a team database), moving the
+    /// board's revision so every hub's answers follow it.
+    pub fn set_for_team(tx: &Session, text: &str) -> Result<(), ToolError> {
+        BoardConfig::parse(text, CONFIG_FILE)?;
+        shared_files::write(tx, CONFIG_FILE, text, &crate::tools::now())?;
+        super::records::bump_revision(tx)?;
+        Ok(())
     }
 
     /// The state folder's own `board.toml` (or the defaults).

@@ -338,6 +338,17 @@ pub fn end_position(session: &Session, status: Status) -> Result<f64, StoreError
         .real(0)?)
 }
 
+/// Moves the board's revision for a change its tables' triggers do not see
+/// (its settings, set in a team database).
+pub fn bump_revision(session: &Session) -> Result<(), StoreError> {
+    session
+        .execute(
+            "UPDATE board_revision SET revision = revision + 1 WHERE id = 1",
+            &[],
+        )
+        .map(|_| ())
+}
+
 /// The board's revision: bumped by triggers inside every writing transaction.
 pub fn board_revision(session: &Session) -> Result<i64, StoreError> {
     Ok(session

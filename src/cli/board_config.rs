@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use crate::board::config::{BoardConfig, CONFIG_FILE};
-use crate::store::shared_files;
 use crate::tools::Hub;
 
 pub(super) fn run(set: Option<&Path>, hub: &Hub) -> i32 {
@@ -65,9 +64,7 @@ fn set_from(file: &Path, hub: &Hub) -> i32 {
     let written = match state.shared.team() {
         Some(_) => state
             .shared
-            .write_unrecorded(|tx| {
-                shared_files::write(tx, CONFIG_FILE, &text, &crate::tools::now())
-            })
+            .write_unrecorded(|tx| BoardConfig::set_for_team(tx, &text))
             .map_err(|error| error.to_string()),
         None => write_file(&state.config.state_dir.join(CONFIG_FILE), &text),
     };

@@ -1,6 +1,8 @@
-//! The settings files an area shares with a team (`Team::files`: the
-//! board's `board.toml`): read from the team database when the hub shares
-//! one, else from the state folder, inside the caller's transaction.
+//! The settings files an area shares with a team (`Team::files`): read from
+//! the team database when the hub shares one, else from the state folder,
+//! inside the caller's transaction. On a team database whoever sets a file
+//! bumps its area's revision in the same transaction, so an answer cached
+//! by that revision follows the file too.
 
 use std::path::Path;
 
@@ -13,8 +15,6 @@ pub struct SharedText {
     pub text: String,
     /// Where it came from, for messages: the file's path, or the team database.
     pub origin: String,
-    /// Changes whenever the text may have (for answer caches).
-    pub stamp: String,
 }
 
 /// The settings file `name` as the hub obeys it, read in `tx`: the team's
@@ -28,13 +28,29 @@ pub fn shared_text(
     if tx.dialect() == Dialect::Postgres {
         let found = shared_files::read(tx, name)?;
         return Ok(found.map(|file| SharedText {
-            stamp: format!("team:{}", blake3::hash(file.text.as_bytes()).to_hex()),
             text: file.text,
             origin: format!("{name} in the team database"),
         }));
     }
     let file = state_dir.join(name);
-    let stamp = match std::fs::metadata(&file) {
+    match std::fs::read_to_string(&file) {
+        Ok(text) => Ok(Some(SharedText {
+            text,
+            origin: file.display().to_string(),
+        })),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(ToolError::io(name, error)),
+    }
+}
+
+/// What changes whenever the file `name` may have, beside its area's
+/// revision (for answer caches): the state folder's file by its time and
+/// size; on a team database nothing, as the revision moves with it.
+pub fn stamp(tx: &Session, state_dir: &Path, name: &str) -> String {
+    if tx.dialect() == Dialect::Postgres {
+        return "team".to_string();
+    }
+    match std::fs::metadata(state_dir.join(name)) {
         Ok(meta) => {
             let modified = meta
                 .modified()
@@ -43,16 +59,6 @@ pub fn shared_text(
                 .map_or(0, |elapsed| elapsed.as_nanos());
             format!("{modified}:{}", meta.len())
         }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(ToolError::io(name, error)),
-    };
-    match std::fs::read_to_string(&file) {
-        Ok(text) => Ok(Some(SharedText {
-            text,
-            origin: file.display().to_string(),
-            stamp,
-        })),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(ToolError::io(name, error)),
+        Err(_) => "default".to_string(),
     }
 }

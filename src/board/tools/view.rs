@@ -119,11 +119,7 @@ impl Tool for TaskBoard {
         };
         let state_dir = &context.hub.config.state_dir;
         let board = context.hub.shared.view(|c| {
-            let settings = BoardConfig::text_in(c, state_dir)?;
-            let stamp = settings
-                .as_ref()
-                .map_or("default", |found| found.stamp.as_str());
-            let key = format!("{stamp}|{input:?}");
+            let key = format!("{}|{input:?}", BoardConfig::stamp_in(c, state_dir));
             // The revision is read before the board, so a cached board is never older than its revision.
             let revision = records::board_revision(c)?;
             context.hub.answers.get_or_compute(
@@ -132,7 +128,7 @@ impl Tool for TaskBoard {
                 key,
                 revision,
                 || {
-                    let config = BoardConfig::of(settings.as_ref())?;
+                    let config = BoardConfig::load_in(c, state_dir)?;
                     let board = build_board(c, &config, &filter, page, &cursors, &from)?;
                     Ok(Answer::new(Board { revision, ..board }))
                 },
