@@ -383,13 +383,13 @@ fn facets_of(ranked: &[Ranked], reach: &Reach) -> Facets {
 
 fn hit_of(ranked: &Ranked, highlighter: &Highlighter, reach: &Reach, query: &Query) -> SearchHit {
     let why = Cow::Borrowed(ranked.rule.wording());
-    // a line holds every word; an item those its bits say
-    let line = matches!(ranked.found, Found::Line(_));
+    // a line holds every word unless it was asked for some; an item those its bits say
+    let every = matches!(ranked.found, Found::Line(_)) && !query::plan::loosens_lines(query);
     let words: Vec<String> = query
         .terms
         .iter()
         .enumerate()
-        .filter(|(at, _)| line || (*at < 32 && ranked.terms & (1 << at) != 0))
+        .filter(|(at, _)| every || (*at < 32 && ranked.terms & (1 << at) != 0))
         .map(|(_, term)| term.text.clone())
         .collect();
     match &ranked.found {

@@ -852,6 +852,11 @@ async fn a_question_in_plain_words_ranks_what_holds_most_of_its_words_first() {
     );
     write(
         server.repo(),
+        "app/notes.py",
+        "BODY = compress(responses)  # not zipped\n",
+    );
+    write(
+        server.repo(),
         "app/files.py",
         "def get_valid_filename(name):\n    return name\n\ndef get_name(obj):\n    return obj\n",
     );
@@ -882,6 +887,12 @@ async fn a_question_in_plain_words_ranks_what_holds_most_of_its_words_first() {
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
     let notes = body["data"]["notes"].to_string();
     assert!(notes.contains("how, do, I, with"), "{notes}");
+    // a line of code holding some of the words takes part, saying which
+    let line = found
+        .iter()
+        .find(|h| h["path"] == "app/notes.py")
+        .unwrap_or_else(|| panic!("the line is found: {:?}", described(&found)));
+    assert_eq!(line["words"], json!(["compress", "responses"]), "{line}");
 
     // a stem finds its inflections; a document's heading ranks for them
     let found = hits(&server, "hash passwords").await;

@@ -64,6 +64,58 @@ pub fn word_query(query: &Query) -> Option<WordQuery> {
     Some(asked)
 }
 
+/// Whether code text lines are asked for fewer words than the query holds:
+/// among three plain words or more (and no regex), a line seldom holds
+/// every word of a question, so it is asked for two ([`line_query`]) and
+/// ranked by how many it holds.
+pub fn loosens_lines(query: &Query) -> bool {
+    query.ranked()
+        && query.regex.is_none()
+        && query
+            .terms
+            .iter()
+            .filter(|term| term.plain() && !term.parts().is_empty())
+            .count()
+            >= 3
+}
+
+/// The query a line of code text must answer: when [`loosens_lines`], the
+/// query's precise terms and, of its plain words, the two `holders` counts
+/// fewest of (the rarest: a line holding them is worth ranking); else none
+/// (the query itself).
+pub fn line_query(query: &Query, holders: impl Fn(&Term) -> usize) -> Option<Query> {
+    if !loosens_lines(query) {
+        return None;
+    }
+    let mut plain: Vec<(usize, usize)> = query
+        .terms
+        .iter()
+        .enumerate()
+        .filter(|(_, term)| term.plain() && !term.parts().is_empty())
+        .map(|(at, term)| (holders(term), at))
+        .collect();
+    plain.sort();
+    let kept: Vec<usize> = plain.iter().take(2).map(|(_, at)| *at).collect();
+    let mut loose = query.clone();
+    loose.terms = query
+        .terms
+        .iter()
+        .enumerate()
+        .filter(|(at, term)| !term.plain() || term.parts().is_empty() || kept.contains(at))
+        .map(|(_, term)| term.clone())
+        .collect();
+    Some(loose)
+}
+
+/// What the word index asks of one term alone: the items holding it.
+pub fn term_query(term: &Term) -> Option<WordQuery> {
+    Some(WordQuery {
+        required: vec![term_phrases(term)?],
+        places: vec![0],
+        ..WordQuery::default()
+    })
+}
+
 /// Two plain words written one after the other may be one word in the
 /// code (`file name` in `get_valid_filename`, `time zone` in `timezone`):
 /// each of the two may also be held as the pair run together, so an item
@@ -655,6 +707,41 @@ mod tests {
             ("zone~".into(), "time~".into(), none())
         );
         assert_eq!(words("->>"), None);
+    }
+
+    #[test]
+    fn lines_are_asked_for_the_two_rarest_of_three_plain_words_or_more() {
+        let holders = |term: &Term| match term.text.as_str() {
+            "gzip" => 3,
+            "compress" => 5,
+            _ => 100,
+        };
+        let texts = |query: Option<Query>| {
+            query.map(|q| q.terms.iter().map(|t| t.text.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            texts(line_query(
+                &query("compress the responses with gzip"),
+                holders
+            )),
+            Some(vec!["compress".to_string(), "gzip".to_string()])
+        );
+        // precise terms stay, whatever their rarity
+        assert_eq!(
+            texts(line_query(&query("+responses compress body gzip"), holders)),
+            Some(vec![
+                "responses".to_string(),
+                "compress".to_string(),
+                "gzip".to_string()
+            ])
+        );
+        // two words, a regex, or a single identifier: the query itself
+        assert_eq!(texts(line_query(&query("compress gzip"), holders)), None);
+        assert_eq!(
+            texts(line_query(&query("compress body gzip /x+/"), holders)),
+            None
+        );
+        assert_eq!(texts(line_query(&query("parseHttpRequest"), holders)), None);
     }
 
     #[test]

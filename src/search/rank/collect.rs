@@ -156,7 +156,13 @@ pub fn collect(
         let files_revision = catch_up::files_writes(&sieve.reach.sources, &sources);
         let mut collected = items_of(c, query, sieve, revision)?;
         if sieve.reach.reads(Corpus::CODE) {
-            code_lines(c, query, matcher, sieve, files_revision, &mut collected)?;
+            match loose_lines(c, query, sieve, revision)? {
+                Some(loose) => {
+                    let matcher = LineMatcher::new(&loose, None);
+                    code_lines(c, &loose, &matcher, sieve, files_revision, &mut collected)?;
+                }
+                None => code_lines(c, query, matcher, sieve, files_revision, &mut collected)?,
+            }
         }
         Ok(Some(Read {
             revision,
@@ -164,6 +170,24 @@ pub fn collect(
             collected,
         }))
     })
+}
+
+/// The query code text lines answer when it asks them for fewer words
+/// than it holds (`plan::line_query`), its words' rarity read from the word
+/// index of the items.
+fn loose_lines(
+    c: &Connection,
+    query: &Query,
+    sieve: &Sieve,
+    revision: i64,
+) -> Result<Option<Query>, ToolError> {
+    if !plan::loosens_lines(query) {
+        return Ok(None);
+    }
+    let index = item_index::word_index(c, sieve.database, revision)?;
+    Ok(plan::line_query(query, |term| {
+        plan::term_query(term).map_or(0, |alone| index.count(&alone, None))
+    }))
 }
 
 /// The items matching the query's words and passing its filters, ascending

@@ -238,6 +238,20 @@ impl Wanted {
         self.every_term
     }
 
+    /// The terms of words a line of code text holds (a bit for each), its
+    /// words run together as each term's are: the precise terms, which
+    /// the line was asked for, and the plain words it holds besides.
+    fn held_in_line(&self, line: &str) -> u32 {
+        let folded = tokens::folded(line);
+        self.folded_terms
+            .iter()
+            .take(32)
+            .enumerate()
+            .filter(|(_, term)| !term.needle().is_empty() && term.find(folded.as_bytes()).is_some())
+            .fold(0, |bits, (at, _)| bits | 1 << at)
+            & self.every_term
+    }
+
     /// The terms of `held` (a bit for each held), by their finders.
     fn held<'w>(
         finders: &'w [Finder<'static>],
@@ -342,6 +356,7 @@ fn holds_parts(parts: &str, run: &Finder) -> bool {
 /// gives the same first hits as ordering all of them would.
 pub fn rank(query: &Query, found: Vec<Found>, shown: usize, holds: HoldsOf) -> Vec<Ranked> {
     let wanted = Wanted::of(query);
+    let loose_lines = crate::search::query::plan::loosens_lines(query);
     let mut ranked: Vec<Ranked> = found
         .into_iter()
         .enumerate()
@@ -367,8 +382,12 @@ pub fn rank(query: &Query, found: Vec<Found>, shown: usize, holds: HoldsOf) -> V
                 } else {
                     Rule::TextPartial
                 },
-                // a line holds every word
-                terms: wanted.every_term,
+                // a line holds every word, unless it was asked for fewer
+                terms: if loose_lines {
+                    wanted.held_in_line(line.text.as_str())
+                } else {
+                    wanted.every_term
+                },
                 test: line.test,
                 weight: kind_weight("line"),
                 depth: 0,

@@ -67,7 +67,8 @@ impl Highlighter {
     /// Where a line of code text the query found matched (byte ranges,
     /// sorted), as verifying it found.
     pub fn line_ranges(&self, line: &str) -> Vec<(usize, usize)> {
-        self.lines.ranges(line).unwrap_or_default()
+        // a line asked for some of the words only shows the words it holds
+        self.lines.ranges(line).unwrap_or_else(|| self.ranges(line))
     }
 
     /// Byte ranges of matches in `text`, sorted, not overlapping.
