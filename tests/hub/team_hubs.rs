@@ -261,14 +261,7 @@ async fn every_hub_obeys_the_teams_board_settings_not_its_own_file() {
     // a malformed file is refused before it reaches any hub
     let settings = build_box.repo().join("malformed.toml");
     std::fs::write(&settings, "[wip]\nin_progress_per_actor = \"many\"\n").unwrap();
-    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
-        .args(["board", "config", "--set"])
-        .arg(&settings)
-        .args(["--database", url.as_str(), "--repo"])
-        .arg(build_box.repo())
-        .env_remove("COS_STATE_DIR")
-        .output()
-        .unwrap();
+    let bad = build_box.cos_board_config_set(&settings, &url);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("malformed.toml"));
     let (_, board) = alice.get("/api/board/list").await;

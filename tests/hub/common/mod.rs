@@ -200,19 +200,24 @@ impl TestServer {
         };
         let file = self.repo().join("team-board.toml");
         std::fs::write(&file, text).expect("board.toml written");
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
-            .args(["board", "config", "--set"])
-            .arg(&file)
-            .args(["--database", url.as_str(), "--repo"])
-            .arg(self.repo())
-            .env_remove("COS_STATE_DIR")
-            .output()
-            .expect("cos runs");
+        let output = self.cos_board_config_set(&file, url);
         assert!(
             output.status.success(),
             "{}",
             String::from_utf8_lossy(&output.stderr)
         );
+    }
+
+    /// `cos board config --set file` on this hub's checkout and team database `url`.
+    pub fn cos_board_config_set(&self, file: &std::path::Path, url: &str) -> std::process::Output {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cos"))
+            .args(["board", "config", "--set"])
+            .arg(file)
+            .args(["--database", url, "--repo"])
+            .arg(self.repo())
+            .env_remove("COS_STATE_DIR")
+            .output()
+            .expect("cos runs")
     }
 }
 
