@@ -124,6 +124,20 @@ pub fn load_cards(
         .collect())
 }
 
+/// How many tasks `filter` (over `t`, the tasks) holds.
+pub fn count_tasks(
+    session: &Session,
+    filter: &str,
+    parameters: &[Value],
+) -> Result<i64, StoreError> {
+    Ok(session
+        .query_one(
+            &format!("SELECT count(*) FROM tasks t WHERE {filter}"),
+            parameters,
+        )?
+        .int(0)?)
+}
+
 fn query_tasks(
     session: &Session,
     sql: &str,

@@ -77,33 +77,29 @@ pub fn check_wip(
     to: Status,
     actor: &str,
 ) -> Result<(), ToolError> {
-    let (limit, occupants, scope) = if to == Status::InProgress {
-        let occupants = records::load_cards(
-            connection,
-            "t.status = 'in_progress' AND t.assignee = ?1",
-            "t.position",
-            &[actor.into()],
-        )?;
+    let (limit, filter, scope, parameter) = if to == Status::InProgress {
         (
             limits.in_progress_per_actor,
-            occupants,
+            "t.status = 'in_progress' AND t.assignee = ?1",
             format!("in_progress for {actor}"),
+            actor.into(),
         )
     } else if let Some(limit) = limits.column_limit(to) {
-        let occupants = records::load_cards(
-            connection,
+        (
+            limit,
             "t.status = ?1",
-            "t.position",
-            &[to.as_str().into()],
-        )?;
-        (limit, occupants, to.as_str().to_string())
+            to.as_str().to_string(),
+            to.as_str().into(),
+        )
     } else {
         return Ok(());
     };
-    if (occupants.len() as u32) < limit {
+    let parameters = [parameter];
+    // counted first: the occupants are read only for a refusal, which names them
+    if records::count_tasks(connection, filter, &parameters)? < i64::from(limit) {
         return Ok(());
     }
-    let cards: Vec<Card> = occupants;
+    let cards: Vec<Card> = records::load_cards(connection, filter, "t.position", &parameters)?;
     Err(refuse(
         Category::Conflict,
         Code::E_WIP_LIMIT,
