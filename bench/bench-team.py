@@ -1,24 +1,24 @@
 #!/usr/bin/env python3
 """The team board on PostgreSQL, beside its peers, in one run.
 
-Usage: bench/bench-team.py [--binary PATH] [--seconds 5] [--tasks 400] [--url postgres://...]
+Usage: bench/bench-team.py [--binary PATH] [--seconds 5] [--tasks 2000] [--only claims] [--url postgres://...]
 
 Measured (loopback only; a throwaway cluster from scripts/postgres-cluster.sh
 unless --url names a server whose maintenance database the run may use):
   * board REST throughput at 8 connections (wrk): GET /api/board/list and
     GET /api/board/tasks/TASK-1 on the 1,007 real task files, and POST
     /api/board/tasks, each on a hub on SQLite and on a hub on PostgreSQL;
-  * claims: 16 agents on 2 hubs sharing one database claim --tasks ready
-    tasks until none is left (the board's settings let an agent hold any
-    number in progress, so a claim is one request, as the raw one is one
-    statement): claims per second, and every task claimed exactly once;
-    against the same claims as raw SQL (UPDATE ... WHERE id = (SELECT ...
-    FOR UPDATE SKIP LOCKED LIMIT 1)) through pgbench, 16 clients, on the
-    same server;
+  * claims: 16 agents (wrk connections, 8 on each of 2 hubs sharing one
+    database) claim --tasks ready tasks until none is left (the board's
+    settings let an agent hold any number in progress, so a claim is one
+    request, as the raw one is one statement): claims per second, and every
+    task claimed exactly once; beside 16 agents on one hub on SQLite, and
+    the same claims as raw SQL (UPDATE ... WHERE id = (SELECT ... FOR UPDATE
+    SKIP LOCKED LIMIT 1)) through pgbench, 16 clients, on the same server;
   * the change feed across hubs: a task created on one hub until the
     other hub's /api/stream announces the board's new revision, 40 times.
 """
-import argparse, concurrent.futures, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time, urllib.request
+import argparse, concurrent.futures, json, os, shutil, signal, statistics, subprocess, sys, tempfile, threading, time, urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import binary_to_measure, free_port, post_script, stop, wait_for, wrk
 
@@ -112,44 +112,69 @@ def allow_any_number_in_progress(binary, repo, url):
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+CLAIM_SCRIPT = """
+local agents = 0
+local threads = {}
+function setup(thread)
+  agents = agents + 1
+  thread:set("agent", OFFSET + agents)
+  table.insert(threads, thread)
+end
+function init(args)
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.body = '{"actor":{"kind":"agent","id":"agent-' .. agent .. '"},"lease_seconds":600}'
+  claimed = ""
+end
+function response(status, headers, body)
+  if status ~= 200 then return end
+  local id = string.match(body, '"task":{"id":"(TASK%-%d+)"')
+  if id then claimed = claimed .. id .. " " else wrk.thread:stop() end
+end
+function done(summary, latency, requests)
+  for _, thread in ipairs(threads) do io.write("claimed: ", thread:get("claimed"), "\\n") end
+end
+"""
+
+
 def claim_all(binary, tasks, url):
-    """16 agents claim every task: on 2 hubs sharing the team database `url`,
-    or on one hub on SQLite without it. (claims/s, tasks claimed twice)."""
+    """16 agents claim every task through wrk (one connection each, 8 on
+    each of 2 hubs sharing the team database `url`, or 16 on one hub on
+    SQLite without it), each agent stopping at its first empty answer.
+    (claims/s, tasks claimed twice)."""
     repos = [new_repo(binary), new_repo(binary)] if url else [new_repo(binary)]
     allow_any_number_in_progress(binary, repos[0], url)
     hubs = [serve(binary, repo, url) for repo in repos]
+    work = tempfile.mkdtemp(prefix="cos-bench-team-claims-")
     try:
         base = hubs[0][1]
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda n: call("POST", base + "/api/board/tasks", {"title": f"job {n}", "priority": ["P0", "P1", "P2", "P3"][n % 4]}), range(tasks)))
-        claimed, lock = [], threading.Lock()
-
-        def agent(number):
-            hub = hubs[number % len(hubs)][1]
-            actor = {"kind": "agent", "id": f"agent-{number}"}
-            mine = []
-            while True:
-                status, answer = call("POST", hub + "/api/board/claim-next", {"actor": actor, "lease_seconds": 600})
-                if status == 503:
-                    continue
-                task = (answer or {}).get("data", {}).get("task")
-                if not task:
-                    break
-                mine.append(task["id"])
-            with lock:
-                claimed.extend(mine)
-
+        agents = 16 // len(hubs)
+        runs = []
         started = time.perf_counter()
-        with concurrent.futures.ThreadPoolExecutor(16) as pool:
-            list(pool.map(agent, range(16)))
+        for number, (_, hub) in enumerate(hubs):
+            script = os.path.join(work, f"claim-{number}.lua")
+            with open(script, "w") as f:
+                f.write(CLAIM_SCRIPT.replace("OFFSET", str(number * agents)))
+            runs.append(subprocess.Popen(["wrk", f"-t{agents}", f"-c{agents}", "-d120s", "--timeout", "30s", "-s", script,
+                                          hub + "/api/board/claim-next"], stdout=subprocess.PIPE, text=True))
+        # wrk runs out its time after its agents stop: the run ends when no task is left ready
+        while "TASK-" in json.dumps(call("GET", base + "/api/board/ready?limit=1")[1]):
+            time.sleep(0.025)
         elapsed = time.perf_counter() - started
+        for run in runs:
+            run.send_signal(signal.SIGINT)
+        outputs = [run.communicate(timeout=60)[0] for run in runs]
     finally:
         for proc, _ in hubs:
             stop(proc)
         for repo in repos:
             shutil.rmtree(repo, ignore_errors=True)
-    if len(claimed) != tasks:
-        sys.exit(f"{len(claimed)} of {tasks} tasks were claimed")
+        shutil.rmtree(work, ignore_errors=True)
+    claimed = [task for out in outputs for line in out.splitlines() if line.startswith("claimed:") for task in line.split()[1:]]
+    if len(set(claimed)) != tasks:
+        sys.exit(f"{len(set(claimed))} of {tasks} tasks were claimed")
     return len(claimed) / elapsed, len(claimed) - len(set(claimed))
 
 
@@ -224,7 +249,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary")
     parser.add_argument("--seconds", type=int, default=5)
-    parser.add_argument("--tasks", type=int, default=400)
+    parser.add_argument("--tasks", type=int, default=2000)
+    parser.add_argument("--only", choices=["throughput", "claims", "feed"], help="run one of the three measurements")
     parser.add_argument("--url", help="a PostgreSQL server's maintenance database (default: a throwaway cluster)")
     args = parser.parse_args()
     binary = binary_to_measure(args.binary, ROOT)
@@ -235,9 +261,12 @@ def main():
         server = subprocess.run([os.path.join(ROOT, "scripts", "postgres-cluster.sh"), "start", cluster],
                                 capture_output=True, text=True, check=True).stdout.strip()
     try:
-        throughput(binary, server, args.seconds)
-        claims(binary, server, args.tasks)
-        feed(binary, server)
+        if args.only in (None, "throughput"):
+            throughput(binary, server, args.seconds)
+        if args.only in (None, "claims"):
+            claims(binary, server, args.tasks)
+        if args.only in (None, "feed"):
+            feed(binary, server)
     finally:
         if cluster:
             subprocess.run([os.path.join(ROOT, "scripts", "postgres-cluster.sh"), "stop", cluster], check=False)

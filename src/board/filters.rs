@@ -106,6 +106,18 @@ pub(super) fn load_filtered(
     order: &str,
     extra_parameters: Vec<Value>,
 ) -> Result<Vec<Card>, ToolError> {
+    let (clause, parameters) = filtered_clause(session, filter, extra, extra_parameters)?;
+    Ok(records::load_cards(session, &clause, order, &parameters)?)
+}
+
+/// `filter`'s WHERE clause over `t` with `extra` (numbered from `?1`
+/// among `extra_parameters`) added, and every parameter in order.
+pub(super) fn filtered_clause(
+    session: &Session,
+    filter: &TaskFilter,
+    extra: &str,
+    extra_parameters: Vec<Value>,
+) -> Result<(String, Vec<Value>), ToolError> {
     let (mut clause, mut parameters) = filter.sql(session.dialect())?;
     if !extra.is_empty() {
         let offset = parameters.len();
@@ -116,7 +128,7 @@ pub(super) fn load_filtered(
         clause = format!("{clause} AND {extra}");
         parameters.extend(extra_parameters);
     }
-    Ok(records::load_cards(session, &clause, order, &parameters)?)
+    Ok((clause, parameters))
 }
 
 pub(super) fn count_filtered(

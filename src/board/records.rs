@@ -124,18 +124,21 @@ pub fn load_cards(
         .collect())
 }
 
-/// How many tasks `filter` (over `t`, the tasks) holds.
+/// How many tasks `filter` (over `t`, the tasks) holds, counted no further
+/// than `up_to`.
 pub fn count_tasks(
     session: &Session,
     filter: &str,
     parameters: &[Value],
+    up_to: u32,
 ) -> Result<i64, StoreError> {
-    Ok(session
-        .query_one(
-            &format!("SELECT count(*) FROM tasks t WHERE {filter}"),
-            parameters,
-        )?
-        .int(0)?)
+    let mut bound = parameters.to_vec();
+    bound.push(i64::from(up_to).into());
+    let sql = format!(
+        "SELECT count(*) FROM (SELECT 1 FROM tasks t WHERE {filter} LIMIT ?{}) AS counted",
+        bound.len()
+    );
+    Ok(session.query_one(&sql, &bound)?.int(0)?)
 }
 
 fn query_tasks(
@@ -212,6 +215,18 @@ pub fn expired_leases(session: &Session, now: &str) -> Result<Vec<i64>, StoreErr
         .iter()
         .map(|row| Ok(row.int(0)?))
         .collect()
+}
+
+/// Whether some lease ran out before `now`. The earliest expiry is read
+/// from its index, however few rows the planner believes the table holds.
+pub fn has_expired_lease(session: &Session, now: &str) -> Result<bool, StoreError> {
+    Ok(session
+        .query_one(
+            "SELECT CASE WHEN (SELECT min(expires_at) FROM task_leases) <= ?1 THEN 1 ELSE 0 END",
+            &[now.into()],
+        )?
+        .int(0)?
+        == 1)
 }
 
 /// Reserves the next task number (never reused: SQLite's AUTOINCREMENT and

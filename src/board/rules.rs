@@ -96,7 +96,7 @@ pub fn check_wip(
     };
     let parameters = [parameter];
     // counted first: the occupants are read only for a refusal, which names them
-    if records::count_tasks(connection, filter, &parameters)? < i64::from(limit) {
+    if records::count_tasks(connection, filter, &parameters, limit)? < i64::from(limit) {
         return Ok(());
     }
     let cards: Vec<Card> = records::load_cards(connection, filter, "t.position", &parameters)?;

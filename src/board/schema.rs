@@ -25,7 +25,18 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: HISTORY_USERS,
         legacy_version: None,
     },
+    Migration {
+        version: 4,
+        name: "tasks_by_readiness",
+        sql: READINESS,
+        legacy_version: None,
+    },
 ];
+
+/// The ready tasks in the order claims take them: a claim reads the first
+/// one it may take without sorting the column (both dialects).
+const READINESS: &str =
+    "CREATE INDEX tasks_by_readiness ON tasks(status, priority, position, seq);";
 
 /// The authenticated user each change was made as, beside its actor.
 const HISTORY_USERS: &str = "ALTER TABLE task_history ADD COLUMN user_name TEXT;";
@@ -187,7 +198,34 @@ const TEAM_MIGRATIONS: &[Migration] = &[
         sql: HISTORY_USERS,
         legacy_version: None,
     },
+    Migration {
+        version: 4,
+        name: "tasks_by_readiness",
+        sql: READINESS,
+        legacy_version: None,
+    },
+    Migration {
+        version: 5,
+        name: "revision_at_commit",
+        sql: TEAM_REVISION_AT_COMMIT,
+        legacy_version: None,
+    },
 ];
+
+/// The board's revision moves as a transaction commits, not as it writes:
+/// its one row is locked only for the commit, so claims running beside one
+/// another do not queue on it for the rest of their transactions.
+const TEAM_REVISION_AT_COMMIT: &str = "
+DROP TRIGGER board_revision_tasks ON tasks;
+DROP TRIGGER board_revision_dependencies ON task_dependencies;
+DROP TRIGGER board_revision_swimlanes ON board_swimlanes;
+CREATE CONSTRAINT TRIGGER board_revision_tasks AFTER INSERT OR UPDATE OR DELETE ON tasks
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION board_revision_bump();
+CREATE CONSTRAINT TRIGGER board_revision_dependencies AFTER INSERT OR DELETE ON task_dependencies
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION board_revision_bump();
+CREATE CONSTRAINT TRIGGER board_revision_swimlanes AFTER INSERT ON board_swimlanes
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION board_revision_bump();
+";
 
 const TEAM_LEASES: &str = r#"
 CREATE TABLE task_leases (

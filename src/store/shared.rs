@@ -86,6 +86,41 @@ impl SharedStore {
         })
     }
 
+    /// Runs `write` in a transaction that may run beside others made the
+    /// same way, though never beside a [`SharedStore::write`] (in the hub's
+    /// own database, one writer at a time as ever). Those beside it take
+    /// turns on each of `keys`; `write` must lock the rows it changes
+    /// (`Dialect::lock_skipping_locked`). `None` from `write` is a write
+    /// that changed nothing: it is not recorded as the call's.
+    pub fn write_beside<T, E>(
+        &self,
+        keys: &[i32],
+        write: impl FnOnce(&Session) -> Result<Option<T>, E>,
+    ) -> Result<Option<T>, E>
+    where
+        E: From<StoreError>,
+    {
+        let write = |tx: &Session| {
+            let value = write(tx)?;
+            if value.is_some() {
+                super::requests::record(tx)?;
+            }
+            Ok(value)
+        };
+        match self {
+            SharedStore::Local(store) => {
+                store.write(|connection| write(&Session::Sqlite(connection)))
+            }
+            SharedStore::Team(team) => {
+                let mut keys = keys.to_vec();
+                // always taken in one order, so two writers never wait on each other
+                keys.sort_unstable();
+                keys.dedup();
+                team.write_beside(&keys, write)
+            }
+        }
+    }
+
     /// [`SharedStore::write`] without a request record: the hub's own
     /// bookkeeping around a call.
     pub fn write_unrecorded<T, E>(

@@ -192,6 +192,16 @@ impl Dialect {
             ),
         }
     }
+
+    /// The clause ending a query that locks the rows of `table` (an alias)
+    /// it returns, passing over rows another transaction holds: what a
+    /// write beside others takes. Empty in SQLite, whose writer is alone.
+    pub fn lock_skipping_locked(self, table: &str) -> String {
+        match self {
+            Dialect::Sqlite => String::new(),
+            Dialect::Postgres => format!(" FOR UPDATE OF {table} SKIP LOCKED"),
+        }
+    }
 }
 
 /// `text` without U+0000, each replaced by U+FFFD (as CommonMark does):

@@ -1,6 +1,6 @@
 //! Two hubs on two checkouts sharing one board in a team database: each sees
 //! the other's writes, compare-and-set races have one winner, claims hand a
-//! task out once, a cursor or an idempotency key from one hub works on the
+//! task out once and one actor's at once keep to its WIP limit, a cursor or an idempotency key from one hub works on the
 //! other, and one hub's change stream announces the other's writes.
 
 use crate::common::{Board, ChangeStream, TestServer, column, error_of};
@@ -139,6 +139,44 @@ async fn claims_from_two_hubs_hand_each_task_out_once() {
         "a task was handed out twice: {all:?}"
     );
     assert_eq!(all.len(), 24, "every ready task was claimed: {all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_actors_claims_from_both_hubs_at_once_stay_within_its_wip_limit() {
+    let (first, second) = two_hubs().await;
+    for n in 0..8 {
+        create(&first, &format!("job {n}")).await;
+    }
+    let servers = [Arc::new(first), Arc::new(second)];
+    let mut claims = Vec::new();
+    for claim in 0..8 {
+        let server = servers[claim % 2].clone();
+        claims.push(tokio::spawn(async move {
+            // the board's default: one task in progress per actor
+            server
+                .post_json(
+                    "/api/board/claim-next",
+                    json!({"actor": {"kind": "agent", "id": "eager"}}),
+                )
+                .await
+        }));
+    }
+    let mut claimed = 0;
+    for claim in claims {
+        let (status, answer) = claim.await.unwrap();
+        if status == 200 {
+            assert!(answer["data"]["task"]["id"].is_string(), "{answer}");
+            claimed += 1;
+        } else {
+            assert_eq!(status, 409, "{answer}");
+            assert_eq!(error_of(&answer)["code"], "E_WIP_LIMIT", "{answer}");
+        }
+    }
+    assert_eq!(claimed, 1, "one claim within a WIP limit of one");
+    let (_, board) = servers[1].get("/api/board/list").await;
+    let in_progress = column(&board, "in_progress");
+    let cards = in_progress["cards"].as_array().map(Vec::len);
+    assert_eq!(cards, Some(1), "{in_progress}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

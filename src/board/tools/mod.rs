@@ -1,15 +1,17 @@
 //! The `cos_task_*` tools, one file per role: writes (create, edit), moves
-//! (move, reposition, claim), leases (renewal, expiry), reads (show, history, search, dependencies,
+//! (move, reposition), claims, leases (renewal, expiry), reads (show, history, search, dependencies,
 //! ready) and the board view; what they share (the spec, the actor, loading
 //! a task) is here. Validation (`board::validate`) and listing filters
 //! (`board::filters`) are shared with the file import and paging.
 
+mod claims;
 mod leases;
 mod moves;
 mod reads;
 mod view;
 mod writes;
 
+pub use claims::*;
 pub use leases::{RenewInput, TaskRenewLease};
 pub use moves::*;
 pub use reads::*;

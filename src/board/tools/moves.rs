@@ -1,9 +1,8 @@
-//! Moving tasks between columns and within one, and claiming the next ready
-//! task: the workflow's transition, dependency and WIP rules are checked
-//! inside the writing transaction.
+//! Moving tasks between columns and within one: the workflow's transition,
+//! dependency and WIP rules are checked inside the writing transaction.
 
 use crate::store::Session;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
@@ -15,10 +14,8 @@ use crate::envelope::{Category, Code};
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 use super::leases::{check_lease, expire_leases};
-use super::reads::ReadyInput;
 use super::writes::commit_change;
 use super::{Writer, actor_for, require_task, spec};
-use crate::board::filters::load_filtered;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -70,6 +67,9 @@ pub(super) struct Transition {
     pub from: Status,
     pub to: Status,
     pub lease: Option<Lease>,
+    /// A claim's: the task was found ready and the actor's WIP counted in
+    /// the moving transaction, so neither is checked again.
+    pub claimed: bool,
 }
 
 impl Transition {
@@ -78,6 +78,7 @@ impl Transition {
             from,
             to,
             lease: None,
+            claimed: false,
         }
     }
 }
@@ -87,7 +88,12 @@ pub(super) fn move_task(
     wip: &WipLimits,
     seq: i64,
     before: Task,
-    Transition { from, to, lease }: Transition,
+    Transition {
+        from,
+        to,
+        lease,
+        claimed,
+    }: Transition,
     actor: &Writer,
 ) -> Result<Task, ToolError> {
     check_lease(&before, actor)?;
@@ -105,10 +111,12 @@ pub(super) fn move_task(
         ));
     }
     rules::check_transition(&before, to)?;
-    if to == Status::InProgress {
-        rules::check_dependencies_done(tx, &before)?;
+    if !claimed {
+        if to == Status::InProgress {
+            rules::check_dependencies_done(tx, &before)?;
+        }
+        rules::check_wip(tx, wip, to, &actor.key())?;
     }
-    rules::check_wip(tx, wip, to, &actor.key())?;
     let mut after = before.clone();
     after.status = to;
     after.lease = lease;
@@ -234,91 +242,4 @@ pub(super) fn position_between(previous: Option<&Card>, next: Option<&Card>) -> 
     let clear = previous.is_none_or(|p| position > p.position)
         && next.is_none_or(|n| position < n.position);
     clear.then_some(position)
-}
-
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClaimInput {
-    /// Who claims (WIP counts per actor).
-    pub actor: Option<Actor>,
-    pub kind: Option<Kind>,
-    pub priority: Option<Priority>,
-    pub label: Option<String>,
-    pub swimlane: Option<String>,
-    pub epic: Option<String>,
-    /// Seconds the claim holds the task unless renewed (default 900).
-    #[schema(minimum = 5, maximum = 86400)]
-    pub lease_seconds: Option<u32>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct Claim {
-    /// The task now in progress for the actor, or null when nothing is ready.
-    pub task: Option<Task>,
-    /// Why nothing was claimed.
-    pub reason: Option<String>,
-}
-
-pub struct TaskClaimNext;
-
-impl Tool for TaskClaimNext {
-    type Input = ClaimInput;
-    type Output = Claim;
-    const SPEC: ToolSpec = spec(
-        "cos_task_claim_next",
-        "Atomically moves the highest-priority ready task to in_progress for the actor under a lease \
-         (renewed by cos_task_renew_lease; expired, the task returns to icebox). No task goes to two claimers. \
-         E_WIP_LIMIT when the actor is at its limit.",
-    ).writing(false, false);
-
-    fn run(context: &ToolContext, input: ClaimInput) -> Result<Answer<Claim>, ToolError> {
-        let actor = actor_for(context, input.actor.clone())?;
-        let lease_seconds = super::leases::lease_seconds(input.lease_seconds)?;
-        let filter = ReadyInput {
-            kind: input.kind,
-            priority: input.priority,
-            label: input.label.clone(),
-            swimlane: input.swimlane.clone(),
-            epic: input.epic.clone(),
-            limit: None,
-            cursor: None,
-        }
-        .filter();
-        context
-            .hub
-            .shared
-            .write(|tx| {
-                let config = BoardConfig::load_in(tx, &context.hub.config.state_dir)?;
-                expire_leases(tx, context.source)?;
-                rules::check_wip(tx, &config.wip, Status::InProgress, &actor.key())?;
-                let candidates = load_filtered(
-                    tx,
-                    &filter,
-                    records::READY,
-                    &format!("{} LIMIT 1", records::READY_ORDER),
-                    Vec::new(),
-                )?;
-                let Some(card) = candidates.into_iter().next() else {
-                    return Ok(Claim {
-                        task: None,
-                        reason: Some(
-                            "no task is ready: none in icebox with every dependency complete"
-                                .into(),
-                        ),
-                    });
-                };
-                let (seq, task) = require_task(tx, &card.id)?;
-                let transition = Transition {
-                    from: Status::Icebox,
-                    to: Status::InProgress,
-                    lease: Some(Lease::for_seconds(actor.key(), lease_seconds)),
-                };
-                let moved = move_task(tx, &config.wip, seq, task, transition, &actor)?;
-                Ok(Claim {
-                    task: Some(moved),
-                    reason: None,
-                })
-            })
-            .map(Answer::from)
-    }
 }

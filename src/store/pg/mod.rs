@@ -3,7 +3,8 @@
 //! advisory lock so hubs starting together do not race, and transactions
 //! for the areas' SQL. Writes take one advisory lock for their transaction,
 //! so writers from every hub queue one at a time as SQLite's do inside one;
-//! reads never wait for it.
+//! writes that lock the rows they change share that lock with each other
+//! instead, and reads never wait for it.
 
 mod keys;
 mod target;
@@ -36,6 +37,19 @@ const STATEMENTS_KEPT: usize = 256;
 const WRITE_LOCK: i64 = 0x636f_732d_6875_6201;
 /// The advisory lock the migrations run under (`cos-hub` and 2).
 const MIGRATION_LOCK: i64 = 0x636f_732d_6875_6202;
+/// The class of the two-key advisory locks that [`PgStore::write_beside`]
+/// takes for its caller's keys (a key space apart from the locks above).
+const BESIDE_LOCKS: i32 = 0x636f_7301;
+
+/// How a transaction stands to the other writers.
+enum Locking<'k> {
+    /// A read: it waits for no writer.
+    None,
+    /// One writer at a time.
+    Alone,
+    /// Beside others of its kind, holding these keys one at a time.
+    Beside(&'k [i32]),
+}
 
 /// An area's tables as PostgreSQL builds them.
 #[derive(Clone, Copy)]
@@ -245,7 +259,7 @@ impl PgStore {
     where
         E: From<StoreError>,
     {
-        self.run(IsolationLevel::ReadCommitted, true, false, read)
+        self.run(IsolationLevel::ReadCommitted, true, Locking::None, read)
     }
 
     /// Runs `read` in one read-only snapshot: every statement sees the same state.
@@ -253,7 +267,7 @@ impl PgStore {
     where
         E: From<StoreError>,
     {
-        self.run(IsolationLevel::RepeatableRead, true, false, read)
+        self.run(IsolationLevel::RepeatableRead, true, Locking::None, read)
     }
 
     /// Runs `write` in a transaction holding the write lock, committing only
@@ -263,14 +277,34 @@ impl PgStore {
     where
         E: From<StoreError>,
     {
-        self.run(IsolationLevel::ReadCommitted, false, true, write)
+        self.run(IsolationLevel::ReadCommitted, false, Locking::Alone, write)
+    }
+
+    /// Runs `write` beside other writes of its kind but never beside a
+    /// [`PgStore::write`], holding each of `keys` (one writer at a time per
+    /// key). It must lock every row it changes (`FOR UPDATE`), since others
+    /// of its kind run at once.
+    pub fn write_beside<T, E>(
+        &self,
+        keys: &[i32],
+        write: impl FnOnce(&Session) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.run(
+            IsolationLevel::ReadCommitted,
+            false,
+            Locking::Beside(keys),
+            write,
+        )
     }
 
     fn run<T, E>(
         &self,
         isolation: IsolationLevel,
         read_only: bool,
-        locked: bool,
+        locking: Locking<'_>,
         body: impl FnOnce(&Session) -> Result<T, E>,
     ) -> Result<T, E>
     where
@@ -287,10 +321,23 @@ impl PgStore {
             .read_only(read_only)
             .start()
             .map_err(self.fail())?;
-        if locked {
-            transaction
-                .execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
-                .map_err(self.fail())?;
+        match locking {
+            Locking::None => {}
+            Locking::Alone => {
+                transaction
+                    .execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
+                    .map_err(self.fail())?;
+            }
+            Locking::Beside(keys) => {
+                transaction
+                    // one round trip, the shared lock first (a row even with no keys)
+                    .execute(
+                        "SELECT pg_advisory_xact_lock_shared($1), \
+                         array(SELECT pg_advisory_xact_lock($2, key)::text FROM unnest($3::int4[]) AS key)",
+                        &[&WRITE_LOCK, &BESIDE_LOCKS, &keys],
+                    )
+                    .map_err(self.fail())?;
+            }
         }
         let session = Session::Postgres(PgSession {
             transaction: RefCell::new(Some(transaction)),
