@@ -579,8 +579,7 @@ fn apply_import(
                 task.updated_at = now.clone();
                 task.updated_by = actor.into();
                 let changes = changed_fields(&current, &task);
-                records::save_task(tx, file.seq, &task)?;
-                records::append_history(tx, file.seq, by, task.version, &now, &changes)?;
+                records::save_change(tx, file.seq, &task, by, &now, &changes)?;
                 report.updated.push(task.id.clone());
             }
         }

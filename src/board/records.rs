@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use super::model::{Card, HistoryEntry, Kind, Lease, Priority, Status, Task, format_task_id};
 use crate::store::sql::ColumnError;
-use crate::store::{Dialect, Row, Session, StoreError, Value};
+use crate::store::{Dialect, Row, Session, StoreError, Value, Write};
 
 /// Every column but the description, in `task_from_row` order. Card queries
 /// stop here, so they never read a description.
@@ -155,10 +155,30 @@ fn query_tasks(
 
 /// Writes every column of `task` (by its sequence number), except dependencies.
 pub fn save_task(session: &Session, seq: i64, task: &Task) -> Result<(), StoreError> {
+    session.execute_together(task_writes(seq, task))
+}
+
+/// A change to a task: every column of its row and its history entries
+/// (at the task's version), together: one round trip to a team database.
+pub fn save_change(
+    session: &Session,
+    seq: i64,
+    task: &Task,
+    by: &Author,
+    at: &str,
+    changes: &[Change],
+) -> Result<(), StoreError> {
+    let mut writes = task_writes(seq, task);
+    writes.extend(history_write(seq, by, task.version, at, changes));
+    session.execute_together(writes)
+}
+
+/// The writes of [`save_task`]: the row, then its lease.
+fn task_writes(seq: i64, task: &Task) -> Vec<Write> {
     let labels = serde_json::to_string(&task.labels).unwrap_or_else(|_| "[]".into());
     let references = serde_json::to_string(&task.references).unwrap_or_else(|_| "[]".into());
-    session.execute(
-        "INSERT INTO tasks (seq, title, description, status, kind, priority, swimlane, epic, labels, appetite,
+    let row = Write {
+        sql: "INSERT INTO tasks (seq, title, description, status, kind, priority, swimlane, epic, labels, appetite,
                             refs, assignee, position, version, created_at, started_at, completed_at, updated_at, updated_by)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
          ON CONFLICT(seq) DO UPDATE SET
@@ -167,8 +187,9 @@ pub fn save_task(session: &Session, seq: i64, task: &Task) -> Result<(), StoreEr
             epic = excluded.epic, labels = excluded.labels, appetite = excluded.appetite, refs = excluded.refs,
             assignee = excluded.assignee, position = excluded.position, version = excluded.version,
             created_at = excluded.created_at, started_at = excluded.started_at,
-            completed_at = excluded.completed_at, updated_at = excluded.updated_at, updated_by = excluded.updated_by",
-        &[
+            completed_at = excluded.completed_at, updated_at = excluded.updated_at, updated_by = excluded.updated_by"
+            .into(),
+        parameters: vec![
             seq.into(),
             (&task.title).into(),
             (&task.description).into(),
@@ -189,20 +210,23 @@ pub fn save_task(session: &Session, seq: i64, task: &Task) -> Result<(), StoreEr
             (&task.updated_at).into(),
             (&task.updated_by).into(),
         ],
-    )?;
-    save_lease(session, seq, task.lease.as_ref())
+    };
+    vec![row, lease_write(seq, task.lease.as_ref())]
 }
 
-fn save_lease(session: &Session, seq: i64, lease: Option<&Lease>) -> Result<(), StoreError> {
+fn lease_write(seq: i64, lease: Option<&Lease>) -> Write {
     match lease {
-        None => session.execute("DELETE FROM task_leases WHERE task = ?1", &[seq.into()])?,
-        Some(lease) => session.execute(
-            "INSERT INTO task_leases(task, holder, expires_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT(task) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at",
-            &[seq.into(), (&lease.holder).into(), (&lease.expires_at).into()],
-        )?,
-    };
-    Ok(())
+        None => Write {
+            sql: "DELETE FROM task_leases WHERE task = ?1".into(),
+            parameters: vec![seq.into()],
+        },
+        Some(lease) => Write {
+            sql: "INSERT INTO task_leases(task, holder, expires_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT(task) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at"
+                .into(),
+            parameters: vec![seq.into(), (&lease.holder).into(), (&lease.expires_at).into()],
+        },
+    }
 }
 
 /// The tasks whose lease ran out before `now`, by number.
@@ -297,8 +321,23 @@ pub fn append_history(
     at: &str,
     changes: &[Change],
 ) -> Result<(), StoreError> {
+    session.execute_together(
+        history_write(seq, by, version, at, changes)
+            .into_iter()
+            .collect(),
+    )
+}
+
+/// The write of [`append_history`]; none for no change.
+fn history_write(
+    seq: i64,
+    by: &Author,
+    version: i64,
+    at: &str,
+    changes: &[Change],
+) -> Option<Write> {
     if changes.is_empty() {
-        return Ok(());
+        return None;
     }
     // one statement for every entry of a change: one round trip to a team database
     let mut parameters: Vec<Value> = vec![
@@ -330,15 +369,14 @@ pub fn append_history(
                 .into(),
         );
     }
-    session.execute(
-        &format!(
+    Some(Write {
+        sql: format!(
             "INSERT INTO task_history(task, at, actor, source, field, old_value, new_value, version, user_name)
              VALUES {}",
             rows.join(", ")
         ),
-        &parameters,
-    )?;
-    Ok(())
+        parameters,
+    })
 }
 
 /// Swimlanes the board knows beyond the configured ones (added by import).

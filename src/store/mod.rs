@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use migrations::{Migration, Schema};
-pub use session::Session;
+pub use session::{Session, Write};
 pub use shared::SharedStore;
 pub use sql::{Dialect, Row, Value};
 

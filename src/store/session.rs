@@ -7,7 +7,13 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 
 use super::StoreError;
 use super::pg::PgSession;
-use super::sql::{Dialect, Row, Value};
+use super::sql::{Dialect, Row, Value, renumbered};
+
+/// A write nobody needs the changed-row count of, to run with others.
+pub struct Write {
+    pub sql: String,
+    pub parameters: Vec<Value>,
+}
 
 /// One open transaction (or, on SQLite, a connection inside one).
 pub enum Session<'c> {
@@ -58,6 +64,41 @@ impl Session<'_> {
             Session::Postgres(session) => session.execute(sql, parameters),
         }
     }
+
+    /// Runs `writes`, none of which may read or change what another of them
+    /// writes: on a team database as one statement (each a part of one
+    /// `WITH`), so one round trip; on SQLite one after another.
+    pub fn execute_together(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        match (self, writes.len()) {
+            (_, 0) => Ok(()),
+            (Session::Postgres(session), 2..) => {
+                let (sql, parameters) = together(writes);
+                session.execute(&sql, &parameters).map(|_| ())
+            }
+            _ => writes
+                .iter()
+                .try_for_each(|write| self.execute(&write.sql, &write.parameters).map(|_| ())),
+        }
+    }
+}
+
+/// `writes` as one statement: all but the last as parts of its `WITH`
+/// (which PostgreSQL runs whether or not they are named again), their
+/// parameters numbered on from one another's.
+fn together(writes: Vec<Write>) -> (String, Vec<Value>) {
+    let mut parts = Vec::with_capacity(writes.len());
+    let mut parameters = Vec::new();
+    for write in writes {
+        parts.push(renumbered(&write.sql, parameters.len()));
+        parameters.extend(write.parameters);
+    }
+    let last = parts.pop().unwrap_or_default();
+    let with: Vec<String> = parts
+        .iter()
+        .enumerate()
+        .map(|(index, part)| format!("w{index} AS ({part})"))
+        .collect();
+    (format!("WITH {} {last}", with.join(", ")), parameters)
 }
 
 fn sqlite_query(
@@ -100,6 +141,39 @@ impl rusqlite::ToSql for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_together_are_one_statement_numbering_parameters_on() {
+        let (sql, parameters) = together(vec![
+            Write {
+                sql: "INSERT INTO a VALUES (?1, '?2')".into(),
+                parameters: vec![1i64.into()],
+            },
+            Write {
+                sql: "UPDATE b SET x = ?2 WHERE y = ?1".into(),
+                parameters: vec![2i64.into(), 3i64.into()],
+            },
+        ]);
+        assert_eq!(
+            sql,
+            "WITH w0 AS (INSERT INTO a VALUES (?1, '?2')) UPDATE b SET x = ?3 WHERE y = ?2"
+        );
+        assert_eq!(parameters.len(), 3);
+    }
+
+    #[test]
+    fn sqlite_runs_writes_together_one_after_another() {
+        let connection = Connection::open_in_memory().unwrap();
+        let session = Session::Sqlite(&connection);
+        session.execute("CREATE TABLE t (a INTEGER)", &[]).unwrap();
+        let write = |a: i64| Write {
+            sql: "INSERT INTO t VALUES (?1)".into(),
+            parameters: vec![a.into()],
+        };
+        session.execute_together(vec![write(1), write(2)]).unwrap();
+        let row = session.query_one("SELECT sum(a) FROM t", &[]).unwrap();
+        assert_eq!(row.int(0).unwrap(), 3);
+    }
 
     #[test]
     fn sqlite_statements_take_values_and_answer_rows() {

@@ -214,6 +214,40 @@ pub fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// `sql` with every `?N` placeholder (outside quotes) moved on by `offset`.
+pub fn renumbered(sql: &str, offset: usize) -> String {
+    if offset == 0 {
+        return sql.to_string();
+    }
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut quote: Option<char> = None;
+    let mut characters = sql.chars().peekable();
+    while let Some(character) = characters.next() {
+        match quote {
+            Some(open) if character == open => quote = None,
+            Some(_) => {}
+            None if character == '\'' || character == '"' => quote = Some(character),
+            None if character == '?' => {
+                let mut digits = String::new();
+                while let Some(digit) = characters.next_if(char::is_ascii_digit) {
+                    digits.push(digit);
+                }
+                match digits.parse::<usize>() {
+                    Ok(number) => out.push_str(&format!("?{}", number + offset)),
+                    Err(_) => {
+                        out.push('?');
+                        out.push_str(&digits);
+                    }
+                }
+                continue;
+            }
+            None => {}
+        }
+        out.push(character);
+    }
+    out
+}
+
 /// `sql` with SQLite's `?N` placeholders written as PostgreSQL's `$N`;
 /// quoted strings and identifiers are left as they are.
 pub fn for_postgres(sql: &str) -> String {
@@ -241,6 +275,15 @@ pub fn for_postgres(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholders_move_on_outside_quotes_only() {
+        assert_eq!(
+            renumbered("a = ?1 AND b = '?1' AND c = ?12 AND \"?3\" = ?", 4),
+            "a = ?5 AND b = '?1' AND c = ?16 AND \"?3\" = ?"
+        );
+        assert_eq!(renumbered("x = ?2", 0), "x = ?2");
+    }
 
     #[test]
     fn placeholders_are_renumbered_outside_quotes_only() {

@@ -82,11 +82,10 @@ pub(super) fn commit_change(
     after.version = before.version + 1;
     after.updated_at = now.clone();
     after.updated_by = by.key();
-    records::save_task(connection, seq, &after)?;
+    records::save_change(connection, seq, &after, &by.author(), &now, &changes)?;
     if let Some(dependencies) = dependencies {
         records::set_dependencies(connection, seq, dependencies)?;
     }
-    records::append_history(connection, seq, &by.author(), after.version, &now, &changes)?;
     Ok(after)
 }
 

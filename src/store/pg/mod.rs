@@ -8,9 +8,11 @@
 
 mod keys;
 mod target;
+mod transaction;
 mod values;
 
 use target::Target;
+use transaction::{Kind, Open};
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use postgres::{Client, IsolationLevel, Statement};
+use postgres::{Client, Statement};
 
 use super::migrations::Migration;
 use super::sql::{Row, Value, for_postgres};
@@ -33,23 +35,8 @@ const POOL_WAIT: Duration = Duration::from_secs(5);
 const STATEMENT_TIMEOUT_MS: u32 = 30_000;
 /// Prepared statements one connection keeps; past it the cache starts again.
 const STATEMENTS_KEPT: usize = 256;
-/// The advisory lock every write transaction holds (`cos-hub` and 1).
-const WRITE_LOCK: i64 = 0x636f_732d_6875_6201;
 /// The advisory lock the migrations run under (`cos-hub` and 2).
 const MIGRATION_LOCK: i64 = 0x636f_732d_6875_6202;
-/// The class of the two-key advisory locks that [`PgStore::write_beside`]
-/// takes for its caller's keys (a key space apart from the locks above).
-const BESIDE_LOCKS: i32 = 0x636f_7301;
-
-/// How a transaction stands to the other writers.
-enum Locking<'k> {
-    /// A read: it waits for no writer.
-    None,
-    /// One writer at a time.
-    Alone,
-    /// Beside others of its kind, holding these keys one at a time.
-    Beside(&'k [i32]),
-}
 
 /// An area's tables as PostgreSQL builds them.
 #[derive(Clone, Copy)]
@@ -103,7 +90,8 @@ impl r2d2::ManageConnection for Manager {
     fn connect(&self) -> Result<PgConnection, postgres::Error> {
         let mut client = self.config.connect(self.tls.clone())?;
         client.batch_execute(&format!(
-            "SET statement_timeout = {STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = {STATEMENT_TIMEOUT_MS}"
+            "SET statement_timeout = {STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = {STATEMENT_TIMEOUT_MS}; \
+             SET default_transaction_read_only = on"
         ))?;
         Ok(PgConnection {
             client: Some(client),
@@ -254,12 +242,13 @@ impl PgStore {
         client.simple_query("").map(|_| ()).map_err(self.fail())
     }
 
-    /// Runs `read` in a read-only transaction.
+    /// Runs `read`, each statement on its own (read-only, and no round
+    /// trips to open or end a transaction).
     pub fn view<T, E>(&self, read: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
-        self.run(IsolationLevel::ReadCommitted, true, Locking::None, read)
+        self.run(Kind::Reads, read)
     }
 
     /// Runs `read` in one read-only snapshot: every statement sees the same state.
@@ -267,7 +256,7 @@ impl PgStore {
     where
         E: From<StoreError>,
     {
-        self.run(IsolationLevel::RepeatableRead, true, Locking::None, read)
+        self.run(Kind::Snapshot, read)
     }
 
     /// Runs `write` in a transaction holding the write lock, committing only
@@ -277,7 +266,7 @@ impl PgStore {
     where
         E: From<StoreError>,
     {
-        self.run(IsolationLevel::ReadCommitted, false, Locking::Alone, write)
+        self.run(Kind::Alone, write)
     }
 
     /// Runs `write` beside other writes of its kind but never beside a
@@ -292,21 +281,10 @@ impl PgStore {
     where
         E: From<StoreError>,
     {
-        self.run(
-            IsolationLevel::ReadCommitted,
-            false,
-            Locking::Beside(keys),
-            write,
-        )
+        self.run(Kind::Beside(keys), write)
     }
 
-    fn run<T, E>(
-        &self,
-        isolation: IsolationLevel,
-        read_only: bool,
-        locking: Locking<'_>,
-        body: impl FnOnce(&Session) -> Result<T, E>,
-    ) -> Result<T, E>
+    fn run<T, E>(&self, kind: Kind<'_>, body: impl FnOnce(&Session) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
@@ -315,32 +293,9 @@ impl PgStore {
             client, statements, ..
         } = &mut *connection;
         let client = client.as_mut().ok_or_else(|| self.closed())?;
-        let mut transaction = client
-            .build_transaction()
-            .isolation_level(isolation)
-            .read_only(read_only)
-            .start()
-            .map_err(self.fail())?;
-        match locking {
-            Locking::None => {}
-            Locking::Alone => {
-                transaction
-                    .execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
-                    .map_err(self.fail())?;
-            }
-            Locking::Beside(keys) => {
-                transaction
-                    // one round trip, the shared lock first (a row even with no keys)
-                    .execute(
-                        "SELECT pg_advisory_xact_lock_shared($1), \
-                         array(SELECT pg_advisory_xact_lock($2, key)::text FROM unnest($3::int4[]) AS key)",
-                        &[&WRITE_LOCK, &BESIDE_LOCKS, &keys],
-                    )
-                    .map_err(self.fail())?;
-            }
-        }
+        let open = Open::begin(client, &kind).map_err(self.fail())?;
         let session = Session::Postgres(PgSession {
-            transaction: RefCell::new(Some(transaction)),
+            open: RefCell::new(open),
             statements: RefCell::new(statements),
             name: &self.name,
         });
@@ -348,11 +303,8 @@ impl PgStore {
         let Session::Postgres(session) = session else {
             return Err(StoreError::NoRows.into());
         };
-        let Some(transaction) = session.transaction.into_inner() else {
-            return Err(StoreError::NoRows.into());
-        };
-        transaction.commit().map_err(|source| {
-            if !read_only && is_connection_error(&source) {
+        session.open.into_inner().commit().map_err(|source| {
+            if kind.writes() && is_connection_error(&source) {
                 StoreError::CommitUnknown {
                     database: self.name.to_string(),
                     reason: source.to_string(),
@@ -366,9 +318,9 @@ impl PgStore {
     }
 }
 
-/// A transaction on one pooled connection.
+/// A transaction on one pooled connection (or, for reads, the connection).
 pub struct PgSession<'c> {
-    transaction: RefCell<Option<postgres::Transaction<'c>>>,
+    open: RefCell<Open<'c>>,
     statements: RefCell<&'c mut HashMap<String, Statement>>,
     name: &'c str,
 }
@@ -382,16 +334,12 @@ impl PgSession<'_> {
     }
 
     /// `sql`, prepared once on this connection.
-    fn prepared(
-        &self,
-        transaction: &mut postgres::Transaction<'_>,
-        sql: &str,
-    ) -> Result<Statement, StoreError> {
+    fn prepared(&self, client: &mut Client, sql: &str) -> Result<Statement, StoreError> {
         let mut statements = self.statements.borrow_mut();
         if let Some(statement) = statements.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = transaction
+        let statement = client
             .prepare(&for_postgres(sql))
             .map_err(|error| self.fail(error))?;
         if statements.len() >= STATEMENTS_KEPT {
@@ -401,34 +349,24 @@ impl PgSession<'_> {
         Ok(statement)
     }
 
-    fn with_transaction<T>(
-        &self,
-        run: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        let mut slot = self.transaction.borrow_mut();
-        let transaction = slot.as_mut().ok_or(StoreError::NoRows)?;
-        run(transaction)
-    }
-
     pub fn query(&self, sql: &str, parameters: &[Value]) -> Result<Vec<Row>, StoreError> {
-        self.with_transaction(|transaction| {
-            let statement = self.prepared(transaction, sql)?;
-            let bound = values::bind(parameters);
-            let rows = transaction
-                .query(&statement, &bound)
-                .map_err(|error| self.fail(error))?;
-            rows.iter().map(values::row).collect()
-        })
+        let mut open = self.open.borrow_mut();
+        let statement = self.prepared(open.client, sql)?;
+        let bound = values::bind(parameters);
+        let rows = open
+            .client
+            .query(&statement, &bound)
+            .map_err(|error| self.fail(error))?;
+        rows.iter().map(values::row).collect()
     }
 
     pub fn execute(&self, sql: &str, parameters: &[Value]) -> Result<u64, StoreError> {
-        self.with_transaction(|transaction| {
-            let statement = self.prepared(transaction, sql)?;
-            let bound = values::bind(parameters);
-            transaction
-                .execute(&statement, &bound)
-                .map_err(|error| self.fail(error))
-        })
+        let mut open = self.open.borrow_mut();
+        let statement = self.prepared(open.client, sql)?;
+        let bound = values::bind(parameters);
+        open.client
+            .execute(&statement, &bound)
+            .map_err(|error| self.fail(error))
     }
 }
 
@@ -451,7 +389,8 @@ impl From<postgres::Error> for Migrating {
 /// Brings every schema up to date in one transaction under the migration
 /// lock: a second hub starting at the same moment waits, then finds them done.
 fn migrate(client: &mut Client, schemas: &[TeamSchema]) -> Result<(), Migrating> {
-    let mut transaction = client.transaction()?;
+    // the connection's transactions are read-only unless they say not
+    let mut transaction = client.build_transaction().read_only(false).start()?;
     transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     transaction.batch_execute(
         "CREATE TABLE IF NOT EXISTS schema_versions (area TEXT PRIMARY KEY, version BIGINT NOT NULL)",
