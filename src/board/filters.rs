@@ -3,6 +3,7 @@
 
 use super::model::*;
 use super::records;
+use crate::store::sql::renumbered;
 use crate::store::{Dialect, Session, Value};
 use crate::tools::ToolError;
 
@@ -120,12 +121,7 @@ pub(super) fn filtered_clause(
 ) -> Result<(String, Vec<Value>), ToolError> {
     let (mut clause, mut parameters) = filter.sql(session.dialect())?;
     if !extra.is_empty() {
-        let offset = parameters.len();
-        let mut extra = extra.to_string();
-        for index in (1..=extra_parameters.len()).rev() {
-            extra = extra.replace(&format!("?{index}"), &format!("?{}", index + offset));
-        }
-        clause = format!("{clause} AND {extra}");
+        clause = format!("{clause} AND {}", renumbered(extra, parameters.len()));
         parameters.extend(extra_parameters);
     }
     Ok((clause, parameters))
