@@ -160,7 +160,10 @@ def claim_all(binary, tasks, url):
             runs.append(subprocess.Popen(["wrk", f"-t{agents}", f"-c{agents}", "-d120s", "--timeout", "30s", "-s", script,
                                           hub + "/api/board/claim-next"], stdout=subprocess.PIPE, text=True))
         # wrk runs out its time after its agents stop: the run ends when no task is left ready
-        while "TASK-" in json.dumps(call("GET", base + "/api/board/ready?limit=1")[1]):
+        while True:
+            status, ready = call("GET", base + "/api/board/ready?limit=1")
+            if status == 200 and "TASK-" not in json.dumps(ready):
+                break
             time.sleep(0.025)
         elapsed = time.perf_counter() - started
         for run in runs:

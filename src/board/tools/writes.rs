@@ -191,14 +191,13 @@ impl Tool for TaskCreate {
                     updated_by: actor.key(),
                     lease: None,
                 };
-                records::save_task(tx, seq, &task)?;
-                records::set_dependencies(tx, seq, &dependencies)?;
                 let created = Change {
                     field: "created",
                     old: Value::Null,
                     new: json!(task.status),
                 };
-                records::append_history(tx, seq, &actor.author(), 1, &now, &[created])?;
+                records::save_change(tx, seq, &task, &actor.author(), &now, &[created])?;
+                records::set_dependencies(tx, seq, &dependencies)?;
                 Ok(task)
             })
             .map(Answer::from)
