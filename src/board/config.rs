@@ -7,6 +7,7 @@
 //! testing = 3
 //! emergency = 2
 //! ```
+//! A limit of 0 is none.
 //! A missing file means the defaults; a malformed one is an error naming the file.
 //! With a team database the team's copy, kept there, is the one every hub
 //! obeys (`cos board config`).
@@ -26,7 +27,8 @@ pub const CONFIG_FILE: &str = "board.toml";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WipLimits {
-    /// Tasks one actor may hold in progress at once.
+    /// Tasks one actor may hold in progress at once. Here and for each
+    /// column, 0 is no limit.
     #[serde(default = "default_in_progress")]
     pub in_progress_per_actor: u32,
     #[serde(default = "default_testing")]
@@ -56,6 +58,11 @@ impl Default for WipLimits {
 }
 
 impl WipLimits {
+    /// The limit of tasks one actor may hold in progress, if there is one.
+    pub fn per_actor_limit(&self) -> Option<u32> {
+        Some(self.in_progress_per_actor).filter(|&limit| limit > 0)
+    }
+
     /// The column-wide limit for `status`, if it has one (in_progress is per actor).
     pub fn column_limit(&self, status: Status) -> Option<u32> {
         match status {
@@ -63,6 +70,7 @@ impl WipLimits {
             Status::Emergency => Some(self.emergency),
             _ => None,
         }
+        .filter(|&limit| limit > 0)
     }
 }
 
@@ -167,5 +175,15 @@ mod tests {
         std::fs::write(dir.path().join(CONFIG_FILE), "wip = 3").unwrap();
         let error = BoardConfig::load(dir.path()).unwrap_err();
         assert!(error.to_string().contains("board.toml"), "{error}");
+    }
+
+    #[test]
+    fn a_limit_of_zero_is_none() {
+        let config =
+            BoardConfig::parse("[wip]\nin_progress_per_actor = 0\ntesting = 0\n", "t").unwrap();
+        assert_eq!(config.wip.per_actor_limit(), None);
+        assert_eq!(config.wip.column_limit(Status::Testing), None);
+        assert_eq!(config.wip.column_limit(Status::Emergency), Some(2));
+        assert_eq!(WipLimits::default().per_actor_limit(), Some(1));
     }
 }

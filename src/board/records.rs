@@ -107,6 +107,41 @@ pub fn load_tasks(
     query_tasks(session, &sql, parameters)
 }
 
+/// The tasks numbered `seqs` (those that exist), with descriptions, in one statement.
+pub fn load_tasks_numbered(session: &Session, seqs: &[i64]) -> Result<Vec<Task>, StoreError> {
+    if seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = serde_json::to_string(seqs).unwrap_or_else(|_| "[]".into());
+    let filter = session.dialect().in_integers("t.seq", "?1");
+    load_tasks(session, &filter, "t.seq", &[list.into()])
+}
+
+/// The first task `filter` holds in `order` (which may lock it), with the
+/// position at the end of `end_of` read in the same statement: a claim's
+/// one round trip to find its task and where it goes.
+pub fn load_first_with_end(
+    session: &Session,
+    filter: &str,
+    order: &str,
+    parameters: &[Value],
+    end_of: Status,
+) -> Result<Option<(Task, f64)>, StoreError> {
+    let mut bound = parameters.to_vec();
+    bound.push(end_of.as_str().into());
+    let sql = format!(
+        "SELECT {}, t.description, (SELECT e.position FROM tasks e WHERE e.status = ?{} \
+         ORDER BY e.position DESC LIMIT 1) FROM {TASKS} WHERE {filter} ORDER BY {order}",
+        row_columns(session.dialect()),
+        bound.len()
+    );
+    let Some(row) = session.query_opt(&sql, &bound)? else {
+        return Ok(None);
+    };
+    let end = row.opt_real(DESCRIPTION_INDEX + 1)?.unwrap_or(0.0) + 1.0;
+    Ok(Some((task_from_row(&row)?, end)))
+}
+
 /// Cards matching `filter`, in `order`: the description is never read.
 pub fn load_cards(
     session: &Session,
@@ -125,17 +160,20 @@ pub fn load_cards(
 }
 
 /// How many tasks `filter` (over `t`, the tasks) holds, counted no further
-/// than `up_to`.
+/// than `up_to`, read in `order`: the order of the index that should serve
+/// it, so the planner takes that one even with statistics that have not yet
+/// seen the column fill.
 pub fn count_tasks(
     session: &Session,
     filter: &str,
+    order: &str,
     parameters: &[Value],
     up_to: u32,
 ) -> Result<i64, StoreError> {
     let mut bound = parameters.to_vec();
     bound.push(i64::from(up_to).into());
     let sql = format!(
-        "SELECT count(*) FROM (SELECT 1 FROM tasks t WHERE {filter} LIMIT ?{}) AS counted",
+        "SELECT count(*) FROM (SELECT 1 FROM tasks t WHERE {filter} ORDER BY {order} LIMIT ?{}) AS counted",
         bound.len()
     );
     Ok(session.query_one(&sql, &bound)?.int(0)?)
@@ -397,12 +435,14 @@ pub fn add_swimlane(session: &Session, name: &str) -> Result<bool, StoreError> {
 
 /// The position after the last card of `status`.
 pub fn end_position(session: &Session, status: Status) -> Result<f64, StoreError> {
-    Ok(session
-        .query_one(
-            "SELECT coalesce(max(position), 0) + 1 FROM tasks WHERE status = ?1",
-            &[status.as_str().into()],
-        )?
-        .real(0)?)
+    // the last position read off the column's index: a planner that still
+    // takes the column for empty (statistics older than a burst of moves)
+    // would otherwise read all of it for max()
+    let last = session.query_opt(
+        "SELECT position FROM tasks WHERE status = ?1 ORDER BY position DESC LIMIT 1",
+        &[status.as_str().into()],
+    )?;
+    Ok(last.map(|row| row.real(0)).transpose()?.unwrap_or(0.0) + 1.0)
 }
 
 /// Moves the board's revision for a change its tables' triggers do not see

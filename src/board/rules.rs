@@ -77,10 +77,14 @@ pub fn check_wip(
     to: Status,
     actor: &str,
 ) -> Result<(), ToolError> {
-    let (limit, filter, scope, parameter) = if to == Status::InProgress {
+    let (limit, filter, order, scope, parameter) = if to == Status::InProgress {
+        let Some(limit) = limits.per_actor_limit() else {
+            return Ok(());
+        };
         (
-            limits.in_progress_per_actor,
+            limit,
             "t.status = 'in_progress' AND t.assignee = ?1",
+            "t.assignee, t.status",
             format!("in_progress for {actor}"),
             actor.into(),
         )
@@ -88,6 +92,7 @@ pub fn check_wip(
         (
             limit,
             "t.status = ?1",
+            "t.status, t.position",
             to.as_str().to_string(),
             to.as_str().into(),
         )
@@ -96,7 +101,7 @@ pub fn check_wip(
     };
     let parameters = [parameter];
     // counted first: the occupants are read only for a refusal, which names them
-    if records::count_tasks(connection, filter, &parameters, limit)? < i64::from(limit) {
+    if records::count_tasks(connection, filter, order, &parameters, limit)? < i64::from(limit) {
         return Ok(());
     }
     let cards: Vec<Card> = records::load_cards(connection, filter, "t.position", &parameters)?;

@@ -3,6 +3,9 @@
 //! description and labels.
 
 use crate::tools::searchable::{Corpus, Opens, SearchItem, SearchUnit, Searchable, UnitVersion};
+use std::collections::HashMap;
+
+use super::model::Task;
 use crate::tools::{ToolContext, ToolError};
 
 const TASKS: Corpus = Corpus {
@@ -22,6 +25,7 @@ pub static SEARCHABLE: Searchable = Searchable {
     prepare: None,
     units,
     load,
+    load_batch: Some(load_batch),
     languages: Vec::new,
     statuses,
     left_out: None,
@@ -47,16 +51,35 @@ fn units(context: &ToolContext) -> Result<Vec<UnitVersion>, ToolError> {
 }
 
 fn load(context: &ToolContext, unit: &UnitVersion) -> Result<Option<SearchUnit>, ToolError> {
-    let Ok(seq) = unit.key.parse::<i64>() else {
-        return Ok(None);
-    };
-    let Some(task) = context
+    Ok(load_batch(context, std::slice::from_ref(unit))?
+        .pop()
+        .flatten())
+}
+
+/// The tasks of `units` in one read.
+fn load_batch(
+    context: &ToolContext,
+    units: &[UnitVersion],
+) -> Result<Vec<Option<SearchUnit>>, ToolError> {
+    let seqs: Vec<Option<i64>> = units.iter().map(|unit| unit.key.parse().ok()).collect();
+    let wanted: Vec<i64> = seqs.iter().flatten().copied().collect();
+    let mut tasks: HashMap<String, Task> = context
         .hub
         .shared
-        .view(|c| super::records::load_task(c, seq))?
-    else {
-        return Ok(None);
-    };
+        .view(|c| super::records::load_tasks_numbered(c, &wanted))?
+        .into_iter()
+        .map(|task| (task.id.clone(), task))
+        .collect();
+    Ok(seqs
+        .into_iter()
+        .map(|seq| {
+            seq.and_then(|seq| tasks.remove(&super::model::format_task_id(seq)))
+                .map(search_unit)
+        })
+        .collect())
+}
+
+fn search_unit(task: Task) -> SearchUnit {
     let body = format!("{}\n{}", task.description, task.labels.join(" "));
     let item = SearchItem {
         corpus: TASKS.name,
@@ -75,8 +98,8 @@ fn load(context: &ToolContext, unit: &UnitVersion) -> Result<Option<SearchUnit>,
         body,
         test: false,
     };
-    Ok(Some(SearchUnit {
+    SearchUnit {
         items: vec![item],
         file: None,
-    }))
+    }
 }

@@ -22,6 +22,7 @@ pub static SEARCHABLE: Searchable = Searchable {
     prepare: Some(super::feed::scan_once),
     units,
     load,
+    load_batch: None,
     languages: markdown,
     statuses: Vec::new,
     left_out: None,

@@ -44,6 +44,7 @@ pub static SEARCHABLE: Searchable = Searchable {
     prepare: None,
     units,
     load,
+    load_batch: None,
     languages: super::language_names,
     statuses: Vec::new,
     left_out: Some(left_out),

@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use migrations::{Migration, Schema};
-pub use session::{Session, Write};
+pub use session::Session;
 pub use shared::SharedStore;
-pub use sql::{Dialect, Row, Value};
+pub use sql::{Dialect, Row, Value, Write};
 
 /// How long a writer waits for the write lock before the call is answered `transient`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

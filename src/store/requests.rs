@@ -108,12 +108,12 @@ pub(super) fn record(tx: &Session) -> Result<(), StoreError> {
         )?;
     }
     // an ID sent again for another write keeps its first record
-    tx.execute(
-        "INSERT INTO write_requests(request_id, tool, committed_at) VALUES (?1, ?2, ?3)
-         ON CONFLICT (request_id) DO NOTHING",
-        &[id.as_str().into(), tool.into(), at.into()],
-    )
-    .map(|_| ())
+    tx.execute_at_commit(super::sql::Write {
+        sql: "INSERT INTO write_requests(request_id, tool, committed_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (request_id) DO NOTHING"
+            .into(),
+        parameters: vec![id.as_str().into(), tool.into(), at.into()],
+    })
 }
 
 /// A write that committed under a request ID.

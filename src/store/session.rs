@@ -7,13 +7,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 
 use super::StoreError;
 use super::pg::PgSession;
-use super::sql::{Dialect, Row, Value, renumbered};
-
-/// A write nobody needs the changed-row count of, to run with others.
-pub struct Write {
-    pub sql: String,
-    pub parameters: Vec<Value>,
-}
+use super::sql::{Dialect, Row, Value, Write, renumbered};
 
 /// One open transaction (or, on SQLite, a connection inside one).
 pub enum Session<'c> {
@@ -62,6 +56,16 @@ impl Session<'_> {
                     .map_err(|error| StoreError::on(connection, error))
             }
             Session::Postgres(session) => session.execute(sql, parameters),
+        }
+    }
+
+    /// Runs `write` as the transaction's last: on a team database it goes
+    /// with the `COMMIT`, one round trip for both (once per transaction:
+    /// a second one runs at once); on SQLite at once.
+    pub fn execute_at_commit(&self, write: Write) -> Result<(), StoreError> {
+        match self {
+            Session::Postgres(session) => session.execute_at_commit(write),
+            Session::Sqlite(_) => self.execute(&write.sql, &write.parameters).map(|_| ()),
         }
     }
 

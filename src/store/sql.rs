@@ -126,12 +126,18 @@ impl Row {
             .ok_or_else(|| Row::wrong(index, "an integer", &Value::Null))
     }
 
-    pub fn real(&self, index: usize) -> Result<f64, ColumnError> {
+    pub fn opt_real(&self, index: usize) -> Result<Option<f64>, ColumnError> {
         match self.at(index, "a number")? {
-            Value::Real(value) => Ok(*value),
-            Value::Int(value) => Ok(*value as f64),
+            Value::Null => Ok(None),
+            Value::Real(value) => Ok(Some(*value)),
+            Value::Int(value) => Ok(Some(*value as f64)),
             other => Err(Row::wrong(index, "a number", other)),
         }
+    }
+
+    pub fn real(&self, index: usize) -> Result<f64, ColumnError> {
+        self.opt_real(index)?
+            .ok_or_else(|| Row::wrong(index, "a number", &Value::Null))
     }
 
     pub fn opt_text(&self, index: usize) -> Result<Option<String>, ColumnError> {
@@ -155,6 +161,12 @@ impl Row {
             other => Err(Row::wrong(index, "bytes", other)),
         }
     }
+}
+
+/// A write nobody needs the changed-row count of, to run with others.
+pub struct Write {
+    pub sql: String,
+    pub parameters: Vec<Value>,
 }
 
 /// Which database a statement is for, where their SQL differs.
@@ -193,6 +205,17 @@ impl Dialect {
         }
     }
 
+    /// True when the integer `column` is one of the JSON array of integers
+    /// `list` (a bound parameter, as text): many keys in one statement.
+    pub fn in_integers(self, column: &str, list: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{column} IN (SELECT value FROM json_each({list}))"),
+            Dialect::Postgres => format!(
+                "{column} IN (SELECT (jsonb_array_elements_text(CAST({list} AS text)::jsonb))::bigint)"
+            ),
+        }
+    }
+
     /// The clause ending a query that locks the rows of `table` (an alias)
     /// it returns, passing over rows another transaction holds: what a
     /// write beside others takes. Empty in SQLite, whose writer is alone.
@@ -219,6 +242,35 @@ pub fn renumbered(sql: &str, offset: usize) -> String {
     if offset == 0 {
         return sql.to_string();
     }
+    let moved = with_placeholders(sql, |number| Some(format!("?{}", number + offset)));
+    moved.unwrap_or_else(|| sql.to_string())
+}
+
+/// `sql` with its `?N` placeholders (outside quotes) replaced by
+/// `parameters` written as PostgreSQL literals, for a statement sent as
+/// text beside another (its `COMMIT`). `None` when a value has no literal
+/// kept here (a real number, bytes, text holding a NUL) or a placeholder
+/// has no value.
+pub fn inlined(sql: &str, parameters: &[Value]) -> Option<String> {
+    with_placeholders(sql, |number| {
+        match parameters.get(number.checked_sub(1)?)? {
+            Value::Null => Some("NULL".to_string()),
+            Value::Int(value) => Some(value.to_string()),
+            Value::Text(text) if !text.contains('\0') => {
+                Some(postgres_protocol::escape::escape_literal(text))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// `sql` with each numbered placeholder outside quotes replaced by what
+/// `replace` makes of its number (a bare `?` is kept); `None` as soon as
+/// `replace` has nothing for one.
+fn with_placeholders(
+    sql: &str,
+    mut replace: impl FnMut(usize) -> Option<String>,
+) -> Option<String> {
     let mut out = String::with_capacity(sql.len() + 8);
     let mut quote: Option<char> = None;
     let mut characters = sql.chars().peekable();
@@ -233,7 +285,7 @@ pub fn renumbered(sql: &str, offset: usize) -> String {
                     digits.push(digit);
                 }
                 match digits.parse::<usize>() {
-                    Ok(number) => out.push_str(&format!("?{}", number + offset)),
+                    Ok(number) => out.push_str(&replace(number)?),
                     Err(_) => {
                         out.push('?');
                         out.push_str(&digits);
@@ -245,7 +297,7 @@ pub fn renumbered(sql: &str, offset: usize) -> String {
         }
         out.push(character);
     }
-    out
+    Some(out)
 }
 
 /// `sql` with SQLite's `?N` placeholders written as PostgreSQL's `$N`;
@@ -275,6 +327,24 @@ pub fn for_postgres(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_written_in_as_literals_outside_quotes_only() {
+        let parameters = [
+            Value::Text("it's".into()),
+            Value::Int(-3),
+            Value::Null,
+            Value::Text("a\\b".into()),
+        ];
+        assert_eq!(
+            inlined("VALUES (?1, ?2, ?3, '?1', ?4)", &parameters).as_deref(),
+            Some("VALUES ('it''s', -3, NULL, '?1',  E'a\\\\b')")
+        );
+        assert_eq!(inlined("VALUES (?5)", &parameters), None);
+        assert_eq!(inlined("VALUES (?0)", &parameters), None);
+        assert_eq!(inlined("VALUES (?1)", &[Value::Real(1.5)]), None);
+        assert_eq!(inlined("VALUES (?1)", &[Value::Text("a\0b".into())]), None);
+    }
 
     #[test]
     fn placeholders_move_on_outside_quotes_only() {

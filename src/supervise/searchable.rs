@@ -25,6 +25,7 @@ pub static SEARCHABLE: Searchable = Searchable {
     prepare: None,
     units,
     load,
+    load_batch: None,
     languages: Vec::new,
     statuses: Vec::new,
     left_out: None,

@@ -57,6 +57,9 @@ pub enum Opens {
 
 /// Readies an area's record for a query.
 pub type Prepare = fn(&ToolContext) -> Result<(), ToolError>;
+
+/// Loads units as [`Searchable::load`] does each, in their order.
+pub type LoadBatch = fn(&ToolContext, &[UnitVersion]) -> Result<Vec<Option<SearchUnit>>, ToolError>;
 /// Reads what an area left out.
 pub type LeftOutReader = fn(&Connection) -> Result<LeftOut, StoreError>;
 
@@ -80,6 +83,10 @@ pub struct Searchable {
     pub units: fn(&ToolContext) -> Result<Vec<UnitVersion>, ToolError>,
     /// A unit as search items; `None` when it is gone meanwhile.
     pub load: fn(&ToolContext, &UnitVersion) -> Result<Option<SearchUnit>, ToolError>,
+    /// Many units at once, in their order: used instead of `load` where
+    /// one read serves a batch better than one read a unit (rows in a
+    /// team database, each read a round trip).
+    pub load_batch: Option<LoadBatch>,
     /// The values its items' `lang:` and `status:` may take.
     pub languages: fn() -> Vec<&'static str>,
     pub statuses: fn() -> Vec<&'static str>,

@@ -542,6 +542,81 @@ async fn edits_are_compare_and_set_on_the_version() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn ready_tasks_page_best_first_and_leave_out_those_waiting() {
+    let server = TestServer::start_on(super::BOARD).await;
+    for (title, priority) in [
+        ("low", "P3"),
+        ("high", "P0"),
+        ("mid", "P1"),
+        ("also high", "P0"),
+    ] {
+        create(&server, json!({"title": title, "priority": priority})).await;
+    }
+    create(
+        &server,
+        json!({"title": "waiting", "priority": "P0", "depends_on": ["TASK-001"]}),
+    )
+    .await;
+    let mut seen = Vec::new();
+    let mut path = "/api/board/ready?limit=2".to_string();
+    loop {
+        let (status, page) = server.get(&path).await;
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(page["data"]["total_count"], 4, "{page}");
+        let results = page["data"]["results"].as_array().unwrap();
+        assert!(results.len() <= 2, "{page}");
+        seen.extend(
+            results
+                .iter()
+                .map(|card| card["title"].as_str().unwrap().to_string()),
+        );
+        match page["data"]["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/api/board/ready?limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["high", "also high", "mid", "low"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wip_limit_of_zero_is_none() {
+    let server = TestServer::start_on(super::BOARD).await;
+    server.set_board_config("[wip]\nin_progress_per_actor = 0\ntesting = 0\n");
+    for n in 0..3 {
+        let id = create(&server, json!({"title": format!("t{n}")})).await["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (status, answer) = move_task(&server, &id, "icebox", "in_progress", "alice").await;
+        assert_eq!(status, 200, "{answer}");
+        if n < 2 {
+            let (status, answer) = move_task(&server, &id, "in_progress", "testing", "alice").await;
+            assert_eq!(status, 200, "{answer}");
+        }
+    }
+    create(&server, json!({"title": "next"})).await;
+    let (status, claim) = server
+        .post_json(
+            "/api/board/claim-next",
+            json!({"actor": {"kind": "agent", "id": "alice"}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{claim}");
+    assert_eq!(claim["data"]["task"]["id"], "TASK-004");
+    let held = task(&server, "TASK-003").await["position"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        claim["data"]["task"]["position"].as_f64().unwrap() > held,
+        "a claimed task goes to the end of in_progress: {claim}"
+    );
+    let (_, board) = server.get("/api/board/list").await;
+    assert!(column(&board, "in_progress")["wip"].is_null(), "{board}");
+    assert!(column(&board, "testing")["wip"].is_null(), "{board}");
+    assert_eq!(column(&board, "emergency")["wip"]["limit"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn board_pages_done_columns_with_cursors() {
     let server = TestServer::start_on(super::BOARD).await;
     server.set_board_config("[wip]\nin_progress_per_actor = 100\n");

@@ -24,8 +24,9 @@ enum Cut {
 /// The cut to make, after letting this many writes' commits through.
 type Plan = Arc<Mutex<Option<(usize, Cut)>>>;
 
-/// The simple-query message `COMMIT` as the client library sends it.
-const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
+/// The end of the simple-query message that commits a write: `COMMIT`
+/// alone, or after the write's last statement (`...; COMMIT`).
+const COMMIT: &[u8] = b"COMMIT\0";
 
 fn holds(haystack: &[u8], needle: &[u8]) -> bool {
     haystack

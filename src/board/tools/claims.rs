@@ -106,9 +106,8 @@ impl Claiming {
             records::READY_ORDER,
             tx.dialect().lock_skipping_locked("t")
         );
-        let Some(task) = records::load_tasks(tx, &clause, &order, &parameters)?
-            .into_iter()
-            .next()
+        let Some((task, end)) =
+            records::load_first_with_end(tx, &clause, &order, &parameters, Status::InProgress)?
         else {
             return Ok(Claim {
                 task: None,
@@ -124,6 +123,7 @@ impl Claiming {
             to: Status::InProgress,
             lease: Some(Lease::for_seconds(self.actor.key(), self.lease_seconds)),
             claimed: true,
+            end: Some(end),
         };
         let moved = move_task(tx, &config.wip, seq, task, transition, &self.actor)?;
         Ok(Claim {

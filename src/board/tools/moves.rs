@@ -70,6 +70,8 @@ pub(super) struct Transition {
     /// A claim's: the task was found ready and the actor's WIP counted in
     /// the moving transaction, so neither is checked again.
     pub claimed: bool,
+    /// The position at the end of `to`, when the caller read it already.
+    pub end: Option<f64>,
 }
 
 impl Transition {
@@ -79,6 +81,7 @@ impl Transition {
             to,
             lease: None,
             claimed: false,
+            end: None,
         }
     }
 }
@@ -93,6 +96,7 @@ pub(super) fn move_task(
         to,
         lease,
         claimed,
+        end,
     }: Transition,
     actor: &Writer,
 ) -> Result<Task, ToolError> {
@@ -120,7 +124,10 @@ pub(super) fn move_task(
     let mut after = before.clone();
     after.status = to;
     after.lease = lease;
-    after.position = records::end_position(tx, to)?;
+    after.position = match end {
+        Some(end) => end,
+        None => records::end_position(tx, to)?,
+    };
     match to {
         Status::InProgress => {
             after.assignee = Some(actor.key());

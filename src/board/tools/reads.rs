@@ -10,7 +10,7 @@ use crate::tools::cursor::Offsets;
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
 use super::{require_task, spec};
-use crate::board::filters::{TaskFilter, count_filtered, load_filtered};
+use crate::board::filters::{TaskFilter, count_filtered, filtered_clause, load_filtered};
 use crate::board::validate::check_limit;
 
 #[derive(Debug, Deserialize, ToSchema, IntoParams)]
@@ -310,14 +310,18 @@ impl Tool for TaskReady {
     fn run(context: &ToolContext, input: ReadyInput) -> Result<Answer<CardList>, ToolError> {
         let limit = check_limit("limit", input.limit, 50, 500)?;
         let filter = input.filter();
-        context.hub.shared.view(|c| {
+        // one snapshot: the count and the page agree
+        context.hub.shared.view_at_once(|c| {
             let revision = records::board_revision(c)?;
             let offsets = Offsets::new(&context.hub.cursors, Self::SPEC.name, &filter, revision);
             let start = offsets.start("cursor", input.cursor.as_deref())?;
-            let ready =
-                load_filtered(c, &filter, records::READY, records::READY_ORDER, Vec::new())?;
-            let total_count = ready.len() as u64;
-            let results: Vec<Card> = ready.into_iter().skip(start).take(limit as usize).collect();
+            // the page is read, not the column: a board may hold thousands ready
+            let (clause, parameters) = filtered_clause(c, &filter, records::READY, Vec::new())?;
+            let total_count =
+                records::count_tasks(c, &clause, records::READY_ORDER, &parameters, u32::MAX)?
+                    as u64;
+            let order = format!("{} LIMIT {limit} OFFSET {start}", records::READY_ORDER);
+            let results = records::load_cards(c, &clause, &order, &parameters)?;
             let more = start + results.len() < total_count as usize;
             Ok(Answer::new(CardList {
                 count: results.len() as u64,

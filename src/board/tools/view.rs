@@ -199,11 +199,14 @@ pub(super) fn wip_state(
     status: Status,
 ) -> Result<Option<WipState>, ToolError> {
     let (limit, per_actor, occupied) = match status {
-        Status::InProgress => (
-            limits.in_progress_per_actor,
-            true,
-            records::most_in_progress_per_assignee(connection)?,
-        ),
+        Status::InProgress => match limits.per_actor_limit() {
+            Some(limit) => (
+                limit,
+                true,
+                records::most_in_progress_per_assignee(connection)?,
+            ),
+            None => return Ok(None),
+        },
         other => match limits.column_limit(other) {
             Some(limit) => (limit, false, records::count_in(connection, other)?),
             None => return Ok(None),

@@ -254,12 +254,8 @@ fn write_in_batches(
         // transaction at a time, and took half of a cold index's time
         let (send, prepared) = std::sync::mpsc::sync_channel(1);
         scope.spawn(move || {
-            use rayon::prelude::*;
             for batch in changed.chunks(BATCH) {
-                let units = batch
-                    .par_iter()
-                    .map(|unit| load_unit(context, source, unit))
-                    .collect::<Result<Vec<Unit>, ToolError>>();
+                let units = load_units(context, source, batch);
                 let failed = units.is_err();
                 // the writer stopped (it failed): nothing more is wanted
                 if send.send(units).is_err() || failed {
@@ -297,18 +293,38 @@ fn gone(
     removed
 }
 
-/// A unit as its source loads it, made into index rows: words and name
-/// parts for every item, trigram tokens for a kept file text.
-fn load_unit(
+/// `batch` as its source loads it (in one read where it can), made into
+/// index rows on every core.
+fn load_units(
     context: &ToolContext,
     source: &Searchable,
-    unit: &UnitVersion,
-) -> Result<Unit, ToolError> {
+    batch: &[UnitVersion],
+) -> Result<Vec<Unit>, ToolError> {
+    use rayon::prelude::*;
+    match source.load_batch {
+        Some(load_batch) => {
+            let loaded = load_batch(context, batch)?;
+            Ok(batch
+                .par_iter()
+                .zip(loaded)
+                .map(|(unit, loaded)| unit_of(source, unit, loaded))
+                .collect())
+        }
+        None => batch
+            .par_iter()
+            .map(|unit| Ok(unit_of(source, unit, (source.load)(context, unit)?)))
+            .collect(),
+    }
+}
+
+/// A unit as its source loaded it, made into index rows: words and name
+/// parts for every item, trigram tokens for a kept file text.
+fn unit_of(source: &Searchable, unit: &UnitVersion, loaded: Option<SearchUnit>) -> Unit {
     let name = unit_name(source, &unit.key);
-    let Some(SearchUnit { items, file }) = (source.load)(context, unit)? else {
+    let Some(SearchUnit { items, file }) = loaded else {
         // gone meanwhile: its rows go, and it is read again if it comes back
         let file = source.files.then(|| unit.key.clone());
-        return Ok(Unit {
+        return Unit {
             name,
             fingerprint: None,
             items: Vec::new(),
@@ -318,7 +334,7 @@ fn load_unit(
                 test: false,
                 text: None,
             }),
-        });
+        };
     };
     let items = items
         .into_iter()
@@ -330,7 +346,7 @@ fn load_unit(
             item_of(item, definitions)
         })
         .collect();
-    Ok(Unit {
+    Unit {
         name,
         fingerprint: Some(unit.fingerprint.clone()),
         items,
@@ -343,7 +359,7 @@ fn load_unit(
                 (text, grams)
             }),
         }),
-    })
+    }
 }
 
 /// An area's item as the index keeps it, with its words. A definition's
@@ -654,8 +670,8 @@ mod tests {
             fingerprint: "rewritten".into(),
             detail: "python".into(),
         };
-        let unit = load_unit(&context, graph, &version).unwrap();
-        apply(&context, graph.source, revision, &[], vec![unit], false).unwrap();
+        let units = load_units(&context, graph, &[version]).unwrap();
+        apply(&context, graph.source, revision, &[], units, false).unwrap();
 
         assert_eq!(
             code_lines(&hub, "needle_after"),

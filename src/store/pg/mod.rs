@@ -23,7 +23,7 @@ use std::time::Duration;
 use postgres::{Client, Statement};
 
 use super::migrations::Migration;
-use super::sql::{Row, Value, for_postgres};
+use super::sql::{Row, Value, Write, for_postgres, inlined};
 use super::{Session, StoreError};
 
 /// Connections one hub keeps at most (PostgreSQL's `max_connections` is
@@ -298,12 +298,14 @@ impl PgStore {
             open: RefCell::new(open),
             statements: RefCell::new(statements),
             name: &self.name,
+            at_commit: RefCell::new(None),
         });
         let value = body(&session)?;
         let Session::Postgres(session) = session else {
             return Err(StoreError::NoRows.into());
         };
-        session.open.into_inner().commit().map_err(|source| {
+        let last = session.at_commit.into_inner();
+        session.open.into_inner().commit(last).map_err(|source| {
             if kind.writes() && is_connection_error(&source) {
                 StoreError::CommitUnknown {
                     database: self.name.to_string(),
@@ -323,6 +325,8 @@ pub struct PgSession<'c> {
     open: RefCell<Open<'c>>,
     statements: RefCell<&'c mut HashMap<String, Statement>>,
     name: &'c str,
+    /// A write sent with the `COMMIT`, its values written in.
+    at_commit: RefCell<Option<String>>,
 }
 
 impl PgSession<'_> {
@@ -358,6 +362,17 @@ impl PgSession<'_> {
             .query(&statement, &bound)
             .map_err(|error| self.fail(error))?;
         rows.iter().map(values::row).collect()
+    }
+
+    pub fn execute_at_commit(&self, write: Write) -> Result<(), StoreError> {
+        let mut at_commit = self.at_commit.borrow_mut();
+        match inlined(&write.sql, &write.parameters) {
+            Some(sql) if at_commit.is_none() && self.open.borrow().in_transaction() => {
+                *at_commit = Some(sql);
+                Ok(())
+            }
+            _ => self.execute(&write.sql, &write.parameters).map(|_| ()),
+        }
     }
 
     pub fn execute(&self, sql: &str, parameters: &[Value]) -> Result<u64, StoreError> {

@@ -78,12 +78,26 @@ impl<'c> Open<'c> {
         Ok(Open { client, open: true })
     }
 
-    pub fn commit(mut self) -> Result<(), postgres::Error> {
+    /// Whether it opened a transaction (reads open none).
+    pub fn in_transaction(&self) -> bool {
+        self.open
+    }
+
+    /// Commits, sending `last` (a statement with its values written in)
+    /// in the same round trip just before the `COMMIT`.
+    pub fn commit(mut self, last: Option<String>) -> Result<(), postgres::Error> {
         if !self.open {
             return Ok(());
         }
+        let Some(last) = last else {
+            self.open = false;
+            return self.client.batch_execute("COMMIT");
+        };
+        // a failed `last` skips the COMMIT and leaves the transaction
+        // aborted: the guard rolls it back
+        self.client.batch_execute(&format!("{last}; COMMIT"))?;
         self.open = false;
-        self.client.batch_execute("COMMIT")
+        Ok(())
     }
 }
 
