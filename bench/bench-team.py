@@ -12,9 +12,11 @@ unless --url names a server whose maintenance database the run may use):
     database) claim --tasks ready tasks until none is left (the board's
     settings let an agent hold any number in progress, so a claim is one
     request, as the raw one is one statement): claims per second, and every
-    task claimed exactly once; beside 16 agents on one hub on SQLite, and
-    the same claims as raw SQL (UPDATE ... WHERE id = (SELECT ... FOR UPDATE
-    SKIP LOCKED LIMIT 1)) through pgbench, 16 clients, on the same server;
+    task claimed exactly once; beside 16 agents on one hub on SQLite, the
+    same claims as raw SQL (UPDATE ... WHERE id = (SELECT ... FOR UPDATE
+    SKIP LOCKED LIMIT 1)) through pgbench, 16 clients, on the same server,
+    and what a hub's claim reads and writes with no hub at all (one
+    server-side function a claim, bench/claim-records.sql, via pgbench);
   * the change feed across hubs: a task created on one hub until the
     other hub's /api/stream announces the board's new revision, 40 times.
 """
@@ -198,9 +200,44 @@ def claims(binary, server, tasks):
     ours, doubles = claim_all(binary, tasks, database(server, "bench_claims"))
     local, local_doubles = claim_all(binary, tasks, None)
     raw = raw_claims(server, tasks)
+    records = records_claims(binary, server, tasks)
     print(f"claims of {tasks} tasks, 16 agents: 2 hubs on PostgreSQL {ours:.0f}/s "
           f"({doubles} twice) | 1 hub on SQLite {local:.0f}/s ({local_doubles} twice) | raw SQL SKIP LOCKED via "
-          f"pgbench, 16 clients {raw:.0f}/s | ratio to raw {ours / raw:.3f}", flush=True)
+          f"pgbench, 16 clients {raw:.0f}/s | ratio to raw {ours / raw:.3f} | a claim's records in one "
+          f"server-side function via pgbench {records:.0f}/s, {records / raw:.3f} of raw", flush=True)
+
+
+def pgbench(url, sql, transactions):
+    """Transactions per second of `sql` run `transactions` times over 16 clients."""
+    work = tempfile.mkdtemp(prefix="cos-bench-team-pgbench-")
+    script = os.path.join(work, "claim.sql")
+    with open(script, "w") as f:
+        f.write(sql)
+    out = subprocess.run([f"{PG_BIN}/pgbench", "-n", "-c", "16", "-j", "2", "-t", str(transactions),
+                          "-f", script, url], capture_output=True, text=True, check=True).stdout
+    shutil.rmtree(work, ignore_errors=True)
+    tps = [line for line in out.splitlines() if line.startswith("tps")][0]
+    return float(tps.split("=")[1].split()[0])
+
+
+def records_claims(binary, server, tasks):
+    """What a hub's claim reads and writes, with no hub: bench/claim-records.sql's
+    function on the hub's own tables (built by a CLI call), called by 16
+    pgbench clients as the raw claims are, on as many tasks."""
+    url = database(server, "bench_records")
+    repo = new_repo(binary)
+    subprocess.run([binary, "task", "add", "built by the hub", "--repo", repo, "--database", url],
+                   check=True, stdout=subprocess.DEVNULL)
+    shutil.rmtree(repo, ignore_errors=True)
+    psql(url, "INSERT INTO tasks (seq, title, status, kind, priority, swimlane, position, created_at, updated_at, updated_by) "
+              "SELECT n, 'job ' || n, 'icebox', 'feature', 'P' || (n % 4), 'backend', n, '2026-01-01T00:00:00.000Z', "
+              f"'2026-01-01T00:00:00.000Z', 'bench' FROM generate_series(2, {tasks * 4}) AS n")
+    psql(url, "ANALYZE")
+    subprocess.run([f"{PG_BIN}/psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-f", os.path.join(ROOT, "bench", "claim-records.sql")],
+                   check=True, stdout=subprocess.DEVNULL)
+    claim = ("SELECT bench_claim('agent:' || :client_id, to_char(clock_timestamp() AT TIME ZONE 'UTC', "
+             "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '2999-01-01T00:00:00.000Z', md5(random()::text));\n")
+    return pgbench(url, claim, max(1, tasks * 3 // 16))
 
 
 def raw_claims(server, tasks):
@@ -208,16 +245,9 @@ def raw_claims(server, tasks):
     psql(url, "CREATE TABLE jobs (id bigint PRIMARY KEY, priority text NOT NULL, status text NOT NULL, holder int)")
     psql(url, f"INSERT INTO jobs SELECT n, 'P' || (n % 4), 'ready', NULL FROM generate_series(1, {tasks * 4}) AS n")
     psql(url, "CREATE INDEX jobs_ready ON jobs (priority, id) WHERE status = 'ready'")
-    work = tempfile.mkdtemp(prefix="cos-bench-team-pgbench-")
-    script = os.path.join(work, "claim.sql")
-    with open(script, "w") as f:
-        f.write("UPDATE jobs SET status = 'claimed', holder = :client_id WHERE id = "
-                "(SELECT id FROM jobs WHERE status = 'ready' ORDER BY priority, id FOR UPDATE SKIP LOCKED LIMIT 1);\n")
-    out = subprocess.run([f"{PG_BIN}/pgbench", "-n", "-c", "16", "-j", "2", "-t", str(max(1, tasks * 3 // 16)), "-f", script, url],
-                         capture_output=True, text=True, check=True).stdout
-    shutil.rmtree(work, ignore_errors=True)
-    tps = [line for line in out.splitlines() if line.startswith("tps")][0]
-    return float(tps.split("=")[1].split()[0])
+    claim = ("UPDATE jobs SET status = 'claimed', holder = :client_id WHERE id = "
+             "(SELECT id FROM jobs WHERE status = 'ready' ORDER BY priority, id FOR UPDATE SKIP LOCKED LIMIT 1);\n")
+    return pgbench(url, claim, max(1, tasks * 3 // 16))
 
 
 def feed(binary, server, rounds=40):
