@@ -1,11 +1,11 @@
 //! What the board offers search: each task is a unit (fingerprinted by its
 //! version) and one item of the `tasks` corpus, found by its title, id,
-//! description and labels.
+//! description and labels; a batch of changed tasks is read in one query.
 
-use crate::tools::searchable::{Corpus, Opens, SearchItem, SearchUnit, Searchable, UnitVersion};
 use std::collections::HashMap;
 
-use super::model::Task;
+use super::model::{Task, format_task_id};
+use crate::tools::searchable::{Corpus, Opens, SearchItem, SearchUnit, Searchable, UnitVersion};
 use crate::tools::{ToolContext, ToolError};
 
 const TASKS: Corpus = Corpus {
@@ -73,7 +73,7 @@ fn load_batch(
     Ok(seqs
         .into_iter()
         .map(|seq| {
-            seq.and_then(|seq| tasks.remove(&super::model::format_task_id(seq)))
+            seq.and_then(|seq| tasks.remove(&format_task_id(seq)))
                 .map(search_unit)
         })
         .collect())

@@ -336,8 +336,9 @@ test("someone else's change to the same section: merged by hand in the editor", 
   await page.getByRole("button", { name: "Edit the section Deploy" }).click();
   await page.getByTestId("doc-textarea").fill("## Deploy\n\nMine: deploy on Tuesdays.\n\n");
   await patchAsOther(request, "runbook-by-hand.md", [{ op: "replace_section", section: "Deploy", content: "Theirs: deploy on Fridays.\n\n" }]);
-  // the live update lands first: its notice moving the page under a click would lose the click
+  // the live update lands first; the editor says so, and only the editor
   await expect(page.getByTestId("changed-meanwhile")).toContainText("now at rev 2", { timeout: 10_000 });
+  await expect(page.getByTestId("doc-notice")).toHaveCount(0);
   await page.getByRole("button", { name: "Save" }).click();
   await page.getByTestId("conflict").getByRole("button", { name: "Merge by hand" }).click();
   // the whole document, with the person's side where both wrote, rests on their revision

@@ -71,12 +71,15 @@ export function DocumentView({ mount, path, entry, repoRoot, docsRevision }: Pro
 
   /** The hash last shown or saved: a reload that finds another one says so. */
   const knownHash = useRef<string | null>(null);
+  /** Whether an edit is open: the editor says itself what changed meanwhile. */
+  const editingNow = useRef(false);
+  editingNow.current = editing !== null;
   const reload = useCallback(async () => {
     const answer = await loadDocument(mount.key, path);
     if (answer.ok) {
       setFailure(null);
       const hash = answer.data.identity.hash;
-      if (knownHash.current !== null && knownHash.current !== hash) {
+      if (knownHash.current !== null && knownHash.current !== hash && !editingNow.current) {
         setNotice(`Updated to rev ${answer.data.identity.rev}: changed elsewhere while you were here.`);
       }
       knownHash.current = hash;
