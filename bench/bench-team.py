@@ -163,7 +163,7 @@ def claim_all(binary, tasks, url):
                                           hub + "/api/board/claim-next"], stdout=subprocess.PIPE, text=True))
         # wrk runs out its time after its agents stop: the run ends when no
         # task is left ready, and lasted until the last claim's start (each
-        # claimed task's started_at), so polling seldom costs the hubs little
+        # claimed task's started_at), so the poll can be rare and cost little
         while True:
             time.sleep(0.2)
             status, ready = call("GET", base + "/api/board/ready?limit=1")
