@@ -6,7 +6,7 @@
 use serde_json::Value as Json;
 
 use super::model::{Card, HistoryEntry, Kind, Lease, Priority, Status, Task, format_task_id};
-use crate::store::sql::ColumnError;
+use crate::store::sql::{ColumnError, renumbered};
 use crate::store::{Dialect, Row, Session, StoreError, Value, Write};
 
 /// Every column but the description, in `task_from_row` order. Card queries
@@ -130,15 +130,14 @@ pub fn load_first_with_end(
     let mut bound = parameters.to_vec();
     bound.push(end_of.as_str().into());
     let sql = format!(
-        "SELECT {}, t.description, (SELECT e.position FROM tasks e WHERE e.status = ?{} \
-         ORDER BY e.position DESC LIMIT 1) FROM {TASKS} WHERE {filter} ORDER BY {order}",
+        "SELECT {}, t.description, ({}) FROM {TASKS} WHERE {filter} ORDER BY {order}",
         row_columns(session.dialect()),
-        bound.len()
+        renumbered(LAST_POSITION, parameters.len())
     );
     let Some(row) = session.query_opt(&sql, &bound)? else {
         return Ok(None);
     };
-    let end = row.opt_real(DESCRIPTION_INDEX + 1)?.unwrap_or(0.0) + 1.0;
+    let end = after_last(row.opt_real(DESCRIPTION_INDEX + 1)?);
     Ok(Some((task_from_row(&row)?, end)))
 }
 
@@ -435,14 +434,22 @@ pub fn add_swimlane(session: &Session, name: &str) -> Result<bool, StoreError> {
 
 /// The position after the last card of `status`.
 pub fn end_position(session: &Session, status: Status) -> Result<f64, StoreError> {
-    // the last position read off the column's index: a planner that still
-    // takes the column for empty (statistics older than a burst of moves)
-    // would otherwise read all of it for max()
-    let last = session.query_opt(
-        "SELECT position FROM tasks WHERE status = ?1 ORDER BY position DESC LIMIT 1",
+    let last = session.query_one(
+        &format!("SELECT ({LAST_POSITION})"),
         &[status.as_str().into()],
     )?;
-    Ok(last.map(|row| row.real(0)).transpose()?.unwrap_or(0.0) + 1.0)
+    Ok(after_last(last.opt_real(0)?))
+}
+
+/// The last position in column `?1`, read off the column's index: a planner
+/// that still takes the column for empty (statistics older than a burst of
+/// moves) would otherwise read all of it for max().
+const LAST_POSITION: &str =
+    "SELECT e.position FROM tasks e WHERE e.status = ?1 ORDER BY e.position DESC LIMIT 1";
+
+/// The position after `last`, the last in a column (none when it is empty).
+fn after_last(last: Option<f64>) -> f64 {
+    last.unwrap_or(0.0) + 1.0
 }
 
 /// Moves the board's revision for a change its tables' triggers do not see

@@ -242,7 +242,12 @@ pub fn renumbered(sql: &str, offset: usize) -> String {
     if offset == 0 {
         return sql.to_string();
     }
-    let moved = with_placeholders(sql, |number| Some(format!("?{}", number + offset)));
+    let moved = with_placeholders(sql, |number| {
+        Some(match number {
+            Some(number) => format!("?{}", number + offset),
+            None => "?".to_string(),
+        })
+    });
     moved.unwrap_or_else(|| sql.to_string())
 }
 
@@ -253,7 +258,7 @@ pub fn renumbered(sql: &str, offset: usize) -> String {
 /// has no value.
 pub fn inlined(sql: &str, parameters: &[Value]) -> Option<String> {
     with_placeholders(sql, |number| {
-        match parameters.get(number.checked_sub(1)?)? {
+        match parameters.get(number?.checked_sub(1)?)? {
             Value::Null => Some("NULL".to_string()),
             Value::Int(value) => Some(value.to_string()),
             Value::Text(text) if !text.contains('\0') => {
@@ -264,12 +269,21 @@ pub fn inlined(sql: &str, parameters: &[Value]) -> Option<String> {
     })
 }
 
-/// `sql` with each numbered placeholder outside quotes replaced by what
-/// `replace` makes of its number (a bare `?` is kept); `None` as soon as
-/// `replace` has nothing for one.
+/// `sql` with SQLite's `?N` placeholders written as PostgreSQL's `$N`;
+/// quoted strings and identifiers are left as they are.
+pub fn for_postgres(sql: &str) -> String {
+    let written = with_placeholders(sql, |number| {
+        Some(number.map_or_else(|| "$".to_string(), |number| format!("${number}")))
+    });
+    written.unwrap_or_else(|| sql.to_string())
+}
+
+/// `sql` with each placeholder outside quotes (`?N`, or a bare `?` as
+/// `None`, digits too many for a number kept after it) replaced by what
+/// `replace` makes of it; `None` as soon as `replace` has nothing for one.
 fn with_placeholders(
     sql: &str,
-    mut replace: impl FnMut(usize) -> Option<String>,
+    mut replace: impl FnMut(Option<usize>) -> Option<String>,
 ) -> Option<String> {
     let mut out = String::with_capacity(sql.len() + 8);
     let mut quote: Option<char> = None;
@@ -285,9 +299,9 @@ fn with_placeholders(
                     digits.push(digit);
                 }
                 match digits.parse::<usize>() {
-                    Ok(number) => out.push_str(&replace(number)?),
+                    Ok(number) => out.push_str(&replace(Some(number))?),
                     Err(_) => {
-                        out.push('?');
+                        out.push_str(&replace(None)?);
                         out.push_str(&digits);
                     }
                 }
@@ -298,30 +312,6 @@ fn with_placeholders(
         out.push(character);
     }
     Some(out)
-}
-
-/// `sql` with SQLite's `?N` placeholders written as PostgreSQL's `$N`;
-/// quoted strings and identifiers are left as they are.
-pub fn for_postgres(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
-    let mut quote: Option<char> = None;
-    for character in sql.chars() {
-        match quote {
-            Some(open) => {
-                if character == open {
-                    quote = None;
-                }
-                out.push(character);
-            }
-            None if character == '\'' || character == '"' => {
-                quote = Some(character);
-                out.push(character);
-            }
-            None if character == '?' => out.push('$'),
-            None => out.push(character),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -353,13 +343,19 @@ mod tests {
             "a = ?5 AND b = '?1' AND c = ?16 AND \"?3\" = ?"
         );
         assert_eq!(renumbered("x = ?2", 0), "x = ?2");
+        let huge = "x = ?99999999999999999999999";
+        assert_eq!(
+            renumbered(huge, 1),
+            huge,
+            "digits past a number stay as written"
+        );
     }
 
     #[test]
-    fn placeholders_are_renumbered_outside_quotes_only() {
+    fn placeholders_are_written_for_postgres_outside_quotes_only() {
         assert_eq!(
-            for_postgres("SELECT '?1', \"a?\" FROM t WHERE a = ?1 AND b = ?12"),
-            "SELECT '?1', \"a?\" FROM t WHERE a = $1 AND b = $12"
+            for_postgres("SELECT '?1', \"a?\" FROM t WHERE a = ?1 AND b = ?12 AND c = ?"),
+            "SELECT '?1', \"a?\" FROM t WHERE a = $1 AND b = $12 AND c = $"
         );
     }
 
