@@ -1,7 +1,8 @@
 //! Two hubs on two checkouts sharing one board in a team database: each sees
 //! the other's writes, compare-and-set races have one winner, claims hand a
-//! task out once and one actor's at once keep to its WIP limit, a cursor or an idempotency key from one hub works on the
-//! other, and one hub's change stream announces the other's writes.
+//! task out once and one actor's claims at once keep to its WIP limit, a
+//! cursor or an idempotency key from one hub works on the other, and one
+//! hub's change stream announces the other's writes.
 
 use crate::common::{Board, ChangeStream, TestServer, column, error_of};
 use serde_json::{Value, json};
