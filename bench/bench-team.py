@@ -16,7 +16,8 @@ unless --url names a server whose maintenance database the run may use):
     same claims as raw SQL (UPDATE ... WHERE id = (SELECT ... FOR UPDATE
     SKIP LOCKED LIMIT 1)) through pgbench, 16 clients, on the same server,
     and what a hub's claim reads and writes with no hub at all (one
-    server-side function a claim, bench/claim-records.sql, via pgbench);
+    server-side function a claim, bench/claim-records.sql, via pgbench,
+    and its move of the task alone);
   * the change feed across hubs: a task created on one hub until the
     other hub's /api/stream announces the board's new revision, 40 times.
 """
@@ -200,11 +201,13 @@ def claims(binary, server, tasks):
     ours, doubles = claim_all(binary, tasks, database(server, "bench_claims"))
     local, local_doubles = claim_all(binary, tasks, None)
     raw = raw_claims(server, tasks)
-    records = records_claims(binary, server, tasks)
+    records = records_claims(binary, server, tasks, True)
+    moves = records_claims(binary, server, tasks, False)
     print(f"claims of {tasks} tasks, 16 agents: 2 hubs on PostgreSQL {ours:.0f}/s "
           f"({doubles} twice) | 1 hub on SQLite {local:.0f}/s ({local_doubles} twice) | raw SQL SKIP LOCKED via "
           f"pgbench, 16 clients {raw:.0f}/s | ratio to raw {ours / raw:.3f} | a claim's records in one "
-          f"server-side function via pgbench {records:.0f}/s, {records / raw:.3f} of raw", flush=True)
+          f"server-side function via pgbench {records:.0f}/s, {records / raw:.3f} of raw | its move of the "
+          f"task alone {moves:.0f}/s, {moves / raw:.3f} of raw", flush=True)
 
 
 def pgbench(url, sql, transactions):
@@ -220,10 +223,11 @@ def pgbench(url, sql, transactions):
     return float(tps.split("=")[1].split()[0])
 
 
-def records_claims(binary, server, tasks):
+def records_claims(binary, server, tasks, records):
     """What a hub's claim reads and writes, with no hub: bench/claim-records.sql's
     function on the hub's own tables (built by a CLI call), called by 16
-    pgbench clients as the raw claims are, on as many tasks."""
+    pgbench clients as the raw claims are, on as many tasks; with `records`
+    false, only its move of the task."""
     url = database(server, "bench_records")
     repo = new_repo(binary)
     subprocess.run([binary, "task", "add", "built by the hub", "--repo", repo, "--database", url],
@@ -236,7 +240,8 @@ def records_claims(binary, server, tasks):
     subprocess.run([f"{PG_BIN}/psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-f", os.path.join(ROOT, "bench", "claim-records.sql")],
                    check=True, stdout=subprocess.DEVNULL)
     claim = ("SELECT bench_claim('agent:' || :client_id, to_char(clock_timestamp() AT TIME ZONE 'UTC', "
-             "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '2999-01-01T00:00:00.000Z', md5(random()::text));\n")
+             "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '2999-01-01T00:00:00.000Z', md5(random()::text), "
+             f"{str(records).lower()});\n")
     return pgbench(url, claim, max(1, tasks * 3 // 16))
 
 

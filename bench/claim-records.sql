@@ -8,18 +8,22 @@
 -- task locked (passing over those others hold) with the end of
 -- in_progress, the task's row, its lease, three history entries and the
 -- request's record; the board's revision moves at commit by its trigger.
-CREATE FUNCTION bench_claim(actor text, now text, expires text, request text)
+-- With `records` false it only moves the task (no locks, settings, lease,
+-- history or request record): what the board's own table costs a claim.
+CREATE FUNCTION bench_claim(actor text, now text, expires text, request text, records boolean)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     picked tasks%ROWTYPE;
     last_position double precision;
 BEGIN
-    PERFORM pg_advisory_xact_lock_shared(7165072171032994305);
-    PERFORM pg_advisory_xact_lock(1668248321, hashtext(actor));
-    IF (SELECT min(expires_at) FROM task_leases) <= now THEN
-        RETURN NULL;
+    IF records THEN
+        PERFORM pg_advisory_xact_lock_shared(7165072171032994305);
+        PERFORM pg_advisory_xact_lock(1668248321, hashtext(actor));
+        IF (SELECT min(expires_at) FROM task_leases) <= now THEN
+            RETURN NULL;
+        END IF;
+        PERFORM text FROM shared_files WHERE name = 'board.toml';
     END IF;
-    PERFORM text FROM shared_files WHERE name = 'board.toml';
     SELECT t.* INTO picked FROM tasks t
      WHERE t.status = 'icebox'
        AND NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks dt ON dt.seq = d.depends_on
@@ -34,6 +38,9 @@ BEGIN
            position = coalesce(last_position, 0) + 1, version = picked.version + 1,
            started_at = coalesce(picked.started_at, now), updated_at = now, updated_by = actor
      WHERE seq = picked.seq;
+    IF NOT records THEN
+        RETURN picked.seq;
+    END IF;
     INSERT INTO task_leases(task, holder, expires_at) VALUES (picked.seq, actor, expires)
         ON CONFLICT (task) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at;
     INSERT INTO task_history(task, at, actor, source, field, old_value, new_value, version, user_name)

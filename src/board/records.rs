@@ -117,28 +117,44 @@ pub fn load_tasks_numbered(session: &Session, seqs: &[i64]) -> Result<Vec<Task>,
     load_tasks(session, &filter, "t.seq", &[list.into()])
 }
 
+/// What a claim reads in one statement: the first task its filter holds
+/// (locked when the order says so), where it goes, and whether a lease ran out.
+pub struct Claimable {
+    pub task: Task,
+    /// The position at the end of the column the task moves to.
+    pub end: f64,
+    /// Whether some lease (on any task) ran out before the claim's time.
+    pub lease_expired: bool,
+}
+
 /// The first task `filter` holds in `order` (which may lock it), with the
-/// position at the end of `end_of` read in the same statement: a claim's
-/// one round trip to find its task and where it goes.
-pub fn load_first_with_end(
+/// position at the end of `end_of` and whether a lease ran out before `now`,
+/// read in the same statement: a claim's one round trip to find its task.
+pub fn load_claimable(
     session: &Session,
     filter: &str,
     order: &str,
     parameters: &[Value],
     end_of: Status,
-) -> Result<Option<(Task, f64)>, StoreError> {
+    now: &str,
+) -> Result<Option<Claimable>, StoreError> {
     let mut bound = parameters.to_vec();
     bound.push(end_of.as_str().into());
+    bound.push(now.into());
     let sql = format!(
-        "SELECT {}, t.description, ({}) FROM {TASKS} WHERE {filter} ORDER BY {order}",
+        "SELECT {}, t.description, ({}), {} FROM {TASKS} WHERE {filter} ORDER BY {order}",
         row_columns(session.dialect()),
-        renumbered(LAST_POSITION, parameters.len())
+        renumbered(LAST_POSITION, parameters.len()),
+        renumbered(LEASE_EXPIRED, parameters.len() + 1)
     );
     let Some(row) = session.query_opt(&sql, &bound)? else {
         return Ok(None);
     };
-    let end = after_last(row.opt_real(DESCRIPTION_INDEX + 1)?);
-    Ok(Some((task_from_row(&row)?, end)))
+    Ok(Some(Claimable {
+        end: after_last(row.opt_real(DESCRIPTION_INDEX + 1)?),
+        lease_expired: row.int(DESCRIPTION_INDEX + 2)? == 1,
+        task: task_from_row(&row)?,
+    }))
 }
 
 /// Cards matching `filter`, in `order`: the description is never read.
@@ -282,13 +298,14 @@ pub fn expired_leases(session: &Session, now: &str) -> Result<Vec<i64>, StoreErr
 /// from its index, however few rows the planner believes the table holds.
 pub fn has_expired_lease(session: &Session, now: &str) -> Result<bool, StoreError> {
     Ok(session
-        .query_one(
-            "SELECT CASE WHEN (SELECT min(expires_at) FROM task_leases) <= ?1 THEN 1 ELSE 0 END",
-            &[now.into()],
-        )?
+        .query_one(&format!("SELECT {LEASE_EXPIRED}"), &[now.into()])?
         .int(0)?
         == 1)
 }
+
+/// 1 when some lease ran out before `?1`, else 0.
+const LEASE_EXPIRED: &str =
+    "CASE WHEN (SELECT min(expires_at) FROM task_leases) <= ?1 THEN 1 ELSE 0 END";
 
 /// Reserves the next task number (never reused: SQLite's AUTOINCREMENT and
 /// the team database's `board_sequence` remember the highest).

@@ -1291,7 +1291,10 @@ async fn a_claim_holds_its_task_under_a_lease_until_moved_renewed_or_expired() {
         .clone();
     assert_eq!(card["lease"]["holder"], "agent:first");
 
-    // once it runs out, the task goes back to icebox and the next claim gets it
+    // once it runs out, the task goes back to icebox and the next claim gets
+    // it before a lesser task that was ready all along
+    let lesser = create(&server, json!({"title": "lesser", "priority": "P3"})).await;
+    assert_eq!(lesser["priority"], "P3", "{lesser}");
     tokio::time::sleep(std::time::Duration::from_millis(5_300)).await;
     let (status, answer) = claim("second", 60).await;
     assert_eq!(status, 200, "{answer}");

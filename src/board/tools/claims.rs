@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use crate::board::config::BoardConfig;
 use crate::board::filters::{TaskFilter, filtered_clause};
 use crate::board::model::*;
-use crate::board::records;
+use crate::board::records::{self, Claimable};
 use crate::board::rules;
 use crate::store::Session;
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
@@ -72,17 +72,24 @@ impl Tool for TaskClaimNext {
         };
         let shared = &context.hub.shared;
         let beside = shared.write_beside(&[actor_lock(&claim.actor.key())], |tx| {
+            let now = crate::tools::now();
+            let found = claim.pick(tx, &now)?;
+            let lease_expired = match &found {
+                Some(found) => found.lease_expired,
+                None => records::has_expired_lease(tx, &now)?,
+            };
             // expiring a lease moves a task another claim may hold: that is done alone
-            if records::has_expired_lease(tx, &crate::tools::now())? {
+            if lease_expired {
                 return Ok(None);
             }
-            claim.run(context, tx).map(Some)
+            claim.take(context, tx, found).map(Some)
         })?;
         let claimed = match beside {
             Some(claimed) => claimed,
             None => shared.write(|tx| {
                 expire_leases(tx, context.source)?;
-                claim.run(context, tx)
+                let found = claim.pick(tx, &crate::tools::now())?;
+                claim.take(context, tx, found)
             })?,
         };
         Ok(Answer::from(claimed))
@@ -97,18 +104,35 @@ struct Claiming {
 }
 
 impl Claiming {
-    fn run(&self, context: &ToolContext, tx: &Session) -> Result<Claim, ToolError> {
-        let config = BoardConfig::load_in(tx, &context.hub.config.state_dir)?;
-        rules::check_wip(tx, &config.wip, Status::InProgress, &self.actor.key())?;
+    /// The best ready task the filter holds, locked against other claims.
+    fn pick(&self, tx: &Session, now: &str) -> Result<Option<Claimable>, ToolError> {
         let (clause, parameters) = filtered_clause(tx, &self.filter, records::READY, Vec::new())?;
         let order = format!(
             "{} LIMIT 1{}",
             records::READY_ORDER,
             tx.dialect().lock_skipping_locked("t")
         );
-        let Some((task, end)) =
-            records::load_first_with_end(tx, &clause, &order, &parameters, Status::InProgress)?
-        else {
+        Ok(records::load_claimable(
+            tx,
+            &clause,
+            &order,
+            &parameters,
+            Status::InProgress,
+            now,
+        )?)
+    }
+
+    /// Moves the task `pick` found to in_progress under the actor's lease,
+    /// within its WIP limit.
+    fn take(
+        &self,
+        context: &ToolContext,
+        tx: &Session,
+        found: Option<Claimable>,
+    ) -> Result<Claim, ToolError> {
+        let config = BoardConfig::load_in(tx, &context.hub.config.state_dir)?;
+        rules::check_wip(tx, &config.wip, Status::InProgress, &self.actor.key())?;
+        let Some(Claimable { task, end, .. }) = found else {
             return Ok(Claim {
                 task: None,
                 reason: Some(
