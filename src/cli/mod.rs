@@ -261,13 +261,19 @@ pub(crate) fn call(hub: &Hub, name: &str, arguments: Value, budget: Budget) -> R
 pub(crate) fn call_for_data(hub: &Hub, name: &str, arguments: Value) -> Result<Value, i32> {
     let mut envelope = call(hub, name, arguments, Budget::None)?;
     if envelope["ok"] != Value::Bool(true) {
-        eprintln!(
-            "cos: {}",
-            envelope["error"]["message"].as_str().unwrap_or("failed")
-        );
+        eprintln!("cos: {}", refusal(&envelope["error"]));
         return Err(1);
     }
     Ok(envelope["data"].take())
+}
+
+/// A refusal in plain words: the message, and its code when it does not say it.
+fn refusal(error: &Value) -> String {
+    let message = error["message"].as_str().unwrap_or("the hub refused");
+    match error["code"].as_str() {
+        Some(code) if !message.contains(code) => format!("{message} ({code})"),
+        _ => message.to_string(),
+    }
 }
 
 fn module(command: ModuleCommand, hub: &Hub) -> i32 {
@@ -386,5 +392,21 @@ fn tool(command: ToolCommand, hub: &Hub) -> i32 {
                 Err(code) => code,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_its_code_once() {
+        let error = json!({"message": "TASK-9 changed since version 2", "code": "STALE_VERSION"});
+        assert_eq!(
+            refusal(&error),
+            "TASK-9 changed since version 2 (STALE_VERSION)"
+        );
+        let error = json!({"message": "WIP_LIMIT: in_progress holds 1", "code": "WIP_LIMIT"});
+        assert_eq!(refusal(&error), "WIP_LIMIT: in_progress holds 1");
     }
 }

@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
 
-use super::{call, call_for_data, print_envelope};
+use super::{call, call_for_data, print_envelope, refusal};
 use crate::envelope::Budget;
 use crate::tools::Hub;
 
@@ -444,15 +444,6 @@ fn current(hub: &Hub, id: &str) -> Result<Value, i32> {
     call_for_data(hub, "cos_task_show", json!({"id": id}))
 }
 
-/// A refusal in plain words: the message, and what to do when it says.
-fn refusal(error: &Value) -> String {
-    let message = error["message"].as_str().unwrap_or("the hub refused");
-    match error["code"].as_str() {
-        Some(code) if !message.contains(code) => format!("{message} ({code})"),
-        _ => message.to_string(),
-    }
-}
-
 /// ANSI colour when stdout is a terminal and `NO_COLOR` is unset.
 pub struct Painter {
     colour: bool,
@@ -655,16 +646,5 @@ mod tests {
         let painter = Painter { colour: true };
         assert_eq!(painter.status("blocked", 8), "\x1b[33mblocked \x1b[0m");
         assert_eq!(PLAIN.status("blocked", 8), "blocked ");
-    }
-
-    #[test]
-    fn a_refusal_names_its_code_once() {
-        let error = json!({"message": "TASK-9 changed since version 2", "code": "STALE_VERSION"});
-        assert_eq!(
-            refusal(&error),
-            "TASK-9 changed since version 2 (STALE_VERSION)"
-        );
-        let error = json!({"message": "WIP_LIMIT: in_progress holds 1", "code": "WIP_LIMIT"});
-        assert_eq!(refusal(&error), "WIP_LIMIT: in_progress holds 1");
     }
 }

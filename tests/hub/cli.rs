@@ -1358,6 +1358,10 @@ fn cos_task_lists_shows_adds_edits_moves_claims_and_refuses_in_plain_words() {
     let (code, _, err) = run(&["task", "show", "TASK-099"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("TASK-099"), "{err}");
+    // a move reads the task first: its refusal names the code as the others do
+    let (code, _, err) = run(&["task", "move", "TASK-099", "done"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no task TASK-099 (E_NOT_FOUND)"), "{err}");
     let (code, _, err) = run(&["task", "list", "--status", "someday"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("status"), "{err}");
