@@ -260,6 +260,8 @@ pub fn inlined(sql: &str, parameters: &[Value]) -> Option<String> {
     with_placeholders(sql, |number| {
         match parameters.get(number?.checked_sub(1)?)? {
             Value::Null => Some("NULL".to_string()),
+            // in parentheses, so a minus never meets another as `--`, a comment
+            Value::Int(value) if *value < 0 => Some(format!("({value})")),
             Value::Int(value) => Some(value.to_string()),
             Value::Text(text) if !text.contains('\0') => {
                 Some(postgres_protocol::escape::escape_literal(text))
@@ -328,7 +330,12 @@ mod tests {
         ];
         assert_eq!(
             inlined("VALUES (?1, ?2, ?3, '?1', ?4)", &parameters).as_deref(),
-            Some("VALUES ('it''s', -3, NULL, '?1',  E'a\\\\b')")
+            Some("VALUES ('it''s', (-3), NULL, '?1',  E'a\\\\b')")
+        );
+        assert_eq!(
+            inlined("SET n = n-?1", &[Value::Int(-3)]).as_deref(),
+            Some("SET n = n-(-3)"),
+            "never a comment"
         );
         assert_eq!(inlined("VALUES (?5)", &parameters), None);
         assert_eq!(inlined("VALUES (?0)", &parameters), None);

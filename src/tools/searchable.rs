@@ -60,6 +60,7 @@ pub type Prepare = fn(&ToolContext) -> Result<(), ToolError>;
 
 /// Loads units as [`Searchable::load`] does each, in their order.
 pub type LoadBatch = fn(&ToolContext, &[UnitVersion]) -> Result<Vec<Option<SearchUnit>>, ToolError>;
+
 /// Reads what an area left out.
 pub type LeftOutReader = fn(&Connection) -> Result<LeftOut, StoreError>;
 
