@@ -94,6 +94,39 @@ pub(super) fn left_out_line(summary: &crate::graph::index::IndexSummary) -> Stri
     line
 }
 
+/// `searchable: python 2,812 files (38.4 MB), yaml 40 files (96 kB), ...`,
+/// the languages with the most bytes first.
+pub(super) fn languages_line(summary: &crate::graph::index::IndexSummary) -> String {
+    let mut languages: Vec<_> = summary.languages.iter().collect();
+    languages.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then(a.0.cmp(b.0)));
+    let shown: Vec<String> = languages
+        .iter()
+        .map(|(language, share)| {
+            format!(
+                "{language} {} ({})",
+                counted(share.files, "file"),
+                humansize(share.bytes)
+            )
+        })
+        .collect();
+    format!("searchable by language: {}", shown.join(", "))
+}
+
+/// Bytes in the units people read: `812 B`, `96.0 kB`, `38.4 MB`.
+fn humansize(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
+    if bytes < 1000 {
+        return format!("{bytes} B");
+    }
+    let mut size = bytes as f64 / 1000.0;
+    let mut unit = 0;
+    while size >= 1000.0 && unit + 1 < UNITS.len() {
+        size /= 1000.0;
+        unit += 1;
+    }
+    format!("{size:.1} {}", UNITS[unit])
+}
+
 pub(super) fn print_index_summary(summary: &crate::graph::index::IndexSummary) {
     println!(
         "indexed {} in {} ms: {} parsed, {} unchanged, {} removed, {} skipped, {} with parse errors",
@@ -107,7 +140,14 @@ pub(super) fn print_index_summary(summary: &crate::graph::index::IndexSummary) {
     );
     if !summary.left_out.is_empty() {
         println!("{}", left_out_line(summary));
+        let reasons: Vec<String> = summary
+            .left_out_by_reason
+            .iter()
+            .map(|(why, n)| format!("{why} {n}"))
+            .collect();
+        println!("left out by reason: {}", reasons.join(", "));
     }
+    println!("{}", languages_line(summary));
     let list = |counts: &std::collections::BTreeMap<String, u64>| {
         counts
             .iter()

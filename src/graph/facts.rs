@@ -67,9 +67,13 @@ pub enum Language {
     JavaScript,
     Go,
     Markdown,
+    /// Any other text file: searched as text, with no symbols; its
+    /// language facet comes from `text_languages`.
+    Text,
 }
 
 impl Language {
+    /// The languages the graph parses (every one but `Text`).
     pub const ALL: [Language; 7] = [
         Language::Python,
         Language::Rust,
@@ -93,6 +97,11 @@ impl Language {
         }
     }
 
+    /// The language the graph reads `path` as: one it parses, or else text.
+    pub fn of_any(path: &str) -> Language {
+        Language::of(path).unwrap_or(Language::Text)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Language::Python => "python",
@@ -102,6 +111,7 @@ impl Language {
             Language::JavaScript => "javascript",
             Language::Go => "go",
             Language::Markdown => "markdown",
+            Language::Text => "text",
         }
     }
 }

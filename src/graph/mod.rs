@@ -15,6 +15,7 @@ mod crates;
 pub mod doctor;
 pub mod extract;
 mod facts;
+mod health;
 pub mod index;
 mod left_out;
 pub mod plans;
@@ -24,6 +25,7 @@ pub mod rename;
 mod resolve;
 mod schema;
 mod searchable;
+mod text_languages;
 pub mod tools;
 pub mod watch;
 
@@ -49,15 +51,22 @@ pub const AREA: Area = Area {
     search: Some(&searchable::SEARCHABLE),
     resources: &[],
     prompts: prompts::PROMPTS,
-    health: None,
+    health: Some(health::report),
 };
 
 pub use records::GraphNode;
 use records::{files_with_hashes, nodes_in_file};
 
-/// The names of the languages the graph parses.
+/// The names of the languages a file can be given: those the graph parses
+/// first, then every language of the files it reads as text only.
 pub fn language_names() -> Vec<&'static str> {
-    facts::Language::ALL.iter().map(|l| l.name()).collect()
+    let mut names: Vec<&'static str> = facts::Language::ALL.iter().map(|l| l.name()).collect();
+    for name in text_languages::names() {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
 }
 
 /// The graph's revision, bumped by every index run that changed it.

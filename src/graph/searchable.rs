@@ -12,7 +12,7 @@ use crate::tools::{ToolContext, ToolError};
 const MAX_TEXT_BYTES: u64 = 2 << 20;
 /// What a file's items hold, as a version beside its content hash: a new
 /// one has every file's items made again, once.
-const ITEM_RULES: u32 = 2;
+const ITEM_RULES: u32 = 3;
 /// Lines of a doc comment taken at most.
 const MAX_DOC_LINES: usize = 20;
 
@@ -187,7 +187,9 @@ fn docstring_from<'a>(lines: &[&'a str], start: usize) -> Vec<&'a str> {
     taken
 }
 
-/// A file's text when it is UTF-8 and small enough to keep.
+/// A file's text when it is small enough to keep and not binary; bytes
+/// that are not UTF-8 (a Latin-1 comment) read as U+FFFD, as ripgrep
+/// shows them, so the rest of the file is still found.
 fn read_text(path: &std::path::Path) -> Option<String> {
     use std::io::Read;
     let file = std::fs::File::open(path).ok()?;
@@ -196,7 +198,10 @@ fn read_text(path: &std::path::Path) -> Option<String> {
     if bytes.len() as u64 > MAX_TEXT_BYTES || bytes.contains(&0) {
         return None;
     }
-    String::from_utf8(bytes).ok()
+    Some(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+    })
 }
 
 fn left_out(c: &rusqlite::Connection) -> Result<LeftOut, crate::store::StoreError> {

@@ -8,6 +8,7 @@
 //! guard (a panic is contained and logged with its error id) and the
 //! forensic log apply.
 
+use ignore::gitignore::Gitignore;
 use notify::Event;
 use std::path::Path;
 use std::sync::Arc;
@@ -120,35 +121,67 @@ fn relevant(batch: &Batch, tree: &Tree) -> bool {
         || !batch.errors.is_empty()
         // a folder deleted or moved away takes its files with it
         || !batch.vanished_folders.is_empty()
-        || batch
-            .events
-            .iter()
-            .any(|event| matters(event, tree))
+        || {
+            let ignored = top_ignores(&tree.root);
+            batch
+                .events
+                .iter()
+                .any(|event| matters(event, tree, &ignored))
+        }
 }
 
-/// A change matters when it is a source file the graph reads, a Rust
+/// A change matters when it is a file the graph reads (any file git would
+/// track: the graph parses some, search reads the rest as text), a Rust
 /// manifest, a folder (one moved or copied in whole: its files' own events
 /// may come before the watch on it does) or a `.gitignore`, that the
 /// repository's tree holds (an event about `.git` or the state folder
 /// itself comes from the watch on their parent); a folder that went is in
 /// the batch's `vanished_folders`. Opening or reading a path never reaches
-/// here (`watching` drops it: indexing opens every folder it walks). Nor
-/// does a file of another kind that went matter: the temporary files the
-/// hub and editors write and rename away would re-index on every save.
-fn matters(event: &Event, tree: &Tree) -> bool {
-    event.paths.iter().any(|path| path_matters(path, tree))
+/// here (`watching` drops it: indexing opens every folder it walks). Hidden
+/// files (the hub's temporary files, an editor's swap files), editors'
+/// backups and what the repository's top `.gitignore` ignores (a build's
+/// output) do not matter: they would re-index on every save and build.
+fn matters(event: &Event, tree: &Tree, ignored: &Gitignore) -> bool {
+    event
+        .paths
+        .iter()
+        .any(|path| path_matters(path, tree, ignored))
 }
 
-fn path_matters(path: &Path, tree: &Tree) -> bool {
-    if !tree.holds(path) {
+fn path_matters(path: &Path, tree: &Tree, ignored: &Gitignore) -> bool {
+    let Some(relative) = path
+        .strip_prefix(&tree.root)
+        .ok()
+        .filter(|_| tree.holds(path))
+    else {
         return false;
-    }
+    };
     let name = path.to_string_lossy();
-    Language::of(&name).is_some()
-        || name.ends_with(".gitignore")
-        // a package's library name decides how its binaries' calls resolve
-        || name.ends_with("Cargo.toml")
-        || path.is_dir()
+    if name.ends_with(".gitignore") {
+        return true;
+    }
+    let hidden = relative
+        .components()
+        .any(|part| part.as_os_str().to_string_lossy().starts_with('.'));
+    let backup = name.ends_with('~') || name.ends_with(".swp") || name.ends_with(".swx");
+    let is_dir = path.is_dir();
+    let parsed = Language::of(&name).is_some();
+    !hidden
+        && !backup
+        && (parsed
+            || !ignored
+                .matched_path_or_any_parents(relative, is_dir)
+                .is_ignore())
+}
+
+/// What the repository's top `.gitignore` ignores (nothing when it has none
+/// or it cannot be read: then every change is looked at).
+fn top_ignores(root: &Path) -> Gitignore {
+    let (ignores, error) = Gitignore::new(root.join(".gitignore"));
+    if let Some(error) = error.filter(|_| root.join(".gitignore").exists()) {
+        tracing::debug!(%error, "the repository's .gitignore is read in part");
+    }
+    ignores
 }
 
 /// One watcher run of the index tool; whatever happens, the graph is no
@@ -286,7 +319,7 @@ mod tests {
             || {
                 let temp = root.join("docs/.guide.md.7.cos-tmp");
                 std::fs::write(&temp, "notes").unwrap();
-                std::fs::rename(&temp, root.join("docs/notes.txt")).unwrap();
+                std::fs::rename(&temp, root.join("docs/.notes")).unwrap();
             },
             Duration::from_millis(600),
             false,
@@ -303,24 +336,37 @@ mod tests {
     }
 
     #[test]
-    fn only_sources_manifests_and_folders_the_tree_holds_matter() {
-        let (repo, root, tree) = repository_with(&["pkg"]);
-        for path in ["pkg/m.py", "Cargo.toml", ".gitignore", "pkg"] {
-            assert!(path_matters(&root.join(path), &tree), "{path}");
+    fn files_folders_and_ignore_rules_the_tree_holds_matter_and_hidden_or_ignored_files_do_not() {
+        let (repo, root, tree) = repository_with(&["pkg", "target/debug"]);
+        std::fs::write(root.join(".gitignore"), "/target\n*.log\n").unwrap();
+        let ignored = top_ignores(&root);
+        for path in [
+            "pkg/m.py",
+            "Cargo.toml",
+            ".gitignore",
+            "pkg",
+            "notes.txt",
+            "pkg/Dockerfile",
+        ] {
+            assert!(path_matters(&root.join(path), &tree, &ignored), "{path}");
+        }
+        for path in [
+            "pkg/.m.py.swp",
+            "pkg/m.py~",
+            "pkg/.guide.md.1.cos-tmp",
+            "target/debug/build.rs.d",
+            "pkg/run.log",
+        ] {
+            assert!(!path_matters(&root.join(path), &tree, &ignored), "{path}");
         }
         // `.git` and the state folder as entries of the root, and what is in them
-        for path in [
-            ".git",
-            ".git/hooks/x.py",
-            ".cos",
-            ".cos/cos.db",
-            "notes.txt",
-        ] {
-            assert!(!path_matters(&root.join(path), &tree), "{path}");
+        for path in [".git", ".git/hooks/x.py", ".cos", ".cos/cos.db"] {
+            assert!(!path_matters(&root.join(path), &tree, &ignored), "{path}");
         }
         assert!(!path_matters(
             &repo.path().with_extension("elsewhere").join("m.py"),
-            &tree
+            &tree,
+            &ignored
         ));
     }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::index::records;
 use super::memory::item_index;
 use super::query::plan::{self, WordQuery};
-use super::query::{Corpus, Query};
+use super::query::{Corpus, Query, unknown_language_note};
 use super::rank::collect::{self, Sieve};
 use crate::tools::ToolError;
 use crate::tools::searchable;
@@ -29,16 +29,21 @@ pub fn empty_reasons(
     revision: i64,
     repo: &Path,
 ) -> Result<Vec<String>, ToolError> {
-    let mut reasons = word_reasons(c, query, sieve, revision)?;
+    let mut reasons: Vec<String> = query
+        .filters
+        .unknown_langs
+        .iter()
+        .map(|lang| unknown_language_note(lang, &sieve.reach.vocabulary.languages))
+        .collect();
+    reasons.extend(word_reasons(c, query, sieve, revision)?);
     let (items, files) = records::sizes(c)?;
     let reach = sieve.reach;
     if code_unindexed && !reach.reads_code() && items + files == 0 {
         reasons.push(CODE_NOT_INDEXED.to_string());
-    } else if !code_unindexed && items + files == 0 {
-        reasons.push(
-            "the index is empty: the repository holds no code, documents or tasks the hub reads yet"
-                .to_string(),
-        );
+    }
+    let index_empty = !code_unindexed && items + files == 0;
+    if index_empty {
+        reasons.push(empty_index_reason(c, sieve)?);
     }
     if !query.filters.paths.is_empty() {
         let any_path = records::all_paths(c)?
@@ -53,7 +58,7 @@ pub fn empty_reasons(
     } else if collected.files_seen > 0 && collected.files_passed == 0 {
         reasons.push("no file in the chosen languages holds the text".to_string());
     }
-    if !code_unindexed && reach.reads_code() {
+    if !code_unindexed && !index_empty && reach.reads_code() {
         for offered in reach.sources.iter().filter(|offered| offered.files) {
             if let Some(left_out) = offered.left_out {
                 reasons.extend(left_out_reason(&left_out(c)?, sieve, query, repo));
@@ -79,6 +84,46 @@ pub fn empty_reasons(
     Ok(reasons)
 }
 
+/// Why the index holds nothing: the repository has no file the hub reads,
+/// or it has files and every one was left out (named, with why), which is
+/// not the same as a repository without code.
+fn empty_index_reason(c: &Connection, sieve: &Sieve) -> Result<String, ToolError> {
+    let mut count = 0;
+    let mut first = Vec::new();
+    for offered in sieve.reach.sources.iter().filter(|offered| offered.files) {
+        if let Some(left_out) = offered.left_out {
+            let left_out = left_out(c)?;
+            count += left_out.count;
+            first.extend(left_out.first);
+        }
+    }
+    if count == 0 {
+        return Ok(
+            "the index is empty: the repository holds no files, documents or tasks the hub reads yet"
+                .to_string(),
+        );
+    }
+    const NAMED: usize = 5;
+    let named: Vec<String> = first
+        .iter()
+        .take(NAMED)
+        .map(|(path, why)| format!("{path} ({why})"))
+        .collect();
+    let more = count.saturating_sub(named.len() as u64);
+    Ok(format!(
+        "nothing is indexed: {} {} the repository holds {} left out, so none is searched: {}{} (files over 1 MiB, binary, minified and generated files are left out; `cos index` lists them)",
+        count,
+        if count == 1 { "file" } else { "files" },
+        if count == 1 { "was" } else { "were all" },
+        named.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        },
+    ))
+}
+
 /// The files the graph left out, which no code query searches: said when
 /// one finds nothing and one of them could have held a hit (its path passes
 /// the filter and its text holds a word of the query), naming the first three.
@@ -88,16 +133,16 @@ fn left_out_reason(
     query: &Query,
     repo: &Path,
 ) -> Option<String> {
-    let could_hold = left_out
-        .first
-        .iter()
-        .any(|(path, _)| sieve.path_passes(Some(path)) && holds_a_word(&repo.join(path), query));
-    if left_out.count == 0 || !could_hold {
+    // the files that could have held a hit are named first
+    let (could_hold, others): (Vec<_>, Vec<_>) = left_out.first.iter().partition(|(path, _)| {
+        sieve.path_passes(Some(path)) && holds_a_word(&repo.join(path), query)
+    });
+    if left_out.count == 0 || could_hold.is_empty() {
         return None;
     }
-    let named: Vec<String> = left_out
-        .first
-        .iter()
+    let named: Vec<String> = could_hold
+        .into_iter()
+        .chain(others)
         .take(3)
         .map(|(path, why)| format!("{path} ({why})"))
         .collect();

@@ -101,6 +101,9 @@ pub struct SearchAnswer {
     /// Hits in every area (a lower bound when `capped`).
     pub total: u64,
     pub facets: Facets,
+    /// Hits by language: code lines by their file's, symbols by theirs,
+    /// documents as `markdown`; tasks and evidence have none.
+    pub languages: Facets,
     /// True when an area had more hits than a query collects (1,000 code
     /// lines, 2,000 items): the counts are then lower bounds; narrow the
     /// query (a `path:`, `lang:` or `area:` filter, another word) to see the rest.

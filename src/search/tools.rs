@@ -78,12 +78,20 @@ fn kinds() -> utoipa::openapi::schema::Object {
     )
 }
 
+/// Languages are hundreds (every file is searched as text), so the schema
+/// gives their form and a few examples; the tool checks the name.
 fn languages() -> utoipa::openapi::schema::Object {
-    comma_list_of(
-        &reach::declared_vocabulary().languages,
-        "Only hits in these languages (comma-separated).",
-    )
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .pattern(Some(LANGUAGES))
+        .description(Some(
+            "Only hits in these languages (comma-separated, lower case: python, yaml, c++, text, ...).",
+        ))
+        .build()
 }
+
+/// The letters of languages' names as filters spell them, and commas.
+const LANGUAGES: &str = "^[a-z0-9+#, -]+$";
 
 fn statuses() -> utoipa::openapi::schema::Object {
     comma_list_of(
@@ -217,6 +225,7 @@ impl Tool for Search {
             ));
         }
         let facets = facets_of(&ranked, &reach);
+        let languages = languages_of(&ranked);
         let total = ranked.len();
         let hits: Vec<SearchHit> = ranked
             .iter()
@@ -283,6 +292,7 @@ impl Tool for Search {
             hits,
             total: total as u64,
             facets,
+            languages,
             capped: collected.capped,
             notes,
             did_you_mean,
@@ -379,6 +389,24 @@ fn facets_of(ranked: &[Ranked], reach: &Reach) -> Facets {
         }
     }
     facets
+}
+
+/// The hits of each language, only the languages some hit is in.
+fn languages_of(ranked: &[Ranked]) -> Facets {
+    let mut languages = Facets::new();
+    for found in ranked {
+        let lang = match &found.found {
+            Found::Line(line) => Some(&line.lang),
+            Found::Item(found) => found.item.lang.as_ref(),
+        };
+        if let Some(lang) = lang {
+            match languages.get_mut(lang) {
+                Some(count) => *count += 1,
+                None => languages.insert(lang.to_string(), 1),
+            }
+        }
+    }
+    languages
 }
 
 fn hit_of(ranked: &Ranked, highlighter: &Highlighter, reach: &Reach, query: &Query) -> SearchHit {

@@ -38,3 +38,4 @@ mod team_crash;
 mod team_faults;
 mod team_hubs;
 mod team_users;
+mod text_files;

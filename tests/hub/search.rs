@@ -225,7 +225,7 @@ async fn filters_narrow_and_bad_filters_are_refused_naming_the_allowed_ones() {
             "parser area:nowhere",
             "one of symbols, code, tasks, docs, evidence",
         ),
-        ("parser lang:cobol", "one of python"),
+        ("parser lang:Python", "a language's name in lower case"),
         ("parser status:someday", "one of emergency"),
         (
             "parser color:red",

@@ -1,6 +1,7 @@
 import { type APIRequestContext, expect, type Page, test } from "@playwright/test";
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 
 // The hub serves a copy of tests/fixtures/graph-repo (app/db.py, app/models.py, docs/guide.md).
 
@@ -127,4 +128,36 @@ test("screenshot of the search page", async ({ page }) => {
   const path = resolve(folder, "search.png");
   await page.screenshot({ path, fullPage: true });
   console.log(`search screenshot saved to ${path}`);
+});
+
+test("files of languages the graph does not parse are searched, and a language chip narrows the hits", async ({ page }) => {
+  // the hub's repository (scripts/serve-for-tests.mjs), written to as a person would
+  const repo = join(tmpdir(), `cos-ui-test-${process.env.COS_UI_TEST_PORT}`);
+  const deploy = join(repo, "deploy");
+  mkdirSync(deploy, { recursive: true });
+  writeFileSync(join(deploy, "compose.yaml"), "services:\n  ledger:\n    image: acme/ledger-service:2\n");
+  writeFileSync(join(deploy, "schema.sql"), "CREATE TABLE ledger_entries (id INTEGER PRIMARY KEY);\n");
+  writeFileSync(join(deploy, "release"), "#!/bin/sh\necho \"posting the ledger\"\n");
+  try {
+    await searchFor(page, "ledger");
+    const languages = page.getByRole("navigation", { name: "Languages" });
+    await expect(languages.getByRole("button", { name: "Any language" })).toHaveAttribute("aria-pressed", "true");
+    for (const lang of ["yaml", "sql", "shell"]) {
+      await expect(languages.getByRole("button", { name: new RegExp(`^${lang} \\d+$`) })).toBeVisible();
+    }
+    await languages.getByRole("button", { name: /^sql \d+$/ }).click();
+    await expect(page).toHaveURL(/lang=sql/);
+    await expect(languages.getByRole("button", { name: /^sql \d+$/ })).toHaveAttribute("aria-pressed", "true");
+    const hits = page.getByTestId("search-hit");
+    await expect(hits).toHaveCount(1);
+    await expect(hits.first()).toContainText("deploy/schema.sql:1");
+    // the other languages stay on offer while one is chosen
+    await expect(languages.getByRole("button", { name: /^yaml \d+$/ })).toBeVisible();
+    await languages.getByRole("button", { name: "Any language" }).click();
+    await expect(page).not.toHaveURL(/lang=/);
+    await expect(hits.filter({ hasText: "deploy/compose.yaml:3" })).toBeVisible();
+  } finally {
+    rmSync(deploy, { recursive: true, force: true });
+    await page.request.post("/api/graph/index");
+  }
 });

@@ -12,7 +12,7 @@ pub(super) fn of(language: Language) -> Option<(tree_sitter::Language, &'static 
         Language::Tsx => Some((tree_sitter_typescript::LANGUAGE_TSX.into(), &SCRIPT)),
         Language::JavaScript => Some((tree_sitter_javascript::LANGUAGE.into(), &SCRIPT)),
         Language::Go => Some((tree_sitter_go::LANGUAGE.into(), &GO)),
-        Language::Markdown => None,
+        Language::Markdown | Language::Text => None,
     }
 }
 

@@ -61,7 +61,11 @@ pub fn extract_in(path: &str, language: Language, text: &str, library: Option<&s
             }
             bindings::bind_references(&mut extraction.references, &extraction.bindings, language);
         }
-        None => markdown::extract(&mut extraction, path, &file, text),
+        None if language == Language::Markdown => {
+            markdown::extract(&mut extraction, path, &file, text)
+        }
+        // a file read as text only is its file node and nothing more
+        None => {}
     }
     extraction
 }

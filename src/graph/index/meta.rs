@@ -9,6 +9,9 @@ use super::*;
 pub struct LeftOutNow {
     /// Files left out in all.
     pub count: u64,
+    /// How many each reason left out (binary, minified, generated, ...).
+    #[serde(default)]
+    pub by_reason: BTreeMap<String, u64>,
     /// The first of them in path order.
     pub first: Vec<LeftOut>,
 }

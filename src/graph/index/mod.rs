@@ -30,6 +30,7 @@ use super::crates::Libraries;
 use super::extract::{self, Extraction, Language};
 use super::left_out::{self, MAX_FILE_BYTES};
 use super::resolve::{self, Reach, Reference};
+use super::text_languages;
 use crate::store::{Store, StoreError, Writer};
 use cold::*;
 use deferred::*;
@@ -45,7 +46,7 @@ use write::*;
 /// cos whose extraction or resolution rules differ keeps their old results until
 /// rebuilt: bump this with every such change, and the first run of the new build
 /// indexes from scratch.
-pub const GRAPH_RULES: &str = "2026-12-04.2";
+pub const GRAPH_RULES: &str = "2026-12-07.1";
 
 /// What an index run did.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema)]
@@ -60,6 +61,12 @@ pub struct IndexSummary {
     pub skipped: u64,
     /// Which files were left out and why, in path order: the first 20.
     pub left_out: Vec<LeftOut>,
+    /// How many of the left out files each reason left out.
+    pub left_out_by_reason: BTreeMap<String, u64>,
+    /// The files the graph covers by language (`text` for those no language
+    /// claims): how many, and their bytes. Every one is searched as code
+    /// text but Markdown, which is searched by section as documents.
+    pub languages: BTreeMap<String, FilesAndBytes>,
     /// Files with syntax errors tree-sitter recovered from.
     pub files_with_parse_errors: u64,
     pub nodes_by_kind: BTreeMap<String, u64>,
@@ -75,12 +82,21 @@ pub struct LeftOut {
     pub why: String,
 }
 
+/// How many files of one language the graph covers, and their size.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct FilesAndBytes {
+    pub files: u64,
+    pub bytes: u64,
+}
+
 /// Files named in a summary's `left_out` at most; `skipped` counts them all.
 const LEFT_OUT_NAMED: usize = 20;
 
 struct Parsed {
     path: String,
     language: Language,
+    /// The file's language as search's `lang:` names it.
+    facet: &'static str,
     hash: String,
     bytes: u64,
     modified_ns: Option<i64>,
@@ -173,15 +189,23 @@ pub fn index(
             [],
             |r| r.get::<_, i64>(0),
         )? as u64;
+        summary.languages = files_by_language(c)?;
         summary.nodes_by_kind = kinds_counted(c, "SELECT kind FROM graph_nodes")?;
         summary.edges_by_kind = kinds_counted(c, "SELECT kind FROM graph_edges")?;
         left_out_now(c)
     })?;
     stages.lap("summary counts");
     summary.left_out.sort();
+    for file in &summary.left_out {
+        *summary
+            .left_out_by_reason
+            .entry(file.why.clone())
+            .or_default() += 1;
+    }
     summary.left_out.truncate(LEFT_OUT_NAMED);
     let left_out_now = LeftOutNow {
         count: summary.skipped,
+        by_reason: summary.left_out_by_reason.clone(),
         first: summary.left_out.clone(),
     };
     // searches that find nothing say what was left out; a run that changed
@@ -247,6 +271,23 @@ impl Stages {
         );
         self.0 = now;
     }
+}
+
+/// The files the graph covers and their bytes, by language.
+pub fn files_by_language(c: &Connection) -> rusqlite::Result<BTreeMap<String, FilesAndBytes>> {
+    let mut statement = c.prepare_cached(
+        "SELECT language, count(*), sum(bytes) FROM graph_files GROUP BY language",
+    )?;
+    let rows = statement.query_map([], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            FilesAndBytes {
+                files: row.get::<_, i64>(1)? as u64,
+                bytes: row.get::<_, Option<i64>>(2)?.unwrap_or(0) as u64,
+            },
+        ))
+    })?;
+    rows.collect()
 }
 
 /// How many rows `sql` yields per kind. Counted here rather than with GROUP BY,

@@ -4,9 +4,9 @@
 
 use super::*;
 
-/// Every source file git would see (ignores .gitignore'd and hidden paths), repository-relative.
-/// The files the graph reads, and the Rust manifests (`Cargo.toml`) beside
-/// them, as git sees the tree.
+/// Every file git would see (ignored and hidden paths left out),
+/// repository-relative, with the language the graph reads it as (text when
+/// it parses none), and the Rust manifests (`Cargo.toml`) among them.
 pub(super) fn walk(root: &Path) -> (Vec<(String, Language)>, Vec<String>) {
     let mut files = Vec::new();
     let mut manifests = Vec::new();
@@ -26,11 +26,11 @@ pub(super) fn walk(root: &Path) -> (Vec<(String, Language)>, Vec<String>) {
         else {
             continue;
         };
-        if let Some(language) = Language::of(&relative) {
-            files.push((relative, language));
-        } else if relative == "Cargo.toml" || relative.ends_with("/Cargo.toml") {
-            manifests.push(relative);
+        if relative == "Cargo.toml" || relative.ends_with("/Cargo.toml") {
+            manifests.push(relative.clone());
         }
+        let language = Language::of_any(&relative);
+        files.push((relative, language));
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     (files, manifests)
@@ -44,6 +44,23 @@ pub(super) fn leave_out(path: &str, why: &str) -> Seen {
     })
 }
 
+/// A file's bytes, or only its first block when that shows it is binary:
+/// a binary file is never kept, and every run looks at it again (it has no
+/// row to say it is unchanged), so its rest is not read.
+fn read_unless_binary(full: &Path, size: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(full).ok()?;
+    let mut bytes = Vec::with_capacity(size as usize);
+    (&mut file)
+        .take(left_out::BINARY_PROBE_BYTES as u64)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if !left_out::is_binary(&bytes) {
+        file.read_to_end(&mut bytes).ok()?;
+    }
+    Some(bytes)
+}
+
 pub(super) fn read_and_parse(
     root: &Path,
     path: &str,
@@ -52,7 +69,7 @@ pub(super) fn read_and_parse(
     known: &HashMap<String, Known>,
 ) -> Seen {
     let full = root.join(path);
-    let modified_ns = match std::fs::metadata(&full) {
+    let (modified_ns, size) = match std::fs::metadata(&full) {
         Ok(meta) if meta.len() <= MAX_FILE_BYTES => {
             let modified_ns = meta
                 .modified()
@@ -68,12 +85,12 @@ pub(super) fn read_and_parse(
                 // same size and modification time as when it was indexed: not read again
                 return Seen::Unchanged(path.to_string());
             }
-            modified_ns
+            (modified_ns, meta.len())
         }
         Ok(_) => return leave_out(path, "larger than 1 MiB"),
         Err(_) => return leave_out(path, "unreadable"),
     };
-    let Ok(bytes) = std::fs::read(&full) else {
+    let Some(bytes) = read_unless_binary(&full, size) else {
         return leave_out(path, "unreadable");
     };
     if let Some(why) = left_out::reason(path, language, &bytes) {
@@ -85,9 +102,14 @@ pub(super) fn read_and_parse(
     }
     let text = String::from_utf8_lossy(&bytes);
     let extraction = extract::extract_in(path, language, &text, libraries.for_file(path));
+    let facet = match language {
+        Language::Text => text_languages::of(&full),
+        parsed => parsed.name(),
+    };
     Seen::Changed(Box::new(Parsed {
         path: path.to_string(),
         language,
+        facet,
         hash,
         bytes: bytes.len() as u64,
         modified_ns,

@@ -139,7 +139,7 @@ pub(super) fn write_file_row(tx: &Connection, parsed: &Parsed) -> rusqlite::Resu
         params![
             parsed.path,
             parsed.hash,
-            parsed.language.name(),
+            parsed.facet,
             parsed.bytes as i64,
             parsed.extraction.parse_errors,
             crate::tools::now(),

@@ -334,7 +334,8 @@ pub struct KeptFile {
     pub id: i64,
     /// Shared by the lines of code text found in it.
     pub path: std::sync::Arc<str>,
-    pub lang: String,
+    /// Shared by the lines of code text found in it.
+    pub lang: std::sync::Arc<str>,
     /// Whether it is a test's (its area says so): asked of every line
     /// found in it.
     pub test: bool,
@@ -351,7 +352,7 @@ pub fn all_files(c: &Connection) -> Result<Vec<KeptFile>, StoreError> {
                 id: row.get(0)?,
                 test: row.get(3)?,
                 path: path.into(),
-                lang: row.get(2)?,
+                lang: row.get::<_, String>(2)?.into(),
             })
         })?;
         rows.collect()

@@ -154,6 +154,9 @@ pub struct Filters {
     pub kinds: Vec<String>,
     pub paths: Vec<String>,
     pub langs: Vec<String>,
+    /// Of `langs`, those no file can have (no language of that name is
+    /// known): they match nothing, and an empty answer says so.
+    pub unknown_langs: Vec<String>,
     pub statuses: Vec<String>,
 }
 
@@ -377,8 +380,17 @@ fn add_filter(
                 push_new(&mut filters.paths, value.to_string());
             }
             "lang" => {
+                if !is_language_name(value) {
+                    return Err(ToolError::invalid(
+                        field,
+                        format!(
+                            "lang: a language's name in lower case (python, yaml, c++, text, ...), not `{}`",
+                            value.chars().take(40).collect::<String>()
+                        ),
+                    ));
+                }
                 if !vocabulary.languages.contains(&value) {
-                    return Err(one_of(field, "lang", value, &vocabulary.languages));
+                    push_new(&mut filters.unknown_langs, value.to_string());
                 }
                 push_new(&mut filters.langs, value.to_string());
             }
@@ -419,6 +431,38 @@ fn one_of(field: &str, filter: &str, value: &str, allowed: &[&str]) -> ToolError
         "filter": filter,
         "allowed": allowed,
     }))
+}
+
+/// Whether `value` is written as languages are named: lower-case ASCII
+/// letters and digits, `+`, `#` and `-` (`c++`, `c#`, `protocol-buffers`).
+fn is_language_name(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 40
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"+#-".contains(&b))
+}
+
+/// What to say of a `lang:` no file can have: the closest names the hub
+/// knows, or a few of them.
+pub fn unknown_language_note(value: &str, known: &[&str]) -> String {
+    let mut closest: Vec<(usize, &str)> = known
+        .iter()
+        .map(|name| (strsim::osa_distance(value, name), *name))
+        .filter(|(distance, name)| *distance <= 2.max(name.len() / 3))
+        .collect();
+    closest.sort();
+    let closest: Vec<&str> = closest.into_iter().take(3).map(|(_, name)| name).collect();
+    let hint = if closest.is_empty() {
+        format!(
+            "languages are named in lower case as `cos index` lists them: {} and {} more",
+            known.iter().take(8).copied().collect::<Vec<_>>().join(", "),
+            known.len().saturating_sub(8)
+        )
+    } else {
+        format!("did you mean {}?", closest.join(", "))
+    };
+    format!("lang:{value} is no language the hub knows, so no file is in it ({hint})")
 }
 
 /// Refuses a regex given where a glob belongs: it would match no path, and
@@ -653,7 +697,8 @@ mod tests {
                 "one of symbols, code, tasks, docs, evidence",
             ),
             ("kind:banana x", "one of class"),
-            ("lang:cobol x", "one of python, rust"),
+            ("lang:Python x", "a language's name in lower case"),
+            ("lang:c/c++ x", "not `c/c++`"),
             ("foo:bar", "a known filter"),
             ("path:^src/.*$ x", "not a regular expression"),
             ("path:src/(a|b) x", "not a regular expression"),

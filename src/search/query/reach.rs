@@ -17,7 +17,7 @@ pub struct Reach {
     /// Whether `corpora` holds every corpus of the index's items, so no item
     /// fails for its corpus alone.
     pub every_item_corpus: bool,
-    vocabulary: Arc<Vocabulary>,
+    pub vocabulary: Arc<Vocabulary>,
 }
 
 impl Reach {

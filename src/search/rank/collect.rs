@@ -360,6 +360,7 @@ fn code_line(
         whole_word: verdict.whole_word,
         test: file.test,
         path: file.path.clone(),
+        lang: file.lang.clone(),
         line: number,
         text,
     }

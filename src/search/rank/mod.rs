@@ -32,6 +32,8 @@ use crate::search::query::tokens;
 pub struct CodeLine {
     /// Shared by every line of the file.
     pub path: Arc<str>,
+    /// Its file's language, shared by every line of the file.
+    pub lang: Arc<str>,
     pub line: u32,
     pub text: LineText,
     pub whole_word: bool,
@@ -505,6 +507,7 @@ mod tests {
             item("symbols", "function", "other", "a.py", -20.0),
             Found::Line(CodeLine {
                 path: "a.py".into(),
+                lang: "python".into(),
                 line: 3,
                 text: LineText::of("x = QuerySet()"),
                 whole_word: true,
@@ -634,6 +637,7 @@ mod tests {
                         if line {
                             Found::Line(CodeLine {
                                 path: paths[path].into(),
+                                lang: "python".into(),
                                 line: bm25.unsigned_abs(),
                                 text: LineText::of(names[name]),
                                 whole_word: kind % 2 == 0,

@@ -827,7 +827,7 @@ fn any_arguments_to_any_tool_get_an_answer_within_its_schema_never_a_fault() {
 
 /// An MCP client of `cos mcp` serving `repo` over stdio with every tool
 /// (`--toolsets all`), as an agent set up for upkeep starts it.
-async fn stdio_client(repo: &Path) -> Client {
+pub(crate) async fn stdio_client(repo: &Path) -> Client {
     stdio_client_with(repo, &["--toolsets", "all"]).await
 }
 

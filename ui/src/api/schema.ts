@@ -1169,8 +1169,20 @@ export interface components {
                  * @description Files with syntax errors tree-sitter recovered from.
                  */
                 files_with_parse_errors: number;
+                /**
+                 * @description The files the graph covers by language (`text` for those no language
+                 *     claims): how many, and their bytes. Every one is searched as code
+                 *     text but Markdown, which is searched by section as documents.
+                 */
+                languages: {
+                    [key: string]: components["schemas"]["FilesAndBytes"];
+                };
                 /** @description Which files were left out and why, in path order: the first 20. */
                 left_out: components["schemas"]["LeftOut"][];
+                /** @description How many of the left out files each reason left out. */
+                left_out_by_reason: {
+                    [key: string]: number;
+                };
                 /** Format: int64 */
                 milliseconds: number;
                 nodes_by_kind: {
@@ -1386,6 +1398,11 @@ export interface components {
                 did_you_mean: string[];
                 facets: components["schemas"]["Facets"];
                 hits: components["schemas"]["SearchHit"][];
+                /**
+                 * @description Hits by language: code lines by their file's, symbols by theirs,
+                 *     documents as `markdown`; tasks and evidence have none.
+                 */
+                languages: components["schemas"]["Facets"];
                 /** @description Pass back as `cursor` for the hits after these; null when none remain. */
                 next_cursor?: string | null;
                 /**
@@ -2124,6 +2141,13 @@ export interface components {
             /** Format: int64 */
             seq: number;
         };
+        /** @description How many files of one language the graph covers, and their size. */
+        FilesAndBytes: {
+            /** Format: int64 */
+            bytes: number;
+            /** Format: int64 */
+            files: number;
+        };
         /** @description A node as every graph answer shows it. */
         GraphNode: {
             kind: string;
@@ -2272,8 +2296,20 @@ export interface components {
              * @description Files with syntax errors tree-sitter recovered from.
              */
             files_with_parse_errors: number;
+            /**
+             * @description The files the graph covers by language (`text` for those no language
+             *     claims): how many, and their bytes. Every one is searched as code
+             *     text but Markdown, which is searched by section as documents.
+             */
+            languages: {
+                [key: string]: components["schemas"]["FilesAndBytes"];
+            };
             /** @description Which files were left out and why, in path order: the first 20. */
             left_out: components["schemas"]["LeftOut"][];
+            /** @description How many of the left out files each reason left out. */
+            left_out_by_reason: {
+                [key: string]: number;
+            };
             /** Format: int64 */
             milliseconds: number;
             nodes_by_kind: {
@@ -2694,6 +2730,11 @@ export interface components {
             did_you_mean: string[];
             facets: components["schemas"]["Facets"];
             hits: components["schemas"]["SearchHit"][];
+            /**
+             * @description Hits by language: code lines by their file's, symbols by theirs,
+             *     documents as `markdown`; tasks and evidence have none.
+             */
+            languages: components["schemas"]["Facets"];
             /** @description Pass back as `cursor` for the hits after these; null when none remain. */
             next_cursor?: string | null;
             /**

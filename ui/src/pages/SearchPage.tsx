@@ -2,7 +2,8 @@
 // agent evidence.
 // Hits are grouped by area in rank order; up/down moves through them, Enter
 // opens one where it lives (the graph node, the task's card, the document's
-// section, the editor at path:line). "Load more" follows the cursor.
+// section, the editor at path:line). "Load more" follows the cursor. Area
+// tabs and language chips narrow the query, each keeping the other.
 import { type FormEvent, type KeyboardEvent, useCallback, useEffect, useRef, useState } from "react";
 import { api, call, type Failure, type Schemas } from "../api/client";
 import { FailureNotice } from "../components/FailureNotice";
@@ -27,29 +28,44 @@ const PAGE = 30;
 interface Shown {
   query: string;
   area: Area | null;
+  /** The language the hits are narrowed to (`lang`), if any. */
+  lang: string | null;
   hits: Hit[];
   answer: Answer;
   /** How it was answered: `lexical`, `semantic` or both fused. */
   mode: string;
 }
 
-/** What the URL says to look for: `/search?q=...&area=...`. */
-function fromUrl(): { query: string; area: Area | null } {
+/** What the URL says to look for: `/search?q=...&area=...&lang=...`. */
+function fromUrl(): { query: string; area: Area | null; lang: string | null } {
   const params = new URLSearchParams(window.location.search);
   const area = params.get("area");
-  return { query: params.get("q") ?? "", area: AREAS.some((a) => a.id === area) ? (area as Area) : null };
+  return {
+    query: params.get("q") ?? "",
+    area: AREAS.some((a) => a.id === area) ? (area as Area) : null,
+    lang: params.get("lang") || null,
+  };
 }
 
-function toUrl(query: string, area: Area | null) {
+function toUrl(query: string, area: Area | null, lang: string | null) {
   const params = new URLSearchParams({ q: query });
   if (area) params.set("area", area);
+  if (lang) params.set("lang", lang);
   window.history.replaceState(null, "", `/search?${params.toString()}`);
 }
 
-async function search(query: string, area: Area | null, cursor?: string) {
+async function search(query: string, area: Area | null, lang: string | null, cursor?: string) {
   return call(() =>
     api.GET("/api/search", {
-      params: { query: { q: query, limit: PAGE, ...(area ? { area } : {}), ...(cursor ? { cursor } : {}) } },
+      params: {
+        query: {
+          q: query,
+          limit: PAGE,
+          ...(area ? { area } : {}),
+          ...(lang ? { lang } : {}),
+          ...(cursor ? { cursor } : {}),
+        },
+      },
     }),
   );
 }
@@ -60,19 +76,22 @@ export function SearchPage() {
   const [shown, setShown] = useState<Shown | null>(null);
   /** Counts per area of the query over every area, kept while a tab narrows it. */
   const [facets, setFacets] = useState<Schemas["Facets"] | null>(null);
+  /** Counts per language of the query in the chosen area, kept while a language narrows it. */
+  const [languages, setLanguages] = useState<Schemas["Facets"] | null>(null);
   const [failure, setFailure] = useState<Failure | null>(null);
   const [busy, setBusy] = useState(false);
   const [active, setActive] = useState(0);
   const [repoRoot, setRepoRoot] = useState<string | null>(null);
   const list = useRef<HTMLUListElement>(null);
 
-  const run = useCallback(async (query: string, area: Area | null) => {
+  const run = useCallback(async (query: string, area: Area | null, lang: string | null) => {
     if (query.trim() === "") return;
     setBusy(true);
-    toUrl(query, area);
-    const [result, everywhere] = await Promise.all([
-      search(query, area),
-      area ? search(query, null) : Promise.resolve(null),
+    toUrl(query, area, lang);
+    const [result, everywhere, anyLanguage] = await Promise.all([
+      search(query, area, lang),
+      area || lang ? search(query, null, lang) : Promise.resolve(null),
+      lang ? search(query, area, null) : Promise.resolve(null),
     ]);
     setBusy(false);
     if (!result.ok) {
@@ -82,8 +101,9 @@ export function SearchPage() {
     }
     setFailure(null);
     const mode = typeof result.meta?.mode === "string" ? result.meta.mode : "lexical";
-    setShown({ query, area, hits: result.data.hits, answer: result.data, mode });
+    setShown({ query, area, lang, hits: result.data.hits, answer: result.data, mode });
     setFacets(everywhere?.ok ? everywhere.data.facets : result.data.facets);
+    setLanguages(anyLanguage?.ok ? anyLanguage.data.languages : result.data.languages);
     setActive(0);
   }, []);
 
@@ -92,7 +112,7 @@ export function SearchPage() {
       const health = await call(() => api.GET("/api/health"));
       if (health.ok) setRepoRoot(health.data.repo_root);
     })();
-    if (initial.query) void run(initial.query, initial.area);
+    if (initial.query) void run(initial.query, initial.area, initial.lang);
   }, [initial, run]);
 
   // a task, a document, a saved file or recorded evidence changed somewhere: ask again
@@ -100,13 +120,13 @@ export function SearchPage() {
   const sources = ["board", "graph", "docs", "supervise"].map((area) => revisionOf(live, area));
   const changed = sources.every((r) => r === null) ? null : sources.reduce<number>((sum, r) => sum + (r ?? 0), 0);
   useOnNewRevision(changed, () => {
-    if (shown) void run(shown.query, shown.area);
+    if (shown) void run(shown.query, shown.area, shown.lang);
   });
 
   const more = async () => {
     if (!shown?.answer.next_cursor) return;
     setBusy(true);
-    const result = await search(shown.query, shown.area, shown.answer.next_cursor);
+    const result = await search(shown.query, shown.area, shown.lang, shown.answer.next_cursor);
     setBusy(false);
     if (!result.ok) return setFailure(result.failure);
     setShown({ ...shown, hits: [...shown.hits, ...result.data.hits], answer: result.data });
@@ -114,7 +134,7 @@ export function SearchPage() {
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    void run(input, shown?.area ?? initial.area);
+    void run(input, shown?.area ?? initial.area, shown?.lang ?? initial.lang);
   };
 
   const ordered = shown ? grouped(shown.hits) : [];
@@ -160,18 +180,23 @@ export function SearchPage() {
         <code>area:</code> <code>kind:</code> <code>path:</code>(a glob) <code>lang:</code> <code>status:</code>. Up and down move
         through the hits, Enter opens one.
       </p>
-      {failure ? <FailureNotice failure={failure} onRetry={() => void run(input, shown?.area ?? null)} /> : null}
+      {failure ? <FailureNotice failure={failure} onRetry={() => void run(input, shown?.area ?? null, shown?.lang ?? null)} /> : null}
       {shown ? (
         <>
           <nav className="tabs search-tabs" aria-label="Areas">
-            <AreaTab label="All" count={sum(facets)} current={shown.area === null} onChoose={() => void run(shown.query, null)} />
+            <AreaTab
+              label="All"
+              count={sum(facets)}
+              current={shown.area === null}
+              onChoose={() => void run(shown.query, null, shown.lang)}
+            />
             {AREAS.map((area) => (
               <AreaTab
                 key={area.id}
                 label={area.label}
                 count={facets?.[area.id] ?? 0}
                 current={shown.area === area.id}
-                onChoose={() => void run(shown.query, area.id)}
+                onChoose={() => void run(shown.query, area.id, shown.lang)}
               />
             ))}
             <span className="search-mode" data-testid="search-total">
@@ -183,6 +208,11 @@ export function SearchPage() {
               {shown.mode}
             </span>
           </nav>
+          <LanguageChips
+            languages={languages}
+            chosen={shown.lang}
+            onChoose={(lang) => void run(shown.query, shown.area, lang)}
+          />
           {shown.answer.notes.map((note) => (
             <p key={note} className="hint search-note">
               {note}
@@ -192,7 +222,7 @@ export function SearchPage() {
             <p className="search-note">
               Did you mean{" "}
               {shown.answer.did_you_mean.map((name) => (
-                <button key={name} type="button" className="quiet" onClick={() => { setInput(name); void run(name, shown.area); }}>
+                <button key={name} type="button" className="quiet" onClick={() => { setInput(name); void run(name, shown.area, shown.lang); }}>
                   {name}
                 </button>
               ))}
@@ -244,6 +274,35 @@ export function SearchPage() {
         </>
       ) : null}
     </section>
+  );
+}
+
+/** The languages the hits are in, most hits first: one narrows the hits to it, "Any" widens them again. */
+function LanguageChips(props: {
+  languages: Schemas["Facets"] | null;
+  chosen: string | null;
+  onChoose: (lang: string | null) => void;
+}) {
+  const { languages, chosen, onChoose } = props;
+  const counts = Object.entries(languages ?? {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  if (counts.length === 0 && chosen === null) return null;
+  return (
+    <nav className="search-languages" aria-label="Languages">
+      <button type="button" className="chip" aria-pressed={chosen === null} onClick={() => onChoose(null)}>
+        Any language
+      </button>
+      {counts.map(([lang, count]) => (
+        <button
+          key={lang}
+          type="button"
+          className="chip"
+          aria-pressed={chosen === lang}
+          onClick={() => onChoose(chosen === lang ? null : lang)}
+        >
+          {lang} <span className="count">{count}</span>
+        </button>
+      ))}
+    </nav>
   );
 }
 

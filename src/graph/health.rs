@@ -1,0 +1,39 @@
+//! What the graph says in the hub's health: the files it covers by
+//! language (how many and their bytes; each is searched as code text but
+//! Markdown, searched by section as documents), and what the last index
+//! run left out and why.
+
+use serde_json::json;
+
+use super::index;
+use crate::store::StoreError;
+use crate::tools::ToolContext;
+use crate::tools::area::AreaHealth;
+
+pub fn report(context: &ToolContext) -> AreaHealth {
+    let mut health = AreaHealth::default();
+    let read = context.hub.store.view(|c| {
+        let languages = index::files_by_language(c).map_err(|e| StoreError::on(c, e))?;
+        let left_out = index::left_out_now(c).map_err(|e| StoreError::on(c, e))?;
+        Ok::<_, StoreError>((languages, left_out))
+    });
+    match read {
+        Ok((languages, left_out)) => {
+            health.report.insert(
+                "files".into(),
+                json!({
+                    "files": languages.values().map(|l| l.files).sum::<u64>(),
+                    "bytes": languages.values().map(|l| l.bytes).sum::<u64>(),
+                    "by_language": languages,
+                    "left_out": {
+                        "count": left_out.count,
+                        "by_reason": left_out.by_reason,
+                        "first": left_out.first,
+                    },
+                }),
+            );
+        }
+        Err(error) => health.problems.push(format!("graph: {error}")),
+    }
+    health
+}
