@@ -26,17 +26,24 @@ fn main() {
     std::process::exit(code);
 }
 
-/// `RUST_LOG`, else `default`; either way without notify's inotify warnings
-/// unless `RUST_LOG` names notify. Its event loop warns when it unwatches a
-/// deleted folder the kernel has already let go of (the deletion is heard
-/// from the folder and from its parent): nothing is lost, the watches are
-/// right, and a user deleting a folder should not read a warning.
+/// `RUST_LOG`, else `default`; either way without the chatter of two
+/// libraries unless `RUST_LOG` names them. notify's event loop warns when it
+/// unwatches a deleted folder the kernel has already let go of (the
+/// deletion is heard from the folder and from its parent): nothing is lost,
+/// the watches are right, and a user deleting a folder should not read a
+/// warning. tokei warns of every file extension it does not know, which a
+/// repository's walk meets by the thousand (such files are `text`).
 fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
-    let names_notify = std::env::var("RUST_LOG").is_ok_and(|asked| asked.contains("notify"));
-    let filter =
+    let asked = std::env::var("RUST_LOG").unwrap_or_default();
+    let mut filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default.into());
-    match (names_notify, "notify::inotify=error".parse()) {
-        (false, Ok(quiet)) => filter.add_directive(quiet),
-        _ => filter,
+    for (library, quiet) in [
+        ("notify", "notify::inotify=error"),
+        ("tokei", "tokei=error"),
+    ] {
+        if let (false, Ok(quiet)) = (asked.contains(library), quiet.parse()) {
+            filter = filter.add_directive(quiet);
+        }
     }
+    filter
 }

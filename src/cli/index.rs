@@ -1,5 +1,8 @@
 //! `cos index` and the code's refresh before a shell's search: an index run
-//! through the tool runtime, its progress on a terminal, and its summary.
+//! through the tool runtime, its progress on a terminal, and its summary;
+//! then the search index brought level with it, on this thread with no
+//! time limit (a query may take 30 s at most, and on a repository as large
+//! as the Linux kernel the search index's first build takes longer).
 
 use super::*;
 
@@ -20,14 +23,57 @@ impl crate::tools::Progress for Bar {
 /// with a progress bar when stderr is a terminal.
 pub(super) fn index(hub: Hub) -> i32 {
     match index_with_progress(&hub) {
-        Ok(summary) => {
-            print_index_summary(&summary);
-            0
-        }
+        Ok(summary) => print_index_summary(&summary),
         Err(error) => {
             eprintln!("cos: indexing failed: {}", error.message);
+            return 1;
+        }
+    }
+    let started = std::time::Instant::now();
+    match level_search(&hub) {
+        Ok(Some(report)) => {
+            let taken: Vec<String> = report
+                .caught_up
+                .iter()
+                .filter(|(_, units)| **units > 0)
+                .map(|(source, units)| format!("{source} {units}"))
+                .collect();
+            println!(
+                "search index: {} in {} ms",
+                if taken.is_empty() {
+                    "level already".to_string()
+                } else {
+                    format!("took in {}", taken.join(", "))
+                },
+                started.elapsed().as_millis()
+            );
+            0
+        }
+        Ok(None) => 0,
+        Err(error) => {
+            eprintln!(
+                "cos: the search index could not be brought level: {}",
+                error.message
+            );
             1
         }
+    }
+}
+
+/// Brings the search index level with every area it follows (and embeds
+/// what is new, with a model set), on this thread with no time limit;
+/// `None` with the search module off.
+pub(super) fn level_search(
+    hub: &Hub,
+) -> Result<Option<crate::search::indexer::SearchIndexReport>, crate::envelope::ErrorBody> {
+    match hub.call_here::<crate::search::indexer::SearchIndex>(
+        Default::default(),
+        Source::Cli,
+        &crate::tools::Unwatched,
+    ) {
+        Ok(answer) => Ok(Some(answer.data)),
+        Err(error) if error.code == crate::envelope::Code::E_MODULE_DISABLED => Ok(None),
+        Err(error) => Err(error),
     }
 }
 

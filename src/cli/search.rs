@@ -5,7 +5,7 @@
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{call, call_for_data, print_envelope};
+use super::{call, print_envelope};
 use crate::envelope::Budget;
 use crate::tools::Hub;
 
@@ -31,7 +31,7 @@ pub struct SearchArgs {
 
 pub fn run(args: SearchArgs, hub: &Hub) -> i32 {
     super::refresh_code(hub);
-    embed_first(hub);
+    level_first(hub);
     let mut arguments = json!({"q": args.query, "limit": args.limit});
     if let Some(mode) = &args.mode {
         arguments["mode"] = json!(mode);
@@ -67,22 +67,19 @@ pub fn run(args: SearchArgs, hub: &Hub) -> i32 {
     0
 }
 
-/// With an embedding model set, what the index holds gets its vectors
-/// before the query: a shell has no follower to do it ahead.
-fn embed_first(hub: &Hub) {
-    if !matches!(
-        crate::search::embedding_model(&hub.state().config),
-        Ok(Some(_))
-    ) {
-        return;
-    }
-    match call_for_data(hub, "cos_search_index", json!({})) {
-        Ok(report) => match report["embedded"].as_u64() {
-            Some(embedded) if embedded > 0 => {
-                eprintln!("cos: embedded {} first", super::counted(embedded, "item"))
-            }
-            _ => {}
-        },
+/// The search index is brought level before the query, with no time limit
+/// (a shell has no follower to do it ahead, and a first build over a large
+/// repository outlasts a query's 30 s); with an embedding model set, what
+/// it holds gets its vectors too.
+fn level_first(hub: &Hub) {
+    match super::level_search(hub) {
+        Ok(Some(report)) if report.embedded > 0 => {
+            eprintln!(
+                "cos: embedded {} first",
+                super::counted(report.embedded as u64, "item")
+            )
+        }
+        Ok(_) => {}
         Err(_) => {
             eprintln!("cos: the index could not be brought level first; searching what it holds")
         }

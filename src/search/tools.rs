@@ -156,6 +156,9 @@ impl Tool for Search {
         let highlighter = Highlighter::new(&query, regex);
         super::index::catch_up::first_scan(context, &reach.sources)?;
         let mut check_level = true;
+        // another caller is still building the index (a first build over a
+        // large repository): this answer reads what it has taken in so far
+        let mut building = false;
         let collect::Read {
             revision,
             updated_at,
@@ -171,7 +174,9 @@ impl Tool for Search {
             if let Some(read) = read {
                 break read;
             }
-            super::index::catch_up::catch_up(context, &reach.sources)?;
+            if super::index::catch_up::catch_up_for_query(context, &reach.sources)?.is_none() {
+                building = true;
+            }
             // what the catch-up left is read as it is: a source that moved
             // again meanwhile is taken in by the next query
             check_level = false;
@@ -239,7 +244,7 @@ impl Tool for Search {
                 query.ignored.join(", ")
             ));
         }
-        let indexing = pending(context);
+        let indexing = building || pending(context);
         if indexing {
             notes.push(
                 "an index run is under way (meta.pending): this answer may miss what it adds; ask again in a moment"

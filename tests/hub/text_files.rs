@@ -250,8 +250,16 @@ async fn an_agent_searches_yaml_and_sql_over_mcp() {
 fn cos_index_reports_what_is_searchable_by_language_and_what_was_left_out() {
     let repo = tempfile::tempdir().unwrap();
     mixed_repository(repo.path());
+    write(
+        repo.path(),
+        "notes/readings.weirdext",
+        "a file no table knows\n",
+    );
     let output = cos(repo.path()).arg("index").output().unwrap();
     assert!(output.status.success(), "{output:?}");
+    // an extension no table knows is `text`, and said nowhere else
+    let warned = String::from_utf8_lossy(&output.stderr);
+    assert!(!warned.contains("WARN"), "{warned}");
     let printed = String::from_utf8_lossy(&output.stdout);
     assert!(
         printed
@@ -270,6 +278,13 @@ fn cos_index_reports_what_is_searchable_by_language_and_what_was_left_out() {
     ] {
         assert!(languages.contains(language), "{language}: {languages}");
     }
+    // the search index is built with the graph, not by the first query
+    assert!(
+        printed
+            .lines()
+            .any(|line| line.starts_with("search index: took in graph 7 in ")),
+        "{printed}"
+    );
     let found = cos(repo.path())
         .args(["search", "image lang:yaml"])
         .output()

@@ -39,8 +39,30 @@ struct FileUnit {
 /// re-indexed or removed, by source, for each source that had moved.
 pub type CaughtUp = Vec<(&'static str, usize)>;
 
+/// Held by the one caller of the process catching a database's index up
+/// (each database has its own: a process may serve several).
+fn working_on(database: &std::path::Path) -> std::sync::Arc<Mutex<()>> {
+    static WORKING: Mutex<Vec<(std::path::PathBuf, std::sync::Arc<Mutex<()>>)>> =
+        Mutex::new(Vec::new());
+    let mut working = WORKING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, lock)) = working.iter().find(|(path, _)| path == database) {
+        return lock.clone();
+    }
+    let lock = std::sync::Arc::new(Mutex::new(()));
+    working.push((database.to_path_buf(), lock.clone()));
+    lock
+}
+
+/// How long a query waits for a catch-up another caller is running before
+/// it reads what the index holds: an edit's catch-up takes milliseconds,
+/// a first build over a large repository (the Linux kernel's) a minute.
+const QUERY_WAITS: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Catches the index up with every source of `sources`. One caller of the
-/// process at a time does the work; the others wait and find it done.
+/// process at a time does the work on a database; the others wait and find
+/// it done.
 pub fn catch_up(
     context: &ToolContext,
     sources: &[&'static Searchable],
@@ -50,10 +72,43 @@ pub fn catch_up(
     if level_with_every_source(context, sources)? {
         return Ok(Vec::new());
     }
-    static WORKING: Mutex<()> = Mutex::new(());
-    let _working = WORKING
+    let working = working_on(context.hub.store.path());
+    let _working = working
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
+    catch_up_holding(context, sources)
+}
+
+/// A query's catch-up: as [`catch_up`], but when another caller has been
+/// catching up for longer than [`QUERY_WAITS`], None: the query reads what
+/// that caller has taken in so far (committed a batch at a time) and says so.
+pub fn catch_up_for_query(
+    context: &ToolContext,
+    sources: &[&'static Searchable],
+) -> Result<Option<CaughtUp>, ToolError> {
+    if level_with_every_source(context, sources)? {
+        return Ok(Some(Vec::new()));
+    }
+    let deadline = std::time::Instant::now() + QUERY_WAITS;
+    let working = working_on(context.hub.store.path());
+    let _working = loop {
+        match working.try_lock() {
+            Ok(working) => break working,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => break poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
+        }
+    };
+    catch_up_holding(context, sources).map(Some)
+}
+
+/// The catch-up itself, by the caller holding the database's [`working_on`] lock.
+fn catch_up_holding(
+    context: &ToolContext,
+    sources: &[&'static Searchable],
+) -> Result<CaughtUp, ToolError> {
     let recorded = context.hub.store.view(records::Sources::read)?;
     let mut caught_up = CaughtUp::new();
     for source in sources {
@@ -640,6 +695,58 @@ mod tests {
             ),
             0
         );
+    }
+
+    #[test]
+    fn a_query_reads_what_the_index_holds_while_another_caller_is_long_building_it() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(repo.path().join("a.py"), "needle_first = 1\n").unwrap();
+        let hub = crate::hub::on_repo_for_tests(repo.path());
+        let index = || {
+            hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
+                .unwrap()
+        };
+        index();
+        assert_eq!(code_lines(&hub, "needle").len(), 1);
+        std::fs::write(repo.path().join("b.py"), "needle_second = 2\n").unwrap();
+        index();
+        // another caller's catch-up (a first build over a large repository)
+        let working = working_on(hub.state().store.path());
+        let held = working.lock().unwrap();
+        let started = std::time::Instant::now();
+        let answer = hub
+            .call_named_here(
+                "cos_search",
+                json!({"q": "needle"}),
+                Source::Cli,
+                &Unwatched,
+            )
+            .unwrap();
+        assert!(
+            started.elapsed() >= QUERY_WAITS,
+            "it did not wait for the catch-up at all"
+        );
+        let paths: Vec<&str> = answer.data["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|hit| hit["path"].as_str())
+            .collect();
+        assert!(
+            !paths.is_empty() && paths.iter().all(|p| *p == "a.py"),
+            "{}",
+            answer.data
+        );
+        assert_eq!(answer.meta["pending"], true);
+        assert!(
+            answer.data["notes"]
+                .to_string()
+                .contains("an index run is under way"),
+            "{}",
+            answer.data
+        );
+        drop(held);
+        assert_eq!(code_lines(&hub, "needle").len(), 2);
     }
 
     #[test]
