@@ -75,10 +75,18 @@ def cold_index(cos):
     index_s, peak_mb, printed = measured(cos + ["index"])
     graph_ms = re.search(r"^indexed .* in (\d+) ms", printed, re.M)
     search_ms = re.search(r"^search index: .* in (\d+) ms", printed, re.M)
-    if not (graph_ms and search_ms):
-        sys.exit(f"cos index printed no times: {printed[:2000]}")
+    if not graph_ms:
+        sys.exit(f"cos index printed no time: {printed[:2000]}")
+    if search_ms:
+        search_s = int(search_ms.group(1)) / 1000
+    else:
+        # a cos whose `cos index` leaves the search index to the first query
+        # (before 2026-12-07): that query, less a warm one
+        first_s, first_mb, _ = measured(cos + ["search", "warm up", "--json"])
+        search_s = first_s - statistics.median(measured(cos + ["search", "warm up", "--json"])[0] for _ in range(3))
+        index_s, peak_mb = index_s + search_s, max(peak_mb, first_mb)
     return {"index_s": index_s, "peak_mb": peak_mb, "graph_s": int(graph_ms.group(1)) / 1000,
-            "search_s": int(search_ms.group(1)) / 1000, "printed": printed}
+            "search_s": search_s, "printed": printed}
 
 
 def rest_latency(cos, questions, rounds):
