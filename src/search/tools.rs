@@ -85,13 +85,13 @@ fn languages() -> utoipa::openapi::schema::Object {
         .schema_type(utoipa::openapi::schema::Type::String)
         .pattern(Some(LANGUAGES))
         .description(Some(
-            "Only hits in these languages (comma-separated, lower case: python, yaml, c++, text, ...).",
+            "Only hits in these languages (comma-separated, lower case: python, c++, ...).",
         ))
         .build()
 }
 
-/// The letters of languages' names as filters spell them, and commas.
-const LANGUAGES: &str = "^[a-z0-9+#, -]+$";
+/// Languages' names as filters spell them, separated by commas.
+pub(super) const LANGUAGES: &str = "^[a-z0-9+#-]+( *, *[a-z0-9+#-]+)*$";
 
 fn statuses() -> utoipa::openapi::schema::Object {
     comma_list_of(

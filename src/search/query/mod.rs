@@ -437,7 +437,6 @@ fn one_of(field: &str, filter: &str, value: &str, allowed: &[&str]) -> ToolError
 /// letters and digits, `+`, `#` and `-` (`c++`, `c#`, `protocol-buffers`).
 fn is_language_name(value: &str) -> bool {
     !value.is_empty()
-        && value.len() <= 40
         && value
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"+#-".contains(&b))
@@ -630,6 +629,29 @@ mod tests {
             }
             prop_assert!(query.ignored.iter().all(|word| words::is_stop_word(word)));
             prop_assert!(!query.terms.is_empty());
+        }
+    }
+
+    proptest! {
+        /// What the `lang` parameter's schema allows is never refused: a
+        /// name no language has finds nothing and says so instead.
+        #[test]
+        fn every_lang_the_schema_allows_is_taken(
+            names in proptest::collection::vec("[a-z0-9+#-]{1,60}", 1..5),
+            spaces in proptest::collection::vec(" {0,2}", 2),
+        ) {
+            let separator = format!("{},{}", spaces[0], spaces[1]);
+            let lang = names.join(&separator);
+            let schema = regex::Regex::new(crate::search::tools::LANGUAGES).unwrap();
+            prop_assert!(schema.is_match(&lang), "{}", lang);
+            let query = parse("q", "parser", &[("lang", &lang)], vocabulary_for_tests());
+            prop_assert!(query.is_ok(), "{}: {:?}", lang, query.err());
+            let query = query.unwrap();
+            for name in &names {
+                prop_assert!(query.filters.langs.contains(name));
+                let known = vocabulary_for_tests().languages.contains(&name.as_str());
+                prop_assert_eq!(query.filters.unknown_langs.contains(name), !known);
+            }
         }
     }
 
