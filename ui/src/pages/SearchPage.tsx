@@ -90,7 +90,7 @@ export function SearchPage() {
     toUrl(query, area, lang);
     const [result, everywhere, anyLanguage] = await Promise.all([
       search(query, area, lang),
-      area || lang ? search(query, null, lang) : Promise.resolve(null),
+      area ? search(query, null, lang) : Promise.resolve(null),
       lang ? search(query, area, null) : Promise.resolve(null),
     ]);
     setBusy(false);
