@@ -60,6 +60,19 @@ fn working_on(database: &std::path::Path) -> std::sync::Arc<Mutex<()>> {
 /// a first build over a large repository (the Linux kernel's) a minute.
 const QUERY_WAITS: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// How long a query's own catch-up writes batches before it leaves the rest
+/// to the next caller (the hub's follower, or the next query): with the
+/// wait above and the query itself, well inside a query's 30 s.
+const QUERY_CATCHES_UP: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether a catch-up took in all that had moved, or stopped at its
+/// deadline with the rest for the next caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reached {
+    Level,
+    Partway,
+}
+
 /// Catches the index up with every source of `sources`. One caller of the
 /// process at a time does the work on a database; the others wait and find
 /// it done.
@@ -76,12 +89,13 @@ pub fn catch_up(
     let _working = working
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    catch_up_holding(context, sources)
+    catch_up_holding(context, sources, None).map(|(caught_up, _)| caught_up)
 }
 
-/// A query's catch-up: as [`catch_up`], but when another caller has been
-/// catching up for longer than [`QUERY_WAITS`], None: the query reads what
-/// that caller has taken in so far (committed a batch at a time) and says so.
+/// A query's catch-up: as [`catch_up`], but None when another caller has
+/// been catching up for longer than [`QUERY_WAITS`], or when its own
+/// catch-up ran past [`QUERY_CATCHES_UP`]: the query reads what has been
+/// taken in so far (committed a batch at a time) and says so.
 pub fn catch_up_for_query(
     context: &ToolContext,
     sources: &[&'static Searchable],
@@ -101,30 +115,45 @@ pub fn catch_up_for_query(
             Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
         }
     };
-    catch_up_holding(context, sources).map(Some)
+    let deadline = std::time::Instant::now() + QUERY_CATCHES_UP;
+    let (caught_up, reached) = catch_up_holding(context, sources, Some(deadline))?;
+    Ok((reached == Reached::Level).then_some(caught_up))
 }
 
 /// The catch-up itself, by the caller holding the database's [`working_on`] lock.
 fn catch_up_holding(
     context: &ToolContext,
     sources: &[&'static Searchable],
-) -> Result<CaughtUp, ToolError> {
+    deadline: Option<std::time::Instant>,
+) -> Result<(CaughtUp, Reached), ToolError> {
     let recorded = context.hub.store.view(records::Sources::read)?;
     let mut caught_up = CaughtUp::new();
+    let mut reached = Reached::Level;
     for source in sources {
         let started = std::time::Instant::now();
-        if let Some(units) = catch_up_source(context, source, &recorded)? {
+        if let Some((units, source_reached)) =
+            catch_up_source(context, source, &recorded, deadline)?
+        {
             tracing::info!(
                 source = source.source,
                 units,
                 ms = started.elapsed().as_millis() as u64,
+                level = source_reached == Reached::Level,
                 "the search index caught up"
             );
             caught_up.push((source.source, units));
+            if source_reached == Reached::Partway {
+                reached = Reached::Partway;
+                break;
+            }
         }
     }
-    // none when no source was behind: nothing was written
-    if !caught_up.is_empty() {
+    if reached == Reached::Partway {
+        // the next caller goes on where this one stopped; meanwhile FTS5
+        // merges as writes come, as it would after a failed catch-up
+        context.hub.store.write(records::merge_as_writes_come)?;
+    } else if !caught_up.is_empty() {
+        // none when no source was behind: nothing was written
         let units: usize = caught_up.iter().map(|(_, units)| units).sum();
         if units > BATCH {
             // each batch left a segment of its own, and a term's lookup reads
@@ -134,7 +163,7 @@ fn catch_up_holding(
         // a cold index writes much of the database: let the log restart small
         context.hub.store.checkpoint()?;
     }
-    Ok(caught_up)
+    Ok((caught_up, reached))
 }
 
 /// Pages of the trigram index merged in one transaction: merging the whole
@@ -245,7 +274,8 @@ fn catch_up_source(
     context: &ToolContext,
     source: &'static Searchable,
     recorded: &Recorded,
-) -> Result<Option<usize>, ToolError> {
+    deadline: Option<std::time::Instant>,
+) -> Result<Option<(usize, Reached)>, ToolError> {
     let store = &context.hub.store;
     // read before the units: a change after it moves the revision on, and
     // the next query catches up with it
@@ -271,14 +301,14 @@ fn catch_up_source(
     });
     if changed.is_empty() {
         apply(context, source.source, revision, &removed, Vec::new(), true)?;
-        return Ok(Some(removed.len()));
+        return Ok(Some((removed.len(), Reached::Level)));
     }
     let batches = changed.len().div_ceil(BATCH);
     if batches > 1 {
         // merged when the catch-up ends (see `catch_up`)
         store.write(records::defer_merging)?;
     }
-    let written = write_in_batches(context, source, revision, &changed, &removed);
+    let written = write_in_batches(context, source, revision, &changed, &removed, deadline);
     if let Err(error) = &written
         && batches > 1
     {
@@ -289,19 +319,23 @@ fn catch_up_source(
             tracing::warn!(%merging, %error, "the search index could not merge its segments after a failed catch-up");
         }
     }
-    written?;
-    Ok(Some(changed.len() + removed.len()))
+    let (written, reached) = written?;
+    Ok(Some((written, reached)))
 }
 
 /// Loads `changed` a batch at a time and writes each batch, removing
 /// `removed` with the first; the source's revision is recorded with the last.
+/// Past `deadline` it stops after a batch: the revision is not recorded, so
+/// the next caller finds the units still to write by their fingerprints.
+/// Answers the units written and how far it got.
 fn write_in_batches(
     context: &ToolContext,
     source: &'static Searchable,
     revision: i64,
     changed: &[UnitVersion],
     removed: &[(String, Option<String>)],
-) -> Result<(), ToolError> {
+    deadline: Option<std::time::Instant>,
+) -> Result<(usize, Reached), ToolError> {
     let batches = changed.len().div_ceil(BATCH);
     std::thread::scope(|scope| {
         // the next batch is read, split into words and trigrams (on every
@@ -318,18 +352,19 @@ fn write_in_batches(
                 }
             }
         });
+        let mut written = removed.len();
         for (at, units) in prepared.into_iter().enumerate() {
             let removing = if at == 0 { removed } else { &[] };
-            apply(
-                context,
-                source.source,
-                revision,
-                removing,
-                units?,
-                at + 1 == batches,
-            )?;
+            let last = at + 1 == batches;
+            let units = units?;
+            written += units.len();
+            apply(context, source.source, revision, removing, units, last)?;
+            // leaving the loop drops the receiver: the loader stops
+            if !last && deadline.is_some_and(|deadline| std::time::Instant::now() >= deadline) {
+                return Ok((written, Reached::Partway));
+            }
         }
-        Ok::<(), ToolError>(())
+        Ok::<_, ToolError>((written, Reached::Level))
     })
 }
 
@@ -695,6 +730,42 @@ mod tests {
             ),
             0
         );
+    }
+
+    #[test]
+    fn a_catch_up_past_its_deadline_stops_after_a_batch_and_the_next_goes_on() {
+        let repo = tempfile::tempdir().unwrap();
+        let files = BATCH * 2 + 10;
+        for n in 0..files {
+            std::fs::write(
+                repo.path().join(format!("m{n:04}.py")),
+                format!("needle_{n} = {n}\n"),
+            )
+            .unwrap();
+        }
+        let hub = crate::hub::on_repo_for_tests(repo.path());
+        hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
+            .unwrap();
+        let context = ToolContext::new(
+            hub.state(),
+            Source::Cli,
+            hub.registry(),
+            &Unwatched,
+            crate::envelope::Budget::None,
+        );
+        let graph = [crate::graph::AREA.search.unwrap()];
+        let files_kept = || hub.state().store.view(records::sizes).unwrap().1;
+        // a deadline already past: one batch is written, and no more
+        let (_, reached) =
+            catch_up_holding(&context, &graph, Some(std::time::Instant::now())).unwrap();
+        assert_eq!(reached, Reached::Partway);
+        assert_eq!(files_kept(), BATCH as i64);
+        // the next caller goes on where it stopped, and finds the index level after
+        let (caught_up, reached) = catch_up_holding(&context, &graph, None).unwrap();
+        assert_eq!(reached, Reached::Level);
+        assert_eq!(caught_up, vec![("graph", files - BATCH)]);
+        assert_eq!(files_kept(), files as i64);
+        assert!(level_with_every_source(&context, &graph).unwrap());
     }
 
     #[test]
