@@ -732,6 +732,18 @@ mod tests {
         );
     }
 
+    /// The context a tool called from the shell gets, for calling the
+    /// catch-up's own functions.
+    fn cli_context(hub: &Hub) -> ToolContext<'_> {
+        ToolContext::new(
+            hub.state(),
+            Source::Cli,
+            hub.registry(),
+            &Unwatched,
+            crate::envelope::Budget::None,
+        )
+    }
+
     #[test]
     fn a_catch_up_past_its_deadline_stops_after_a_batch_and_the_next_goes_on() {
         let repo = tempfile::tempdir().unwrap();
@@ -746,13 +758,7 @@ mod tests {
         let hub = crate::hub::on_repo_for_tests(repo.path());
         hub.call_named_here("cos_graph_index", json!({}), Source::Cli, &Unwatched)
             .unwrap();
-        let context = ToolContext::new(
-            hub.state(),
-            Source::Cli,
-            hub.registry(),
-            &Unwatched,
-            crate::envelope::Budget::None,
-        );
+        let context = cli_context(&hub);
         let graph = [crate::graph::AREA.search.unwrap()];
         let files_kept = || hub.state().store.view(records::sizes).unwrap().1;
         // a deadline already past: one batch is written, and no more
@@ -834,13 +840,7 @@ mod tests {
         // without recording the graph's revision, as a catch-up of many
         // batches does between them
         std::fs::write(repo.path().join("a.py"), "needle_after = 2\n").unwrap();
-        let context = ToolContext::new(
-            hub.state(),
-            Source::Cli,
-            hub.registry(),
-            &Unwatched,
-            crate::envelope::Budget::None,
-        );
+        let context = cli_context(&hub);
         let revision = crate::graph::revision(&hub.state().store).unwrap();
         let graph = crate::graph::AREA.search.unwrap();
         let version = UnitVersion {
