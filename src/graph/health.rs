@@ -1,7 +1,7 @@
-//! What the graph says in the hub's health: the files it covers by
-//! language (how many and their bytes; each is searched as code text but
-//! Markdown, searched by section as documents), and what the last index
-//! run left out and why.
+//! What the graph says in the hub's health: the files it covered by
+//! language after the last index run (how many and their bytes; each is
+//! searched as code text but Markdown, searched by section as documents),
+//! and what that run left out and why, both as the run kept them.
 
 use serde_json::json;
 
@@ -13,7 +13,7 @@ use crate::tools::area::AreaHealth;
 pub fn report(context: &ToolContext) -> AreaHealth {
     let mut health = AreaHealth::default();
     let read = context.hub.store.view(|c| {
-        let languages = index::files_by_language(c).map_err(|e| StoreError::on(c, e))?;
+        let languages = index::languages_now(c).map_err(|e| StoreError::on(c, e))?;
         let left_out = index::left_out_now(c).map_err(|e| StoreError::on(c, e))?;
         Ok::<_, StoreError>((languages, left_out))
     });

@@ -16,15 +16,26 @@ pub struct LeftOutNow {
     pub first: Vec<LeftOut>,
 }
 
-/// Keeps what the run left out in `graph_meta`.
-pub(super) fn keep_left_out(store: &Store, left_out: &LeftOutNow) -> Result<(), StoreError> {
-    let value = serde_json::to_string(left_out).unwrap_or_default();
-    store.write(|tx| set_meta(tx, "left_out", &value).map_err(|error| StoreError::on(tx, error)))
+/// Keeps `value` as JSON under `key` in `graph_meta`.
+pub(super) fn keep_meta_json<T: Serialize>(
+    store: &Store,
+    key: &str,
+    value: &T,
+) -> Result<(), StoreError> {
+    let value = serde_json::to_string(value).unwrap_or_default();
+    store.write(|tx| set_meta(tx, key, &value).map_err(|error| StoreError::on(tx, error)))
 }
 
 /// What the last index run left out (nothing before the first run).
 pub fn left_out_now(c: &Connection) -> rusqlite::Result<LeftOutNow> {
     meta_json(c, "left_out")
+}
+
+/// The files the graph covered by language after the last index run
+/// (nothing before the first run), as the run counted them: the hub's
+/// health reads this rather than count every file at each call.
+pub fn languages_now(c: &Connection) -> rusqlite::Result<BTreeMap<String, FilesAndBytes>> {
+    meta_json(c, "languages")
 }
 
 /// The value `graph_meta` keeps under `key`, if any.

@@ -37,7 +37,7 @@ use deferred::*;
 use incremental::*;
 use lock::*;
 use meta::*;
-pub use meta::{LeftOutNow, bump_revision, left_out_now, revision, updated_at};
+pub use meta::{LeftOutNow, bump_revision, languages_now, left_out_now, revision, updated_at};
 use walk::*;
 use write::*;
 
@@ -180,7 +180,7 @@ pub fn index(
         update_index(store, root, &candidates, &libraries, &known, on_file)?
     };
     let mut stages = Stages::start();
-    let left_out_kept = store.read(|c| {
+    let (left_out_kept, languages_kept) = store.read(|c| {
         summary.files = c.query_row("SELECT count(*) FROM graph_files", [], |r| {
             r.get::<_, i64>(0)
         })? as u64;
@@ -192,7 +192,7 @@ pub fn index(
         summary.languages = files_by_language(c)?;
         summary.nodes_by_kind = kinds_counted(c, "SELECT kind FROM graph_nodes")?;
         summary.edges_by_kind = kinds_counted(c, "SELECT kind FROM graph_edges")?;
-        left_out_now(c)
+        Ok::<_, rusqlite::Error>((left_out_now(c)?, languages_now(c)?))
     })?;
     stages.lap("summary counts");
     summary.left_out.sort();
@@ -208,10 +208,13 @@ pub fn index(
         by_reason: summary.left_out_by_reason.clone(),
         first: summary.left_out.clone(),
     };
-    // searches that find nothing say what was left out; a run that changed
-    // nothing writes nothing
+    // searches that find nothing say what was left out, and health what
+    // is searchable; a run that changed nothing writes nothing
     if left_out_now != left_out_kept {
-        keep_left_out(store, &left_out_now)?;
+        keep_meta_json(store, "left_out", &left_out_now)?;
+    }
+    if summary.languages != languages_kept {
+        keep_meta_json(store, "languages", &summary.languages)?;
     }
     summary.milliseconds = started.elapsed().as_millis() as u64;
     Ok(summary)
@@ -274,7 +277,7 @@ impl Stages {
 }
 
 /// The files the graph covers and their bytes, by language.
-pub fn files_by_language(c: &Connection) -> rusqlite::Result<BTreeMap<String, FilesAndBytes>> {
+fn files_by_language(c: &Connection) -> rusqlite::Result<BTreeMap<String, FilesAndBytes>> {
     let mut statement = c.prepare_cached(
         "SELECT language, count(*), sum(bytes) FROM graph_files GROUP BY language",
     )?;
