@@ -8,6 +8,16 @@ use std::collections::HashMap;
 
 use super::facts::{Binding, Language, Reference};
 
+/// The prefix of a module named by a dotted package path (Java, Kotlin, Scala,
+/// C#, Swift, PHP namespaces): found by the folders and files it ends in.
+pub const PACKAGE: &str = "pkg:";
+/// The prefix of a module named by a path relative to the importing file
+/// (`#include "x.h"`, `require_relative`, Dart's relative imports).
+pub const RELATIVE: &str = "path:";
+/// The prefix of a module named by a library path (`<stdio.h>`, `require
+/// 'json'`): a file of the repository ending so, or else a library outside it.
+pub const LIBRARY: &str = "lib:";
+
 /// `module` + `.` + `member`, where a Python relative module may end in dots (`from . import x`).
 pub fn join_module(module: &str, member: &str) -> String {
     if module.is_empty() || module.ends_with('.') {
@@ -71,6 +81,10 @@ pub fn bind_references(references: &mut [Reference], bindings: &[Binding], langu
         if !matches!(reference.kind, "calls" | "inherits_from" | "implements") {
             continue;
         }
+        if let Some(receiver) = reference.receiver.as_mut() {
+            bind_receiver(receiver, &mut reference.module, &by_local, dotted_modules);
+            continue;
+        }
         let Some(qualifier) = reference.qualifier.take() else {
             continue;
         };
@@ -108,6 +122,51 @@ pub fn bind_references(references: &mut [Reference], bindings: &[Binding], langu
             join_module(&base, rest)
         });
     }
+}
+
+/// A receiver's type named through an import: the module it lives in, and
+/// its own name (`M` after `import Money as M` is `Money`).
+fn bind_receiver(
+    receiver: &mut String,
+    module: &mut Option<String>,
+    by_local: &HashMap<&str, &Binding>,
+    dotted_modules: bool,
+) {
+    let (first, rest) = receiver.split_once('.').unwrap_or((receiver.as_str(), ""));
+    let Some(binding) = by_local.get(first) else {
+        return;
+    };
+    let (bound_module, name) = match (&binding.symbol, rest.is_empty()) {
+        // `from cart import Cart`, `import a.b.Cart`: the type itself
+        (Some(symbol), true) => (binding.module.clone(), symbol.clone()),
+        // `models.Cart` after `from app import models`
+        (Some(symbol), false) if dotted_modules => {
+            let (inner, name) = rest.rsplit_once('.').unwrap_or(("", rest));
+            let module = join_module(&binding.module, symbol);
+            let module = if inner.is_empty() {
+                module
+            } else {
+                join_module(&module, inner)
+            };
+            (module, name.to_string())
+        }
+        (Some(_), false) => return,
+        // `shop.Cart` after `import shop` or Go's `import "x/shop"`
+        (None, _) => {
+            let (inner, name) = rest.rsplit_once('.').unwrap_or(("", rest));
+            if name.is_empty() {
+                return;
+            }
+            let module = if inner.is_empty() || !dotted_modules {
+                binding.module.clone()
+            } else {
+                join_module(&binding.module, inner)
+            };
+            (module, name.to_string())
+        }
+    };
+    *module = Some(bound_module);
+    *receiver = name;
 }
 
 #[cfg(test)]
@@ -148,6 +207,7 @@ mod tests {
             name: name.into(),
             qualifier: Some(qualifier.into()),
             module: None,
+            receiver: None,
         };
         let mut references = vec![
             reference("g", ""),

@@ -31,8 +31,12 @@ pub struct Reference {
     /// How a call or base was qualified (`db` in `db.connect()`, `""` when bare,
     /// None for an expression); consumed when bindings are applied.
     pub qualifier: Option<String>,
-    /// The module an import binding says `name` lives in.
+    /// The module an import binding says `name` lives in (for a call through
+    /// a typed receiver: the module the receiver's type lives in).
     pub module: Option<String>,
+    /// A call through an object whose type the code around it gives (`c` after
+    /// `c = Cart()`, `self`, a typed parameter or field): that type's name.
+    pub receiver: Option<String>,
 }
 
 impl Reference {
@@ -43,6 +47,7 @@ impl Reference {
             name,
             qualifier: None,
             module: None,
+            receiver: None,
         }
     }
 }
@@ -66,6 +71,16 @@ pub enum Language {
     Tsx,
     JavaScript,
     Go,
+    Java,
+    CSharp,
+    C,
+    Cpp,
+    Php,
+    Ruby,
+    Kotlin,
+    Swift,
+    Scala,
+    Dart,
     Markdown,
     /// Any other text file: searched as text, with no symbols; its
     /// language facet comes from `text_languages`.
@@ -74,13 +89,23 @@ pub enum Language {
 
 impl Language {
     /// The languages the graph parses (every one but `Text`).
-    pub const ALL: [Language; 7] = [
+    pub const ALL: [Language; 17] = [
         Language::Python,
         Language::Rust,
         Language::TypeScript,
         Language::Tsx,
         Language::JavaScript,
         Language::Go,
+        Language::Java,
+        Language::CSharp,
+        Language::C,
+        Language::Cpp,
+        Language::Php,
+        Language::Ruby,
+        Language::Kotlin,
+        Language::Swift,
+        Language::Scala,
+        Language::Dart,
         Language::Markdown,
     ];
 
@@ -92,9 +117,37 @@ impl Language {
             Some("tsx") => Some(Language::Tsx),
             Some("js") | Some("jsx") | Some("mjs") | Some("cjs") => Some(Language::JavaScript),
             Some("go") => Some(Language::Go),
+            Some("java") => Some(Language::Java),
+            Some("cs") => Some(Language::CSharp),
+            // a `.h` header is C unless its text says C++ (see `extract`)
+            Some("c" | "h") => Some(Language::C),
+            Some("cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ipp") => {
+                Some(Language::Cpp)
+            }
+            Some("php") => Some(Language::Php),
+            Some("rb" | "rake" | "gemspec") => Some(Language::Ruby),
+            Some("kt" | "kts") => Some(Language::Kotlin),
+            Some("swift") => Some(Language::Swift),
+            Some("scala" | "sc") => Some(Language::Scala),
+            Some("dart") => Some(Language::Dart),
             Some("md") | Some("markdown") => Some(Language::Markdown),
             _ => None,
         }
+    }
+
+    /// True when a method body names its type's fields without `this`
+    /// (a bare `cart` may be the field `cart`).
+    pub fn members_are_implicit(self) -> bool {
+        matches!(
+            self,
+            Language::Java
+                | Language::CSharp
+                | Language::Cpp
+                | Language::Kotlin
+                | Language::Swift
+                | Language::Scala
+                | Language::Dart
+        )
     }
 
     /// The language the graph reads `path` as: one it parses, or else text.
@@ -110,6 +163,16 @@ impl Language {
             Language::Tsx => "tsx",
             Language::JavaScript => "javascript",
             Language::Go => "go",
+            Language::Java => "java",
+            Language::CSharp => "c#",
+            Language::C => "c",
+            Language::Cpp => "c++",
+            Language::Php => "php",
+            Language::Ruby => "ruby",
+            Language::Kotlin => "kotlin",
+            Language::Swift => "swift",
+            Language::Scala => "scala",
+            Language::Dart => "dart",
             Language::Markdown => "markdown",
             Language::Text => "text",
         }

@@ -86,19 +86,29 @@ pub fn left_out_in(connection: &rusqlite::Connection) -> Result<index::LeftOutNo
     index::left_out_now(connection).map_err(|error| StoreError::on(connection, error))
 }
 
-/// Whether a path is a test's: under a `test`/`tests`/`__tests__` folder, or
-/// named `test_*`, `*_test.*`, `*_tests.*`, `*.test.*` or `*.spec.*`. The one
-/// rule for every tool that sets tests apart (the rename plan lists their
-/// sites on their own; search ranks a test after the code it tests).
+/// Whether a path is a test's: under a `test`/`tests`/`__tests__`/`spec`
+/// folder (or `Tests`, `*.Tests`, `*Tests` as Swift and .NET name theirs), or
+/// named `test_*`, `*_test.*`, `*_tests.*`, `*_spec.*`, `*.test.*`,
+/// `*.spec.*`, or `*Test`/`*Tests`/`*Spec` on a JVM, .NET, PHP or Swift
+/// source. The one rule for every tool that sets tests apart (the rename plan
+/// lists their sites on their own; search ranks a test after the code it tests).
 pub fn is_test_path(path: &str) -> bool {
+    const TYPED: [&str; 7] = [".java", ".kt", ".scala", ".cs", ".php", ".swift", ".dart"];
     let mut segments = path.split('/');
     let file = segments.next_back().unwrap_or("");
-    let in_test_folder = segments.any(|s| matches!(s, "test" | "tests" | "__tests__"));
+    let in_test_folder = segments.any(|s| {
+        matches!(s, "test" | "tests" | "__tests__" | "spec" | "Tests")
+            || (s.ends_with("Tests") || s.ends_with(".Tests")) && s.len() > 5
+    });
     let stem = file.split('.').next().unwrap_or(file);
+    let typed_test = TYPED.iter().any(|ext| file.ends_with(ext))
+        && (stem.ends_with("Test") || stem.ends_with("Tests") || stem.ends_with("Spec"));
     in_test_folder
+        || typed_test
         || stem.starts_with("test_")
         || stem.ends_with("_test")
         || stem.ends_with("_tests")
+        || stem.ends_with("_spec")
         || file.contains(".test.")
         || file.contains(".spec.")
 }

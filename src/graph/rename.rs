@@ -441,6 +441,13 @@ mod tests {
         assert!(is_test_path("app/tests/test_db.py"));
         assert!(is_test_path("web/app.test.ts"));
         assert!(!is_test_path("app/db.py"));
+        assert!(is_test_path("src/test/java/com/shop/CartTest.java"));
+        assert!(is_test_path("gson/src/main/java/ReaderTests.java"));
+        assert!(is_test_path("spec/cart_spec.rb"));
+        assert!(is_test_path("test/MediatR.Tests/SendTests.cs"));
+        assert!(is_test_path("Tests/AlamofireTests/SessionTests.swift"));
+        assert!(!is_test_path("src/main/java/com/shop/Contest.java"));
+        assert!(!is_test_path("src/Latest.py"));
         assert!(is_import_line("    from app.db import connect"));
         assert!(!is_import_line("imported = 1"));
     }

@@ -10,6 +10,8 @@
 //! one pass whose caches live for that pass only.
 
 use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
+
+use super::bindings::{LIBRARY, PACKAGE, RELATIVE};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -21,6 +23,8 @@ pub(super) struct Reference {
     pub file: Rc<str>,
     /// The module an import binding says the name comes from.
     pub module: Option<String>,
+    /// The type of the object a call was made on, when the code said.
+    pub receiver: Option<String>,
 }
 
 /// The reference kinds resolution knows, as the static strings extraction uses.
@@ -32,7 +36,7 @@ const REFERENCE_KINDS: [&str; 5] = [
     "links_to",
 ];
 
-/// Reads references from a query selecting (source, kind, name, file, module).
+/// Reads references from a query selecting (source, kind, name, file, module, receiver).
 pub(super) fn references(tx: &Connection, sql: &str) -> rusqlite::Result<Vec<Reference>> {
     let mut statement = tx.prepare(sql)?;
     let mut rows = statement.query([])?;
@@ -48,6 +52,7 @@ pub(super) fn references(tx: &Connection, sql: &str) -> rusqlite::Result<Vec<Ref
             name: row.get(2)?,
             file: Rc::from(row.get_ref(3)?.as_str_or_null()?.unwrap_or_default()),
             module: row.get(4)?,
+            receiver: row.get(5)?,
         });
     }
     Ok(references)
@@ -76,6 +81,9 @@ pub(super) fn resolve(
     for reference in references {
         match reference.kind {
             "imports" | "links_to" => by_path.push(reference),
+            "calls" if reference.receiver.is_some() => {
+                resolver.through_receiver(&reference)?;
+            }
             "calls" | "inherits_from" | "implements"
                 if !resolver.through_binding(&reference)? =>
             {
@@ -346,6 +354,108 @@ impl<'a> Resolver<'a> {
         Ok(resolved)
     }
 
+    /// A call through an object of a known type: that type's method of the
+    /// name, else the method its bases give it (up to MAX_BASE_HOPS levels).
+    /// A known type without such a method gets no edge: another type's
+    /// method of the same name is never a guess for it.
+    fn through_receiver(&mut self, reference: &Reference) -> rusqlite::Result<()> {
+        let Some(receiver) = reference.receiver.as_deref() else {
+            return Ok(());
+        };
+        let mut level = vec![(receiver.to_string(), reference.module.clone())];
+        let mut seen = HashSet::new();
+        for _ in 0..=MAX_BASE_HOPS {
+            let mut next = Vec::new();
+            for (type_name, module) in level {
+                let type_name = type_name
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or(&type_name)
+                    .to_string();
+                if !seen.insert(type_name.clone()) {
+                    continue;
+                }
+                if let Some(target) = self.method_of(&type_name, module.as_deref(), reference)? {
+                    if target != reference.source {
+                        self.edge(reference.source, target, "calls", "resolved")?;
+                        self.made
+                            .insert((reference.source, "calls", reference.name.clone()));
+                    }
+                    return Ok(());
+                }
+                next.extend(self.bases_of(&type_name)?);
+            }
+            if next.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        Ok(())
+    }
+
+    /// The method `reference.name` of the type `type_name`: in the file or
+    /// package the type's import leads to, else in the calling file, its
+    /// folder, then the repository, taking a place only when it holds one.
+    fn method_of(
+        &mut self,
+        type_name: &str,
+        module: Option<&str>,
+        reference: &Reference,
+    ) -> rusqlite::Result<Option<i64>> {
+        let suffix = format!(".{type_name}.{}", reference.name);
+        let own = &suffix[1..];
+        let methods: Vec<(i64, String)> = self
+            .symbols
+            .named(&reference.name)?
+            .iter()
+            .filter(|symbol| {
+                matches!(symbol.kind, SymbolKind::Method | SymbolKind::Function)
+                    && (symbol.qualname == own || symbol.qualname.ends_with(&suffix))
+                    && same_family(&symbol.file, &reference.file)
+            })
+            .map(|symbol| (symbol.id, symbol.file.clone()))
+            .collect();
+        if methods.is_empty() {
+            return Ok(None);
+        }
+        if let Some(module) = module {
+            let files: Vec<String> = match &*self.import_target(module, &reference.file) {
+                (Some(Place::File(file)), _) => vec![file.clone()],
+                (Some(Place::Folder(folder)), _) => self
+                    .places
+                    .files_by_folder
+                    .get(folder)
+                    .cloned()
+                    .unwrap_or_default(),
+                (None, _) => Vec::new(),
+            };
+            let found: Vec<i64> = methods
+                .iter()
+                .filter(|(_, file)| files.contains(file))
+                .map(|(id, _)| *id)
+                .collect();
+            if let [one] = found.as_slice() {
+                return Ok(Some(*one));
+            }
+            if !found.is_empty() {
+                return Ok(None);
+            }
+        }
+        Ok(nearest(&methods, &reference.file))
+    }
+
+    /// The bases a type named `type_name` declares, each with the module
+    /// its import names.
+    fn bases_of(&mut self, type_name: &str) -> rusqlite::Result<Vec<(String, Option<String>)>> {
+        let mut statement = self.tx.prepare_cached(
+            "SELECT r.name, r.module FROM graph_nodes n JOIN graph_references r ON r.source = n.id
+             WHERE n.label = ?1 AND n.kind IN ('class', 'interface')
+               AND r.kind IN ('inherits_from', 'implements')",
+        )?;
+        let rows = statement.query_map([type_name], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect()
+    }
+
     /// The symbol a lead names, following up to MAX_REEXPORT_HOPS re-exports;
     /// its id and label.
     fn follow(&mut self, mut lead: Lead, kind: &str) -> rusqlite::Result<Option<(i64, String)>> {
@@ -438,9 +548,8 @@ impl<'a> Resolver<'a> {
         if self.made.contains(&key) {
             return Ok(());
         }
-        let mut fitting = self
-            .symbols
-            .named(&reference.name)?
+        let everywhere = self.symbols.named(&reference.name)?;
+        let mut fitting = everywhere
             .iter()
             .filter(|symbol| symbol.kind.named_by(kind));
         if let (Some(only), None) = (fitting.next(), fitting.next())
@@ -449,6 +558,29 @@ impl<'a> Resolver<'a> {
             let target = only.id;
             self.edge(reference.source, target, kind, "name")?;
             self.made.insert(key);
+            return Ok(());
+        }
+        // `Cart()`, `new Cart()`: a call naming a type, where no callable
+        // has its name, constructs the only type of that name
+        let constructs = kind == "calls"
+            && reference
+                .name
+                .chars()
+                .next()
+                .is_some_and(char::is_uppercase)
+            && !everywhere.iter().any(|symbol| symbol.kind.named_by(kind));
+        if constructs {
+            let types: Vec<(i64, String)> = everywhere
+                .iter()
+                .filter(|symbol| {
+                    symbol.kind == SymbolKind::Class && same_family(&symbol.file, &reference.file)
+                })
+                .map(|symbol| (symbol.id, symbol.file.clone()))
+                .collect();
+            if let Some(target) = nearest(&types, &reference.file) {
+                self.edge(reference.source, target, kind, "name")?;
+                self.made.insert(key);
+            }
         }
         Ok(())
     }
@@ -512,6 +644,11 @@ struct Places {
     headings: HashMap<String, i64>,
     /// Files directly inside each folder (a Go import names a folder).
     files_by_folder: HashMap<String, Vec<String>>,
+    /// Files and folders by the dotted endings of their paths, built when a
+    /// package import first asks.
+    dotted: std::cell::OnceCell<HashMap<String, Option<Place>>>,
+    /// Files by their names, built when an include or library import first asks.
+    by_name: std::cell::OnceCell<HashMap<String, Vec<String>>>,
 }
 
 impl Places {
@@ -543,7 +680,76 @@ impl Places {
                 "SELECT uid, id FROM graph_nodes WHERE uid >= 'doc:heading:' AND uid < 'doc:heading;'",
             )?,
             files_by_folder,
+            dotted: Default::default(),
+            by_name: Default::default(),
         })
+    }
+
+    /// `com.shop.model.Cart` → `src/main/java/com/shop/model/Cart.java`, and
+    /// `com.shop.model` → its folder: every dotted ending of every code file
+    /// (extension dropped) and folder; an ending two places share is neither's.
+    fn dotted(&self) -> &HashMap<String, Option<Place>> {
+        self.dotted.get_or_init(|| {
+            let mut dotted: HashMap<String, Option<Place>> = HashMap::new();
+            let mut add = |path: &str, place: fn(String) -> Place, full: &str| {
+                let segments: Vec<&str> = path.split('/').collect();
+                for start in 0..segments.len() {
+                    let key = segments[start..].join(".");
+                    dotted
+                        .entry(key)
+                        .and_modify(|found| {
+                            if !matches!(found, Some(p) if p.path() == full) {
+                                *found = None
+                            }
+                        })
+                        .or_insert_with(|| Some(place(full.to_string())));
+                }
+            };
+            for path in self.files.keys() {
+                if let Some((stem, _)) = path.rsplit_once('.')
+                    && !path.ends_with(".md")
+                {
+                    add(stem, Place::File, path);
+                }
+            }
+            for folder in self.folders.keys().filter(|f| !f.is_empty()) {
+                add(folder, Place::Folder, folder);
+            }
+            dotted
+        })
+    }
+
+    /// The files called `name`.
+    fn named(&self, name: &str) -> &[String] {
+        let by_name = self.by_name.get_or_init(|| {
+            let mut by_name: HashMap<String, Vec<String>> = HashMap::new();
+            for path in self.files.keys() {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                by_name
+                    .entry(name.to_string())
+                    .or_default()
+                    .push(path.clone());
+            }
+            by_name
+        });
+        by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The file whose path ends in `/ending` (or is `ending`), nearest to
+    /// `from_file` when several do.
+    fn ending_in(&self, ending: &str, from_file: &str) -> Option<String> {
+        let name = ending.rsplit('/').next().unwrap_or(ending);
+        let shared = |path: &str| {
+            path.split('/')
+                .zip(from_file.split('/'))
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        self.named(name)
+            .iter()
+            .filter(|path| *path == ending || path.ends_with(&format!("/{ending}")))
+            .max_by_key(|path| (shared(path), std::cmp::Reverse(path.len())))
+            .cloned()
     }
 }
 
@@ -551,11 +757,58 @@ impl Places {
 type ImportTarget = (Option<Place>, String);
 
 /// What an import names inside the repository.
+#[derive(Clone)]
 enum Place {
     File(String),
-    /// A Go package.
+    /// A Go package, or a package or namespace of the languages that name one.
     Folder(String),
 }
+
+impl Place {
+    fn path(&self) -> &str {
+        match self {
+            Place::File(path) | Place::Folder(path) => path,
+        }
+    }
+}
+
+/// True when code in one file can call code in the other: the same language,
+/// or languages that share their runtime (TypeScript and JavaScript, C and
+/// C++, the JVM's).
+fn same_family(a: &str, b: &str) -> bool {
+    use super::facts::Language::*;
+    let family = |path: &str| match super::facts::Language::of(path) {
+        Some(TypeScript | Tsx | JavaScript) => Some(TypeScript),
+        Some(C | Cpp) => Some(C),
+        Some(Java | Kotlin | Scala) => Some(Java),
+        other => other,
+    };
+    family(a) == family(b)
+}
+
+/// The one candidate (id, file) in the calling file, else in its folder,
+/// else in the repository; none when the nearest place holds several.
+fn nearest(candidates: &[(i64, String)], from_file: &str) -> Option<i64> {
+    let folder_of = |path: &str| path.rsplit_once('/').map_or("", |(f, _)| f).to_string();
+    let own_folder = folder_of(from_file);
+    let tiers: [&dyn Fn(&str) -> bool; 3] = [
+        &|file: &str| file == from_file,
+        &|file: &str| folder_of(file) == own_folder,
+        &|_: &str| true,
+    ];
+    for in_tier in tiers {
+        let mut found = candidates.iter().filter(|(_, file)| in_tier(file));
+        match (found.next(), found.next()) {
+            (Some((id, _)), None) => return Some(*id),
+            (Some(_), Some(_)) => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// How many levels of bases a typed call looks through for an inherited method.
+const MAX_BASE_HOPS: usize = 4;
 
 /// How many re-exports (`from .base import Model` in a package's `__init__`) a
 /// bound reference follows before giving up.
@@ -593,6 +846,29 @@ const SCRIPT_EXTENSIONS: &[&str] = &["ts", "tsx", "js", "jsx", "mjs", "cjs", "mt
 /// What an import names, by the importing file's language: the file or Go
 /// package folder it resolves to, if any, and the name of the external module otherwise.
 fn import_target(name: &str, from_file: &str, places: &Places) -> ImportTarget {
+    if let Some(path) = name.strip_prefix(PACKAGE) {
+        return package_target(path, places);
+    }
+    if let Some(path) = name.strip_prefix(RELATIVE) {
+        let extension = from_file.rsplit('.').next().unwrap_or("");
+        let base = join_relative(from_file, path);
+        let found = [String::new(), format!(".{extension}")]
+            .iter()
+            .map(|suffix| format!("{base}{suffix}"))
+            .find(|candidate| places.files.contains_key(candidate))
+            .or_else(|| places.ending_in(path.trim_start_matches("./"), from_file))
+            .map(Place::File);
+        return (found, String::new());
+    }
+    if let Some(path) = name.strip_prefix(LIBRARY) {
+        let extension = from_file.rsplit('.').next().unwrap_or("");
+        let found = places
+            .ending_in(path, from_file)
+            .or_else(|| places.ending_in(&format!("{path}.{extension}"), from_file))
+            .map(Place::File);
+        let top = path.split('/').next().unwrap_or(path).to_string();
+        return (found, top);
+    }
     if let Some(path) = name.strip_prefix("go:") {
         // Go imports a package: the folder whose path ends the import path.
         let segments: Vec<&str> = path.split('/').collect();
@@ -641,6 +917,25 @@ fn import_target(name: &str, from_file: &str, places: &Places) -> ImportTarget {
         module_file(name, from_file, &places.files).map(Place::File),
         top,
     )
+}
+
+/// A dotted package path (`com.shop.model.Cart`): the file or folder whose
+/// path ends in the longest run of its segments, from its start (a type, then
+/// its package), dropping leading segments a source root may hide (`App\` of
+/// PHP's `src/`); a path ending nowhere names a library outside.
+fn package_target(path: &str, places: &Places) -> ImportTarget {
+    let segments: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
+    let top = segments.first().copied().unwrap_or_default().to_string();
+    let dotted = places.dotted();
+    let shortest = if segments.len() > 1 { 2 } else { 1 };
+    for start in 0..segments.len() {
+        for end in (start + shortest..=segments.len()).rev() {
+            if let Some(Some(place)) = dotted.get(&segments[start..end].join(".")) {
+                return (Some(place.clone()), top);
+            }
+        }
+    }
+    (None, top)
 }
 
 /// The `src` folder of the Rust package `from_file` is part of (its library,

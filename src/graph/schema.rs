@@ -22,7 +22,21 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: GRAPH_META,
         legacy_version: None,
     },
+    Migration {
+        version: 4,
+        name: "graph_receivers",
+        sql: GRAPH_RECEIVERS,
+        legacy_version: None,
+    },
 ];
+
+/// A call through an object of a known type keeps that type's name, so
+/// resolution links it to that type's method and no other. Clearing the
+/// hashes makes the next index re-extract every file.
+const GRAPH_RECEIVERS: &str = "
+ALTER TABLE graph_references ADD COLUMN receiver TEXT;
+UPDATE graph_files SET hash = '';
+";
 
 /// The graph's own settings (the rules it was built under) move out of the
 /// hub's table, and the graph keeps the time of its last change beside its

@@ -24,6 +24,7 @@ mod docs;
 mod docs_crash;
 mod docs_races;
 mod graph;
+mod graph_languages;
 mod http_api;
 mod layout;
 mod mcp;

@@ -12,6 +12,16 @@ pub(super) fn of(language: Language) -> Option<(tree_sitter::Language, &'static 
         Language::Tsx => Some((tree_sitter_typescript::LANGUAGE_TSX.into(), &SCRIPT)),
         Language::JavaScript => Some((tree_sitter_javascript::LANGUAGE.into(), &SCRIPT)),
         Language::Go => Some((tree_sitter_go::LANGUAGE.into(), &GO)),
+        Language::Java => Some((tree_sitter_java::LANGUAGE.into(), &JAVA)),
+        Language::CSharp => Some((tree_sitter_c_sharp::LANGUAGE.into(), &CSHARP)),
+        Language::C => Some((tree_sitter_c::LANGUAGE.into(), &C)),
+        Language::Cpp => Some((tree_sitter_cpp::LANGUAGE.into(), &C)),
+        Language::Php => Some((tree_sitter_php::LANGUAGE_PHP.into(), &PHP)),
+        Language::Ruby => Some((tree_sitter_ruby::LANGUAGE.into(), &RUBY)),
+        Language::Kotlin => Some((tree_sitter_kotlin_ng::LANGUAGE.into(), &KOTLIN)),
+        Language::Swift => Some((tree_sitter_swift::LANGUAGE.into(), &SWIFT)),
+        Language::Scala => Some((tree_sitter_scala::LANGUAGE.into(), &SCALA)),
+        Language::Dart => Some((tree_sitter_dart::LANGUAGE.into(), &DART)),
         Language::Markdown | Language::Text => None,
     }
 }
@@ -27,7 +37,13 @@ pub(super) struct Grammar {
     pub(super) function_values: &'static [&'static str],
     /// `NAME = value` at module or class level declares a variable (Python).
     pub(super) assignments_declare: bool,
+    /// Clauses naming a type's bases beside the ones every grammar shares,
+    /// with the edge each makes (`inherits_from` or `implements`).
+    pub(super) base_clauses: &'static [(&'static str, &'static str)],
 }
+
+/// Base clauses no grammar below names.
+const NO_BASES: &[(&str, &str)] = &[];
 
 const PYTHON: Grammar = Grammar {
     classes: &[("class_definition", "class")],
@@ -37,6 +53,7 @@ const PYTHON: Grammar = Grammar {
     calls: &["call"],
     function_values: &[],
     assignments_declare: true,
+    base_clauses: NO_BASES,
 };
 
 const RUST: Grammar = Grammar {
@@ -51,6 +68,7 @@ const RUST: Grammar = Grammar {
     calls: &["call_expression", "macro_invocation"],
     function_values: &[],
     assignments_declare: false,
+    base_clauses: NO_BASES,
 };
 
 /// TypeScript, TSX and JavaScript share their constructs' names.
@@ -70,6 +88,7 @@ const SCRIPT: Grammar = Grammar {
     calls: &["call_expression", "new_expression"],
     function_values: &["arrow_function", "function_expression", "function"],
     assignments_declare: false,
+    base_clauses: NO_BASES,
 };
 
 const GO: Grammar = Grammar {
@@ -80,4 +99,181 @@ const GO: Grammar = Grammar {
     calls: &["call_expression"],
     function_values: &[],
     assignments_declare: false,
+    base_clauses: NO_BASES,
+};
+
+const JAVA: Grammar = Grammar {
+    classes: &[
+        ("class_declaration", "class"),
+        ("enum_declaration", "class"),
+        ("record_declaration", "class"),
+        ("interface_declaration", "interface"),
+        ("annotation_type_declaration", "interface"),
+    ],
+    functions: &["method_declaration", "constructor_declaration"],
+    containers: &[],
+    imports: &["import_declaration"],
+    calls: &["method_invocation", "object_creation_expression"],
+    function_values: &[],
+    assignments_declare: false,
+    base_clauses: &[
+        ("superclass", "inherits_from"),
+        ("super_interfaces", "implements"),
+        ("extends_interfaces", "inherits_from"),
+    ],
+};
+
+const CSHARP: Grammar = Grammar {
+    classes: &[
+        ("class_declaration", "class"),
+        ("struct_declaration", "class"),
+        ("enum_declaration", "class"),
+        ("record_declaration", "class"),
+        ("interface_declaration", "interface"),
+    ],
+    functions: &[
+        "method_declaration",
+        "constructor_declaration",
+        "local_function_statement",
+    ],
+    containers: &[],
+    imports: &["using_directive"],
+    calls: &["invocation_expression", "object_creation_expression"],
+    function_values: &[],
+    assignments_declare: false,
+    base_clauses: &[("base_list", "inherits_from")],
+};
+
+/// C and C++: a prototype declares nothing (its definition does), so a
+/// header's declaration and its source file's definition are one symbol.
+const C: Grammar = Grammar {
+    classes: &[
+        ("struct_specifier", "class"),
+        ("union_specifier", "class"),
+        ("enum_specifier", "class"),
+        ("class_specifier", "class"),
+    ],
+    functions: &["function_definition"],
+    containers: &[],
+    imports: &["preproc_include"],
+    calls: &["call_expression", "new_expression"],
+    function_values: &[],
+    assignments_declare: false,
+    base_clauses: &[("base_class_clause", "inherits_from")],
+};
+
+const PHP: Grammar = Grammar {
+    classes: &[
+        ("class_declaration", "class"),
+        ("enum_declaration", "class"),
+        ("trait_declaration", "class"),
+        ("interface_declaration", "interface"),
+    ],
+    functions: &["function_definition", "method_declaration"],
+    containers: &[],
+    imports: &[
+        "namespace_use_declaration",
+        "require_expression",
+        "require_once_expression",
+        "include_expression",
+        "include_once_expression",
+    ],
+    calls: &[
+        "function_call_expression",
+        "member_call_expression",
+        "nullsafe_member_call_expression",
+        "scoped_call_expression",
+        "object_creation_expression",
+    ],
+    function_values: &[],
+    assignments_declare: false,
+    base_clauses: &[
+        ("base_clause", "inherits_from"),
+        ("class_interface_clause", "implements"),
+    ],
+};
+
+/// Ruby's `require` is a call: the walk reads it as an import.
+const RUBY: Grammar = Grammar {
+    classes: &[("class", "class"), ("module", "class")],
+    functions: &["method", "singleton_method"],
+    containers: &[],
+    imports: &[],
+    calls: &["call"],
+    function_values: &[],
+    assignments_declare: false,
+    base_clauses: &[("superclass", "inherits_from")],
+};
+
+const KOTLIN: Grammar = Grammar {
+    classes: &[
+        ("class_declaration", "class"),
+        ("object_declaration", "class"),
+    ],
+    functions: &["function_declaration", "secondary_constructor"],
+    containers: &[],
+    imports: &["import"],
+    calls: &["call_expression"],
+    function_values: &[],
+    assignments_declare: false,
+    base_clauses: &[("delegation_specifiers", "inherits_from")],
+};
+
+const SWIFT: Grammar = Grammar {
+    classes: &[
+        ("class_declaration", "class"),
+        ("protocol_declaration", "interface"),
+    ],
+    functions: &[
+        "function_declaration",
+        "protocol_function_declaration",
+        "init_declaration",
+    ],
+    containers: &[],
+    imports: &["import_declaration"],
+    calls: &["call_expression"],
+    function_values: &[],
+    assignments_declare: false,
+    base_clauses: &[("inheritance_specifier", "inherits_from")],
+};
+
+const SCALA: Grammar = Grammar {
+    classes: &[
+        ("class_definition", "class"),
+        ("object_definition", "class"),
+        ("enum_definition", "class"),
+        ("trait_definition", "interface"),
+    ],
+    functions: &["function_definition", "function_declaration"],
+    containers: &[],
+    imports: &["import_declaration"],
+    calls: &["call_expression", "instance_expression"],
+    function_values: &[],
+    assignments_declare: false,
+    base_clauses: &[("extends_clause", "inherits_from")],
+};
+
+const DART: Grammar = Grammar {
+    classes: &[
+        ("class_declaration", "class"),
+        ("class_definition", "class"),
+        ("mixin_declaration", "class"),
+        ("enum_declaration", "class"),
+        ("extension_declaration", "class"),
+    ],
+    functions: &[
+        "function_signature",
+        "method_signature",
+        "constructor_signature",
+    ],
+    containers: &[],
+    imports: &["import_specification"],
+    calls: &[],
+    function_values: &[],
+    assignments_declare: false,
+    base_clauses: &[
+        ("superclass", "inherits_from"),
+        ("interfaces", "implements"),
+        ("mixins", "implements"),
+    ],
 };

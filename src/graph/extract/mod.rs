@@ -9,7 +9,10 @@
 mod go;
 mod grammar;
 mod markdown;
+mod names;
+mod packages;
 mod python;
+mod receivers;
 mod rust;
 mod script;
 #[cfg(test)]
@@ -46,16 +49,22 @@ pub fn extract_in(path: &str, language: Language, text: &str, library: Option<&s
         line_start: 1,
         line_end: lines,
     });
-    match grammar::of(language) {
+    // a C header that declares classes or namespaces is C++
+    let grammar_language =
+        if language == Language::C && path.ends_with(".h") && looks_like_cpp(text) {
+            Language::Cpp
+        } else {
+            language
+        };
+    match grammar::of(grammar_language) {
         Some((grammar_language, grammar)) => {
-            walk::code(
-                &mut extraction,
+            let source = walk::Source {
                 path,
-                &file,
+                file: &file,
                 text,
-                &grammar_language,
-                grammar,
-            );
+                language,
+            };
+            walk::code(&mut extraction, source, &grammar_language, grammar);
             if language == Language::Rust {
                 rust::crate_paths(&mut extraction, library);
             }
@@ -68,4 +77,20 @@ pub fn extract_in(path: &str, language: Language, text: &str, library: Option<&s
         None => {}
     }
     extraction
+}
+
+/// True when a header's text uses what only C++ has.
+fn looks_like_cpp(text: &str) -> bool {
+    const MARKERS: [&str; 6] = [
+        "class ",
+        "namespace ",
+        "template<",
+        "template <",
+        "public:",
+        "::",
+    ];
+    let head = &text.as_bytes()[..text.len().min(64 * 1024)];
+    MARKERS
+        .iter()
+        .any(|marker| memchr::memmem::find(head, marker.as_bytes()).is_some())
 }

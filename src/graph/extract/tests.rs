@@ -225,3 +225,221 @@ fn go_types_methods_functions_imports() {
     )));
     assert!(refs.contains(&("code:method:store/store.go::Store.Save", "calls", "Write")));
 }
+
+/// The uids and (kind, name, module) references one file of `language` gives.
+fn definitions_and_references(
+    path: &str,
+    language: Language,
+    text: &str,
+) -> (Vec<String>, Vec<String>) {
+    let e = extract(path, language, text);
+    let uids = e.nodes.iter().map(|n| n.uid.clone()).collect();
+    let refs = e
+        .references
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {}{}",
+                r.kind,
+                r.name,
+                r.module.as_deref().unwrap_or("-"),
+                r.receiver
+                    .as_deref()
+                    .map(|t| format!(" on {t}"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    (uids, refs)
+}
+
+/// A file of a language: its path, language and text, the uids it must
+/// declare and the references it must make.
+type Case = (
+    &'static str,
+    Language,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+#[test]
+fn the_languages_teams_write_give_types_methods_imports_bases_and_typed_calls() {
+    let cases: [Case; 10] = [
+        (
+            "src/main/java/com/shop/Pay.java",
+            Language::Java,
+            "package com.shop;\nimport com.shop.model.Cart;\npublic class Pay extends Base implements Payable {\n    private Cart cart;\n    public Pay(Cart c) { this.cart = c; }\n    int pay(Invoice inv) { return this.cart.total() + inv.total(); }\n    interface Payable { void pay(); }\n    enum Kind { A }\n}\n",
+            &[
+                "code:class:src/main/java/com/shop/Pay.java::Pay",
+                "code:method:src/main/java/com/shop/Pay.java::Pay.Pay",
+                "code:method:src/main/java/com/shop/Pay.java::Pay.pay",
+                "code:interface:src/main/java/com/shop/Pay.java::Pay.Payable",
+                "code:class:src/main/java/com/shop/Pay.java::Pay.Kind",
+            ],
+            &[
+                "imports pkg:com.shop.model.Cart -",
+                "inherits_from Base -",
+                "implements Payable -",
+                "calls total pkg:com.shop.model.Cart on Cart",
+                "calls total - on Invoice",
+            ],
+        ),
+        (
+            "src/Pay.cs",
+            Language::CSharp,
+            "using Shop.Model;\nnamespace Shop {\n  public class Pay : Base, IPayable {\n    public int Run(Cart c) { return c.Total(); }\n  }\n  public interface IPayable { void Run(); }\n  public struct Money {}\n}\n",
+            &[
+                "code:class:src/Pay.cs::Pay",
+                "code:method:src/Pay.cs::Pay.Run",
+                "code:interface:src/Pay.cs::IPayable",
+                "code:class:src/Pay.cs::Money",
+            ],
+            &[
+                "imports pkg:Shop.Model -",
+                "inherits_from Base -",
+                "inherits_from IPayable -",
+                "calls Total - on Cart",
+            ],
+        ),
+        (
+            "src/cart.c",
+            Language::C,
+            "#include <stdio.h>\n#include \"cart.h\"\nstruct cart { int n; };\nstatic int helper(int x);\nint total(struct cart *c) { return helper(c->n); }\n",
+            &[
+                "code:class:src/cart.c::cart",
+                "code:function:src/cart.c::total",
+            ],
+            &[
+                "imports lib:stdio.h -",
+                "imports path:cart.h -",
+                "calls helper -",
+            ],
+        ),
+        (
+            "src/cart.cpp",
+            Language::Cpp,
+            "#include \"cart.hpp\"\nnamespace shop {\nclass Cart : public Base {\npublic:\n  int total() const;\n};\nint Cart::total() const { return this->count(); }\n}\n",
+            &[
+                "code:class:src/cart.cpp::Cart",
+                "code:method:src/cart.cpp::Cart.total",
+            ],
+            &[
+                "imports path:cart.hpp -",
+                "inherits_from Base -",
+                "calls count - on Cart",
+            ],
+        ),
+        (
+            "src/Pay.php",
+            Language::Php,
+            "<?php\nnamespace App;\nuse App\\Model\\{Cart, Money as M};\nclass Pay extends Base implements Payable {\n    public function run(Cart $c) { return $c->total(); }\n}\nfunction helper() {}\n",
+            &[
+                "code:class:src/Pay.php::Pay",
+                "code:method:src/Pay.php::Pay.run",
+                "code:function:src/Pay.php::helper",
+            ],
+            &[
+                "imports pkg:App.Model.Cart -",
+                "imports pkg:App.Model.Money -",
+                "inherits_from Base -",
+                "implements Payable -",
+                "calls total pkg:App.Model.Cart on Cart",
+            ],
+        ),
+        (
+            "lib/pay.rb",
+            Language::Ruby,
+            "require 'json'\nrequire_relative 'cart'\nmodule Shop\n  class Pay < Base\n    def run\n      @cart = Cart.new\n      @cart.total\n    end\n  end\nend\n",
+            &[
+                "code:class:lib/pay.rb::Shop",
+                "code:class:lib/pay.rb::Shop.Pay",
+                "code:method:lib/pay.rb::Shop.Pay.run",
+            ],
+            &[
+                "imports lib:json -",
+                "imports path:cart -",
+                "inherits_from Base -",
+                "calls new - on Cart",
+                "calls total - on Cart",
+            ],
+        ),
+        (
+            "src/Pay.kt",
+            Language::Kotlin,
+            "package shop\nimport shop.model.Cart\nclass Pay(private val cart: Cart) : Base(), Payable {\n    fun run(): Int { return cart.total() }\n}\nfun helper() {}\n",
+            &[
+                "code:class:src/Pay.kt::Pay",
+                "code:method:src/Pay.kt::Pay.run",
+                "code:function:src/Pay.kt::helper",
+            ],
+            &[
+                "imports pkg:shop.model.Cart -",
+                "inherits_from Base -",
+                "inherits_from Payable -",
+                "calls total pkg:shop.model.Cart on Cart",
+            ],
+        ),
+        (
+            "Sources/Pay.swift",
+            Language::Swift,
+            "import Foundation\nclass Pay: Base {\n    var cart: Cart\n    init(cart: Cart) { self.cart = cart }\n    func run() -> Int { return self.cart.total() }\n}\nprotocol Payable { func run() -> Int }\n",
+            &[
+                "code:class:Sources/Pay.swift::Pay",
+                "code:method:Sources/Pay.swift::Pay.init",
+                "code:method:Sources/Pay.swift::Pay.run",
+                "code:interface:Sources/Pay.swift::Payable",
+                "code:method:Sources/Pay.swift::Payable.run",
+            ],
+            &[
+                "imports pkg:Foundation -",
+                "inherits_from Base -",
+                "calls total - on Cart",
+            ],
+        ),
+        (
+            "src/Pay.scala",
+            Language::Scala,
+            "package shop\nimport shop.model.{Cart, Money => M}\nclass Pay(cart: Cart) extends Base with Payable {\n  def run(): Int = cart.total()\n}\ntrait Payable { def run(): Int }\n",
+            &[
+                "code:class:src/Pay.scala::Pay",
+                "code:method:src/Pay.scala::Pay.run",
+                "code:interface:src/Pay.scala::Payable",
+                "code:method:src/Pay.scala::Payable.run",
+            ],
+            &[
+                "imports pkg:shop.model -",
+                "inherits_from Base -",
+                "inherits_from Payable -",
+                "calls total pkg:shop.model.Cart on Cart",
+            ],
+        ),
+        (
+            "lib/pay.dart",
+            Language::Dart,
+            "import 'package:shop/cart.dart';\nimport 'money.dart' as money;\nclass Pay extends Base implements Payable {\n  int run() { return 1; }\n}\nvoid helper() {}\n",
+            &["code:class:lib/pay.dart::Pay"],
+            &[
+                "imports lib:lib/cart.dart -",
+                "imports path:money.dart -",
+                "inherits_from Base -",
+                "implements Payable -",
+            ],
+        ),
+    ];
+    for (path, language, text, uids, references) in cases {
+        let (found_uids, found_references) = definitions_and_references(path, language, text);
+        for uid in uids {
+            assert!(
+                found_uids.iter().any(|found| found == uid),
+                "{path}: no {uid} in {found_uids:#?}"
+            );
+        }
+        for reference in references {
+            assert!(
+                found_references.iter().any(|found| found == reference),
+                "{path}: no `{reference}` in {found_references:#?}"
+            );
+        }
+    }
+}

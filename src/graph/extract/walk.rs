@@ -6,27 +6,66 @@ use tree_sitter::{Node, Parser};
 
 use super::bindings;
 use super::grammar::Grammar;
-use super::{EdgeRecord, Extraction, NodeRecord, Reference};
+use super::names::{self, Types};
+use super::{EdgeRecord, Extraction, Language, NodeRecord, Reference};
 
 pub(super) struct Walk<'a> {
     pub(super) path: &'a str,
+    pub(super) language: Language,
     /// Variable uids declared so far (a name assigned twice is one variable).
     variables: std::collections::HashSet<String>,
     pub(super) text: &'a str,
     grammar: &'a Grammar,
-    out: &'a mut Extraction,
+    pub(super) out: &'a mut Extraction,
+    /// The typed variables of each function the walk is inside, innermost last.
+    locals: Vec<Types>,
+    /// The types the walk is inside (their qualified names and typed
+    /// fields), innermost last: what `self` and a bare field name stand for.
+    types: Vec<(String, Types)>,
+}
+
+/// A call's parts: the name called, how it was qualified (`Some("")` when
+/// bare, None for an expression) and the object it was called on.
+pub(super) struct Callee<'t> {
+    pub(super) name: String,
+    pub(super) qualifier: Option<String>,
+    pub(super) object: Option<Node<'t>>,
+}
+
+/// The fields a member access names its object by, across grammars.
+const OBJECT_FIELDS: [&str; 9] = [
+    "object",
+    "receiver",
+    "expression",
+    "argument",
+    "operand",
+    "value",
+    "target",
+    "path",
+    "scope",
+];
+
+pub(super) struct Source<'a> {
+    pub(super) path: &'a str,
+    pub(super) file: &'a str,
+    pub(super) text: &'a str,
+    pub(super) language: Language,
 }
 
 pub(super) fn code(
     out: &mut Extraction,
-    path: &str,
-    file: &str,
-    text: &str,
-    language: &tree_sitter::Language,
+    source: Source,
+    grammar_language: &tree_sitter::Language,
     grammar: &Grammar,
 ) {
+    let Source {
+        path,
+        file,
+        text,
+        language,
+    } = source;
     let mut parser = Parser::new();
-    if parser.set_language(language).is_err() {
+    if parser.set_language(grammar_language).is_err() {
         out.parse_errors += 1;
         return;
     }
@@ -36,10 +75,13 @@ pub(super) fn code(
     };
     let mut walk = Walk {
         path,
+        language,
         variables: Default::default(),
         text,
         grammar,
         out,
+        locals: Vec::new(),
+        types: Vec::new(),
     };
     walk.visit(tree.root_node(), file, "", None);
 }
@@ -57,8 +99,33 @@ impl Walk<'_> {
     }
 
     pub(super) fn name_of(&self, node: Node) -> Option<String> {
-        node.child_by_field_name("name")
-            .map(|name| self.text_of(name).to_string())
+        if let Some(name) = node.child_by_field_name("name") {
+            return Some(self.text_of(name).to_string());
+        }
+        // C and C++ name a function inside its declarator (`*f(int)`, `A::f()`)
+        let mut declarator = node.child_by_field_name("declarator");
+        for _ in 0..8 {
+            let current = declarator?;
+            if current.child_by_field_name("declarator").is_none() {
+                let name = self.text_of(current);
+                return (!name.is_empty() && !name.contains('(')).then(|| name.to_string());
+            }
+            declarator = current.child_by_field_name("declarator");
+        }
+        match node.kind() {
+            "init_declaration" => Some("init".to_string()),
+            // Kotlin and Swift give some declarations' names no field
+            _ => {
+                let mut cursor = node.walk();
+                let name = node.named_children(&mut cursor).find(|c| {
+                    matches!(
+                        c.kind(),
+                        "identifier" | "simple_identifier" | "type_identifier"
+                    )
+                });
+                name.map(|n| self.text_of(n).to_string())
+            }
+        }
     }
 
     /// `parent` is the uid that contains what is found here; `scope` the qualified
@@ -86,7 +153,7 @@ impl Walk<'_> {
 
     /// Go: `type Name struct {..}` or `type Name interface {..}`.
     fn go_type(&mut self, node: Node, parent: &str) -> bool {
-        if node.kind() != "type_spec" {
+        if node.kind() != "type_spec" || self.language != Language::Go {
             return false;
         }
         let Some(name) = self.name_of(node) else {
@@ -103,7 +170,7 @@ impl Walk<'_> {
 
     /// Go: `func (r *Receiver) Name(..)`, a method of the receiver's type.
     fn go_method(&mut self, node: Node, parent: &str) -> bool {
-        if node.kind() != "method_declaration" {
+        if node.kind() != "method_declaration" || self.language != Language::Go {
             return false;
         }
         let Some(name) = self.name_of(node) else {
@@ -126,7 +193,10 @@ impl Walk<'_> {
         let qualified = qualify(&receiver, &name);
         let uid = format!("code:method:{}::{qualified}", self.path);
         self.declare(&uid, "method", &name, node, parent);
+        let locals = self.local_types(node);
+        self.locals.push(locals);
         self.children(node, &uid, &qualified, Some(&uid.clone()));
+        self.locals.pop();
         true
     }
 
@@ -157,7 +227,10 @@ impl Walk<'_> {
         let qualified = qualify(scope, &name);
         let uid = format!("code:function:{}::{qualified}", self.path);
         self.declare(&uid, "function", &name, node, parent);
+        let locals = self.local_types(value);
+        self.locals.push(locals);
         self.children(value, &uid, &qualified, Some(&uid.clone()));
+        self.locals.pop();
         true
     }
 
@@ -167,14 +240,25 @@ impl Walk<'_> {
         let Some((_, class_kind)) = self.grammar.classes.iter().find(|(k, _)| *k == kind) else {
             return false;
         };
-        let Some(name) = self.name_of(node) else {
+        // `struct cart *c` names a C type; only `struct cart { .. }` declares one
+        if kind.ends_with("_specifier") && node.child_by_field_name("body").is_none() {
+            return false;
+        }
+        let Some(name) = node
+            .child_by_field_name("name")
+            .map(|n| self.text_of(n).to_string())
+            .or_else(|| self.name_of(node))
+        else {
             return false;
         };
         let qualified = qualify(scope, &name);
         let uid = format!("code:{class_kind}:{}::{qualified}", self.path);
         self.declare(&uid, class_kind, &name, node, parent);
         self.bases(node, &uid);
+        let fields = self.field_types(node);
+        self.types.push((qualified.clone(), fields));
         self.children(node, &uid, &qualified, owner);
+        self.types.pop();
         true
     }
 
@@ -183,17 +267,39 @@ impl Walk<'_> {
         if !self.grammar.functions.contains(&node.kind()) {
             return false;
         }
-        let Some(name) = self.name_of(node) else {
+        let Some(written) = self.name_of(node) else {
             return false;
+        };
+        // C++ defines a method outside its class as `Type::name`
+        let normalized = names::normalized(&written);
+        let (owner_type, name) = match normalized.rsplit_once('.') {
+            Some((owner_type, name)) => (Some(owner_type.to_string()), name.to_string()),
+            None => (None, normalized.clone()),
         };
         let method = parent.starts_with("code:class:")
             || parent.starts_with("code:interface:")
-            || !scope.is_empty() && self.path.ends_with(".rs") && scope_is_type(scope);
-        let qualified = qualify(scope, &name);
+            || owner_type.is_some()
+            || !scope.is_empty() && self.language == Language::Rust && scope_is_type(scope);
+        let scope = match &owner_type {
+            Some(owner_type) => qualify(scope, owner_type),
+            None => scope.to_string(),
+        };
+        let qualified = qualify(&scope, &name);
         let node_kind = if method { "method" } else { "function" };
         let uid = format!("code:{node_kind}:{}::{qualified}", self.path);
         self.declare(&uid, node_kind, &name, node, parent);
+        let pushed_type = owner_type.is_some();
+        if pushed_type {
+            self.types
+                .push((scope.trim_end_matches('\u{0}').to_string(), Types::new()));
+        }
+        let locals = self.local_types(node);
+        self.locals.push(locals);
         self.children(node, &uid, &qualified, Some(&uid.clone()));
+        self.locals.pop();
+        if pushed_type {
+            self.types.pop();
+        }
         true
     }
 
@@ -231,9 +337,17 @@ impl Walk<'_> {
             return true;
         }
         let inner_scope = type_name
+            .as_ref()
             .map(|t| qualify(scope, &format!("{t}\u{0}")))
             .unwrap_or_else(|| scope.to_string());
+        let pushed_type = kind == "impl_item" && type_name.is_some();
+        if let Some(type_name) = type_name.filter(|_| pushed_type) {
+            self.types.push((type_name, Types::new()));
+        }
         self.children(node, parent, &inner_scope, owner);
+        if pushed_type {
+            self.types.pop();
+        }
         true
     }
 
@@ -252,6 +366,7 @@ impl Walk<'_> {
             name: trait_name,
             qualifier,
             module: None,
+            receiver: None,
         });
     }
 
@@ -268,18 +383,67 @@ impl Walk<'_> {
         if !self.grammar.calls.contains(&node.kind()) {
             return;
         }
+        let Some(callee) = self.callee(node) else {
+            return;
+        };
+        if self.language == Language::Ruby && self.ruby_require(node, &callee) {
+            return;
+        }
         let Some(owner) = owner else {
             return;
         };
-        if let Some((qualifier, name)) = self.callee(node) {
-            self.out.references.push(Reference {
-                source: owner.to_string(),
-                kind: "calls",
-                name,
-                qualifier,
-                module: None,
-            });
+        let receiver = callee.object.and_then(|object| self.receiver_type(object));
+        let qualifier = if receiver.is_some() {
+            None
+        } else {
+            callee.qualifier
+        };
+        self.out.references.push(Reference {
+            source: owner.to_string(),
+            kind: "calls",
+            name: callee.name,
+            qualifier,
+            module: None,
+            receiver,
+        });
+    }
+
+    /// The type of the object a method is called on, when the code around
+    /// the call says it.
+    fn receiver_type(&self, object: Node) -> Option<String> {
+        let text = names::normalized(self.text_of(object));
+        let (type_name, fields) = match self.types.last() {
+            Some((type_name, fields)) => (Some(type_name.as_str()), Some(fields)),
+            None => (None, None),
+        };
+        if self.is_self(&text) {
+            return type_name.map(str::to_string);
         }
+        if let Some(field) = self.self_member(&text) {
+            return fields?.get(field).cloned();
+        }
+        if names::is_word(&text) {
+            let local = self.locals.iter().rev().find_map(|types| types.get(&text));
+            if let Some(found) = local {
+                return Some(found.clone());
+            }
+            if self.language.members_are_implicit()
+                && let Some(found) = fields.and_then(|fields| fields.get(&text))
+            {
+                return Some(found.clone());
+            }
+            // `Cart.create()`: a call on a type (Go's qualified calls name
+            // packages, and so does a name an import binds to a module)
+            let names_module = self
+                .out
+                .bindings
+                .iter()
+                .any(|b| b.local == text && b.symbol.is_none());
+            let is_type =
+                names::starts_upper(&text) && self.language != Language::Go && !names_module;
+            return is_type.then_some(text);
+        }
+        self.value_type(object)
     }
 
     pub(super) fn children(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) {
@@ -381,6 +545,34 @@ impl Walk<'_> {
         for clause in heritage {
             self.heritage(clause, uid);
         }
+        let mut cursor = node.walk();
+        let clauses: Vec<(Node, &'static str)> = node
+            .children(&mut cursor)
+            .filter_map(|c| {
+                let found = self
+                    .grammar
+                    .base_clauses
+                    .iter()
+                    .find(|(k, _)| *k == c.kind());
+                found.map(|(_, edge)| (c, *edge))
+            })
+            .collect();
+        for (clause, edge) in clauses {
+            let mut names = Vec::new();
+            self.base_names(clause, 0, &mut names);
+            for name in names {
+                if let Some((qualifier, name)) = bindings::split_callee(&name) {
+                    self.out.references.push(Reference {
+                        source: uid.replace('\u{0}', ""),
+                        kind: edge,
+                        name,
+                        qualifier,
+                        module: None,
+                        receiver: None,
+                    });
+                }
+            }
+        }
         let Some(bases) = node.child_by_field_name("superclasses") else {
             return;
         };
@@ -396,7 +588,42 @@ impl Walk<'_> {
                     name,
                     qualifier,
                     module: None,
+                    receiver: None,
                 });
+            }
+        }
+    }
+
+    /// The type names a base clause lists (`extends Base`, `: public A, B<T>`,
+    /// `Base(), Payable`), generics and arguments dropped.
+    fn base_names(&self, clause: Node, depth: usize, names: &mut Vec<String>) {
+        const TYPES: [&str; 14] = [
+            "type_identifier",
+            "identifier",
+            "constant",
+            "qualified_name",
+            "qualified_identifier",
+            "scoped_identifier",
+            "scoped_type_identifier",
+            "generic_type",
+            "user_type",
+            "named_type",
+            "name",
+            "type",
+            "constructor_invocation",
+            "simple_base_type",
+        ];
+        let mut cursor = clause.walk();
+        for child in clause.named_children(&mut cursor) {
+            if TYPES.contains(&child.kind()) {
+                if let Some(name) = names::type_name(self.text_of(child)) {
+                    names.push(name);
+                }
+            } else if depth < 3
+                && !child.kind().contains("access")
+                && !child.kind().contains("modifier")
+            {
+                self.base_names(child, depth + 1, names);
             }
         }
     }
@@ -424,19 +651,66 @@ impl Walk<'_> {
                         name,
                         qualifier,
                         module: None,
+                        receiver: None,
                     });
                 }
             }
         }
     }
 
-    /// The called name and how it was qualified (see `bindings::split_callee`).
-    pub(super) fn callee(&self, node: Node) -> Option<(Option<String>, String)> {
+    pub(super) fn is_call(&self, node: Node) -> bool {
+        self.grammar.calls.contains(&node.kind())
+    }
+
+    /// The called name, how it was qualified (see `bindings::split_callee`)
+    /// and the object it was called on.
+    pub(super) fn callee<'t>(&self, node: Node<'t>) -> Option<Callee<'t>> {
+        // `obj.name(..)` with fields of their own (Java, PHP, Ruby)
+        let named = node
+            .child_by_field_name("name")
+            .or_else(|| node.child_by_field_name("method"));
+        if let Some(name) = named.filter(|_| node.child_by_field_name("function").is_none()) {
+            let object = node
+                .child_by_field_name("object")
+                .or_else(|| node.child_by_field_name("receiver"))
+                .or_else(|| node.child_by_field_name("scope"));
+            let qualifier = match object {
+                None => Some(String::new()),
+                Some(object) => {
+                    let text = names::normalized(self.text_of(object));
+                    text.split('.').all(names::is_word).then_some(text)
+                }
+            };
+            return Some(Callee {
+                name: self.text_of(name).to_string(),
+                qualifier,
+                object,
+            });
+        }
         let function = node
             .child_by_field_name("function")
             .or_else(|| node.child_by_field_name("macro"))
-            .or_else(|| node.child_by_field_name("constructor"))?;
-        bindings::split_callee(self.text_of(function))
+            .or_else(|| node.child_by_field_name("constructor"))
+            .or_else(|| node.child_by_field_name("type"))
+            .or_else(|| {
+                // Kotlin and Swift give a call's callee no field
+                let mut cursor = node.walk();
+                node.named_children(&mut cursor).next()
+            })?;
+        let (qualifier, name) = bindings::split_callee(&names::normalized(self.text_of(function)))?;
+        let object = OBJECT_FIELDS
+            .iter()
+            .find_map(|field| function.child_by_field_name(field))
+            .or_else(|| {
+                (function.kind() == "navigation_expression")
+                    .then(|| function.named_child(0))
+                    .flatten()
+            });
+        Some(Callee {
+            name,
+            qualifier,
+            object,
+        })
     }
 
     /// An import statement: `imports` references to the modules it names, and the
@@ -450,7 +724,8 @@ impl Walk<'_> {
             "import_spec" => self.go_import(node),
             "import_from_statement" => self.python_from_import(node),
             "import_statement" => self.python_import(node),
-            _ => self.rust_use(node),
+            "use_declaration" => self.rust_use(node),
+            _ => self.package_import(node),
         };
         let mut seen = std::collections::HashSet::new();
         for module in modules {

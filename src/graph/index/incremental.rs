@@ -181,7 +181,7 @@ pub(super) fn link_files<'a>(
 pub(super) fn affected_references(tx: &Connection) -> rusqlite::Result<Vec<Reference>> {
     resolve::references(
         tx,
-        "SELECT r.source, r.kind, r.name, s.file, r.module FROM graph_references r
+        "SELECT r.source, r.kind, r.name, s.file, r.module, r.receiver FROM graph_references r
          JOIN graph_nodes s ON s.id = r.source WHERE r.rowid IN (
              SELECT rowid FROM graph_references WHERE name IN (SELECT label FROM temp.affected_names)
              UNION SELECT rowid FROM graph_references WHERE source IN (
@@ -247,7 +247,12 @@ pub(super) fn note_rebound_names(tx: &Connection) -> rusqlite::Result<()> {
                  AND label NOT IN (SELECT label FROM temp.old_labels);
          INSERT OR IGNORE INTO temp.affected_sources(id)
              SELECT source FROM graph_references
-             WHERE name IN (SELECT label FROM temp.rebound_names) AND module IS NOT NULL;",
+             WHERE name IN (SELECT label FROM temp.rebound_names) AND module IS NOT NULL;
+         -- a typed call picks among every method of its name: any change to one matters
+         INSERT OR IGNORE INTO temp.affected_sources(id)
+             SELECT source FROM graph_references WHERE receiver IS NOT NULL AND name IN (
+                 SELECT label FROM temp.old_labels UNION SELECT label FROM graph_nodes
+                 WHERE file IN (SELECT path FROM temp.changed_files) AND kind IN ('function', 'method'));",
     )
 }
 

@@ -46,7 +46,7 @@ use write::*;
 /// cos whose extraction or resolution rules differ keeps their old results until
 /// rebuilt: bump this with every such change, and the first run of the new build
 /// indexes from scratch.
-pub const GRAPH_RULES: &str = "2026-12-07.2";
+pub const GRAPH_RULES: &str = "2026-12-08.1";
 
 /// What an index run did.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema)]

@@ -84,7 +84,7 @@ pub(super) fn write_references(
     mut to_resolve: Option<&mut Vec<Reference>>,
 ) -> rusqlite::Result<()> {
     let mut insert = tx.prepare_cached(
-        "INSERT INTO graph_references(source, kind, name, module) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO graph_references(source, kind, name, module, receiver) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     let file: Rc<str> = Rc::from(parsed.path.as_str());
     for reference in &parsed.extraction.references {
@@ -95,7 +95,8 @@ pub(super) fn write_references(
             source,
             reference.kind,
             reference.name,
-            reference.module
+            reference.module,
+            reference.receiver
         ])?;
         if let Some(to_resolve) = to_resolve.as_deref_mut() {
             to_resolve.push(Reference {
@@ -104,6 +105,7 @@ pub(super) fn write_references(
                 name: reference.name.clone(),
                 file: file.clone(),
                 module: reference.module.clone(),
+                receiver: reference.receiver.clone(),
             });
         }
     }

@@ -1,0 +1,413 @@
+//! Every language the graph reads, on the same small program: a `Cart` with
+//! `total()`, an `Invoice` with a `total()` of its own (the decoy), and a
+//! `pay` that calls `total()` through a variable holding a new `Cart`. The
+//! call must reach `Cart.total` and never `Invoice.total`.
+
+use crate::common::TestServer;
+use serde_json::json;
+use std::path::Path;
+
+fn write(root: &Path, path: &str, text: &str) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, text).unwrap();
+}
+
+/// One language's program: its files, and the uids of `pay`, `Cart.total`
+/// and the decoy `Invoice.total`.
+struct Program {
+    files: &'static [(&'static str, &'static str)],
+    pay: &'static str,
+    cart_total: &'static str,
+    invoice_total: &'static str,
+}
+
+const PROGRAMS: &[Program] = &[
+    Program {
+        files: &[
+            (
+                "py/shop/cart.py",
+                "class Cart:\n    def total(self):\n        return 1\n",
+            ),
+            (
+                "py/shop/invoice.py",
+                "class Invoice:\n    def total(self):\n        return 2\n",
+            ),
+            ("py/shop/__init__.py", ""),
+            (
+                "py/pay.py",
+                "from py.shop.cart import Cart\n\ndef pay():\n    c = Cart()\n    return c.total()\n",
+            ),
+        ],
+        pay: "code:function:py/pay.py::pay",
+        cart_total: "code:method:py/shop/cart.py::Cart.total",
+        invoice_total: "code:method:py/shop/invoice.py::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "go/shop/cart.go",
+                "package shop\n\ntype Cart struct{}\n\nfunc (c *Cart) Total() int { return 1 }\n",
+            ),
+            (
+                "go/shop/invoice.go",
+                "package shop\n\ntype Invoice struct{}\n\nfunc (i *Invoice) Total() int { return 2 }\n",
+            ),
+            (
+                "go/pay/pay.go",
+                "package pay\n\nimport \"example.com/go/shop\"\n\nfunc Pay() int {\n\tc := &shop.Cart{}\n\treturn c.Total()\n}\n",
+            ),
+        ],
+        pay: "code:function:go/pay/pay.go::Pay",
+        cart_total: "code:method:go/shop/cart.go::Cart.Total",
+        invoice_total: "code:method:go/shop/invoice.go::Invoice.Total",
+    },
+    Program {
+        files: &[
+            (
+                "ts/cart.ts",
+                "export class Cart {\n  total(): number { return 1; }\n}\n",
+            ),
+            (
+                "ts/invoice.ts",
+                "export class Invoice {\n  total(): number { return 2; }\n}\n",
+            ),
+            (
+                "ts/pay.ts",
+                "import { Cart } from './cart';\n\nexport function pay(): number {\n  const c = new Cart();\n  return c.total();\n}\n",
+            ),
+        ],
+        pay: "code:function:ts/pay.ts::pay",
+        cart_total: "code:method:ts/cart.ts::Cart.total",
+        invoice_total: "code:method:ts/invoice.ts::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "js/cart.js",
+                "export class Cart {\n  total() { return 1; }\n}\n",
+            ),
+            (
+                "js/invoice.js",
+                "export class Invoice {\n  total() { return 2; }\n}\n",
+            ),
+            (
+                "js/pay.js",
+                "import { Cart } from './cart.js';\n\nexport function pay() {\n  const c = new Cart();\n  return c.total();\n}\n",
+            ),
+        ],
+        pay: "code:function:js/pay.js::pay",
+        cart_total: "code:method:js/cart.js::Cart.total",
+        invoice_total: "code:method:js/invoice.js::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "src/cart.rs",
+                "pub struct Cart;\nimpl Cart {\n    pub fn new() -> Cart { Cart }\n    pub fn total(&self) -> u32 { 1 }\n}\n",
+            ),
+            (
+                "src/invoice.rs",
+                "pub struct Invoice;\nimpl Invoice {\n    pub fn total(&self) -> u32 { 2 }\n}\n",
+            ),
+            (
+                "src/pay.rs",
+                "use crate::cart::Cart;\n\npub fn pay() -> u32 {\n    let c = Cart::new();\n    c.total()\n}\n",
+            ),
+        ],
+        pay: "code:function:src/pay.rs::pay",
+        cart_total: "code:method:src/cart.rs::Cart.total",
+        invoice_total: "code:method:src/invoice.rs::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "java/src/main/java/com/shop/model/Cart.java",
+                "package com.shop.model;\n\npublic class Cart {\n    public int total() { return 1; }\n}\n",
+            ),
+            (
+                "java/src/main/java/com/shop/model/Invoice.java",
+                "package com.shop.model;\n\npublic class Invoice {\n    public int total() { return 2; }\n}\n",
+            ),
+            (
+                "java/src/main/java/com/shop/Pay.java",
+                "package com.shop;\n\nimport com.shop.model.Cart;\n\npublic class Pay {\n    int pay() {\n        Cart c = new Cart();\n        return c.total();\n    }\n}\n",
+            ),
+        ],
+        pay: "code:method:java/src/main/java/com/shop/Pay.java::Pay.pay",
+        cart_total: "code:method:java/src/main/java/com/shop/model/Cart.java::Cart.total",
+        invoice_total: "code:method:java/src/main/java/com/shop/model/Invoice.java::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "cs/Model/Cart.cs",
+                "namespace Shop.Model {\n  public class Cart { public int Total() { return 1; } }\n}\n",
+            ),
+            (
+                "cs/Model/Invoice.cs",
+                "namespace Shop.Model {\n  public class Invoice { public int Total() { return 2; } }\n}\n",
+            ),
+            (
+                "cs/Pay.cs",
+                "using Shop.Model;\n\nnamespace Shop {\n  public class Pay {\n    int Run() { var c = new Cart(); return c.Total(); }\n  }\n}\n",
+            ),
+        ],
+        pay: "code:method:cs/Pay.cs::Pay.Run",
+        cart_total: "code:method:cs/Model/Cart.cs::Cart.Total",
+        invoice_total: "code:method:cs/Model/Invoice.cs::Invoice.Total",
+    },
+    Program {
+        files: &[
+            (
+                "cpp/cart.hpp",
+                "class Cart {\npublic:\n  int total() const;\n};\n",
+            ),
+            (
+                "cpp/cart.cpp",
+                "#include \"cart.hpp\"\n\nint Cart::total() const { return 1; }\n",
+            ),
+            (
+                "cpp/invoice.hpp",
+                "class Invoice {\npublic:\n  int total() const { return 2; }\n};\n",
+            ),
+            (
+                "cpp/pay.cpp",
+                "#include \"cart.hpp\"\n\nint pay() {\n  Cart c;\n  return c.total();\n}\n",
+            ),
+        ],
+        pay: "code:function:cpp/pay.cpp::pay",
+        cart_total: "code:method:cpp/cart.cpp::Cart.total",
+        invoice_total: "code:method:cpp/invoice.hpp::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "php/src/Model/Cart.php",
+                "<?php\nnamespace App\\Model;\n\nclass Cart { public function total() { return 1; } }\n",
+            ),
+            (
+                "php/src/Model/Invoice.php",
+                "<?php\nnamespace App\\Model;\n\nclass Invoice { public function total() { return 2; } }\n",
+            ),
+            (
+                "php/src/pay.php",
+                "<?php\nuse App\\Model\\Cart;\n\nfunction pay() {\n    $c = new Cart();\n    return $c->total();\n}\n",
+            ),
+        ],
+        pay: "code:function:php/src/pay.php::pay",
+        cart_total: "code:method:php/src/Model/Cart.php::Cart.total",
+        invoice_total: "code:method:php/src/Model/Invoice.php::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "rb/lib/cart.rb",
+                "class Cart\n  def total\n    1\n  end\nend\n",
+            ),
+            (
+                "rb/lib/invoice.rb",
+                "class Invoice\n  def total\n    2\n  end\nend\n",
+            ),
+            (
+                "rb/pay.rb",
+                "require_relative 'lib/cart'\n\ndef pay\n  c = Cart.new\n  c.total\nend\n",
+            ),
+        ],
+        pay: "code:function:rb/pay.rb::pay",
+        cart_total: "code:method:rb/lib/cart.rb::Cart.total",
+        invoice_total: "code:method:rb/lib/invoice.rb::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "kt/kshop/Cart.kt",
+                "package kshop\n\nclass Cart {\n    fun total(): Int = 1\n}\n",
+            ),
+            (
+                "kt/kshop/Invoice.kt",
+                "package kshop\n\nclass Invoice {\n    fun total(): Int = 2\n}\n",
+            ),
+            (
+                "kt/Pay.kt",
+                "import kshop.Cart\n\nfun pay(): Int {\n    val c = Cart()\n    return c.total()\n}\n",
+            ),
+        ],
+        pay: "code:function:kt/Pay.kt::pay",
+        cart_total: "code:method:kt/kshop/Cart.kt::Cart.total",
+        invoice_total: "code:method:kt/kshop/Invoice.kt::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "scala/sshop/Cart.scala",
+                "package sshop\n\nclass Cart {\n  def total(): Int = 1\n}\n",
+            ),
+            (
+                "scala/sshop/Invoice.scala",
+                "package sshop\n\nclass Invoice {\n  def total(): Int = 2\n}\n",
+            ),
+            (
+                "scala/Pay.scala",
+                "import sshop.Cart\n\nobject Pay {\n  def pay(): Int = {\n    val c = new Cart()\n    c.total()\n  }\n}\n",
+            ),
+        ],
+        pay: "code:method:scala/Pay.scala::Pay.pay",
+        cart_total: "code:method:scala/sshop/Cart.scala::Cart.total",
+        invoice_total: "code:method:scala/sshop/Invoice.scala::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "swift/Shop/Cart.swift",
+                "class Cart {\n    func total() -> Int { return 1 }\n}\n",
+            ),
+            (
+                "swift/Shop/Invoice.swift",
+                "class Invoice {\n    func total() -> Int { return 2 }\n}\n",
+            ),
+            (
+                "swift/Pay.swift",
+                "func pay() -> Int {\n    let c = Cart()\n    return c.total()\n}\n",
+            ),
+        ],
+        pay: "code:function:swift/Pay.swift::pay",
+        cart_total: "code:method:swift/Shop/Cart.swift::Cart.total",
+        invoice_total: "code:method:swift/Shop/Invoice.swift::Invoice.total",
+    },
+];
+
+/// The uids of what `uid` calls, through the references tool over HTTP.
+async fn callers_of(server: &TestServer, uid: &str) -> Vec<String> {
+    let (status, body) = server
+        .post_json(
+            "/api/graph/references",
+            json!({"uid": uid, "kinds": ["calls"]}),
+        )
+        .await;
+    assert_eq!(status, 200, "references of {uid}: {body}");
+    body["data"]["references"]
+        .as_array()
+        .map(|found| {
+            found
+                .iter()
+                .filter_map(|r| r["node"]["uid"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_method_called_through_a_variable_reaches_its_own_type_in_every_language() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(root, "go.mod", "module example.com\n\ngo 1.22\n");
+    for program in PROGRAMS {
+        for (path, text) in program.files {
+            write(root, path, text);
+        }
+    }
+    let (status, body) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let mut missed = Vec::new();
+    for program in PROGRAMS {
+        let cart = callers_of(&server, program.cart_total).await;
+        let invoice = callers_of(&server, program.invoice_total).await;
+        if !cart.iter().any(|uid| uid == program.pay) {
+            missed.push(format!(
+                "{} does not reach {}: {cart:?}",
+                program.pay, program.cart_total
+            ));
+        }
+        if invoice.iter().any(|uid| uid == program.pay) {
+            missed.push(format!(
+                "{} reaches the decoy {}",
+                program.pay, program.invoice_total
+            ));
+        }
+    }
+    assert!(missed.is_empty(), "{missed:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_on_an_unknown_receiver_links_no_same_named_method() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(
+        root,
+        "app/cart.py",
+        "class Cart:\n    def total(self):\n        return 1\n",
+    );
+    write(
+        root,
+        "app/invoice.py",
+        "class Invoice:\n    def total(self):\n        return 2\n",
+    );
+    // `thing` comes from outside: nothing says which `total` it has
+    write(
+        root,
+        "app/pay.py",
+        "def pay(thing):\n    return thing.total()\n",
+    );
+    // a known type with no such method is not linked to another type's
+    write(
+        root,
+        "app/refund.py",
+        "from app.cart import Cart\n\ndef refund():\n    c = Cart()\n    return c.discount()\n\nclass Ledger:\n    def discount(self):\n        return 0\n",
+    );
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    for total in [
+        "code:method:app/cart.py::Cart.total",
+        "code:method:app/invoice.py::Invoice.total",
+    ] {
+        assert_eq!(callers_of(&server, total).await, Vec::<String>::new());
+    }
+    assert_eq!(
+        callers_of(&server, "code:method:app/refund.py::Ledger.discount").await,
+        Vec::<String>::new()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn self_fields_parameters_and_inherited_methods_are_typed() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(
+        root,
+        "shop/base.py",
+        "class Base:\n    def audit(self):\n        return 0\n",
+    );
+    write(
+        root,
+        "shop/cart.py",
+        "from shop.base import Base\n\nclass Cart(Base):\n    def total(self):\n        return self.count()\n\n    def count(self):\n        return 1\n",
+    );
+    write(
+        root,
+        "shop/invoice.py",
+        "class Invoice:\n    def total(self):\n        return 2\n\n    def count(self):\n        return 3\n\n    def audit(self):\n        return 4\n",
+    );
+    write(
+        root,
+        "shop/checkout.py",
+        "from shop.cart import Cart\n\nclass Checkout:\n    def __init__(self):\n        self.cart = Cart()\n\n    def run(self, other: Cart):\n        other.audit()\n        return self.cart.total()\n",
+    );
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    let run = "code:method:shop/checkout.py::Checkout.run".to_string();
+    let total = "code:method:shop/cart.py::Cart.total".to_string();
+    assert_eq!(callers_of(&server, &total).await, vec![run.clone()]);
+    assert_eq!(
+        callers_of(&server, "code:method:shop/cart.py::Cart.count").await,
+        vec![total]
+    );
+    assert_eq!(
+        callers_of(&server, "code:method:shop/base.py::Base.audit").await,
+        vec![run]
+    );
+    for decoy in ["total", "count", "audit"] {
+        let uid = format!("code:method:shop/invoice.py::Invoice.{decoy}");
+        assert_eq!(callers_of(&server, &uid).await, Vec::<String>::new());
+    }
+}
