@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use utoipa::ToSchema;
 
 use super::tools::{
-    Direction, GraphNode, Neighbour, add_freshness, cached_graph_answer, graph_offsets, in_range,
-    resolve_node, spec, walk_neighbours, walk_with_ids,
+    Direction, GraphNode, Neighbour, add_freshness, add_unresolved, cached_graph_answer,
+    graph_offsets, in_range, resolve_node, spec, walk_neighbours, walk_with_ids,
 };
 use crate::envelope::{Category, Code, ErrorBody};
 use crate::tools::cache::Shared;
@@ -171,6 +171,7 @@ impl Tool for GraphImpact {
                 ("semantic_scope", json!(format!("transitive_depth_{depth}"))),
             ]);
             add_freshness(&mut meta, c, context)?;
+            add_unresolved(&mut meta, c, &root.node.label)?;
             Ok(pages
                 .into_iter()
                 .fold(
@@ -263,6 +264,7 @@ impl Tool for GraphReferences {
                 ("kinds", json!(kinds)),
             ]);
             add_freshness(&mut meta, c, context)?;
+            add_unresolved(&mut meta, c, &root.node.label)?;
             Ok(Answer::new(References {
                 node: root.node,
                 count: all.len() as u64,

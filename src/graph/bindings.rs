@@ -81,47 +81,63 @@ pub fn bind_references(references: &mut [Reference], bindings: &[Binding], langu
         if !matches!(reference.kind, "calls" | "inherits_from" | "implements") {
             continue;
         }
-        if let Some(receiver) = reference.receiver.as_mut() {
-            bind_receiver(receiver, &mut reference.module, &by_local, dotted_modules);
-            continue;
-        }
-        let Some(qualifier) = reference.qualifier.take() else {
-            continue;
-        };
-        if qualifier.is_empty() {
-            if let Some(binding) = by_local.get(reference.name.as_str())
-                && let Some(symbol) = &binding.symbol
-            {
-                reference.module = Some(binding.module.clone());
-                reference.name = symbol.clone();
+        match reference.receiver.as_mut() {
+            Some(receiver) if !receiver.is_empty() => {
+                bind_receiver(receiver, &mut reference.module, &by_local, dotted_modules)
             }
-            continue;
-        }
-        let (binding, rest) = match by_local.get(qualifier.as_str()) {
-            Some(binding) => (*binding, ""),
-            None => {
-                let (first, rest) = qualifier.split_once('.').unwrap_or((&qualifier, ""));
-                match by_local.get(first) {
-                    Some(binding) => (*binding, rest),
-                    None => continue,
+            _ => {
+                bind_qualified(reference, &by_local, dotted_modules);
+                // an object whose type is unknown turned out to be a module
+                if reference.module.is_some() {
+                    reference.receiver = None;
                 }
             }
-        };
-        let base = match &binding.symbol {
-            None => binding.module.clone(),
-            // `from django.db import models; models.Model`: the symbol is a submodule or a class
-            Some(symbol) if dotted_modules => join_module(&binding.module, symbol),
-            Some(_) => continue,
-        };
-        if !rest.is_empty() && !dotted_modules {
-            continue;
         }
-        reference.module = Some(if rest.is_empty() {
-            base
-        } else {
-            join_module(&base, rest)
-        });
     }
+}
+
+/// A call or base through a bare or qualified name an import binds.
+fn bind_qualified(
+    reference: &mut Reference,
+    by_local: &HashMap<&str, &Binding>,
+    dotted_modules: bool,
+) {
+    let Some(qualifier) = reference.qualifier.take() else {
+        return;
+    };
+    if qualifier.is_empty() {
+        if let Some(binding) = by_local.get(reference.name.as_str())
+            && let Some(symbol) = &binding.symbol
+        {
+            reference.module = Some(binding.module.clone());
+            reference.name = symbol.clone();
+        }
+        return;
+    }
+    let (binding, rest) = match by_local.get(qualifier.as_str()) {
+        Some(binding) => (*binding, ""),
+        None => {
+            let (first, rest) = qualifier.split_once('.').unwrap_or((&qualifier, ""));
+            match by_local.get(first) {
+                Some(binding) => (*binding, rest),
+                None => return,
+            }
+        }
+    };
+    let base = match &binding.symbol {
+        None => binding.module.clone(),
+        // `from django.db import models; models.Model`: the symbol is a submodule or a class
+        Some(symbol) if dotted_modules => join_module(&binding.module, symbol),
+        Some(_) => return,
+    };
+    if !rest.is_empty() && !dotted_modules {
+        return;
+    }
+    reference.module = Some(if rest.is_empty() {
+        base
+    } else {
+        join_module(&base, rest)
+    });
 }
 
 /// A receiver's type named through an import: the module it lives in, and

@@ -6,11 +6,13 @@ use super::records;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
 use super::analysis::meta;
 use super::tools::{graph_offsets, spec};
 use crate::envelope::{Category, Code, ErrorBody};
+use crate::store::StoreError;
 use crate::tools::cursor::{Keep, Offsets, narrowing};
 use crate::tools::{Answer, Page, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -50,6 +52,9 @@ pub struct DoctorStats {
     pub issue_count_total: u64,
     /// Rows deleted by `fix`.
     pub fixed: u64,
+    /// Calls and imports resolved and left unresolved, by language, as the
+    /// last index run counted them.
+    pub resolution: BTreeMap<String, super::index::Resolution>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -156,6 +161,7 @@ impl Tool for GraphDoctor {
                 issue_count,
                 issue_count_total,
                 fixed,
+                resolution: examined.resolution,
             },
             issues,
         });
@@ -207,6 +213,7 @@ struct Examination {
     stale: Vec<String>,
     nodes: u64,
     edges: u64,
+    resolution: BTreeMap<String, super::index::Resolution>,
 }
 
 /// Runs every check, and looks for indexed files that are gone from disk.
@@ -221,11 +228,13 @@ fn examine(c: &Connection, root: &std::path::Path) -> Result<Examination, ToolEr
         .collect();
     found.push(("stale_paths", stale.clone()));
     let (nodes, edges) = records::sizes(c)?;
+    let resolution = super::index::resolution_now(c).map_err(|e| StoreError::on(c, e))?;
     Ok(Examination {
         found,
         stale,
         nodes,
         edges,
+        resolution,
     })
 }
 

@@ -35,7 +35,8 @@ pub struct Reference {
     /// a typed receiver: the module the receiver's type lives in).
     pub module: Option<String>,
     /// A call through an object whose type the code around it gives (`c` after
-    /// `c = Cart()`, `self`, a typed parameter or field): that type's name.
+    /// `c = Cart()`, `self`, a typed parameter or field): that type's name;
+    /// empty for an object whose type it does not give.
     pub receiver: Option<String>,
 }
 

@@ -1,7 +1,8 @@
 //! What the graph says in the hub's health: the files it covered by
 //! language after the last index run (how many and their bytes; each is
 //! searched as code text but Markdown, searched by section as documents),
-//! and what that run left out and why, both as the run kept them.
+//! what that run left out and why, and the calls and imports it resolved
+//! and left unresolved by language, all as the run kept them.
 
 use serde_json::json;
 
@@ -15,10 +16,12 @@ pub fn report(context: &ToolContext) -> AreaHealth {
     let read = context.hub.store.view(|c| {
         let languages = index::languages_now(c).map_err(|e| StoreError::on(c, e))?;
         let left_out = index::left_out_now(c).map_err(|e| StoreError::on(c, e))?;
-        Ok::<_, StoreError>((languages, left_out))
+        let resolution = index::resolution_now(c).map_err(|e| StoreError::on(c, e))?;
+        Ok::<_, StoreError>((languages, left_out, resolution))
     });
     match read {
-        Ok((languages, left_out)) => {
+        Ok((languages, left_out, resolution)) => {
+            health.report.insert("resolution".into(), json!(resolution));
             health.report.insert(
                 "files".into(),
                 json!({

@@ -525,3 +525,15 @@ pub fn nodes_in_file(c: &Connection, path: &str) -> Result<Vec<GraphNode>, Store
     };
     run().map_err(|error| StoreError::on(c, error))
 }
+
+/// Call sites resolution left unlinked that name any of `labels`.
+pub fn unresolved_calls_named(c: &Connection, labels: &[&str]) -> rusqlite::Result<u64> {
+    let mut count = c.prepare_cached(
+        "SELECT count(*) FROM graph_references WHERE name = ?1 AND kind = 'calls' AND unresolved",
+    )?;
+    let mut total = 0;
+    for label in labels {
+        total += count.query_row([label], |row| row.get::<_, i64>(0))? as u64;
+    }
+    Ok(total)
+}

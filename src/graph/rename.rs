@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use utoipa::ToSchema;
 
-use super::tools::{GraphNode, add_freshness, graph_offsets, resolve_node, spec};
+use super::tools::{GraphNode, add_freshness, add_unresolved, graph_offsets, resolve_node, spec};
 use crate::tools::cursor::{named_pages, narrowing};
 use crate::tools::{Answer, Tool, ToolContext, ToolError, ToolSpec};
 
@@ -179,6 +179,7 @@ impl Tool for GraphRenamePlan {
             meta.insert("resolved_from".into(), json!(target.resolved_from));
             meta.insert("files_touched".into(), json!(order.len()));
             add_freshness(&mut meta, c, context)?;
+            add_unresolved(&mut meta, c, &old)?;
             let listing = (&input.uid, &new_name);
             let offsets = graph_offsets(context, c, Self::SPEC.name, listing)?;
             let from = offsets.start_in("cursor", input.cursor.as_deref())?;

@@ -25,6 +25,10 @@ pub(super) struct Reference {
     pub module: Option<String>,
     /// The type of the object a call was made on, when the code said.
     pub receiver: Option<String>,
+    /// The reference's row in `graph_references`, and whether it is marked
+    /// unresolved there now.
+    pub row: i64,
+    pub marked_unresolved: bool,
 }
 
 /// The reference kinds resolution knows, as the static strings extraction uses.
@@ -36,7 +40,8 @@ const REFERENCE_KINDS: [&str; 5] = [
     "links_to",
 ];
 
-/// Reads references from a query selecting (source, kind, name, file, module, receiver).
+/// Reads references from a query selecting (source, kind, name, file, module,
+/// receiver, rowid, unresolved).
 pub(super) fn references(tx: &Connection, sql: &str) -> rusqlite::Result<Vec<Reference>> {
     let mut statement = tx.prepare(sql)?;
     let mut rows = statement.query([])?;
@@ -53,6 +58,8 @@ pub(super) fn references(tx: &Connection, sql: &str) -> rusqlite::Result<Vec<Ref
             file: Rc::from(row.get_ref(3)?.as_str_or_null()?.unwrap_or_default()),
             module: row.get(4)?,
             receiver: row.get(5)?,
+            row: row.get(6)?,
+            marked_unresolved: row.get(7)?,
         });
     }
     Ok(references)
@@ -67,38 +74,60 @@ pub(super) enum Reach {
     Named,
 }
 
-/// Writes the edges `references` resolve to. The caller has deleted the
-/// resolver edges these references made before.
+/// Writes the edges `references` resolve to, marks each reference resolved
+/// or not, and returns the files whose references it resolved. The caller
+/// has deleted the resolver edges these references made before.
 pub(super) fn resolve(
     tx: &Connection,
     references: Vec<Reference>,
     reach: Reach,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<HashSet<Rc<str>>> {
     let mut resolver = Resolver::new(tx, reach)?;
     let mut by_name = Vec::new();
     let mut by_path = Vec::new();
+    let mut outcomes = Vec::with_capacity(references.len());
     // every bound edge first: a name-only match is not added beside one
     for reference in references {
         match reference.kind {
             "imports" | "links_to" => by_path.push(reference),
-            "calls" if reference.receiver.is_some() => {
-                resolver.through_receiver(&reference)?;
+            "calls" if reference.receiver.as_deref().is_some_and(|r| !r.is_empty()) => {
+                let resolved = resolver.through_receiver(&reference)?;
+                outcomes.push((reference, resolved));
             }
-            "calls" | "inherits_from" | "implements"
-                if !resolver.through_binding(&reference)? =>
-            {
-                by_name.push(reference)
+            "calls" | "inherits_from" | "implements" => {
+                if resolver.through_binding(&reference)? {
+                    outcomes.push((reference, true));
+                } else {
+                    by_name.push(reference);
+                }
             }
-            _ => {}
+            _ => outcomes.push((reference, false)),
         }
     }
-    for reference in &by_name {
-        resolver.by_name(reference)?;
+    for reference in by_name {
+        let resolved = resolver.by_name(&reference)?;
+        outcomes.push((reference, resolved));
     }
-    for reference in &by_path {
-        resolver.by_path(reference)?;
+    for reference in by_path {
+        let resolved = resolver.by_path(&reference)?;
+        outcomes.push((reference, resolved));
     }
-    Ok(())
+    mark(tx, outcomes)
+}
+
+/// Marks each reference resolved or not where that changed; the files they
+/// come from.
+fn mark(tx: &Connection, outcomes: Vec<(Reference, bool)>) -> rusqlite::Result<HashSet<Rc<str>>> {
+    let mut update =
+        tx.prepare_cached("UPDATE graph_references SET unresolved = ?1 WHERE rowid = ?2")?;
+    let mut files = HashSet::new();
+    for (reference, resolved) in outcomes {
+        if reference.marked_unresolved == resolved {
+            update.execute(params![!resolved, reference.row])?;
+        }
+        files.insert(reference.file);
+    }
+    Ok(files)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -358,9 +387,9 @@ impl<'a> Resolver<'a> {
     /// name, else the method its bases give it (up to MAX_BASE_HOPS levels).
     /// A known type without such a method gets no edge: another type's
     /// method of the same name is never a guess for it.
-    fn through_receiver(&mut self, reference: &Reference) -> rusqlite::Result<()> {
+    fn through_receiver(&mut self, reference: &Reference) -> rusqlite::Result<bool> {
         let Some(receiver) = reference.receiver.as_deref() else {
-            return Ok(());
+            return Ok(false);
         };
         let mut level = vec![(receiver.to_string(), reference.module.clone())];
         let mut seen = HashSet::new();
@@ -381,7 +410,7 @@ impl<'a> Resolver<'a> {
                         self.made
                             .insert((reference.source, "calls", reference.name.clone()));
                     }
-                    return Ok(());
+                    return Ok(true);
                 }
                 next.extend(self.bases_of(&type_name)?);
             }
@@ -390,7 +419,7 @@ impl<'a> Resolver<'a> {
             }
             level = next;
         }
-        Ok(())
+        Ok(false)
     }
 
     /// The method `reference.name` of the type `type_name`: in the file or
@@ -528,13 +557,18 @@ impl<'a> Resolver<'a> {
 
     /// A call or base by name: the symbols of that name in the same file, else
     /// the only one in the repository (confidence `name`).
-    fn by_name(&mut self, reference: &Reference) -> rusqlite::Result<()> {
+    fn by_name(&mut self, reference: &Reference) -> rusqlite::Result<bool> {
         let kind = reference.kind;
+        // `thing.total()` on an object of unknown type is no call to this
+        // file's `total`: only a name the repository has once is taken
+        let on_object = reference.receiver.is_some();
         let same_file: Vec<i64> = self
             .symbols
             .named_in(&reference.name, &reference.file)?
             .iter()
-            .filter(|symbol| symbol.kind.named_by(kind) && symbol.id != reference.source)
+            .filter(|symbol| {
+                symbol.kind.named_by(kind) && symbol.id != reference.source && !on_object
+            })
             .map(|symbol| symbol.id)
             .collect();
         for target in &same_file {
@@ -543,22 +577,22 @@ impl<'a> Resolver<'a> {
         let key = (reference.source, kind, reference.name.clone());
         if !same_file.is_empty() {
             self.made.insert(key);
-            return Ok(());
+            return Ok(true);
         }
         if self.made.contains(&key) {
-            return Ok(());
+            return Ok(true);
         }
         let everywhere = self.symbols.named(&reference.name)?;
-        let mut fitting = everywhere
-            .iter()
-            .filter(|symbol| symbol.kind.named_by(kind));
+        let mut fitting = everywhere.iter().filter(|symbol| {
+            symbol.kind.named_by(kind) && same_family(&symbol.file, &reference.file)
+        });
         if let (Some(only), None) = (fitting.next(), fitting.next())
             && only.id != reference.source
         {
             let target = only.id;
             self.edge(reference.source, target, kind, "name")?;
             self.made.insert(key);
-            return Ok(());
+            return Ok(true);
         }
         // `Cart()`, `new Cart()`: a call naming a type, where no callable
         // has its name, constructs the only type of that name
@@ -580,14 +614,15 @@ impl<'a> Resolver<'a> {
             if let Some(target) = nearest(&types, &reference.file) {
                 self.edge(reference.source, target, kind, "name")?;
                 self.made.insert(key);
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Imports (module paths) to files, Go package folders or external nodes;
     /// Markdown links (relative paths) to files and headings.
-    fn by_path(&mut self, reference: &Reference) -> rusqlite::Result<()> {
+    fn by_path(&mut self, reference: &Reference) -> rusqlite::Result<bool> {
         let (source, name, from_file) = (reference.source, &reference.name, &reference.file);
         if reference.kind == "links_to" {
             let (target_path, anchor) = name
@@ -609,9 +644,9 @@ impl<'a> Resolver<'a> {
             match (heading, file) {
                 (Some(target), _) => self.edge(source, target, "cites_heading", "resolved")?,
                 (None, Some(target)) => self.edge(source, target, "links_to", "resolved")?,
-                (None, None) => {}
+                (None, None) => return Ok(false),
             }
-            return Ok(());
+            return Ok(true);
         }
         // the same (folder, module) lookup bound calls made, kept in `targets`
         let found = self.import_target(name, from_file);
@@ -627,13 +662,13 @@ impl<'a> Resolver<'a> {
             }
             Some(_) => {}
             // a relative import that finds no file is broken, not a package from elsewhere
-            None if !is_external(top, name) => {}
+            None if !is_external(top, name) => return Ok(false),
             None => {
                 let target = self.external_node(top)?;
                 self.edge(source, target, "imports", "external")?;
             }
         }
-        Ok(())
+        Ok(true)
     }
 }
 

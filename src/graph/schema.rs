@@ -31,10 +31,17 @@ pub const MIGRATIONS: &[Migration] = &[
 ];
 
 /// A call through an object of a known type keeps that type's name, so
-/// resolution links it to that type's method and no other. Clearing the
-/// hashes makes the next index re-extract every file.
+/// resolution links it to that type's method and no other; each reference
+/// says whether resolution found what it names, and each file counts its
+/// calls and imports found and not found. Clearing the hashes makes the next
+/// index re-extract every file.
 const GRAPH_RECEIVERS: &str = "
 ALTER TABLE graph_references ADD COLUMN receiver TEXT;
+ALTER TABLE graph_references ADD COLUMN unresolved INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE graph_files ADD COLUMN calls_resolved INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE graph_files ADD COLUMN calls_unresolved INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE graph_files ADD COLUMN imports_resolved INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE graph_files ADD COLUMN imports_unresolved INTEGER NOT NULL DEFAULT 0;
 UPDATE graph_files SET hash = '';
 ";
 

@@ -58,6 +58,20 @@ pub fn add_freshness(
     Ok(())
 }
 
+/// Adds `unresolved_calls_named`: the call sites resolution left unlinked
+/// that name `label`, each of which could be a call to the symbol asked
+/// about (an answer with no dependents is only as sure as this is small).
+pub fn add_unresolved(
+    meta: &mut Map<String, Value>,
+    connection: &Connection,
+    label: &str,
+) -> Result<(), ToolError> {
+    let unresolved = super::records::unresolved_calls_named(connection, &[label])
+        .map_err(|error| StoreError::on(connection, error))?;
+    meta.insert("unresolved_calls_named".into(), json!(unresolved));
+    Ok(())
+}
+
 pub(super) use crate::tools::input::in_range;
 
 /// A graph answer computed once per graph revision (and watcher state, which

@@ -411,3 +411,93 @@ async fn self_fields_parameters_and_inherited_methods_are_typed() {
         assert_eq!(callers_of(&server, &uid).await, Vec::<String>::new());
     }
 }
+
+/// The health's count of Python call sites left unresolved.
+async fn python_calls_unresolved(server: &TestServer) -> serde_json::Value {
+    let (status, health) = server.get("/api/health").await;
+    assert_eq!(status, 200);
+    health["data"]["areas"]["graph"]["resolution"]["python"]["calls_unresolved"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_resolution_missed_is_counted_and_said_beside_the_answers_it_touches() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(root, "app/__init__.py", "");
+    write(
+        root,
+        "app/cart.py",
+        "class Cart:\n    def total(self):\n        return 1\n",
+    );
+    write(
+        root,
+        "app/invoice.py",
+        "class Invoice:\n    def total(self):\n        return 2\n",
+    );
+    write(
+        root,
+        "app/pay.py",
+        "from .gone import helper\n\ndef pay(thing):\n    return thing.total()\n",
+    );
+    let (status, body) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let python = &body["data"]["resolution"]["python"];
+    assert_eq!(python["calls_unresolved"], 1, "{body}");
+    assert_eq!(python["imports_unresolved"], 1, "{body}");
+    assert_eq!(python_calls_unresolved(&server).await, 1);
+
+    // an answer with no dependents says how many unlinked calls name the symbol
+    let total = "code:method:app/cart.py::Cart.total";
+    for (path, asked) in [
+        ("/api/graph/references", json!({"uid": total})),
+        ("/api/graph/impact", json!({"uid": total})),
+        (
+            "/api/graph/rename-plan",
+            json!({"uid": total, "new_name": "sum"}),
+        ),
+    ] {
+        let (status, answer) = server.post_json(path, asked).await;
+        assert_eq!(status, 200, "{path}: {answer}");
+        assert_eq!(
+            answer["meta"]["unresolved_calls_named"], 1,
+            "{path}: {answer}"
+        );
+    }
+
+    // the call typed by an edit: counted again by the incremental run
+    write(
+        root,
+        "app/pay.py",
+        "from app.cart import Cart\n\ndef pay():\n    return Cart().total()\n",
+    );
+    let (status, body) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["data"]["resolution"]["python"]["calls_unresolved"], 0,
+        "{body}"
+    );
+    assert_eq!(python_calls_unresolved(&server).await, 0);
+    let (_, answer) = server
+        .post_json("/api/graph/references", json!({"uid": total}))
+        .await;
+    assert_eq!(answer["meta"]["unresolved_calls_named"], 0, "{answer}");
+    assert_eq!(
+        answer["data"]["references"][0]["node"]["uid"],
+        "code:function:app/pay.py::pay"
+    );
+
+    // the doctor and `cos index` say the same
+    let (status, doctor) = server.post_json("/api/graph/doctor", json!({})).await;
+    assert_eq!(status, 200, "{doctor}");
+    assert_eq!(
+        doctor["data"]["stats"]["resolution"]["python"]["calls_resolved"], 2,
+        "{doctor}"
+    );
+    let output = crate::cli::cos(root).arg("index").output().unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        printed
+            .contains("resolved by language: python calls 2 of 2 (100 %), imports 1 of 1 (100 %)"),
+        "{printed}"
+    );
+}

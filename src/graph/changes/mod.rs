@@ -208,6 +208,11 @@ impl Tool for ChangesTool {
                 .collect(),
         };
         let revision = context.hub.store.view(super::revision_in)?;
+        let names: Vec<&str> = named.keys().map(String::as_str).collect();
+        let unresolved = context.hub.store.view(|c| {
+            records::unresolved_calls_named(c, &names)
+                .map_err(|e| crate::store::StoreError::on(c, e))
+        })?;
         // a cursor holds while the change (its files and lines) and the graph do
         let mut state = std::collections::hash_map::DefaultHasher::new();
         (revision, format!("{files:?}")).hash(&mut state);
@@ -233,10 +238,10 @@ impl Tool for ChangesTool {
             files: changed_files,
             next_cursors: BTreeMap::new(),
         })
-        .with_meta(meta(&[(
-            "indexed_first",
-            json!(indexed.parsed + indexed.removed),
-        )]));
+        .with_meta(meta(&[
+            ("indexed_first", json!(indexed.parsed + indexed.removed)),
+            ("unresolved_calls_named", json!(unresolved)),
+        ]));
         Ok(pages.into_iter().fold(answer, Answer::with_page))
     }
 }

@@ -392,11 +392,12 @@ impl Walk<'_> {
         let Some(owner) = owner else {
             return;
         };
-        let receiver = callee.object.and_then(|object| self.receiver_type(object));
-        let qualifier = if receiver.is_some() {
-            None
-        } else {
-            callee.qualifier
+        let (receiver, qualifier) = match callee.object {
+            Some(object) => match self.receiver_type(object) {
+                Some(type_name) => (Some(type_name), None),
+                None => (Some(String::new()), callee.qualifier),
+            },
+            None => (None, callee.qualifier),
         };
         self.out.references.push(Reference {
             source: owner.to_string(),

@@ -181,7 +181,7 @@ pub(super) fn link_files<'a>(
 pub(super) fn affected_references(tx: &Connection) -> rusqlite::Result<Vec<Reference>> {
     resolve::references(
         tx,
-        "SELECT r.source, r.kind, r.name, s.file, r.module, r.receiver FROM graph_references r
+        "SELECT r.source, r.kind, r.name, s.file, r.module, r.receiver, r.rowid, r.unresolved FROM graph_references r
          JOIN graph_nodes s ON s.id = r.source WHERE r.rowid IN (
              SELECT rowid FROM graph_references WHERE name IN (SELECT label FROM temp.affected_names)
              UNION SELECT rowid FROM graph_references WHERE source IN (
@@ -250,7 +250,7 @@ pub(super) fn note_rebound_names(tx: &Connection) -> rusqlite::Result<()> {
              WHERE name IN (SELECT label FROM temp.rebound_names) AND module IS NOT NULL;
          -- a typed call picks among every method of its name: any change to one matters
          INSERT OR IGNORE INTO temp.affected_sources(id)
-             SELECT source FROM graph_references WHERE receiver IS NOT NULL AND name IN (
+             SELECT source FROM graph_references WHERE receiver <> '' AND name IN (
                  SELECT label FROM temp.old_labels UNION SELECT label FROM graph_nodes
                  WHERE file IN (SELECT path FROM temp.changed_files) AND kind IN ('function', 'method'));",
     )
@@ -360,8 +360,15 @@ pub(super) fn resolve_affected(tx: &Connection) -> rusqlite::Result<()> {
         [],
     )?;
     stages.lap("delete old resolver edges");
-    resolve::resolve(tx, references, Reach::Named)?;
+    let mut files = resolve::resolve(tx, references, Reach::Named)?;
     stages.lap("resolve");
+    // an edited file may have no reference left to resolve: count it too
+    let mut changed = tx.prepare_cached("SELECT path FROM temp.changed_files")?;
+    let changed = changed.query_map([], |row| row.get::<_, String>(0))?;
+    for path in changed {
+        files.insert(Rc::from(path?));
+    }
+    resolution::recount(tx, &files)?;
     tx.execute(
         "DELETE FROM graph_nodes WHERE uid >= 'code:external:' AND uid < 'code:external;'
          AND NOT EXISTS (SELECT 1 FROM graph_edges WHERE target = graph_nodes.id)",

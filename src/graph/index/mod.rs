@@ -6,20 +6,22 @@
 //! it `walk.rs` (finding and parsing files), `write.rs` (one file's rows),
 //! `cold.rs` (indexing from nothing), `incremental.rs` (only what changed),
 //! `deferred.rs` (indexes built after bulk writes), `meta.rs` (the graph's
-//! bookkeeping and revision) and `lock.rs` (one run at a time).
+//! bookkeeping and revision), `resolution.rs` (what resolution found and
+//! missed) and `lock.rs` (one run at a time).
 
 mod cold;
 mod deferred;
 mod incremental;
 mod lock;
 mod meta;
+mod resolution;
 mod walk;
 mod write;
 
 use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -38,6 +40,7 @@ use incremental::*;
 use lock::*;
 use meta::*;
 pub use meta::{LeftOutNow, bump_revision, languages_now, left_out_now, revision, updated_at};
+pub use resolution::{Resolution, resolution_now};
 use walk::*;
 use write::*;
 
@@ -67,6 +70,8 @@ pub struct IndexSummary {
     /// claims): how many, and their bytes. Every one is searched as code
     /// text but Markdown, which is searched by section as documents.
     pub languages: BTreeMap<String, FilesAndBytes>,
+    /// Calls and imports the graph resolved and left unresolved, by language.
+    pub resolution: BTreeMap<String, Resolution>,
     /// Files with syntax errors tree-sitter recovered from.
     pub files_with_parse_errors: u64,
     pub nodes_by_kind: BTreeMap<String, u64>,
@@ -180,7 +185,7 @@ pub fn index(
         update_index(store, root, &candidates, &libraries, &known, on_file)?
     };
     let mut stages = Stages::start();
-    let (left_out_kept, languages_kept) = store.read(|c| {
+    let (left_out_kept, languages_kept, resolution_kept) = store.read(|c| {
         summary.files = c.query_row("SELECT count(*) FROM graph_files", [], |r| {
             r.get::<_, i64>(0)
         })? as u64;
@@ -190,9 +195,10 @@ pub fn index(
             |r| r.get::<_, i64>(0),
         )? as u64;
         summary.languages = files_by_language(c)?;
+        summary.resolution = resolution::by_language(c)?;
         summary.nodes_by_kind = kinds_counted(c, "SELECT kind FROM graph_nodes")?;
         summary.edges_by_kind = kinds_counted(c, "SELECT kind FROM graph_edges")?;
-        Ok::<_, rusqlite::Error>((left_out_now(c)?, languages_now(c)?))
+        Ok::<_, rusqlite::Error>((left_out_now(c)?, languages_now(c)?, resolution_now(c)?))
     })?;
     stages.lap("summary counts");
     summary.left_out.sort();
@@ -215,6 +221,9 @@ pub fn index(
     }
     if summary.languages != languages_kept {
         keep_meta_json(store, "languages", &summary.languages)?;
+    }
+    if summary.resolution != resolution_kept {
+        keep_meta_json(store, "resolution", &summary.resolution)?;
     }
     summary.milliseconds = started.elapsed().as_millis() as u64;
     Ok(summary)

@@ -106,6 +106,8 @@ pub(super) fn write_references(
                 file: file.clone(),
                 module: reference.module.clone(),
                 receiver: reference.receiver.clone(),
+                row: tx.last_insert_rowid(),
+                marked_unresolved: false,
             });
         }
     }

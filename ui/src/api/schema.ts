@@ -1195,6 +1195,10 @@ export interface components {
                 parsed: number;
                 /** Format: int64 */
                 removed: number;
+                /** @description Calls and imports the graph resolved and left unresolved, by language. */
+                resolution: {
+                    [key: string]: components["schemas"]["Resolution"];
+                };
                 /**
                  * Format: int64
                  * @description Left out as binary, minified JavaScript, larger than 1 MiB or unreadable.
@@ -2026,6 +2030,13 @@ export interface components {
             issue_count_total: number;
             /** Format: int64 */
             nodes: number;
+            /**
+             * @description Calls and imports resolved and left unresolved, by language, as the
+             *     last index run counted them.
+             */
+            resolution: {
+                [key: string]: components["schemas"]["Resolution"];
+            };
         };
         /** @description Where a document hit is. */
         DocumentPlace: {
@@ -2322,6 +2333,10 @@ export interface components {
             parsed: number;
             /** Format: int64 */
             removed: number;
+            /** @description Calls and imports the graph resolved and left unresolved, by language. */
+            resolution: {
+                [key: string]: components["schemas"]["Resolution"];
+            };
             /**
              * Format: int64
              * @description Left out as binary, minified JavaScript, larger than 1 MiB or unreadable.
@@ -2693,6 +2708,30 @@ export interface components {
             actor?: components["schemas"]["Actor"] | null;
             after?: string | null;
             before?: string | null;
+        };
+        /** @description Calls and imports found and not found, of one language or the whole graph. */
+        Resolution: {
+            /**
+             * Format: int64
+             * @description Call sites linked to what they call (in the repository or a library outside).
+             */
+            calls_resolved: number;
+            /**
+             * Format: int64
+             * @description Call sites the graph could not link: the callee is unknown, or the
+             *     object's type is known and has no such method in the repository.
+             */
+            calls_unresolved: number;
+            /**
+             * Format: int64
+             * @description Imports, includes and requires linked to a file, a package or a library.
+             */
+            imports_resolved: number;
+            /**
+             * Format: int64
+             * @description Imports that name a file the repository does not have.
+             */
+            imports_unresolved: number;
         };
         ResolveAnswer: {
             node: components["schemas"]["GraphNode"];
