@@ -25,6 +25,7 @@ pub const EDGE_KINDS: &[&str] = &[
     "calls",
     "inherits_from",
     "implements",
+    "uses_type",
     "links_to",
     "cites_heading",
 ];
@@ -34,6 +35,7 @@ pub(super) const DEPENDENCY_KINDS: &[&str] = &[
     "imports",
     "inherits_from",
     "implements",
+    "uses_type",
     "links_to",
     "cites_heading",
 ];
@@ -41,15 +43,12 @@ pub(super) const DEPENDENCY_KINDS: &[&str] = &[
 fn edge_kinds() -> utoipa::openapi::schema::Array {
     crate::tools::schema::list_of(
         EDGE_KINDS,
-        "Edge kinds to follow into the node; empty or absent picks the node kind's defaults.",
+        "Edge kinds into the node; empty picks the node kind's defaults.",
     )
 }
 
 fn export_edge_kinds() -> utoipa::openapi::schema::Array {
-    crate::tools::schema::list_of(
-        EDGE_KINDS,
-        "Edge kinds to follow outwards (default: contains).",
-    )
+    crate::tools::schema::list_of(EDGE_KINDS, "Edge kinds to follow out (default: contains).")
 }
 
 fn check_kinds<'a>(field: &str, kinds: &'a [String]) -> Result<Vec<&'a str>, ToolError> {
@@ -220,7 +219,7 @@ pub struct References {
 fn default_kinds(node_kind: &str) -> &'static [&'static str] {
     match node_kind {
         "function" | "method" => &["calls"],
-        "class" | "interface" => &["inherits_from", "implements", "calls"],
+        "class" | "interface" => &["inherits_from", "implements", "calls", "uses_type"],
         "file" | "module" | "external" => &["imports"],
         "doc_file" => &["links_to"],
         "doc_heading" => &["cites_heading"],

@@ -78,7 +78,10 @@ pub fn bind_references(references: &mut [Reference], bindings: &[Binding], langu
     }
     let dotted_modules = matches!(language, Language::Python | Language::Rust);
     for reference in references.iter_mut() {
-        if !matches!(reference.kind, "calls" | "inherits_from" | "implements") {
+        if !matches!(
+            reference.kind,
+            "calls" | "inherits_from" | "implements" | "uses_type"
+        ) {
             continue;
         }
         match reference.receiver.as_mut() {

@@ -52,8 +52,9 @@ pub struct DoctorStats {
     pub issue_count_total: u64,
     /// Rows deleted by `fix`.
     pub fixed: u64,
-    /// Calls and imports resolved and left unresolved, by language, as the
-    /// last index run counted them.
+    /// By language, as the last index counted: calls_resolved,
+    /// calls_unresolved, imports_resolved, imports_unresolved.
+    #[schema(value_type = Object)]
     pub resolution: BTreeMap<String, super::index::Resolution>,
 }
 

@@ -32,10 +32,11 @@ pub(super) struct Reference {
 }
 
 /// The reference kinds resolution knows, as the static strings extraction uses.
-const REFERENCE_KINDS: [&str; 5] = [
+const REFERENCE_KINDS: [&str; 6] = [
     "calls",
     "inherits_from",
     "implements",
+    "uses_type",
     "imports",
     "links_to",
 ];
@@ -94,7 +95,7 @@ pub(super) fn resolve(
                 let resolved = resolver.through_receiver(&reference)?;
                 outcomes.push((reference, resolved));
             }
-            "calls" | "inherits_from" | "implements" => {
+            "calls" | "inherits_from" | "implements" | "uses_type" => {
                 if resolver.through_binding(&reference)? {
                     outcomes.push((reference, true));
                 } else {
@@ -583,13 +584,18 @@ impl<'a> Resolver<'a> {
             return Ok(true);
         }
         let everywhere = self.symbols.named(&reference.name)?;
-        let mut fitting = everywhere.iter().filter(|symbol| {
-            symbol.kind.named_by(kind) && same_family(&symbol.file, &reference.file)
-        });
-        if let (Some(only), None) = (fitting.next(), fitting.next())
-            && only.id != reference.source
-        {
-            let target = only.id;
+        // the one of that name beside the caller (its package, in Go and
+        // the JVM's languages), else the one in the repository
+        let fitting: Vec<(i64, String)> = everywhere
+            .iter()
+            .filter(|symbol| {
+                symbol.kind.named_by(kind)
+                    && symbol.id != reference.source
+                    && same_family(&symbol.file, &reference.file)
+            })
+            .map(|symbol| (symbol.id, symbol.file.clone()))
+            .collect();
+        if let Some(target) = nearest(&fitting, &reference.file) {
             self.edge(reference.source, target, kind, "name")?;
             self.made.insert(key);
             return Ok(true);

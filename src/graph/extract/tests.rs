@@ -283,6 +283,9 @@ fn the_languages_teams_write_give_types_methods_imports_bases_and_typed_calls() 
                 "implements Payable -",
                 "calls total pkg:com.shop.model.Cart on Cart",
                 "calls total - on Invoice",
+                // the field's type and the parameter's
+                "uses_type Cart pkg:com.shop.model.Cart",
+                "uses_type Invoice -",
             ],
         ),
         (

@@ -256,6 +256,7 @@ impl Walk<'_> {
         self.declare(&uid, class_kind, &name, node, parent);
         self.bases(node, &uid);
         let fields = self.field_types(node);
+        self.uses_types(&uid, fields.values());
         self.types.push((qualified.clone(), fields));
         self.children(node, &uid, &qualified, owner);
         self.types.pop();
@@ -294,6 +295,11 @@ impl Walk<'_> {
                 .push((scope.trim_end_matches('\u{0}').to_string(), Types::new()));
         }
         let locals = self.local_types(node);
+        let returned = ["return_type", "result", "returns"]
+            .into_iter()
+            .find_map(|field| node.child_by_field_name(field))
+            .and_then(|t| names::type_name(self.text_of(t)));
+        self.uses_types(&uid, locals.values().chain(returned.as_ref()));
         self.locals.push(locals);
         self.children(node, &uid, &qualified, Some(&uid.clone()));
         self.locals.pop();
@@ -407,6 +413,27 @@ impl Walk<'_> {
             module: None,
             receiver,
         });
+    }
+
+    /// `uses_type` references from a function or type to the types its
+    /// parameters, locals, return value or fields are declared with (each once).
+    fn uses_types<'t>(&mut self, source: &str, types: impl Iterator<Item = &'t String>) {
+        let mut seen = std::collections::HashSet::new();
+        for type_name in types {
+            if !seen.insert(type_name.as_str()) {
+                continue;
+            }
+            if let Some((qualifier, name)) = bindings::split_callee(type_name) {
+                self.out.references.push(Reference {
+                    source: source.replace('\u{0}', ""),
+                    kind: "uses_type",
+                    name,
+                    qualifier,
+                    module: None,
+                    receiver: None,
+                });
+            }
+        }
     }
 
     /// The type of the object a method is called on, when the code around

@@ -248,6 +248,16 @@ pub(super) fn note_rebound_names(tx: &Connection) -> rusqlite::Result<()> {
          INSERT OR IGNORE INTO temp.affected_sources(id)
              SELECT source FROM graph_references
              WHERE name IN (SELECT label FROM temp.rebound_names) AND module IS NOT NULL;
+         -- a name matched beside its caller: a definition added or gone in the
+         -- caller's folder matters whatever the count elsewhere
+         INSERT OR IGNORE INTO temp.affected_sources(id)
+             SELECT r.source FROM graph_references r JOIN graph_nodes s ON s.id = r.source
+             WHERE r.name IN (
+                 SELECT label FROM temp.old_labels UNION SELECT label FROM graph_nodes
+                 WHERE file IN (SELECT path FROM temp.changed_files)
+                   AND kind IN ('function', 'method', 'class', 'interface'))
+               AND rtrim(s.file, replace(s.file, '/', '')) IN (
+                 SELECT rtrim(path, replace(path, '/', '')) FROM temp.changed_files);
          -- a typed call picks among every method of its name: any change to one matters
          INSERT OR IGNORE INTO temp.affected_sources(id)
              SELECT source FROM graph_references WHERE receiver <> '' AND name IN (
@@ -350,7 +360,7 @@ pub(super) fn resolve_affected(tx: &Connection) -> rusqlite::Result<()> {
     stages.lap("collect references");
     // edges into symbols whose name is affected are recomputed from every source
     tx.execute(
-        "DELETE FROM graph_edges WHERE extractor = 'resolver' AND kind IN ('calls', 'inherits_from', 'implements')
+        "DELETE FROM graph_edges WHERE extractor = 'resolver' AND kind IN ('calls', 'inherits_from', 'implements', 'uses_type')
          AND target IN (SELECT id FROM graph_nodes WHERE label IN (SELECT label FROM temp.affected_names))",
         [],
     )?;

@@ -70,7 +70,9 @@ pub struct IndexSummary {
     /// claims): how many, and their bytes. Every one is searched as code
     /// text but Markdown, which is searched by section as documents.
     pub languages: BTreeMap<String, FilesAndBytes>,
-    /// Calls and imports the graph resolved and left unresolved, by language.
+    /// By language: calls_resolved, calls_unresolved, imports_resolved,
+    /// imports_unresolved.
+    #[schema(value_type = Object)]
     pub resolution: BTreeMap<String, Resolution>,
     /// Files with syntax errors tree-sitter recovered from.
     pub files_with_parse_errors: u64,

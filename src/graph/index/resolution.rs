@@ -5,17 +5,13 @@
 
 use super::*;
 
-/// Calls and imports found and not found, of one language or the whole graph.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// Calls and imports linked (`resolved`: to the repository or a library) and
+/// not linked, of one language.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resolution {
-    /// Call sites linked to what they call (in the repository or a library outside).
     pub calls_resolved: u64,
-    /// Call sites the graph could not link: the callee is unknown, or the
-    /// object's type is known and has no such method in the repository.
     pub calls_unresolved: u64,
-    /// Imports, includes and requires linked to a file, a package or a library.
     pub imports_resolved: u64,
-    /// Imports that name a file the repository does not have.
     pub imports_unresolved: u64,
 }
 

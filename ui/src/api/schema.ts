@@ -1195,10 +1195,11 @@ export interface components {
                 parsed: number;
                 /** Format: int64 */
                 removed: number;
-                /** @description Calls and imports the graph resolved and left unresolved, by language. */
-                resolution: {
-                    [key: string]: components["schemas"]["Resolution"];
-                };
+                /**
+                 * @description By language: calls_resolved, calls_unresolved, imports_resolved,
+                 *     imports_unresolved.
+                 */
+                resolution: Record<string, never>;
                 /**
                  * Format: int64
                  * @description Left out as binary, minified JavaScript, larger than 1 MiB or unreadable.
@@ -2031,12 +2032,10 @@ export interface components {
             /** Format: int64 */
             nodes: number;
             /**
-             * @description Calls and imports resolved and left unresolved, by language, as the
-             *     last index run counted them.
+             * @description By language, as the last index counted: calls_resolved,
+             *     calls_unresolved, imports_resolved, imports_unresolved.
              */
-            resolution: {
-                [key: string]: components["schemas"]["Resolution"];
-            };
+            resolution: Record<string, never>;
         };
         /** @description Where a document hit is. */
         DocumentPlace: {
@@ -2126,8 +2125,8 @@ export interface components {
             target: string;
         };
         ExportInput: {
-            /** @description Edge kinds to follow outwards (default: contains). */
-            edge_types?: ("contains" | "declares" | "imports" | "calls" | "inherits_from" | "implements" | "links_to" | "cites_heading")[];
+            /** @description Edge kinds to follow out (default: contains). */
+            edge_types?: ("contains" | "declares" | "imports" | "calls" | "inherits_from" | "implements" | "uses_type" | "links_to" | "cites_heading")[];
             /**
              * Format: int32
              * @description 1 to 10 (default 3).
@@ -2333,10 +2332,11 @@ export interface components {
             parsed: number;
             /** Format: int64 */
             removed: number;
-            /** @description Calls and imports the graph resolved and left unresolved, by language. */
-            resolution: {
-                [key: string]: components["schemas"]["Resolution"];
-            };
+            /**
+             * @description By language: calls_resolved, calls_unresolved, imports_resolved,
+             *     imports_unresolved.
+             */
+            resolution: Record<string, never>;
             /**
              * Format: int64
              * @description Left out as binary, minified JavaScript, larger than 1 MiB or unreadable.
@@ -2644,8 +2644,8 @@ export interface components {
         ReferencesInput: {
             /** @description A previous answer's `next_cursor`: the references after it. */
             cursor?: string | null;
-            /** @description Edge kinds to follow into the node; empty or absent picks the node kind's defaults. */
-            kinds?: ("contains" | "declares" | "imports" | "calls" | "inherits_from" | "implements" | "links_to" | "cites_heading")[];
+            /** @description Edge kinds into the node; empty picks the node kind's defaults. */
+            kinds?: ("contains" | "declares" | "imports" | "calls" | "inherits_from" | "implements" | "uses_type" | "links_to" | "cites_heading")[];
             /**
              * Format: int32
              * @description 1 to 1,000 (default 100).
@@ -2708,30 +2708,6 @@ export interface components {
             actor?: components["schemas"]["Actor"] | null;
             after?: string | null;
             before?: string | null;
-        };
-        /** @description Calls and imports found and not found, of one language or the whole graph. */
-        Resolution: {
-            /**
-             * Format: int64
-             * @description Call sites linked to what they call (in the repository or a library outside).
-             */
-            calls_resolved: number;
-            /**
-             * Format: int64
-             * @description Call sites the graph could not link: the callee is unknown, or the
-             *     object's type is known and has no such method in the repository.
-             */
-            calls_unresolved: number;
-            /**
-             * Format: int64
-             * @description Imports, includes and requires linked to a file, a package or a library.
-             */
-            imports_resolved: number;
-            /**
-             * Format: int64
-             * @description Imports that name a file the repository does not have.
-             */
-            imports_unresolved: number;
         };
         ResolveAnswer: {
             node: components["schemas"]["GraphNode"];
