@@ -277,6 +277,39 @@ struct Resolver<'a> {
     made: HashSet<(i64, &'static str, String)>,
     insert_edge: CachedStatement<'a>,
     binding: CachedStatement<'a>,
+    /// Which types name which bases, read once when a typed call first asks.
+    hierarchy: Option<Hierarchy>,
+}
+
+/// The bases every type names, and the types naming each base, by label.
+#[derive(Default)]
+struct Hierarchy {
+    bases: HashMap<String, Vec<(String, Option<String>)>>,
+    subtypes: HashMap<String, Vec<String>>,
+}
+
+impl Hierarchy {
+    fn load(tx: &Connection) -> rusqlite::Result<Hierarchy> {
+        let mut hierarchy = Hierarchy::default();
+        let mut statement = tx.prepare(
+            "SELECT n.label, r.name, r.module FROM graph_references r JOIN graph_nodes n ON n.id = r.source
+             WHERE r.kind IN ('inherits_from', 'implements') AND n.kind IN ('class', 'interface')",
+        )?;
+        let mut rows = statement.query([])?;
+        while let Some(row) = rows.next()? {
+            let (label, base): (String, String) = (row.get(0)?, row.get(1)?);
+            let subtypes = hierarchy.subtypes.entry(base.clone()).or_default();
+            if !subtypes.contains(&label) {
+                subtypes.push(label.clone());
+            }
+            hierarchy
+                .bases
+                .entry(label)
+                .or_default()
+                .push((base, row.get(2)?));
+        }
+        Ok(hierarchy)
+    }
 }
 
 impl<'a> Resolver<'a> {
@@ -295,6 +328,7 @@ impl<'a> Resolver<'a> {
             binding: tx.prepare_cached(
                 "SELECT module, symbol FROM graph_bindings WHERE file = ?1 AND local = ?2 LIMIT 1",
             )?,
+            hierarchy: None,
         })
     }
 
@@ -411,6 +445,8 @@ impl<'a> Resolver<'a> {
                         self.made
                             .insert((reference.source, "calls", reference.name.clone()));
                     }
+                    let declared = receiver.rsplit('.').next().unwrap_or(receiver);
+                    self.dispatch(declared, reference)?;
                     return Ok(true);
                 }
                 next.extend(self.bases_of(&type_name)?);
@@ -474,16 +510,69 @@ impl<'a> Resolver<'a> {
         Ok(nearest(&methods, &reference.file))
     }
 
+    fn hierarchy(&mut self) -> rusqlite::Result<&Hierarchy> {
+        if self.hierarchy.is_none() {
+            self.hierarchy = Some(Hierarchy::load(self.tx)?);
+        }
+        Ok(self.hierarchy.get_or_insert_with(Hierarchy::default))
+    }
+
     /// The bases a type named `type_name` declares, each with the module
     /// its import names.
     fn bases_of(&mut self, type_name: &str) -> rusqlite::Result<Vec<(String, Option<String>)>> {
-        let mut statement = self.tx.prepare_cached(
-            "SELECT r.name, r.module FROM graph_nodes n JOIN graph_references r ON r.source = n.id
-             WHERE n.label = ?1 AND n.kind IN ('class', 'interface')
-               AND r.kind IN ('inherits_from', 'implements')",
-        )?;
-        let rows = statement.query_map([type_name], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.collect()
+        Ok(self
+            .hierarchy()?
+            .bases
+            .get(type_name)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// A call through `type_name` may run an override in any type below
+    /// it: `dispatch` edges to the methods of that name of its subtypes (up
+    /// to MAX_BASE_HOPS levels down, at most MAX_DISPATCH of them).
+    fn dispatch(&mut self, type_name: &str, reference: &Reference) -> rusqlite::Result<()> {
+        let mut level = vec![type_name.to_string()];
+        let mut seen: HashSet<String> = level.iter().cloned().collect();
+        let mut made = 0;
+        for _ in 0..MAX_BASE_HOPS {
+            let below: Vec<String> = level
+                .iter()
+                .flat_map(|t| self.hierarchy().map(|h| h.subtypes.get(t).cloned()))
+                .flatten()
+                .flatten()
+                .filter(|t| seen.insert(t.clone()))
+                .collect();
+            for subtype in &below {
+                let suffix = format!(".{subtype}.{}", reference.name);
+                let overrides: Vec<i64> = self
+                    .symbols
+                    .named(&reference.name)?
+                    .iter()
+                    .filter(|symbol| {
+                        symbol.kind == SymbolKind::Method
+                            && (symbol.qualname == suffix[1..]
+                                || symbol.qualname.ends_with(&suffix))
+                            && same_family(&symbol.file, &reference.file)
+                    })
+                    .map(|symbol| symbol.id)
+                    .collect();
+                for target in overrides {
+                    if made == MAX_DISPATCH {
+                        return Ok(());
+                    }
+                    if target != reference.source {
+                        self.edge(reference.source, target, "calls", "dispatch")?;
+                        made += 1;
+                    }
+                }
+            }
+            if below.is_empty() {
+                break;
+            }
+            level = below;
+        }
+        Ok(())
     }
 
     /// The symbol a lead names, following up to MAX_REEXPORT_HOPS re-exports;
@@ -848,8 +937,11 @@ fn nearest(candidates: &[(i64, String)], from_file: &str) -> Option<i64> {
     None
 }
 
-/// How many levels of bases a typed call looks through for an inherited method.
+/// How many levels of bases a typed call looks through for an inherited
+/// method (and of subtypes for an override it may run).
 const MAX_BASE_HOPS: usize = 4;
+/// Overrides a call through a base type is linked to at most.
+const MAX_DISPATCH: usize = 32;
 
 /// How many re-exports (`from .base import Model` in a package's `__init__`) a
 /// bound reference follows before giving up.

@@ -415,7 +415,8 @@ pub struct Neighbour {
     /// `in` when the edge points at the node nearer the root, `out` otherwise.
     pub direction: String,
     pub depth: u32,
-    /// `resolved` (by file, import or path) or `name` (matched by name only); `external` for outside modules.
+    /// `resolved` (by file, import, path or the object's type), `dispatch` (an override a call
+    /// through a base type may run), `name` (by name only), `external` (outside modules).
     pub confidence: String,
 }
 

@@ -501,3 +501,51 @@ async fn what_resolution_missed_is_counted_and_said_beside_the_answers_it_touche
         "{printed}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_through_a_base_type_reaches_the_overrides_below_it_and_no_other() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(
+        root,
+        "shapes/base.py",
+        "class Shape:\n    def area(self):\n        return 0\n",
+    );
+    write(
+        root,
+        "shapes/square.py",
+        "from shapes.base import Shape\n\nclass Square(Shape):\n    def area(self):\n        return 4\n",
+    );
+    write(
+        root,
+        "shapes/circle.py",
+        "class Circle:\n    def area(self):\n        return 3\n",
+    );
+    write(
+        root,
+        "report.py",
+        "from shapes.base import Shape\n\ndef report(shape: Shape):\n    return shape.area()\n",
+    );
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    let (_, answer) = server
+        .post_json(
+            "/api/graph/references",
+            json!({"uid": "code:method:shapes/square.py::Square.area"}),
+        )
+        .await;
+    let reference = &answer["data"]["references"][0];
+    assert_eq!(
+        reference["node"]["uid"], "code:function:report.py::report",
+        "{answer}"
+    );
+    assert_eq!(reference["confidence"], "dispatch", "{answer}");
+    assert_eq!(
+        callers_of(&server, "code:method:shapes/base.py::Shape.area").await,
+        vec!["code:function:report.py::report".to_string()]
+    );
+    assert_eq!(
+        callers_of(&server, "code:method:shapes/circle.py::Circle.area").await,
+        Vec::<String>::new()
+    );
+}

@@ -201,11 +201,26 @@ impl Walk<'_> {
     }
 
     /// Module- and class-level variables, declared where they are assigned.
+    /// A variable given a value of a type the syntax names (`Query =
+    /// queryBinding{}`, `DEFAULT = Config()`) uses that type.
     fn variables_of(&mut self, node: Node, parent: &str, scope: &str) {
-        for name in self.variable_names(node).unwrap_or_default() {
+        let names = self.variable_names(node).unwrap_or_default();
+        if names.is_empty() {
+            return;
+        }
+        let value_type = node
+            .child_by_field_name("value")
+            .or_else(|| node.child_by_field_name("right"))
+            .map(|value| match value.kind() {
+                "expression_list" => value.named_child(0).unwrap_or(value),
+                _ => value,
+            })
+            .and_then(|value| self.value_type(value));
+        for name in names {
             let qualified = qualify(scope, &name);
             let uid = format!("code:variable:{}::{qualified}", self.path);
             self.declare_variable(&uid, &name, node, parent);
+            self.uses_types(&uid, value_type.iter());
         }
     }
 

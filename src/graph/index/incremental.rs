@@ -221,7 +221,7 @@ pub(super) fn note_affected(tx: &Connection, touched: &[&str]) -> rusqlite::Resu
          INSERT OR IGNORE INTO temp.affected_sources(id)
              SELECT e.source FROM graph_edges e JOIN graph_nodes t ON t.id = e.target
              WHERE t.file IN (SELECT path FROM temp.changed_files) AND e.extractor = 'resolver'
-               AND (e.kind IN ('imports', 'links_to', 'cites_heading') OR e.confidence = 'resolved');
+               AND (e.kind IN ('imports', 'links_to', 'cites_heading') OR e.confidence IN ('resolved', 'dispatch'));
          CREATE TEMP TABLE IF NOT EXISTS old_bindings(local TEXT, module TEXT, symbol TEXT);
          CREATE TEMP TABLE IF NOT EXISTS old_labels(label TEXT PRIMARY KEY) WITHOUT ROWID;
          DELETE FROM temp.old_bindings; DELETE FROM temp.old_labels;

@@ -2431,7 +2431,10 @@ export interface components {
             to: components["schemas"]["Status"];
         };
         Neighbour: {
-            /** @description `resolved` (by file, import or path) or `name` (matched by name only); `external` for outside modules. */
+            /**
+             * @description `resolved` (by file, import, path or the object's type), `dispatch` (an override a call
+             *     through a base type may run), `name` (by name only), `external` (outside modules).
+             */
             confidence: string;
             /** Format: int32 */
             depth: number;
