@@ -275,6 +275,25 @@ const PROGRAMS: &[Program] = &[
         cart_total: "code:method:swift/Shop/Cart.swift::Cart.total",
         invoice_total: "code:method:swift/Shop/Invoice.swift::Invoice.total",
     },
+    Program {
+        files: &[
+            (
+                "dart/lib/cart.dart",
+                "class Cart {\n  int total() => 1;\n}\n",
+            ),
+            (
+                "dart/lib/invoice.dart",
+                "class Invoice {\n  int total() => 2;\n}\n",
+            ),
+            (
+                "dart/lib/pay.dart",
+                "import 'cart.dart';\n\nint pay() {\n  var c = Cart();\n  return c.total();\n}\n",
+            ),
+        ],
+        pay: "code:function:dart/lib/pay.dart::pay",
+        cart_total: "code:method:dart/lib/cart.dart::Cart.total",
+        invoice_total: "code:method:dart/lib/invoice.dart::Invoice.total",
+    },
 ];
 
 /// The uids of what `uid` calls, through the references tool over HTTP.

@@ -262,13 +262,14 @@ const DART: Grammar = Grammar {
         ("extension_declaration", "class"),
     ],
     functions: &[
+        "function_declaration",
+        "method_declaration",
         "function_signature",
-        "method_signature",
         "constructor_signature",
     ],
     containers: &[],
     imports: &["import_specification"],
-    calls: &[],
+    calls: &["call_expression"],
     function_values: &[],
     assignments_declare: false,
     base_clauses: &[

@@ -177,7 +177,12 @@ impl Walk<'_> {
         let mut cursor = node.walk();
         let declarators: Vec<Node> = node
             .named_children(&mut cursor)
-            .filter(|c| matches!(c.kind(), "variable_declarator" | "variable_declaration"))
+            .filter(|c| {
+                matches!(
+                    c.kind(),
+                    "variable_declarator" | "variable_declaration" | "initialized_identifier_list"
+                )
+            })
             .collect();
         let mut nested = Vec::new();
         for declarator in declarators {
@@ -283,9 +288,12 @@ impl Walk<'_> {
 /// (Kotlin's `user_type`, Swift's `type_annotation`).
 fn typed_child(node: Node) -> Option<Node> {
     let mut cursor = node.walk();
-    let found = node
-        .named_children(&mut cursor)
-        .find(|c| matches!(c.kind(), "user_type" | "type_annotation" | "nullable_type"));
+    let found = node.named_children(&mut cursor).find(|c| {
+        matches!(
+            c.kind(),
+            "user_type" | "type_annotation" | "nullable_type" | "type"
+        )
+    });
     found.map(|t| {
         if t.kind() == "type_annotation" {
             let mut inner = t.walk();

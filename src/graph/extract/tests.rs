@@ -420,13 +420,18 @@ fn the_languages_teams_write_give_types_methods_imports_bases_and_typed_calls() 
         (
             "lib/pay.dart",
             Language::Dart,
-            "import 'package:shop/cart.dart';\nimport 'money.dart' as money;\nclass Pay extends Base implements Payable {\n  int run() { return 1; }\n}\nvoid helper() {}\n",
-            &["code:class:lib/pay.dart::Pay"],
+            "import 'package:shop/cart.dart';\nimport 'money.dart' as money;\nclass Pay extends Base implements Payable {\n  final Cart cart;\n  int run() { return this.cart.total(); }\n}\nvoid helper() {}\n",
+            &[
+                "code:class:lib/pay.dart::Pay",
+                "code:method:lib/pay.dart::Pay.run",
+                "code:function:lib/pay.dart::helper",
+            ],
             &[
                 "imports lib:lib/cart.dart -",
                 "imports path:money.dart -",
                 "inherits_from Base -",
                 "implements Payable -",
+                "calls total - on Cart",
             ],
         ),
     ];

@@ -102,6 +102,13 @@ impl Walk<'_> {
         if let Some(name) = node.child_by_field_name("name") {
             return Some(self.text_of(name).to_string());
         }
+        // Dart names a function in its signature
+        if let Some(signature) = node.child_by_field_name("signature") {
+            let inner = signature
+                .child_by_field_name("name")
+                .or_else(|| signature.named_child(0)?.child_by_field_name("name"));
+            return inner.map(|name| self.text_of(name).to_string());
+        }
         // C and C++ name a function inside its declarator (`*f(int)`, `A::f()`)
         let mut declarator = node.child_by_field_name("declarator");
         for _ in 0..8 {
@@ -281,6 +288,14 @@ impl Walk<'_> {
     /// A function, or a method when it sits in a type (or a Rust impl block).
     fn function(&mut self, node: Node, parent: &str, scope: &str) -> bool {
         if !self.grammar.functions.contains(&node.kind()) {
+            return false;
+        }
+        // a Dart signature inside a declaration with a body is that declaration's
+        let signs_a_body = node.kind() == "function_signature"
+            && node
+                .parent()
+                .is_some_and(|p| matches!(p.kind(), "method_signature" | "function_declaration"));
+        if signs_a_body {
             return false;
         }
         let Some(written) = self.name_of(node) else {
