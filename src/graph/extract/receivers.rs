@@ -13,6 +13,9 @@ use super::walk::Walk;
 /// rare and its calls are resolved by name.
 const MAX_SCAN_DEPTH: usize = 48;
 
+/// Type names one function's code is read for at most.
+const MAX_MENTIONS: usize = 256;
+
 /// Node kinds that start a type of their own: a scan for one scope's
 /// variables does not enter them.
 const NESTED_TYPES: &[&str] = &[
@@ -120,6 +123,38 @@ impl Walk<'_> {
 
     pub(super) fn is_self(&self, word: &str) -> bool {
         matches!(word, "self" | "this" | "$this" | "Self")
+    }
+
+    /// The types a function's code names where only a type can stand: type
+    /// identifiers (generic arguments, casts, `sizeof`, `typeof`), and C#'s
+    /// generic names and type arguments, whose grammar spells them as plain
+    /// identifiers.
+    pub(super) fn type_mentions(&self, function: Node) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut stack = vec![(function, 0usize)];
+        while let Some((node, depth)) = stack.pop() {
+            let parent_kind = node.parent().map(|p| p.kind()).unwrap_or("");
+            let mention = match node.kind() {
+                "type_identifier" => Some(node),
+                "generic_name" => node.named_child(0),
+                "identifier"
+                    if matches!(parent_kind, "type_argument_list" | "typeof_expression") =>
+                {
+                    Some(node)
+                }
+                _ => None,
+            };
+            if let Some(name) = mention.and_then(|m| type_name(self.text_of(m))) {
+                found.push(name);
+            }
+            if depth < MAX_SCAN_DEPTH && found.len() < MAX_MENTIONS {
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    stack.push((child, depth + 1));
+                }
+            }
+        }
+        found
     }
 
     /// The (name, type) pairs a declaration, parameter or assignment gives.

@@ -329,7 +329,11 @@ impl Walk<'_> {
             .into_iter()
             .find_map(|field| node.child_by_field_name(field))
             .and_then(|t| names::type_name(self.text_of(t)));
-        self.uses_types(&uid, locals.values().chain(returned.as_ref()));
+        let mentioned = self.type_mentions(node);
+        self.uses_types(
+            &uid,
+            locals.values().chain(returned.as_ref()).chain(&mentioned),
+        );
         self.locals.push(locals);
         self.children(node, &uid, &qualified, Some(&uid.clone()));
         self.locals.pop();
