@@ -649,22 +649,30 @@ impl<'a> Resolver<'a> {
     /// the only one in the repository (confidence `name`).
     fn by_name(&mut self, reference: &Reference) -> rusqlite::Result<bool> {
         let kind = reference.kind;
-        // `thing.total()` on an object of unknown type is no call to this
-        // file's `total`: only a name the repository has once is taken
-        let on_object = reference.receiver.is_some();
+        // `thing.total()` on an object of unknown type names no method
+        // for sure, however few have that name: it stays unresolved
+        let key = (reference.source, kind, reference.name.clone());
+        if reference.receiver.is_some() {
+            return Ok(self.made.contains(&key));
+        }
+        // a bare `helper()` runs a method only where a method body names its
+        // type's members without `self`/`this` (or Ruby's implicit self)
+        let methods_too = kind != "calls" || bare_calls_reach_methods(&reference.file);
+        let fits = |symbol: &Symbol| {
+            symbol.kind.named_by(kind)
+                && (methods_too || symbol.kind != SymbolKind::Method)
+                && symbol.id != reference.source
+        };
         let same_file: Vec<i64> = self
             .symbols
             .named_in(&reference.name, &reference.file)?
             .iter()
-            .filter(|symbol| {
-                symbol.kind.named_by(kind) && symbol.id != reference.source && !on_object
-            })
+            .filter(|symbol| fits(symbol))
             .map(|symbol| symbol.id)
             .collect();
         for target in &same_file {
             self.edge(reference.source, *target, kind, "resolved")?;
         }
-        let key = (reference.source, kind, reference.name.clone());
         if !same_file.is_empty() {
             self.made.insert(key);
             return Ok(true);
@@ -677,11 +685,7 @@ impl<'a> Resolver<'a> {
         // the JVM's languages), else the one in the repository
         let fitting: Vec<(i64, String)> = everywhere
             .iter()
-            .filter(|symbol| {
-                symbol.kind.named_by(kind)
-                    && symbol.id != reference.source
-                    && same_family(&symbol.file, &reference.file)
-            })
+            .filter(|symbol| fits(symbol) && same_family(&symbol.file, &reference.file))
             .map(|symbol| (symbol.id, symbol.file.clone()))
             .collect();
         if let Some(target) = nearest(&fitting, &reference.file) {
@@ -914,6 +918,14 @@ fn same_family(a: &str, b: &str) -> bool {
         other => other,
     };
     family(a) == family(b)
+}
+
+/// True when a bare call in this file may run a method of the type it is
+/// in: Ruby's implicit self, and the languages that name members bare.
+fn bare_calls_reach_methods(path: &str) -> bool {
+    super::facts::Language::of(path).is_some_and(|language| {
+        language.members_are_implicit() || language == super::facts::Language::Ruby
+    })
 }
 
 /// The one candidate (id, file) in the calling file, else in its folder,

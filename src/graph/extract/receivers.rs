@@ -125,6 +125,28 @@ impl Walk<'_> {
         matches!(word, "self" | "this" | "$this" | "Self")
     }
 
+    /// The names a function's parameters bind: a bare call to one runs what
+    /// the caller passed, nothing the graph can name.
+    pub(super) fn parameter_names(&self, function: Node) -> std::collections::HashSet<String> {
+        let mut names = std::collections::HashSet::new();
+        let list = function.child_by_field_name("parameters").or_else(|| {
+            let mut cursor = function.walk();
+            function
+                .named_children(&mut cursor)
+                .find(|c| c.kind().contains("parameter"))
+        });
+        let Some(list) = list else {
+            return names;
+        };
+        let mut cursor = list.walk();
+        for parameter in list.named_children(&mut cursor) {
+            if let Some(name) = self.declared_name(parameter) {
+                names.insert(name);
+            }
+        }
+        names
+    }
+
     /// The types a function's code names where only a type can stand: type
     /// identifiers (generic arguments, casts, `sizeof`, `typeof`), and C#'s
     /// generic names and type arguments, whose grammar spells them as plain
@@ -250,8 +272,23 @@ impl Walk<'_> {
     /// The variable a name node declares: an identifier, or the one inside a
     /// declarator (`*p`, `p = ..`, `mut p`, `$p`).
     fn declared_name(&self, node: Node) -> Option<String> {
+        const MEMBER_ACCESS: [&str; 7] = [
+            "member",
+            "selector",
+            "field_access",
+            "field_expression",
+            "attribute",
+            "navigation",
+            "subscript",
+        ];
         let mut node = node;
         for _ in 0..8 {
+            // `c.Writer = ..` assigns a member of `c`, and declares nothing
+            if MEMBER_ACCESS.iter().any(|kind| node.kind().contains(kind))
+                || node.kind().starts_with("index")
+            {
+                return None;
+            }
             let text = self.text_of(node);
             if is_word(text) {
                 return Some(text.to_string());

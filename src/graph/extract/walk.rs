@@ -19,6 +19,8 @@ pub(super) struct Walk<'a> {
     pub(super) out: &'a mut Extraction,
     /// The typed variables of each function the walk is inside, innermost last.
     locals: Vec<Types>,
+    /// The parameters of each function the walk is inside, innermost last.
+    parameters: Vec<std::collections::HashSet<String>>,
     /// The types the walk is inside (their qualified names and typed
     /// fields), innermost last: what `self` and a bare field name stand for.
     types: Vec<(String, Types)>,
@@ -81,6 +83,7 @@ pub(super) fn code(
         grammar,
         out,
         locals: Vec::new(),
+        parameters: Vec::new(),
         types: Vec::new(),
     };
     walk.visit(tree.root_node(), file, "", None);
@@ -335,7 +338,10 @@ impl Walk<'_> {
             locals.values().chain(returned.as_ref()).chain(&mentioned),
         );
         self.locals.push(locals);
+        let parameters = self.parameter_names(node);
+        self.parameters.push(parameters);
         self.children(node, &uid, &qualified, Some(&uid.clone()));
+        self.parameters.pop();
         self.locals.pop();
         if pushed_type {
             self.types.pop();
@@ -432,6 +438,15 @@ impl Walk<'_> {
         let Some(owner) = owner else {
             return;
         };
+        let calls_a_parameter = callee.object.is_none()
+            && callee.qualifier.as_deref() == Some("")
+            && self
+                .parameters
+                .last()
+                .is_some_and(|names| names.contains(&callee.name));
+        if calls_a_parameter {
+            return;
+        }
         let (receiver, qualifier) = match callee.object {
             Some(object) => match self.receiver_type(object) {
                 Some(type_name) => (Some(type_name), None),
