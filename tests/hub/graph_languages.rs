@@ -374,13 +374,30 @@ async fn a_call_on_an_unknown_receiver_links_no_same_named_method() {
         "app/refund.py",
         "from app.cart import Cart\n\ndef refund():\n    c = Cart()\n    return c.discount()\n\nclass Ledger:\n    def discount(self):\n        return 0\n",
     );
+    // a bare call runs no method in Python, and a parameter is whatever was passed
+    write(
+        root,
+        "app/stream.py",
+        "class Stream:\n    def next(self):\n        return 1\n\ndef hook():\n    return 0\n",
+    );
+    write(
+        root,
+        "app/walk.py",
+        "def walk(items, hook):\n    hook()\n    return next(iter(items))\n",
+    );
     let (status, _) = server.post_json("/api/graph/index", json!({})).await;
     assert_eq!(status, 200);
-    for total in [
+    for uid in [
         "code:method:app/cart.py::Cart.total",
         "code:method:app/invoice.py::Invoice.total",
+        "code:method:app/stream.py::Stream.next",
+        "code:function:app/stream.py::hook",
     ] {
-        assert_eq!(callers_of(&server, total).await, Vec::<String>::new());
+        assert_eq!(
+            callers_of(&server, uid).await,
+            Vec::<String>::new(),
+            "{uid}"
+        );
     }
     assert_eq!(
         callers_of(&server, "code:method:app/refund.py::Ledger.discount").await,
