@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use super::extract::IMPLICIT_SELF;
 use super::facts::{Binding, Language, Reference};
 
 /// The prefix of a module named by a dotted package path (Java, Kotlin, Scala,
@@ -85,6 +86,13 @@ pub fn bind_references(references: &mut [Reference], bindings: &[Binding], langu
             continue;
         }
         match reference.receiver.as_mut() {
+            // a bare name an import binds is that import's, not a member
+            Some(receiver) if receiver.starts_with(IMPLICIT_SELF) => {
+                bind_qualified(reference, &by_local, dotted_modules);
+                if reference.module.is_some() {
+                    reference.receiver = None;
+                }
+            }
             Some(receiver) if !receiver.is_empty() => {
                 bind_receiver(receiver, &mut reference.module, &by_local, dotted_modules)
             }

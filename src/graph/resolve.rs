@@ -12,6 +12,7 @@
 use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 
 use super::bindings::{LIBRARY, PACKAGE, RELATIVE};
+use super::extract::IMPLICIT_SELF;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -93,7 +94,11 @@ pub(super) fn resolve(
             "imports" | "links_to" => by_path.push(reference),
             "calls" if reference.receiver.as_deref().is_some_and(|r| !r.is_empty()) => {
                 let resolved = resolver.through_receiver(&reference)?;
-                outcomes.push((reference, resolved));
+                if resolved || !implicit_self(&reference) {
+                    outcomes.push((reference, resolved));
+                } else {
+                    by_name.push(reference);
+                }
             }
             "calls" | "inherits_from" | "implements" | "uses_type" => {
                 if resolver.through_binding(&reference)? {
@@ -426,6 +431,7 @@ impl<'a> Resolver<'a> {
         let Some(receiver) = reference.receiver.as_deref() else {
             return Ok(false);
         };
+        let receiver = receiver.trim_start_matches(IMPLICIT_SELF);
         let mut level = vec![(receiver.to_string(), reference.module.clone())];
         let mut seen = HashSet::new();
         for _ in 0..=MAX_BASE_HOPS {
@@ -652,24 +658,29 @@ impl<'a> Resolver<'a> {
         // `thing.total()` on an object of unknown type names no method
         // for sure, however few have that name: it stays unresolved
         let key = (reference.source, kind, reference.name.clone());
-        if reference.receiver.is_some() {
+        let implicit = implicit_self(reference);
+        if reference.receiver.is_some() && !implicit {
             return Ok(self.made.contains(&key));
         }
         // a bare `helper()` runs a method only where a method body names its
         // type's members without `self`/`this` (or Ruby's implicit self)
-        let methods_too = kind != "calls" || bare_calls_reach_methods(&reference.file);
+        let methods_too = kind != "calls" || bare_calls_reach_methods(&reference.file) && !implicit;
         let fits = |symbol: &Symbol| {
             symbol.kind.named_by(kind)
                 && (methods_too || symbol.kind != SymbolKind::Method)
                 && symbol.id != reference.source
         };
-        let same_file: Vec<i64> = self
-            .symbols
-            .named_in(&reference.name, &reference.file)?
+        let in_file = self.symbols.named_in(&reference.name, &reference.file)?;
+        let calls_itself = in_file.iter().any(|symbol| symbol.id == reference.source);
+        let same_file: Vec<i64> = in_file
             .iter()
             .filter(|symbol| fits(symbol))
             .map(|symbol| symbol.id)
             .collect();
+        // a function calling itself by name, with no other of that name beside it
+        if calls_itself && same_file.is_empty() {
+            return Ok(true);
+        }
         for target in &same_file {
             self.edge(reference.source, *target, kind, "resolved")?;
         }
@@ -918,6 +929,15 @@ fn same_family(a: &str, b: &str) -> bool {
         other => other,
     };
     family(a) == family(b)
+}
+
+/// A bare call in a method of a language that names members bare: its own
+/// type's method when there is one, else a function of that name.
+fn implicit_self(reference: &Reference) -> bool {
+    reference
+        .receiver
+        .as_deref()
+        .is_some_and(|r| r.starts_with(IMPLICIT_SELF))
 }
 
 /// True when a bare call in this file may run a method of the type it is

@@ -585,3 +585,33 @@ async fn a_call_through_a_base_type_reaches_the_overrides_below_it_and_no_other(
         Vec::<String>::new()
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bare_call_in_a_method_is_its_own_types_and_a_recursion_is_itself() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(
+        root,
+        "src/Pay.java",
+        "class Pay {\n  int run() { return helper() + count(3); }\n  int helper() { return 1; }\n  static int count(int n) { return n == 0 ? 0 : count(n - 1); }\n}\n",
+    );
+    write(
+        root,
+        "src/Other.java",
+        "class Other {\n  int helper() { return 2; }\n  static int count(int n) { return n; }\n}\n",
+    );
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        callers_of(&server, "code:method:src/Pay.java::Pay.helper").await,
+        vec!["code:method:src/Pay.java::Pay.run".to_string()]
+    );
+    for decoy in ["helper", "count"] {
+        let uid = format!("code:method:src/Other.java::Other.{decoy}");
+        assert_eq!(
+            callers_of(&server, &uid).await,
+            Vec::<String>::new(),
+            "{uid}"
+        );
+    }
+}

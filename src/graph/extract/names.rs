@@ -8,6 +8,11 @@ use std::collections::HashMap;
 /// (`Cart`, `model.Cart`).
 pub(super) type Types = HashMap<String, String>;
 
+/// Marks a receiver the call did not write: a bare call in a method, made on
+/// the method's own type when that type (or a base) has the method, and
+/// otherwise a call to a function of that name.
+pub const IMPLICIT_SELF: &str = "@";
+
 /// Words that never name a type: inferred declarations.
 const IMPLICIT: &[&str] = &[
     "var", "auto", "let", "val", "dynamic", "final", "const", "_",

@@ -452,6 +452,13 @@ impl Walk<'_> {
                 Some(type_name) => (Some(type_name), None),
                 None => (Some(String::new()), callee.qualifier),
             },
+            // `helper()` in a method of a language that names members bare
+            // is `this.helper()` first (see `names::IMPLICIT_SELF`)
+            None if self.language.members_are_implicit() => {
+                let own_type = self.types.last().map(|(type_name, _)| type_name);
+                let implicit = own_type.map(|t| format!("{}{t}", names::IMPLICIT_SELF));
+                (implicit, callee.qualifier)
+            }
             None => (None, callee.qualifier),
         };
         self.out.references.push(Reference {
