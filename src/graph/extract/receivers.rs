@@ -62,16 +62,19 @@ impl Walk<'_> {
     }
 
     fn scan(&self, node: Node, depth: usize, fields: bool, types: &mut Types) {
-        if depth > MAX_SCAN_DEPTH || (depth > 0 && NESTED_TYPES.contains(&node.kind())) {
+        if depth > MAX_SCAN_DEPTH || depth > 0 && self.starts_a_scope(node) {
             return;
         }
         let in_body = fields && BODIES.contains(&node.kind());
-        if !in_body {
+        if !in_body && declares(node) {
             for (name, type_name) in self.declared(node) {
                 types.entry(name).or_insert(type_name);
             }
         }
-        if fields && let Some((name, type_name)) = self.member_assignment(node) {
+        if fields
+            && node.kind().contains("assignment")
+            && let Some((name, type_name)) = self.member_assignment(node)
+        {
             types.entry(name).or_insert(type_name);
         }
         let mut cursor = node.walk();
@@ -89,7 +92,9 @@ impl Walk<'_> {
         if depth > MAX_SCAN_DEPTH || NESTED_TYPES.contains(&node.kind()) {
             return;
         }
-        if let Some((name, type_name)) = self.member_assignment(node) {
+        if node.kind().contains("assignment")
+            && let Some((name, type_name)) = self.member_assignment(node)
+        {
             types.entry(name).or_insert(type_name);
         }
         let mut cursor = node.walk();
@@ -169,7 +174,8 @@ impl Walk<'_> {
             if let Some(name) = mention.and_then(|m| type_name(self.text_of(m))) {
                 found.push(name);
             }
-            if depth < MAX_SCAN_DEPTH && found.len() < MAX_MENTIONS {
+            let nested = depth > 0 && self.starts_a_scope(node);
+            if depth < MAX_SCAN_DEPTH && found.len() < MAX_MENTIONS && !nested {
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
                     stack.push((child, depth + 1));
@@ -177,6 +183,12 @@ impl Walk<'_> {
             }
         }
         found
+    }
+
+    /// A type, or a function scanned on its own when the walk reaches it
+    /// (its body sees the enclosing function's variables through the walk).
+    fn starts_a_scope(&self, node: Node) -> bool {
+        NESTED_TYPES.contains(&node.kind()) || self.is_function(node)
     }
 
     /// The (name, type) pairs a declaration, parameter or assignment gives.
@@ -354,6 +366,23 @@ impl Walk<'_> {
             _ => None,
         }
     }
+}
+
+/// True for the node kinds that can declare a variable: declarations,
+/// declarators, parameters, assignments, definitions, specs, `let`s.
+fn declares(node: Node) -> bool {
+    const DECLARING: [&str; 8] = [
+        "declaration",
+        "declarator",
+        "parameter",
+        "assignment",
+        "definition",
+        "spec",
+        "let_",
+        "property",
+    ];
+    let kind = node.kind();
+    DECLARING.iter().any(|part| kind.contains(part))
 }
 
 /// A child holding a declared type where the grammar gives it no field

@@ -746,6 +746,12 @@ impl Walk<'_> {
         self.grammar.calls.contains(&node.kind())
     }
 
+    /// A function, method or function value of this language.
+    pub(super) fn is_function(&self, node: Node) -> bool {
+        let kind = node.kind();
+        self.grammar.functions.contains(&kind) || self.grammar.function_values.contains(&kind)
+    }
+
     /// The called name, how it was qualified (see `bindings::split_callee`)
     /// and the object it was called on.
     pub(super) fn callee<'t>(&self, node: Node<'t>) -> Option<Callee<'t>> {
