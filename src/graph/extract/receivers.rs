@@ -158,9 +158,9 @@ impl Walk<'_> {
     /// identifiers.
     pub(super) fn type_mentions(&self, function: Node) -> Vec<String> {
         let mut found = Vec::new();
-        let mut stack = vec![(function, 0usize)];
-        while let Some((node, depth)) = stack.pop() {
-            let parent_kind = node.parent().map(|p| p.kind()).unwrap_or("");
+        // each node with its parent's kind (`Node::parent` walks from the root)
+        let mut stack = vec![(function, "", 0usize)];
+        while let Some((node, parent_kind, depth)) = stack.pop() {
             let mention = match node.kind() {
                 "type_identifier" => Some(node),
                 "generic_name" => node.named_child(0),
@@ -178,7 +178,7 @@ impl Walk<'_> {
             if depth < MAX_SCAN_DEPTH && found.len() < MAX_MENTIONS && !nested {
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
-                    stack.push((child, depth + 1));
+                    stack.push((child, node.kind(), depth + 1));
                 }
             }
         }
