@@ -296,7 +296,21 @@ const PROGRAMS: &[Program] = &[
     },
 ];
 
-/// The uids of what `uid` calls, through the references tool over HTTP.
+/// `app/cart.py` and `app/invoice.py`: two types with a `total()` each.
+fn cart_and_invoice(root: &Path) {
+    write(
+        root,
+        "app/cart.py",
+        "class Cart:\n    def total(self):\n        return 1\n",
+    );
+    write(
+        root,
+        "app/invoice.py",
+        "class Invoice:\n    def total(self):\n        return 2\n",
+    );
+}
+
+/// The uids of what calls `uid`, through the references tool over HTTP.
 async fn callers_of(server: &TestServer, uid: &str) -> Vec<String> {
     let (status, body) = server
         .post_json(
@@ -352,16 +366,7 @@ async fn a_method_called_through_a_variable_reaches_its_own_type_in_every_langua
 async fn a_call_on_an_unknown_receiver_links_no_same_named_method() {
     let server = TestServer::start().await;
     let root = server.repo();
-    write(
-        root,
-        "app/cart.py",
-        "class Cart:\n    def total(self):\n        return 1\n",
-    );
-    write(
-        root,
-        "app/invoice.py",
-        "class Invoice:\n    def total(self):\n        return 2\n",
-    );
+    cart_and_invoice(root);
     // `thing` comes from outside: nothing says which `total` it has
     write(
         root,
@@ -460,16 +465,7 @@ async fn what_resolution_missed_is_counted_and_said_beside_the_answers_it_touche
     let server = TestServer::start().await;
     let root = server.repo();
     write(root, "app/__init__.py", "");
-    write(
-        root,
-        "app/cart.py",
-        "class Cart:\n    def total(self):\n        return 1\n",
-    );
-    write(
-        root,
-        "app/invoice.py",
-        "class Invoice:\n    def total(self):\n        return 2\n",
-    );
+    cart_and_invoice(root);
     write(
         root,
         "app/pay.py",
