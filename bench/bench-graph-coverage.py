@@ -57,7 +57,8 @@ TYPED_SUFFIXES = (".java", ".kt", ".scala", ".cs", ".php", ".swift", ".dart")
 
 
 def is_test(path):
-    """One rule for both graphs (the hub's `graph::is_test_path`)."""
+    """One rule for both graphs: the hub's `graph::is_test_path`, and fixtures
+    and benchmarks (`testdata`, `benches`) as well."""
     parts = path.split("/")
     name = parts[-1]
     folders = parts[:-1]
