@@ -8,12 +8,14 @@
 
 mod go;
 mod grammar;
+mod kinds;
 mod markdown;
 mod names;
 mod packages;
 mod python;
 mod receivers;
 mod rust;
+mod scopes;
 mod script;
 #[cfg(test)]
 mod tests;
@@ -57,15 +59,20 @@ pub fn extract_in(path: &str, language: Language, text: &str, library: Option<&s
         } else {
             language
         };
-    match grammar::of(grammar_language) {
-        Some((grammar_language, grammar)) => {
+    let grammar = grammar::of(grammar_language).and_then(|(tree_sitter, grammar)| {
+        // keyed by the grammar read, which a header's language is not
+        let kinds = kinds::Kinds::of(grammar_language, &tree_sitter, grammar)?;
+        Some((tree_sitter, grammar, kinds))
+    });
+    match grammar {
+        Some((tree_sitter, grammar, kinds)) => {
             let source = walk::Source {
                 path,
                 file: &file,
                 text,
                 language,
             };
-            walk::code(&mut extraction, source, &grammar_language, grammar);
+            walk::code(&mut extraction, source, &tree_sitter, (grammar, kinds));
             if language == Language::Rust {
                 rust::crate_paths(&mut extraction, library);
             }

@@ -2,116 +2,56 @@
 //! the code around the call says (a declared type, a constructor or literal,
 //! `self`/`this`, a field of the enclosing type). Read from the syntax tree
 //! alone, by field names most tree-sitter grammars share; what cannot be told
-//! stays unknown, and the call is then resolved by name only.
+//! stays unknown, and such a call links no same-named method.
 
 use tree_sitter::Node;
 
-use super::names::{Types, is_word, last_segment, normalized, starts_upper, type_name};
+use super::Language;
+use super::kinds::role;
+use super::names::{self, is_word, last_segment, normalized, starts_upper, type_name};
+use super::scopes::Receiver;
 use super::walk::Walk;
 
-/// How deep a declaration scan goes below a function or type: deeper code is
-/// rare and its calls are resolved by name.
-const MAX_SCAN_DEPTH: usize = 48;
-
-/// Type names one function's code is read for at most.
-const MAX_MENTIONS: usize = 256;
-
-/// Node kinds that start a type of their own: a scan for one scope's
-/// variables does not enter them.
-const NESTED_TYPES: &[&str] = &[
-    "class_definition",
-    "class_declaration",
-    "class_specifier",
-    "struct_specifier",
-    "interface_declaration",
-    "object_declaration",
-    "object_definition",
-    "class",
-    "module",
-];
-
-/// Node kinds that hold a function body: a type's fields are not found in them.
-const BODIES: &[&str] = &[
-    "block",
-    "compound_statement",
-    "function_body",
-    "body_statement",
-    "constructor_body",
-    "statement_block",
-    "method",
-];
-
 impl Walk<'_> {
-    /// The variables a function declares with a known type: its parameters
-    /// and the locals in its body.
-    pub(super) fn local_types(&self, function: Node) -> Types {
-        let mut types = Types::new();
-        self.scan(function, 0, false, &mut types);
-        types
-    }
-
-    /// The fields a type declares with a known type: field declarations,
-    /// constructor properties, and `self.x = Type(..)` assignments.
-    pub(super) fn field_types(&self, class: Node) -> Types {
-        let mut types = Types::new();
-        let mut cursor = class.walk();
-        for child in class.named_children(&mut cursor) {
-            self.scan(child, 0, true, &mut types);
-        }
-        types
-    }
-
-    fn scan(&self, node: Node, depth: usize, fields: bool, types: &mut Types) {
-        if depth > MAX_SCAN_DEPTH || depth > 0 && self.starts_a_scope(node) {
+    /// Learns from `node`, a child of a node of kind `parent_kind`, what it
+    /// declares in the innermost scope, and what type it names.
+    pub(super) fn learn(&mut self, node: Node, parent_kind: &str) {
+        if !node.is_named() {
             return;
         }
-        let in_body = fields && BODIES.contains(&node.kind());
-        if !in_body && declares(node) {
-            for (name, type_name) in self.declared(node) {
-                types.entry(name).or_insert(type_name);
-            }
+        const OWN_SCOPE: u16 = role::FUNCTION
+            | role::FUNCTION_VALUE
+            | role::NESTED_TYPE
+            | role::IMPORT
+            | role::CONTAINER;
+        let declares = self.is(node, role::DECLARES)
+            && !self.is(node, OWN_SCOPE)
+            && self.class_kind(node).is_none();
+        if declares {
+            let declared = self.declared(node);
+            self.scopes.declare(declared);
         }
-        if fields
-            && node.kind().contains("assignment")
-            && let Some((name, type_name)) = self.member_assignment(node)
+        if self.is(node, role::ASSIGNMENT)
+            && let Some((field, type_name)) = self.member_assignment(node)
         {
-            types.entry(name).or_insert(type_name);
+            self.scopes.assign_field(field, type_name);
         }
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            if in_body {
-                // only assignments to members count inside a method's body
-                self.scan_members(child, depth + 1, types);
-            } else {
-                self.scan(child, depth + 1, fields, types);
-            }
-        }
-    }
-
-    fn scan_members(&self, node: Node, depth: usize, types: &mut Types) {
-        if depth > MAX_SCAN_DEPTH || NESTED_TYPES.contains(&node.kind()) {
-            return;
-        }
-        if node.kind().contains("assignment")
-            && let Some((name, type_name)) = self.member_assignment(node)
+        if self.scopes.takes_mentions()
+            && let Some(mention) = self.mention(node, parent_kind)
         {
-            types.entry(name).or_insert(type_name);
-        }
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            self.scan_members(child, depth + 1, types);
+            self.scopes.mention(mention);
         }
     }
 
     /// `self.x = Cart()`, `this.x = new Cart()`, `@x = Cart.new`: field `x` is a `Cart`.
-    fn member_assignment(&self, node: Node) -> Option<(String, String)> {
-        let left = node
-            .child_by_field_name("left")
-            .or_else(|| node.child_by_field_name("target"))?;
-        let right = node
-            .child_by_field_name("right")
-            .or_else(|| node.child_by_field_name("value"))
-            .or_else(|| node.child_by_field_name("result"))?;
+    pub(super) fn member_assignment(&self, node: Node) -> Option<(String, String)> {
+        let left = self
+            .field(node, "left")
+            .or_else(|| self.field(node, "target"))?;
+        let right = self
+            .field(node, "right")
+            .or_else(|| self.field(node, "value"))
+            .or_else(|| self.field(node, "result"))?;
         let left = normalized(self.text_of(left));
         let field = self.self_member(&left)?;
         Some((field.to_string(), self.value_type(right)?))
@@ -134,11 +74,11 @@ impl Walk<'_> {
     /// the caller passed, nothing the graph can name.
     pub(super) fn parameter_names(&self, function: Node) -> std::collections::HashSet<String> {
         let mut names = std::collections::HashSet::new();
-        let list = function.child_by_field_name("parameters").or_else(|| {
+        let list = self.field(function, "parameters").or_else(|| {
             let mut cursor = function.walk();
             function
                 .named_children(&mut cursor)
-                .find(|c| c.kind().contains("parameter"))
+                .find(|c| self.kind(*c).contains("parameter"))
         });
         let Some(list) = list else {
             return names;
@@ -152,54 +92,15 @@ impl Walk<'_> {
         names
     }
 
-    /// The types a function's code names where only a type can stand: type
-    /// identifiers (generic arguments, casts, `sizeof`, `typeof`), and C#'s
-    /// generic names and type arguments, whose grammar spells them as plain
-    /// identifiers.
-    pub(super) fn type_mentions(&self, function: Node) -> Vec<String> {
-        let mut found = Vec::new();
-        // each node with its parent's kind (`Node::parent` walks from the root)
-        let mut stack = vec![(function, "", 0usize)];
-        while let Some((node, parent_kind, depth)) = stack.pop() {
-            let mention = match node.kind() {
-                "type_identifier" => Some(node),
-                "generic_name" => node.named_child(0),
-                "identifier"
-                    if matches!(parent_kind, "type_argument_list" | "typeof_expression") =>
-                {
-                    Some(node)
-                }
-                _ => None,
-            };
-            if let Some(name) = mention.and_then(|m| type_name(self.text_of(m))) {
-                found.push(name);
-            }
-            let nested = depth > 0 && self.starts_a_scope(node);
-            if depth < MAX_SCAN_DEPTH && found.len() < MAX_MENTIONS && !nested {
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    stack.push((child, node.kind(), depth + 1));
-                }
-            }
-        }
-        found
-    }
-
-    /// A type, or a function scanned on its own when the walk reaches it
-    /// (its body sees the enclosing function's variables through the walk).
-    fn starts_a_scope(&self, node: Node) -> bool {
-        NESTED_TYPES.contains(&node.kind()) || self.is_function(node)
-    }
-
     /// The (name, type) pairs a declaration, parameter or assignment gives.
-    fn declared(&self, node: Node) -> Vec<(String, String)> {
-        let written = node
-            .child_by_field_name("type")
-            .or_else(|| typed_child(node))
+    pub(super) fn declared(&self, node: Node) -> Vec<(String, String)> {
+        let written = self
+            .field(node, "type")
+            .or_else(|| self.typed_child(node))
             .and_then(|t| type_name(self.text_of(t)));
-        let value = node
-            .child_by_field_name("value")
-            .or_else(|| node.child_by_field_name("right"));
+        let value = self
+            .field(node, "value")
+            .or_else(|| self.field(node, "right"));
         let mut declared = Vec::new();
         let mut add = |name: Node, own_value: Option<Node>| {
             let Some(name) = self.declared_name(name) else {
@@ -212,19 +113,16 @@ impl Walk<'_> {
                 declared.push((name, type_name));
             }
         };
-        let mut cursor = node.walk();
         let names: Vec<Node> = ["name", "pattern", "left", "declarator"]
             .into_iter()
-            .find_map(|field| {
-                let found: Vec<Node> = node.children_by_field_name(field, &mut cursor).collect();
-                (!found.is_empty()).then_some(found)
-            })
+            .map(|field| self.fields(node, field))
+            .find(|found| !found.is_empty())
             .unwrap_or_default();
         if !names.is_empty() {
             // Go's `a, b := x, y` pairs names with values in order
             if let (Some(list), Some(values)) = (names.first(), value)
-                && list.kind() == "expression_list"
-                && values.kind() == "expression_list"
+                && self.kind(*list) == "expression_list"
+                && self.kind(values) == "expression_list"
             {
                 let mut left = list.walk();
                 let mut right = values.walk();
@@ -237,7 +135,7 @@ impl Walk<'_> {
                 return declared;
             }
             for name in names {
-                let own_value = name.child_by_field_name("value");
+                let own_value = self.field(name, "value");
                 add(name, own_value);
             }
             return declared;
@@ -248,18 +146,20 @@ impl Walk<'_> {
             .named_children(&mut cursor)
             .filter(|c| {
                 matches!(
-                    c.kind(),
+                    self.kind(*c),
                     "variable_declarator" | "variable_declaration" | "initialized_identifier_list"
                 )
             })
             .collect();
         let mut nested = Vec::new();
         for declarator in declarators {
-            let own_value = declarator
-                .child_by_field_name("value")
-                .or_else(|| last_value(declarator))
-                .or_else(|| last_value(node));
-            let nested_type = typed_child(declarator).and_then(|t| type_name(self.text_of(t)));
+            let own_value = self
+                .field(declarator, "value")
+                .or_else(|| self.last_value(declarator))
+                .or_else(|| self.last_value(node));
+            let nested_type = self
+                .typed_child(declarator)
+                .and_then(|t| type_name(self.text_of(t)));
             if let (Some(type_name), Some(name)) = (nested_type, self.declared_name(declarator)) {
                 nested.push((name, type_name));
                 continue;
@@ -270,7 +170,7 @@ impl Walk<'_> {
         if declared.is_empty()
             && written.is_some()
             && matches!(
-                node.kind(),
+                self.kind(node),
                 "parameter" | "class_parameter" | "typed_parameter" | "typed_default_parameter"
             )
             && let Some(name) = self.declared_name(node)
@@ -296,8 +196,10 @@ impl Walk<'_> {
         let mut node = node;
         for _ in 0..8 {
             // `c.Writer = ..` assigns a member of `c`, and declares nothing
-            if MEMBER_ACCESS.iter().any(|kind| node.kind().contains(kind))
-                || node.kind().starts_with("index")
+            if MEMBER_ACCESS
+                .iter()
+                .any(|kind| self.kind(node).contains(kind))
+                || self.kind(node).starts_with("index")
             {
                 return None;
             }
@@ -305,16 +207,16 @@ impl Walk<'_> {
             if is_word(text) {
                 return Some(text.to_string());
             }
-            node = node
-                .child_by_field_name("name")
-                .or_else(|| node.child_by_field_name("declarator"))
-                .or_else(|| node.child_by_field_name("pattern"))
+            node = self
+                .field(node, "name")
+                .or_else(|| self.field(node, "declarator"))
+                .or_else(|| self.field(node, "pattern"))
                 .or_else(|| {
                     let mut cursor = node.walk();
                     node.named_children(&mut cursor).find(|c| {
-                        c.kind().ends_with("identifier")
-                            || c.kind() == "pattern"
-                            || c.kind() == "variable_name"
+                        self.kind(*c).ends_with("identifier")
+                            || self.kind(*c) == "pattern"
+                            || self.kind(*c) == "variable_name"
                     })
                 })?;
         }
@@ -324,26 +226,27 @@ impl Walk<'_> {
     /// The type a value has when its syntax says: `new Cart()`, `Cart()`,
     /// `Cart.new`, `Cart::new()`, `&Cart{}`, `Cart { .. }`.
     pub(super) fn value_type(&self, node: Node) -> Option<String> {
-        match node.kind() {
+        match self.kind(node) {
             "object_creation_expression" | "new_expression" | "instance_expression" => {
-                let written = node
-                    .child_by_field_name("type")
-                    .or_else(|| node.child_by_field_name("constructor"))
+                let written = self
+                    .field(node, "type")
+                    .or_else(|| self.field(node, "constructor"))
                     .or_else(|| {
                         let mut cursor = node.walk();
-                        node.named_children(&mut cursor)
-                            .find(|c| c.kind().contains("type") || c.kind().contains("name"))
+                        node.named_children(&mut cursor).find(|c| {
+                            self.kind(*c).contains("type") || self.kind(*c).contains("name")
+                        })
                     })?;
                 type_name(self.text_of(written))
             }
             "composite_literal" | "struct_expression" => {
-                let written = node
-                    .child_by_field_name("type")
-                    .or_else(|| node.child_by_field_name("name"))?;
+                let written = self
+                    .field(node, "type")
+                    .or_else(|| self.field(node, "name"))?;
                 type_name(self.text_of(written))
             }
             "unary_expression" | "parenthesized_expression" | "await_expression" => {
-                let inner = node.child_by_field_name("operand").or_else(|| {
+                let inner = self.field(node, "operand").or_else(|| {
                     let mut cursor = node.walk();
                     node.named_children(&mut cursor).last()
                 })?;
@@ -366,54 +269,115 @@ impl Walk<'_> {
             _ => None,
         }
     }
-}
 
-/// True for the node kinds that can declare a variable: declarations,
-/// declarators, parameters, assignments, definitions, specs, `let`s.
-fn declares(node: Node) -> bool {
-    const DECLARING: [&str; 8] = [
-        "declaration",
-        "declarator",
-        "parameter",
-        "assignment",
-        "definition",
-        "spec",
-        "let_",
-        "property",
-    ];
-    let kind = node.kind();
-    DECLARING.iter().any(|part| kind.contains(part))
-}
+    /// A type named where only a type can stand: a type identifier (generic
+    /// arguments, casts, `sizeof`, `typeof`), and C#'s generic names and type
+    /// arguments, whose grammar spells them as plain identifiers.
+    fn mention(&self, node: Node, parent_kind: &str) -> Option<String> {
+        let named = match self.kind(node) {
+            // a part of `pkg.Type` (Dart spells both as type identifiers) is no type
+            "type_identifier" if self.next_to_a_dot(node) => None,
+            "type_identifier" => Some(node),
+            "generic_name" => node.named_child(0),
+            "identifier" if matches!(parent_kind, "type_argument_list" | "typeof_expression") => {
+                Some(node)
+            }
+            _ => None,
+        };
+        type_name(self.text_of(named?))
+    }
 
-/// A child holding a declared type where the grammar gives it no field
-/// (Kotlin's `user_type`, Swift's `type_annotation`).
-fn typed_child(node: Node) -> Option<Node> {
-    let mut cursor = node.walk();
-    let found = node.named_children(&mut cursor).find(|c| {
-        matches!(
-            c.kind(),
-            "user_type" | "type_annotation" | "nullable_type" | "type"
-        )
-    });
-    found.map(|t| {
-        if t.kind() == "type_annotation" {
-            let mut inner = t.walk();
-            let named = t.named_children(&mut inner).next();
-            named.unwrap_or(t)
-        } else {
-            t
+    /// True for either part of `pkg.Type` spelt as two type identifiers
+    /// (Dart): neither part alone is the type.
+    fn next_to_a_dot(&self, node: Node) -> bool {
+        let is = |n: Option<Node>, kind: &str| n.is_some_and(|n| self.kind(n) == kind);
+        let next = node.next_sibling();
+        let prev = node.prev_sibling();
+        is(next, ".") && is(next.and_then(|n| n.next_sibling()), "type_identifier")
+            || is(prev, ".") && is(prev.and_then(|n| n.prev_sibling()), "type_identifier")
+    }
+
+    /// The type of the object a method is called on, as far as the code
+    /// around the call says.
+    pub(super) fn receiver_of(&self, object: Node) -> Receiver {
+        let text = names::normalized(self.text_of(object));
+        let own_type = self.scopes.own_type();
+        if self.is_self(&text) {
+            return match own_type {
+                Some(name) => Receiver::Known(name.to_string()),
+                None => Receiver::Unknown,
+            };
         }
-    })
-}
+        if let Some(field) = self.self_member(&text) {
+            return match own_type {
+                Some(_) => Receiver::Field {
+                    field: field.to_string(),
+                    otherwise: None,
+                },
+                None => Receiver::Unknown,
+            };
+        }
+        if names::is_word(&text) {
+            if let Some(found) = self.scopes.local(&text) {
+                return Receiver::Known(found.clone());
+            }
+            let otherwise = self.names_a_type(&text).then(|| text.clone());
+            if self.language.members_are_implicit() && own_type.is_some() {
+                return Receiver::Field {
+                    field: text,
+                    otherwise,
+                };
+            }
+            return otherwise.map_or(Receiver::Unknown, Receiver::Known);
+        }
+        self.value_type(object)
+            .map_or(Receiver::Unknown, Receiver::Known)
+    }
 
-/// The last named child of a declaration when it is an expression that can
-/// give a type (Kotlin's `val c = Cart()`).
-fn last_value(node: Node) -> Option<Node> {
-    let mut cursor = node.walk();
-    let last = node.named_children(&mut cursor).last()?;
-    matches!(
-        last.kind(),
-        "call_expression" | "object_creation_expression" | "new_expression" | "instance_expression"
-    )
-    .then_some(last)
+    /// `Cart.create()`: a call on a type. Go's qualified calls name packages,
+    /// and so does a name an import binds to a module.
+    fn names_a_type(&self, word: &str) -> bool {
+        let names_module = self
+            .out
+            .bindings
+            .iter()
+            .any(|b| b.local == word && b.symbol.is_none());
+        names::starts_upper(word) && self.language != Language::Go && !names_module
+    }
+
+    /// A child holding a declared type where the grammar gives it no field
+    /// (Kotlin's `user_type`, Swift's `type_annotation`).
+    fn typed_child<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let mut cursor = node.walk();
+        let found = node.named_children(&mut cursor).find(|c| {
+            matches!(
+                self.kind(*c),
+                "user_type" | "type_annotation" | "nullable_type" | "type"
+            )
+        });
+        found.map(|t| {
+            if self.kind(t) == "type_annotation" {
+                let mut inner = t.walk();
+                let named = t.named_children(&mut inner).next();
+                named.unwrap_or(t)
+            } else {
+                t
+            }
+        })
+    }
+
+    /// The last named child of a declaration when it is an expression that can
+    /// give a type (Kotlin's `val c = Cart()`).
+    fn last_value<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let mut cursor = node.walk();
+        let last = node.named_children(&mut cursor).last()?;
+        matches!(
+            self.kind(last),
+            "call_expression"
+                | "object_creation_expression"
+                | "new_expression"
+                | "instance_expression"
+        )
+        .then_some(last)
+    }
 }

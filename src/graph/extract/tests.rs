@@ -451,3 +451,55 @@ fn the_languages_teams_write_give_types_methods_imports_bases_and_typed_calls() 
         }
     }
 }
+
+#[test]
+fn a_cpp_header_and_a_c_file_are_each_read_by_their_own_grammar() {
+    // a header in C++ syntax is parsed with the C++ grammar; reading it
+    // first must not leave the C files read by C++'s node kinds
+    let header = extract(
+        "lib/cart.h",
+        Language::C,
+        "namespace shop {\nclass Cart {\n public:\n  int total();\n};\n}\n",
+    );
+    assert!(
+        uids(&header).contains(&"code:class:lib/cart.h::Cart"),
+        "{:?}",
+        uids(&header)
+    );
+    let c = extract(
+        "src/pay.c",
+        Language::C,
+        "struct invoice { int sum; };\nint pay(struct invoice *i) { return settle(i->sum); }\n",
+    );
+    assert_eq!(
+        uids(&c),
+        [
+            "code:file:src/pay.c",
+            "code:class:src/pay.c::invoice",
+            "code:function:src/pay.c::pay"
+        ]
+    );
+    assert!(
+        c.references
+            .iter()
+            .any(|r| r.kind == "calls" && r.name == "settle")
+    );
+}
+
+#[test]
+fn a_field_declared_below_the_method_that_calls_through_it_types_the_call() {
+    let java = "class Checkout {\n  int pay() { return cart.total(); }\n  private Cart cart;\n}\n";
+    let e = extract("src/Checkout.java", Language::Java, java);
+    let call = e
+        .references
+        .iter()
+        .find(|r| r.kind == "calls" && r.name == "total");
+    assert_eq!(call.and_then(|r| r.receiver.as_deref()), Some("Cart"));
+    let python = "class Checkout:\n    def pay(self):\n        return self.cart.total()\n\n    def __init__(self):\n        self.cart = Cart()\n";
+    let e = extract("app/checkout.py", Language::Python, python);
+    let call = e
+        .references
+        .iter()
+        .find(|r| r.kind == "calls" && r.name == "total");
+    assert_eq!(call.and_then(|r| r.receiver.as_deref()), Some("Cart"));
+}

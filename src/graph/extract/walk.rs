@@ -6,7 +6,9 @@ use tree_sitter::{Node, Parser};
 
 use super::bindings;
 use super::grammar::Grammar;
-use super::names::{self, Types};
+use super::kinds::{Kinds, role};
+use super::names;
+use super::scopes::{Receiver, Scopes};
 use super::{EdgeRecord, Extraction, Language, NodeRecord, Reference};
 
 pub(super) struct Walk<'a> {
@@ -14,16 +16,12 @@ pub(super) struct Walk<'a> {
     pub(super) language: Language,
     /// Variable uids declared so far (a name assigned twice is one variable).
     variables: std::collections::HashSet<String>,
+    /// The functions and types the walk is inside, innermost last.
+    pub(super) scopes: Scopes,
     pub(super) text: &'a str,
     grammar: &'a Grammar,
+    kinds: &'static Kinds,
     pub(super) out: &'a mut Extraction,
-    /// The typed variables of each function the walk is inside, innermost last.
-    locals: Vec<Types>,
-    /// The parameters of each function the walk is inside, innermost last.
-    parameters: Vec<std::collections::HashSet<String>>,
-    /// The types the walk is inside (their qualified names and typed
-    /// fields), innermost last: what `self` and a bare field name stand for.
-    types: Vec<(String, Types)>,
 }
 
 /// A call's parts: the name called, how it was qualified (`Some("")` when
@@ -58,7 +56,7 @@ pub(super) fn code(
     out: &mut Extraction,
     source: Source,
     grammar_language: &tree_sitter::Language,
-    grammar: &Grammar,
+    (grammar, kinds): (&Grammar, &'static Kinds),
 ) {
     let Source {
         path,
@@ -81,10 +79,9 @@ pub(super) fn code(
         variables: Default::default(),
         text,
         grammar,
+        kinds,
         out,
-        locals: Vec::new(),
-        parameters: Vec::new(),
-        types: Vec::new(),
+        scopes: Scopes::default(),
     };
     walk.visit(tree.root_node(), file, "", None);
 }
@@ -97,39 +94,68 @@ pub(super) fn line(node: Node) -> (u32, u32) {
 }
 
 impl Walk<'_> {
+    /// The node's kind, as `Node::kind` but from the grammar's table.
+    pub(super) fn kind(&self, node: Node) -> &'static str {
+        self.kinds.name(node)
+    }
+
+    /// The node's child in field `name`, as `Node::child_by_field_name` but
+    /// by the grammar's table.
+    pub(super) fn field<'t>(&self, node: Node<'t>, name: &str) -> Option<Node<'t>> {
+        self.kinds.field(node, name)
+    }
+
+    /// The node's children in field `name`, by the grammar's table.
+    pub(super) fn fields<'t>(&self, node: Node<'t>, name: &str) -> Vec<Node<'t>> {
+        let Some(id) = self.kinds.field_id(name) else {
+            return Vec::new();
+        };
+        let mut cursor = node.walk();
+        node.children_by_field_id(id, &mut cursor).collect()
+    }
+
+    pub(super) fn is(&self, node: Node, role: u16) -> bool {
+        self.kinds.is(node, role)
+    }
+
+    /// The graph node kind a type declaration of this kind makes.
+    pub(super) fn class_kind(&self, node: Node) -> Option<&'static str> {
+        self.kinds.class_kind(node)
+    }
+
     pub(super) fn text_of(&self, node: Node) -> &str {
         node.utf8_text(self.text.as_bytes()).unwrap_or("")
     }
 
     pub(super) fn name_of(&self, node: Node) -> Option<String> {
-        if let Some(name) = node.child_by_field_name("name") {
+        if let Some(name) = self.field(node, "name") {
             return Some(self.text_of(name).to_string());
         }
         // Dart names a function in its signature
-        if let Some(signature) = node.child_by_field_name("signature") {
-            let inner = signature
-                .child_by_field_name("name")
+        if let Some(signature) = self.field(node, "signature") {
+            let inner = self
+                .field(signature, "name")
                 .or_else(|| signature.named_child(0)?.child_by_field_name("name"));
             return inner.map(|name| self.text_of(name).to_string());
         }
         // C and C++ name a function inside its declarator (`*f(int)`, `A::f()`)
-        let mut declarator = node.child_by_field_name("declarator");
+        let mut declarator = self.field(node, "declarator");
         for _ in 0..8 {
             let current = declarator?;
-            if current.child_by_field_name("declarator").is_none() {
+            if self.field(current, "declarator").is_none() {
                 let name = self.text_of(current);
                 return (!name.is_empty() && !name.contains('(')).then(|| name.to_string());
             }
-            declarator = current.child_by_field_name("declarator");
+            declarator = self.field(current, "declarator");
         }
-        match node.kind() {
+        match self.kind(node) {
             "init_declaration" => Some("init".to_string()),
             // Kotlin and Swift give some declarations' names no field
             _ => {
                 let mut cursor = node.walk();
                 let name = node.named_children(&mut cursor).find(|c| {
                     matches!(
-                        c.kind(),
+                        self.kind(*c),
                         "identifier" | "simple_identifier" | "type_identifier"
                     )
                 });
@@ -163,13 +189,13 @@ impl Walk<'_> {
 
     /// Go: `type Name struct {..}` or `type Name interface {..}`.
     fn go_type(&mut self, node: Node, parent: &str) -> bool {
-        if node.kind() != "type_spec" || self.language != Language::Go {
+        if self.kind(node) != "type_spec" || self.language != Language::Go {
             return false;
         }
         let Some(name) = self.name_of(node) else {
             return false;
         };
-        let type_kind = match node.child_by_field_name("type").map(|t| t.kind()) {
+        let type_kind = match self.field(node, "type").map(|t| self.kind(t)) {
             Some("interface_type") => "interface",
             _ => "class",
         };
@@ -180,14 +206,14 @@ impl Walk<'_> {
 
     /// Go: `func (r *Receiver) Name(..)`, a method of the receiver's type.
     fn go_method(&mut self, node: Node, parent: &str) -> bool {
-        if node.kind() != "method_declaration" || self.language != Language::Go {
+        if self.kind(node) != "method_declaration" || self.language != Language::Go {
             return false;
         }
         let Some(name) = self.name_of(node) else {
             return false;
         };
-        let receiver = node
-            .child_by_field_name("receiver")
+        let receiver = self
+            .field(node, "receiver")
             .map(|r| {
                 self.text_of(r)
                     .rsplit([' ', '*', '('])
@@ -203,10 +229,10 @@ impl Walk<'_> {
         let qualified = qualify(&receiver, &name);
         let uid = format!("code:method:{}::{qualified}", self.path);
         self.declare(&uid, "method", &name, node, parent);
-        let locals = self.local_types(node);
-        self.locals.push(locals);
+        self.scopes.enter_function(Default::default());
         self.children(node, &uid, &qualified, Some(&uid.clone()));
-        self.locals.pop();
+        let scope = self.scopes.leave_function();
+        self.uses_types(&uid, scope.locals.values().chain(&scope.mentions));
         true
     }
 
@@ -218,10 +244,10 @@ impl Walk<'_> {
         if names.is_empty() {
             return;
         }
-        let value_type = node
-            .child_by_field_name("value")
-            .or_else(|| node.child_by_field_name("right"))
-            .map(|value| match value.kind() {
+        let value_type = self
+            .field(node, "value")
+            .or_else(|| self.field(node, "right"))
+            .map(|value| match self.kind(value) {
                 "expression_list" => value.named_child(0).unwrap_or(value),
                 _ => value,
             })
@@ -236,41 +262,39 @@ impl Walk<'_> {
 
     /// JS/TS: `const name = (..) => ..`, a function by another syntax.
     fn function_value(&mut self, node: Node, parent: &str, scope: &str) -> bool {
-        if node.kind() != "variable_declarator" {
+        if self.kind(node) != "variable_declarator" {
             return false;
         }
-        let (Some(name), Some(value)) = (
-            node.child_by_field_name("name"),
-            node.child_by_field_name("value"),
-        ) else {
+        let (Some(name), Some(value)) = (self.field(node, "name"), self.field(node, "value"))
+        else {
             return false;
         };
-        if !self.grammar.function_values.contains(&value.kind()) || name.kind() != "identifier" {
+        if !self.is(value, role::FUNCTION_VALUE) || self.kind(name) != "identifier" {
             return false;
         }
         let name = self.text_of(name).to_string();
         let qualified = qualify(scope, &name);
         let uid = format!("code:function:{}::{qualified}", self.path);
         self.declare(&uid, "function", &name, node, parent);
-        let locals = self.local_types(value);
-        self.locals.push(locals);
+        self.scopes.enter_function(self.parameter_names(value));
         self.children(value, &uid, &qualified, Some(&uid.clone()));
-        self.locals.pop();
+        let scope = self.scopes.leave_function();
+        self.uses_types(&uid, scope.locals.values().chain(&scope.mentions));
         true
     }
 
     /// A class, struct, enum, trait or interface, with its bases.
     fn class(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) -> bool {
-        let kind = node.kind();
-        let Some((_, class_kind)) = self.grammar.classes.iter().find(|(k, _)| *k == kind) else {
+        let kind = self.kind(node);
+        let Some(class_kind) = self.class_kind(node) else {
             return false;
         };
         // `struct cart *c` names a C type; only `struct cart { .. }` declares one
-        if kind.ends_with("_specifier") && node.child_by_field_name("body").is_none() {
+        if kind.ends_with("_specifier") && self.field(node, "body").is_none() {
             return false;
         }
-        let Some(name) = node
-            .child_by_field_name("name")
+        let Some(name) = self
+            .field(node, "name")
             .map(|n| self.text_of(n).to_string())
             .or_else(|| self.name_of(node))
         else {
@@ -280,24 +304,23 @@ impl Walk<'_> {
         let uid = format!("code:{class_kind}:{}::{qualified}", self.path);
         self.declare(&uid, class_kind, &name, node, parent);
         self.bases(node, &uid);
-        let fields = self.field_types(node);
-        self.uses_types(&uid, fields.values());
-        self.types.push((qualified.clone(), fields));
+        self.scopes.enter_type(qualified.clone());
         self.children(node, &uid, &qualified, owner);
-        self.types.pop();
+        let fields = self.scopes.leave_type(&mut self.out.references);
+        self.uses_types(&uid, fields.values());
         true
     }
 
     /// A function, or a method when it sits in a type (or a Rust impl block).
     fn function(&mut self, node: Node, parent: &str, scope: &str) -> bool {
-        if !self.grammar.functions.contains(&node.kind()) {
+        if !self.is(node, role::FUNCTION) {
             return false;
         }
         // a Dart signature inside a declaration with a body is that declaration's
-        let signs_a_body = node.kind() == "function_signature"
-            && node
-                .parent()
-                .is_some_and(|p| matches!(p.kind(), "method_signature" | "function_declaration"));
+        let signs_a_body = self.kind(node) == "function_signature"
+            && node.parent().is_some_and(|p| {
+                matches!(self.kind(p), "method_signature" | "function_declaration")
+            });
         if signs_a_body {
             return false;
         }
@@ -324,27 +347,26 @@ impl Walk<'_> {
         self.declare(&uid, node_kind, &name, node, parent);
         let pushed_type = owner_type.is_some();
         if pushed_type {
-            self.types
-                .push((scope.trim_end_matches('\u{0}').to_string(), Types::new()));
+            self.scopes
+                .enter_type(scope.trim_end_matches('\u{0}').to_string());
         }
-        let locals = self.local_types(node);
         let returned = ["return_type", "result", "returns"]
             .into_iter()
-            .find_map(|field| node.child_by_field_name(field))
+            .find_map(|field| self.field(node, field))
             .and_then(|t| names::type_name(self.text_of(t)));
-        let mentioned = self.type_mentions(node);
+        self.scopes.enter_function(self.parameter_names(node));
+        self.children(node, &uid, &qualified, Some(&uid.clone()));
+        let function = self.scopes.leave_function();
         self.uses_types(
             &uid,
-            locals.values().chain(returned.as_ref()).chain(&mentioned),
+            function
+                .locals
+                .values()
+                .chain(returned.as_ref())
+                .chain(&function.mentions),
         );
-        self.locals.push(locals);
-        let parameters = self.parameter_names(node);
-        self.parameters.push(parameters);
-        self.children(node, &uid, &qualified, Some(&uid.clone()));
-        self.parameters.pop();
-        self.locals.pop();
         if pushed_type {
-            self.types.pop();
+            self.scopes.leave_type(&mut self.out.references);
         }
         true
     }
@@ -352,12 +374,12 @@ impl Walk<'_> {
     /// Rust: `impl Type`, `impl Trait for Type` (an `implements` reference) and
     /// `mod name { .. }` (a module node).
     fn container(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) -> bool {
-        let kind = node.kind();
-        if !self.grammar.containers.contains(&kind) {
+        let kind = self.kind(node);
+        if !self.is(node, role::CONTAINER) {
             return false;
         }
-        let type_name = node
-            .child_by_field_name("type")
+        let type_name = self
+            .field(node, "type")
             .map(|t| {
                 self.text_of(t)
                     .split('<')
@@ -374,7 +396,7 @@ impl Walk<'_> {
         }
         if kind == "mod_item"
             && let Some(name) = self.name_of(node)
-            && node.child_by_field_name("body").is_some()
+            && self.field(node, "body").is_some()
         {
             let qualified = qualify(scope, &name);
             let uid = format!("code:module:{}::{qualified}", self.path);
@@ -388,18 +410,18 @@ impl Walk<'_> {
             .unwrap_or_else(|| scope.to_string());
         let pushed_type = kind == "impl_item" && type_name.is_some();
         if let Some(type_name) = type_name.filter(|_| pushed_type) {
-            self.types.push((type_name, Types::new()));
+            self.scopes.enter_type(type_name);
         }
         self.children(node, parent, &inner_scope, owner);
         if pushed_type {
-            self.types.pop();
+            self.scopes.leave_type(&mut self.out.references);
         }
         true
     }
 
     /// `impl Trait for Type`: the type implements the trait.
     fn implemented_trait(&mut self, node: Node, scope: &str, type_name: &str) {
-        let Some(trait_node) = node.child_by_field_name("trait") else {
+        let Some(trait_node) = self.field(node, "trait") else {
             return;
         };
         let Some((qualifier, trait_name)) = bindings::split_callee(self.text_of(trait_node)) else {
@@ -417,7 +439,7 @@ impl Walk<'_> {
     }
 
     fn import(&mut self, node: Node, parent: &str) -> bool {
-        if !self.grammar.imports.contains(&node.kind()) {
+        if !self.is(node, role::IMPORT) {
             return false;
         }
         self.imports(node, parent);
@@ -426,7 +448,7 @@ impl Walk<'_> {
 
     /// A call inside a function or method: a `calls` reference from it.
     fn call(&mut self, node: Node, owner: Option<&str>) {
-        if !self.grammar.calls.contains(&node.kind()) {
+        if !self.is(node, role::CALL) {
             return;
         }
         let Some(callee) = self.callee(node) else {
@@ -440,27 +462,35 @@ impl Walk<'_> {
         };
         let calls_a_parameter = callee.object.is_none()
             && callee.qualifier.as_deref() == Some("")
-            && self
-                .parameters
-                .last()
-                .is_some_and(|names| names.contains(&callee.name));
+            && self.scopes.is_parameter(&callee.name);
         if calls_a_parameter {
             return;
         }
+        let mut settle = None;
         let (receiver, qualifier) = match callee.object {
-            Some(object) => match self.receiver_type(object) {
-                Some(type_name) => (Some(type_name), None),
-                None => (Some(String::new()), callee.qualifier),
+            Some(object) => match self.receiver_of(object) {
+                Receiver::Known(type_name) => (Some(type_name), None),
+                Receiver::Unknown => (Some(String::new()), callee.qualifier),
+                Receiver::Field { field, otherwise } => {
+                    settle = Some((field, otherwise));
+                    (Some(String::new()), callee.qualifier)
+                }
             },
             // `helper()` in a method of a language that names members bare
             // is `this.helper()` first (see `names::IMPLICIT_SELF`)
             None if self.language.members_are_implicit() => {
-                let own_type = self.types.last().map(|(type_name, _)| type_name);
-                let implicit = own_type.map(|t| format!("{}{t}", names::IMPLICIT_SELF));
+                let implicit = self
+                    .scopes
+                    .own_type()
+                    .map(|t| format!("{}{t}", names::IMPLICIT_SELF));
                 (implicit, callee.qualifier)
             }
             None => (None, callee.qualifier),
         };
+        if let Some((field, otherwise)) = settle {
+            self.scopes
+                .settle_later(self.out.references.len(), field, otherwise);
+        }
         self.out.references.push(Reference {
             source: owner.to_string(),
             kind: "calls",
@@ -492,47 +522,13 @@ impl Walk<'_> {
         }
     }
 
-    /// The type of the object a method is called on, when the code around
-    /// the call says it.
-    fn receiver_type(&self, object: Node) -> Option<String> {
-        let text = names::normalized(self.text_of(object));
-        let (type_name, fields) = match self.types.last() {
-            Some((type_name, fields)) => (Some(type_name.as_str()), Some(fields)),
-            None => (None, None),
-        };
-        if self.is_self(&text) {
-            return type_name.map(str::to_string);
-        }
-        if let Some(field) = self.self_member(&text) {
-            return fields?.get(field).cloned();
-        }
-        if names::is_word(&text) {
-            let local = self.locals.iter().rev().find_map(|types| types.get(&text));
-            if let Some(found) = local {
-                return Some(found.clone());
-            }
-            if self.language.members_are_implicit()
-                && let Some(found) = fields.and_then(|fields| fields.get(&text))
-            {
-                return Some(found.clone());
-            }
-            // `Cart.create()`: a call on a type (Go's qualified calls name
-            // packages, and so does a name an import binds to a module)
-            let names_module = self
-                .out
-                .bindings
-                .iter()
-                .any(|b| b.local == text && b.symbol.is_none());
-            let is_type =
-                names::starts_upper(&text) && self.language != Language::Go && !names_module;
-            return is_type.then_some(text);
-        }
-        self.value_type(object)
-    }
-
     pub(super) fn children(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) {
+        let kind = self.kind(node);
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
+            if !self.scopes.is_empty() {
+                self.learn(child, kind);
+            }
             self.visit(child, parent, scope, owner);
         }
     }
@@ -566,29 +562,27 @@ impl Walk<'_> {
     /// functions), `const`/`var` specs (Go).
     pub(super) fn variable_names(&self, node: Node) -> Option<Vec<String>> {
         let identifier = |n: Node| -> Option<String> {
-            matches!(n.kind(), "identifier" | "type_identifier")
+            matches!(self.kind(n), "identifier" | "type_identifier")
                 .then(|| self.text_of(n).to_string())
         };
-        match node.kind() {
+        match self.kind(node) {
             "assignment" if self.grammar.assignments_declare => {
-                identifier(node.child_by_field_name("left")?).map(|n| vec![n])
+                identifier(self.field(node, "left")?).map(|n| vec![n])
             }
-            "const_item" | "static_item" => {
-                identifier(node.child_by_field_name("name")?).map(|n| vec![n])
-            }
+            "const_item" | "static_item" => identifier(self.field(node, "name")?).map(|n| vec![n]),
             "variable_declarator" => {
-                let value_is_function = node
-                    .child_by_field_name("value")
-                    .is_some_and(|v| self.grammar.function_values.contains(&v.kind()));
+                let value_is_function = self
+                    .field(node, "value")
+                    .is_some_and(|v| self.is(v, role::FUNCTION_VALUE));
                 if value_is_function {
                     return None;
                 }
-                identifier(node.child_by_field_name("name")?).map(|n| vec![n])
+                identifier(self.field(node, "name")?).map(|n| vec![n])
             }
             "const_spec" | "var_spec" => {
-                let mut cursor = node.walk();
-                let names: Vec<String> = node
-                    .children_by_field_name("name", &mut cursor)
+                let names: Vec<String> = self
+                    .fields(node, "name")
+                    .into_iter()
                     .filter_map(identifier)
                     .collect();
                 (!names.is_empty()).then_some(names)
@@ -624,7 +618,7 @@ impl Walk<'_> {
         let mut cursor = node.walk();
         let heritage: Vec<Node> = node
             .children(&mut cursor)
-            .filter(|c| matches!(c.kind(), "class_heritage" | "extends_type_clause"))
+            .filter(|c| matches!(self.kind(*c), "class_heritage" | "extends_type_clause"))
             .collect();
         for clause in heritage {
             self.heritage(clause, uid);
@@ -637,7 +631,7 @@ impl Walk<'_> {
                     .grammar
                     .base_clauses
                     .iter()
-                    .find(|(k, _)| *k == c.kind());
+                    .find(|(k, _)| *k == self.kind(c));
                 found.map(|(_, edge)| (c, *edge))
             })
             .collect();
@@ -657,12 +651,12 @@ impl Walk<'_> {
                 }
             }
         }
-        let Some(bases) = node.child_by_field_name("superclasses") else {
+        let Some(bases) = self.field(node, "superclasses") else {
             return;
         };
         let mut cursor = bases.walk();
         for base in bases.named_children(&mut cursor) {
-            if base.kind() == "keyword_argument" {
+            if self.kind(base) == "keyword_argument" {
                 continue;
             }
             if let Some((qualifier, name)) = bindings::split_callee(self.text_of(base)) {
@@ -699,13 +693,13 @@ impl Walk<'_> {
         ];
         let mut cursor = clause.walk();
         for child in clause.named_children(&mut cursor) {
-            if TYPES.contains(&child.kind()) {
+            if TYPES.contains(&self.kind(child)) {
                 if let Some(name) = names::type_name(self.text_of(child)) {
                     names.push(name);
                 }
             } else if depth < 3
-                && !child.kind().contains("access")
-                && !child.kind().contains("modifier")
+                && !self.kind(child).contains("access")
+                && !self.kind(child).contains("modifier")
             {
                 self.base_names(child, depth + 1, names);
             }
@@ -716,12 +710,12 @@ impl Walk<'_> {
     pub(super) fn heritage(&mut self, clause: Node, uid: &str) {
         let mut cursor = clause.walk();
         for part in clause.named_children(&mut cursor) {
-            let kind = match part.kind() {
+            let kind = match self.kind(part) {
                 "implements_clause" => "implements",
                 _ => "inherits_from",
             };
             let targets: Vec<Node> =
-                if matches!(part.kind(), "extends_clause" | "implements_clause") {
+                if matches!(self.kind(part), "extends_clause" | "implements_clause") {
                     let mut inner = part.walk();
                     part.named_children(&mut inner).collect()
                 } else {
@@ -743,27 +737,21 @@ impl Walk<'_> {
     }
 
     pub(super) fn is_call(&self, node: Node) -> bool {
-        self.grammar.calls.contains(&node.kind())
-    }
-
-    /// A function, method or function value of this language.
-    pub(super) fn is_function(&self, node: Node) -> bool {
-        let kind = node.kind();
-        self.grammar.functions.contains(&kind) || self.grammar.function_values.contains(&kind)
+        self.is(node, role::CALL)
     }
 
     /// The called name, how it was qualified (see `bindings::split_callee`)
     /// and the object it was called on.
     pub(super) fn callee<'t>(&self, node: Node<'t>) -> Option<Callee<'t>> {
         // `obj.name(..)` with fields of their own (Java, PHP, Ruby)
-        let named = node
-            .child_by_field_name("name")
-            .or_else(|| node.child_by_field_name("method"));
-        if let Some(name) = named.filter(|_| node.child_by_field_name("function").is_none()) {
-            let object = node
-                .child_by_field_name("object")
-                .or_else(|| node.child_by_field_name("receiver"))
-                .or_else(|| node.child_by_field_name("scope"));
+        let named = self
+            .field(node, "name")
+            .or_else(|| self.field(node, "method"));
+        if let Some(name) = named.filter(|_| self.field(node, "function").is_none()) {
+            let object = self
+                .field(node, "object")
+                .or_else(|| self.field(node, "receiver"))
+                .or_else(|| self.field(node, "scope"));
             let qualifier = match object {
                 None => Some(String::new()),
                 Some(object) => {
@@ -777,11 +765,11 @@ impl Walk<'_> {
                 object,
             });
         }
-        let function = node
-            .child_by_field_name("function")
-            .or_else(|| node.child_by_field_name("macro"))
-            .or_else(|| node.child_by_field_name("constructor"))
-            .or_else(|| node.child_by_field_name("type"))
+        let function = self
+            .field(node, "function")
+            .or_else(|| self.field(node, "macro"))
+            .or_else(|| self.field(node, "constructor"))
+            .or_else(|| self.field(node, "type"))
             .or_else(|| {
                 // Kotlin and Swift give a call's callee no field
                 let mut cursor = node.walk();
@@ -790,9 +778,9 @@ impl Walk<'_> {
         let (qualifier, name) = bindings::split_callee(&names::normalized(self.text_of(function)))?;
         let object = OBJECT_FIELDS
             .iter()
-            .find_map(|field| function.child_by_field_name(field))
+            .find_map(|field| self.field(function, field))
             .or_else(|| {
-                (function.kind() == "navigation_expression")
+                (self.kind(function) == "navigation_expression")
                     .then(|| function.named_child(0))
                     .flatten()
             });
@@ -807,10 +795,8 @@ impl Walk<'_> {
     /// local names it binds.
     pub(super) fn imports(&mut self, node: Node, parent: &str) {
         let source = parent.replace('\u{0}', "");
-        let (modules, bindings) = match node.kind() {
-            "import_statement" if node.child_by_field_name("source").is_some() => {
-                self.script_import(node)
-            }
+        let (modules, bindings) = match self.kind(node) {
+            "import_statement" if self.field(node, "source").is_some() => self.script_import(node),
             "import_spec" => self.go_import(node),
             "import_from_statement" => self.python_from_import(node),
             "import_statement" => self.python_import(node),
@@ -837,10 +823,10 @@ impl Walk<'_> {
 
     /// The name an import clause names and its `as` alias, if any.
     pub(super) fn imported_name(&self, name: Node) -> (Option<&str>, Option<&str>) {
-        match name.kind() {
+        match self.kind(name) {
             "aliased_import" => (
-                name.child_by_field_name("name").map(|n| self.text_of(n)),
-                name.child_by_field_name("alias").map(|a| self.text_of(a)),
+                self.field(name, "name").map(|n| self.text_of(n)),
+                self.field(name, "alias").map(|a| self.text_of(a)),
             ),
             _ => (Some(self.text_of(name)), None),
         }
