@@ -116,6 +116,8 @@ impl Language {
             Some("rs") => Some(Language::Rust),
             Some("ts") | Some("mts") | Some("cts") => Some(Language::TypeScript),
             Some("tsx") => Some(Language::Tsx),
+            // a Vue or Svelte component is its script blocks (see `extract`)
+            Some("vue" | "svelte") => Some(Language::TypeScript),
             Some("js") | Some("jsx") | Some("mjs") | Some("cjs") => Some(Language::JavaScript),
             Some("go") => Some(Language::Go),
             Some("java") => Some(Language::Java),

@@ -412,12 +412,20 @@ impl<'a> Resolver<'a> {
         };
         let mut resolved = false;
         for lead in leads {
-            if let Some((target, label)) = self.follow(lead, reference.kind)? {
-                resolved = true;
-                if target != reference.source {
-                    self.edge(reference.source, target, reference.kind, "resolved")?;
-                    self.made.insert((reference.source, reference.kind, label));
+            match self.follow(lead, reference.kind)? {
+                Some(Followed::Symbol(target, label)) => {
+                    resolved = true;
+                    if target != reference.source {
+                        self.edge(reference.source, target, reference.kind, "resolved")?;
+                        self.made.insert((reference.source, reference.kind, label));
+                    }
                 }
+                Some(Followed::External(top)) => {
+                    resolved = true;
+                    let target = self.external_node(&top)?;
+                    self.edge(reference.source, target, reference.kind, "external")?;
+                }
+                Some(Followed::Lead(_)) | None => {}
             }
         }
         Ok(resolved)
@@ -581,19 +589,19 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
-    /// The symbol a lead names, following up to MAX_REEXPORT_HOPS re-exports;
-    /// its id and label.
-    fn follow(&mut self, mut lead: Lead, kind: &str) -> rusqlite::Result<Option<(i64, String)>> {
+    /// The symbol a lead names, following up to MAX_REEXPORT_HOPS re-exports
+    /// (its id and label), or the library outside a re-export leads to.
+    fn follow(&mut self, mut lead: Lead, kind: &str) -> rusqlite::Result<Option<Followed>> {
         for hop in 0..=MAX_REEXPORT_HOPS {
             if let Some(target) = self.bound_symbol(&lead, kind)? {
-                return Ok(Some((target, lead.name)));
+                return Ok(Some(Followed::Symbol(target, lead.name)));
             }
             if hop == MAX_REEXPORT_HOPS {
                 break;
             }
             match self.reexport(&lead)? {
-                Some(next) => lead = next,
-                None => break,
+                Some(Followed::Lead(next)) => lead = next,
+                other => return Ok(other),
             }
         }
         Ok(None)
@@ -627,8 +635,9 @@ impl<'a> Resolver<'a> {
         })
     }
 
-    /// Where the lead goes when its file re-exports the name from another module.
-    fn reexport(&mut self, lead: &Lead) -> rusqlite::Result<Option<Lead>> {
+    /// Where the lead goes when its file re-exports the name from another
+    /// module: a lead in that module's file, or the library it is outside.
+    fn reexport(&mut self, lead: &Lead) -> rusqlite::Result<Option<Followed>> {
         let Some(file_id) = self.places.files.get(&lead.file).copied() else {
             return Ok(None);
         };
@@ -642,11 +651,12 @@ impl<'a> Resolver<'a> {
             return Ok(None);
         };
         Ok(match &*self.import_target(&module, &lead.file) {
-            (Some(Place::File(next)), _) if *next != lead.file => Some(Lead {
+            (Some(Place::File(next)), _) if *next != lead.file => Some(Followed::Lead(Lead {
                 file: next.clone(),
                 name: symbol.unwrap_or_else(|| lead.name.clone()),
                 member: member_of(&module).to_string(),
-            }),
+            })),
+            (None, top) if is_external(top, &module) => Some(Followed::External(top.clone())),
             _ => None,
         })
     }
@@ -898,6 +908,16 @@ impl Places {
     }
 }
 
+/// What following a name through imports and re-exports found.
+enum Followed {
+    /// A symbol in the repository: its id and label.
+    Symbol(i64, String),
+    /// A module of the repository to look in next.
+    Lead(Lead),
+    /// A library outside the repository, by its top-level name.
+    External(String),
+}
+
 /// Where an import leads (see `import_target`).
 type ImportTarget = (Option<Place>, String);
 
@@ -1008,6 +1028,10 @@ fn join_relative(from_file: &str, target: &str) -> String {
 
 const SCRIPT_EXTENSIONS: &[&str] = &["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts"];
 
+/// Single-file components import as scripts do; bundlers need their own
+/// extension written out, so none is tried on an import.
+const COMPONENT_EXTENSIONS: &[&str] = &["vue", "svelte"];
+
 /// What an import names, by the importing file's language: the file or Go
 /// package folder it resolves to, if any, and the name of the external module otherwise.
 fn import_target(name: &str, from_file: &str, places: &Places) -> ImportTarget {
@@ -1047,7 +1071,7 @@ fn import_target(name: &str, from_file: &str, places: &Places) -> ImportTarget {
         return (found, path.to_string());
     }
     let extension = from_file.rsplit('.').next().unwrap_or("");
-    if SCRIPT_EXTENSIONS.contains(&extension) {
+    if SCRIPT_EXTENSIONS.contains(&extension) || COMPONENT_EXTENSIONS.contains(&extension) {
         if name.starts_with('.') || name.starts_with('/') {
             let base = join_relative(from_file, name);
             let mut candidates = vec![base.clone()];
@@ -1078,10 +1102,37 @@ fn import_target(name: &str, from_file: &str, places: &Places) -> ImportTarget {
         .next()
         .unwrap_or(name)
         .to_string();
-    (
-        module_file(name, from_file, &places.files).map(Place::File),
-        top,
-    )
+    let found = module_file(name, from_file, &places.files).or_else(|| {
+        from_file
+            .ends_with(".py")
+            .then(|| under_source_root(name, from_file, places))
+            .flatten()
+    });
+    (found.map(Place::File), top)
+}
+
+/// A Python module under a source root other than the repository's (the
+/// `src/` layout, a service's folder in a monorepo): a file whose path ends
+/// in the module's, in a folder that is no package itself, nearest to the
+/// importing file.
+fn under_source_root(name: &str, from_file: &str, places: &Places) -> Option<String> {
+    if name.starts_with('.') {
+        return None;
+    }
+    let segments: Vec<&str> = name.split('.').filter(|s| !s.is_empty()).collect();
+    for length in (1..=segments.len()).rev() {
+        let stem = segments[..length].join("/");
+        for ending in [format!("{stem}.py"), format!("{stem}/__init__.py")] {
+            let Some(path) = places.ending_in(&ending, from_file) else {
+                continue;
+            };
+            let root = &path[..path.len() - ending.len()];
+            if !root.is_empty() && !places.files.contains_key(&format!("{root}__init__.py")) {
+                return Some(path);
+            }
+        }
+    }
+    None
 }
 
 /// A dotted package path (`com.shop.model.Cart`): the file or folder whose

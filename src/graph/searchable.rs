@@ -12,7 +12,7 @@ use crate::tools::{ToolContext, ToolError};
 const MAX_TEXT_BYTES: u64 = 2 << 20;
 /// What a file's items hold, as a version beside its content hash: a new
 /// one has every file's items made again, once.
-const ITEM_RULES: u32 = 3;
+const ITEM_RULES: u32 = 4;
 /// Lines of a doc comment taken at most.
 const MAX_DOC_LINES: usize = 20;
 
@@ -136,25 +136,38 @@ fn doc_comment(lines: &[&str], line: usize, lang: &str, kind: &str) -> String {
         return String::new();
     };
     let whole_file = kind == "file" || kind == "module";
+    let (marks, attributes) = comment_syntax(lang);
+    let is_comment = |l: &&str| marks.iter().any(|mark| l.starts_with(mark));
     let taken: Vec<&str> = match (lang == "python", whole_file) {
         (true, true) => docstring_from(lines, 0),
         (true, false) => docstring_from(lines, at + 1),
         (false, true) => lines
             .iter()
             .map(|l| l.trim())
-            .take_while(|l| ["//", "/*", "*"].iter().any(|mark| l.starts_with(mark)))
+            .take_while(is_comment)
             .take(MAX_DOC_LINES)
             .collect(),
         (false, false) => lines[..at]
             .iter()
             .rev()
             .map(|l| l.trim())
-            .skip_while(|l| l.starts_with('#') || l.starts_with('@'))
-            .take_while(|l| ["//", "/*", "*"].iter().any(|mark| l.starts_with(mark)))
+            .skip_while(|l| attributes.iter().any(|mark| l.starts_with(mark)))
+            .take_while(is_comment)
             .take(MAX_DOC_LINES)
             .collect(),
     };
     taken.join(" ")
+}
+
+/// How a language opens a comment line, and the attributes, annotations
+/// and decorators that may stand between a doc comment and its definition.
+fn comment_syntax(lang: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match lang {
+        "ruby" => (&["#"], &[]),
+        "c#" => (&["//", "/*", "*"], &["["]),
+        "php" => (&["//", "/*", "*"], &["#["]),
+        _ => (&["//", "/*", "*"], &["#", "@"]),
+    }
 }
 
 /// The Python string that opens the lines from `start` on, blank ones aside.
@@ -260,6 +273,20 @@ mod tests {
         );
         assert_eq!(doc_comment(&rust, 6, "rust", "function"), "");
         assert_eq!(doc_comment(&rust, 99, "rust", "function"), "");
+        let ruby = ["# Totals the cart", "# in cents.", "def total", "end"];
+        assert_eq!(
+            doc_comment(&ruby, 3, "ruby", "method"),
+            "# in cents. # Totals the cart"
+        );
+        let csharp = [
+            "/// <summary>Pays.</summary>",
+            "[HttpPost]",
+            "public int Pay() {}",
+        ];
+        assert_eq!(
+            doc_comment(&csharp, 3, "c#", "method"),
+            "/// <summary>Pays.</summary>"
+        );
         let file = ["//! The board's tables.", "use std::io;"];
         assert_eq!(
             doc_comment(&file, 1, "rust", "file"),

@@ -100,6 +100,45 @@ const PROGRAMS: &[Program] = &[
         cart_total: "code:method:js/cart.js::Cart.total",
         invoice_total: "code:method:js/invoice.js::Invoice.total",
     },
+    // single-file components: their script blocks, the template and styles left out
+    Program {
+        files: &[
+            (
+                "vue/cart.ts",
+                "export class Cart {\n  total(): number { return 1; }\n}\n",
+            ),
+            (
+                "vue/invoice.ts",
+                "export class Invoice {\n  total(): number { return 2; }\n}\n",
+            ),
+            (
+                "vue/Pay.vue",
+                "<template>\n  <button @click=\"pay\">{{ total() }}</button>\n</template>\n\n<script setup lang=\"ts\">\nimport { Cart } from './cart'\n\nfunction pay(): number {\n  const c = new Cart()\n  return c.total()\n}\n</script>\n\n<style scoped>\nbutton { color: red }\n</style>\n",
+            ),
+        ],
+        pay: "code:function:vue/Pay.vue::pay",
+        cart_total: "code:method:vue/cart.ts::Cart.total",
+        invoice_total: "code:method:vue/invoice.ts::Invoice.total",
+    },
+    Program {
+        files: &[
+            (
+                "svelte/cart.js",
+                "export class Cart {\n  total() { return 1; }\n}\n",
+            ),
+            (
+                "svelte/invoice.js",
+                "export class Invoice {\n  total() { return 2; }\n}\n",
+            ),
+            (
+                "svelte/Pay.svelte",
+                "<script>\n  import { Cart } from './cart.js';\n\n  function pay() {\n    const c = new Cart();\n    return c.total();\n  }\n</script>\n\n<button on:click={pay}>Pay</button>\n",
+            ),
+        ],
+        pay: "code:function:svelte/Pay.svelte::pay",
+        cart_total: "code:method:svelte/cart.js::Cart.total",
+        invoice_total: "code:method:svelte/invoice.js::Invoice.total",
+    },
     Program {
         files: &[
             (
@@ -566,12 +605,37 @@ async fn a_call_through_a_base_type_reaches_the_overrides_below_it_and_no_other(
             json!({"uid": "code:method:shapes/square.py::Square.area"}),
         )
         .await;
-    let reference = &answer["data"]["references"][0];
+    let found = |answer: &serde_json::Value| -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = answer["data"]["references"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                let uid = r["node"]["uid"].as_str().unwrap_or_default().to_string();
+                (
+                    uid,
+                    r["confidence"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    // the call through the base type, and the base method it overrides
     assert_eq!(
-        reference["node"]["uid"], "code:function:report.py::report",
+        found(&answer),
+        [
+            (
+                "code:function:report.py::report".to_string(),
+                "dispatch".to_string()
+            ),
+            (
+                "code:method:shapes/base.py::Shape.area".to_string(),
+                "dispatch".to_string()
+            ),
+        ],
         "{answer}"
     );
-    assert_eq!(reference["confidence"], "dispatch", "{answer}");
     assert_eq!(
         callers_of(&server, "code:method:shapes/base.py::Shape.area").await,
         vec!["code:function:report.py::report".to_string()]
@@ -580,6 +644,91 @@ async fn a_call_through_a_base_type_reaches_the_overrides_below_it_and_no_other(
         callers_of(&server, "code:method:shapes/circle.py::Circle.area").await,
         Vec::<String>::new()
     );
+    // a subtype that stops overriding, and one that starts: an incremental run follows
+    write(
+        root,
+        "shapes/square.py",
+        "from shapes.base import Shape\n\nclass Square(Shape):\n    def side(self):\n        return 2\n",
+    );
+    write(
+        root,
+        "shapes/circle.py",
+        "from shapes.base import Shape\n\nclass Circle(Shape):\n    def area(self):\n        return 3\n",
+    );
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    let (_, answer) = server
+        .post_json(
+            "/api/graph/references",
+            json!({"uid": "code:method:shapes/circle.py::Circle.area"}),
+        )
+        .await;
+    assert_eq!(
+        found(&answer),
+        [
+            (
+                "code:function:report.py::report".to_string(),
+                "dispatch".to_string()
+            ),
+            (
+                "code:method:shapes/base.py::Shape.area".to_string(),
+                "dispatch".to_string()
+            ),
+        ],
+        "{answer}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interface_method_reaches_its_implementations_and_they_its_callers() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(
+        root,
+        "src/IHandler.cs",
+        "namespace Shop;\n\npublic interface IHandler\n{\n    int Handle(int order);\n}\n",
+    );
+    write(
+        root,
+        "src/PingHandler.cs",
+        "namespace Shop;\n\npublic class PingHandler : IHandler\n{\n    public int Handle(int order) { return order; }\n}\n",
+    );
+    write(
+        root,
+        "src/Other.cs",
+        "namespace Shop;\n\npublic class Other\n{\n    public int Handle(int order) { return 0; }\n}\n",
+    );
+    write(
+        root,
+        "src/Runner.cs",
+        "namespace Shop;\n\npublic class Runner\n{\n    public int Run(IHandler handler) { return handler.Handle(1); }\n}\n",
+    );
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    let implementation = "code:method:src/PingHandler.cs::PingHandler.Handle";
+    let callers = callers_of(&server, implementation).await;
+    assert!(
+        callers.contains(&"code:method:src/IHandler.cs::IHandler.Handle".to_string()),
+        "{callers:?}"
+    );
+    assert!(
+        callers.contains(&"code:method:src/Runner.cs::Runner.Run".to_string()),
+        "{callers:?}"
+    );
+    assert!(
+        callers_of(&server, "code:method:src/Other.cs::Other.Handle")
+            .await
+            .is_empty(),
+        "a same-named method of an unrelated type is reached by nothing"
+    );
+    let (status, impact) = server
+        .post_json(
+            "/api/graph/impact",
+            json!({"uid": implementation, "depth": 2}),
+        )
+        .await;
+    assert_eq!(status, 200, "{impact}");
+    assert!(impact.to_string().contains("Runner.Run"), "{impact}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -610,4 +759,34 @@ async fn a_bare_call_in_a_method_is_its_own_types_and_a_recursion_is_itself() {
             "{uid}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_python_package_under_src_is_imported_by_its_name_and_its_library_names_lead_out() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(root, "src/shop/__init__.py", "from .cart import Cart\n");
+    write(
+        root,
+        "src/shop/cart.py",
+        "class Cart:\n    def total(self):\n        return 1\n",
+    );
+    // a name the package takes from the standard library and passes on
+    write(
+        root,
+        "src/shop/compat.py",
+        "from urllib.parse import urljoin\n",
+    );
+    write(
+        root,
+        "tests/test_cart.py",
+        "from shop import Cart\nfrom shop.compat import urljoin\n\ndef test_total():\n    urljoin('a', 'b')\n    return Cart().total()\n",
+    );
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        callers_of(&server, "code:method:src/shop/cart.py::Cart.total").await,
+        vec!["code:function:tests/test_cart.py::test_total".to_string()]
+    );
+    assert_eq!(python_calls_unresolved(&server).await, 0);
 }

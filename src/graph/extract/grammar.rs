@@ -268,7 +268,7 @@ const DART: Grammar = Grammar {
         "constructor_signature",
     ],
     containers: &[],
-    imports: &["import_specification"],
+    imports: &["import_specification", "library_export", "part_directive"],
     calls: &["call_expression"],
     function_values: &[],
     assignments_declare: false,

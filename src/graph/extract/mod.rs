@@ -4,8 +4,10 @@
 //!
 //! `walk` is the generic walk over a tree-sitter tree, driven by each
 //! language's `grammar`; each language's import statements are read in a file
-//! of their own; Markdown has its own walk.
+//! of their own; Markdown has its own walk; Vue and Svelte components are
+//! their script blocks (`components`).
 
+mod components;
 mod go;
 mod grammar;
 mod kinds;
@@ -53,12 +55,23 @@ pub fn extract_in(path: &str, language: Language, text: &str, library: Option<&s
         line_end: lines,
     });
     // a C header that declares classes or namespaces is C++
-    let grammar_language =
+    let mut grammar_language =
         if language == Language::C && path.ends_with(".h") && looks_like_cpp(text) {
             Language::Cpp
         } else {
             language
         };
+    let component;
+    let text = if components::is_component(path) {
+        let (scripts, jsx) = components::script_blocks(text);
+        if jsx {
+            grammar_language = Language::Tsx;
+        }
+        component = scripts;
+        component.as_str()
+    } else {
+        text
+    };
     let grammar = grammar::of(grammar_language).and_then(|(tree_sitter, grammar)| {
         // keyed by the grammar read, which a header's language is not
         let kinds = kinds::Kinds::of(grammar_language, &tree_sitter, grammar)?;

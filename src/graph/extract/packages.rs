@@ -28,7 +28,7 @@ impl Walk<'_> {
                     _ => (Vec::new(), Vec::new()),
                 }
             }
-            "import_specification" => self.dart_import(node),
+            "import_specification" | "library_export" | "part_directive" => self.dart_import(node),
             "namespace_use_declaration" => self.php_use(node),
             _ => self.dotted_import(node),
         }
@@ -195,33 +195,64 @@ impl Walk<'_> {
         (modules, bound)
     }
 
-    /// `import 'cart.dart' as c;`, `import 'package:shop/cart.dart';`.
+    /// `import 'cart.dart' as c;`, `import 'package:shop/cart.dart';`, the
+    /// other files of a conditional import (`if (dart.library.io) 'io.dart'`),
+    /// `export 'src/cart.dart';` and `part 'cart.g.dart';`.
     fn dart_import(&self, node: Node) -> (Vec<String>, Vec<Binding>) {
-        let Some(uri) = node.child_by_field_name("uri") else {
-            return (Vec::new(), Vec::new());
-        };
-        let uri = self.unquoted(uri);
-        let module = if uri.starts_with("dart:") {
-            format!("{LIBRARY}{uri}")
-        } else if let Some(package) = uri.strip_prefix("package:") {
-            // a package's own files live under its `lib` folder
-            match package.split_once('/') {
-                Some((_, rest)) => format!("{LIBRARY}lib/{rest}"),
-                None => format!("{LIBRARY}{package}"),
-            }
-        } else {
-            format!("{RELATIVE}{uri}")
-        };
+        let modules: Vec<String> = self
+            .dart_uris(node)
+            .into_iter()
+            .map(|uri| {
+                if uri.starts_with("dart:") {
+                    format!("{LIBRARY}{uri}")
+                } else if let Some(package) = uri.strip_prefix("package:") {
+                    // a package's own files live under its `lib` folder
+                    match package.split_once('/') {
+                        Some((_, rest)) => format!("{LIBRARY}lib/{rest}"),
+                        None => format!("{LIBRARY}{package}"),
+                    }
+                } else {
+                    format!("{RELATIVE}{uri}")
+                }
+            })
+            .collect();
         let bound = node
             .child_by_field_name("alias")
-            .map(|alias| Binding {
+            .zip(modules.first())
+            .map(|(alias, module)| Binding {
                 local: self.text_of(alias).to_string(),
                 module: module.clone(),
                 symbol: None,
             })
             .into_iter()
             .collect();
-        (vec![module], bound)
+        (modules, bound)
+    }
+
+    /// The URIs a Dart directive names, in the order written.
+    fn dart_uris(&self, node: Node) -> Vec<String> {
+        let Some(uri) = node.child_by_field_name("uri") else {
+            return Vec::new();
+        };
+        if uri.kind() == "uri" {
+            return vec![self.unquoted(uri)];
+        }
+        // a configurable URI: the default, then each `if (..) 'other.dart'`
+        let mut uris = Vec::new();
+        let mut cursor = uri.walk();
+        for part in uri.named_children(&mut cursor) {
+            let written = match part.kind() {
+                "uri" => Some(part),
+                _ => {
+                    let mut inner = part.walk();
+                    part.named_children(&mut inner).find(|c| c.kind() == "uri")
+                }
+            };
+            if let Some(written) = written {
+                uris.push(self.unquoted(written));
+            }
+        }
+        uris
     }
 
     /// Ruby's `require 'json'` and `require_relative 'cart'`: an import from

@@ -503,3 +503,24 @@ fn a_field_declared_below_the_method_that_calls_through_it_types_the_call() {
         .find(|r| r.kind == "calls" && r.name == "total");
     assert_eq!(call.and_then(|r| r.receiver.as_deref()), Some("Cart"));
 }
+
+#[test]
+fn a_dart_library_imports_every_file_of_a_conditional_import_its_exports_and_parts() {
+    let text = "import 'io_client.dart' if (dart.library.js_interop) 'web_client.dart';\nexport 'src/cart.dart' show Cart;\npart 'shop.g.dart';\n";
+    let e = extract("lib/shop.dart", Language::Dart, text);
+    let imports: Vec<&str> = e
+        .references
+        .iter()
+        .filter(|r| r.kind == "imports")
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(
+        imports,
+        [
+            "path:io_client.dart",
+            "path:web_client.dart",
+            "path:src/cart.dart",
+            "path:shop.g.dart"
+        ]
+    );
+}

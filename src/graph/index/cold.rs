@@ -181,6 +181,8 @@ pub(super) fn link_and_resolve(
     // the graph was empty: no resolver edges or external nodes to clear
     resolve::resolve(tx, references, Reach::Everything)?;
     stages.lap("resolve");
+    link_overrides(tx, Touched::All)?;
+    stages.lap("overrides");
     resolution::recount_all(tx)?;
     stages.lap("count what resolved");
     Ok(())

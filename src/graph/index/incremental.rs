@@ -372,6 +372,8 @@ pub(super) fn resolve_affected(tx: &Connection) -> rusqlite::Result<()> {
     stages.lap("delete old resolver edges");
     let mut files = resolve::resolve(tx, references, Reach::Named)?;
     stages.lap("resolve");
+    link_overrides(tx, Touched::Changed)?;
+    stages.lap("overrides");
     // an edited file may have no reference left to resolve: count it too
     let mut changed = tx.prepare_cached("SELECT path FROM temp.changed_files")?;
     let changed = changed.query_map([], |row| row.get::<_, String>(0))?;

@@ -7,13 +7,15 @@
 //! `cold.rs` (indexing from nothing), `incremental.rs` (only what changed),
 //! `deferred.rs` (indexes built after bulk writes), `meta.rs` (the graph's
 //! bookkeeping and revision), `resolution.rs` (what resolution found and
-//! missed) and `lock.rs` (one run at a time).
+//! missed), `overrides.rs` (base methods to their overrides) and `lock.rs`
+//! (one run at a time).
 
 mod cold;
 mod deferred;
 mod incremental;
 mod lock;
 mod meta;
+mod overrides;
 mod resolution;
 mod walk;
 mod write;
@@ -40,6 +42,7 @@ use incremental::*;
 use lock::*;
 use meta::*;
 pub use meta::{LeftOutNow, bump_revision, languages_now, left_out_now, revision, updated_at};
+use overrides::*;
 pub use resolution::{Resolution, resolution_now};
 use walk::*;
 use write::*;
@@ -49,7 +52,7 @@ use write::*;
 /// cos whose extraction or resolution rules differ keeps their old results until
 /// rebuilt: bump this with every such change, and the first run of the new build
 /// indexes from scratch.
-pub const GRAPH_RULES: &str = "2026-12-08.1";
+pub const GRAPH_RULES: &str = "2026-12-08.2";
 
 /// What an index run did.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, ToSchema)]
