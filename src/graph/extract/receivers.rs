@@ -328,7 +328,7 @@ impl Walk<'_> {
                     otherwise,
                 };
             }
-            return otherwise.map_or(Receiver::Unknown, Receiver::Known);
+            return otherwise.map_or(Receiver::Unknown, Receiver::Type);
         }
         self.value_type(object)
             .map_or(Receiver::Unknown, Receiver::Known)

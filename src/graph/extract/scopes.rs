@@ -6,8 +6,8 @@
 
 use std::collections::HashSet;
 
-use super::Reference;
 use super::names::Types;
+use super::{Reference, bindings};
 
 /// Type names one function's code is read for at most.
 const MAX_MENTIONS: usize = 256;
@@ -49,9 +49,12 @@ struct Pending {
 
 /// What the walk can tell of the object a method is called on.
 pub(super) enum Receiver {
+    /// An object of this type.
     Known(String),
+    /// The type itself (`Cart.create()`): the caller uses the type.
+    Type(String),
     Unknown,
-    /// A field of the innermost type, or else `otherwise`.
+    /// A field of the innermost type, or else the type `otherwise` names.
     Field {
         field: String,
         otherwise: Option<String>,
@@ -92,8 +95,9 @@ impl Scopes {
     }
 
     /// Ends the innermost type: the calls on its fields get their receivers
-    /// in `references`, and its typed fields are returned.
-    pub(super) fn leave_type(&mut self, references: &mut [Reference]) -> Types {
+    /// in `references` (a call on a type, when no field has its name, adds
+    /// the caller's use of that type), and its typed fields are returned.
+    pub(super) fn leave_type(&mut self, references: &mut Vec<Reference>) -> Types {
         let scope = match self.0.pop() {
             Some(Scope::Type(scope)) => scope,
             Some(other) => {
@@ -103,13 +107,26 @@ impl Scopes {
             None => return Types::new(),
         };
         for pending in scope.pending {
-            let found = scope.fields.get(&pending.field).cloned();
+            let field = scope.fields.get(&pending.field).cloned();
+            let on_a_type = field.is_none() && pending.otherwise.is_some();
             let Some(reference) = references.get_mut(pending.reference) else {
                 continue;
             };
-            if let Some(type_name) = found.or(pending.otherwise) {
-                reference.receiver = Some(type_name);
-                reference.qualifier = None;
+            let Some(type_name) = field.or(pending.otherwise) else {
+                continue;
+            };
+            reference.receiver = Some(type_name.clone());
+            reference.qualifier = None;
+            if on_a_type && let Some((qualifier, name)) = bindings::split_callee(&type_name) {
+                let source = reference.source.clone();
+                references.push(Reference {
+                    source,
+                    kind: "uses_type",
+                    name,
+                    qualifier,
+                    module: None,
+                    receiver: None,
+                });
             }
         }
         scope.fields
@@ -191,7 +208,9 @@ impl Scopes {
     }
 
     pub(super) fn mention(&mut self, type_name: String) {
-        if let Some(Scope::Function(scope)) = self.0.last_mut() {
+        if let Some(Scope::Function(scope)) = self.0.last_mut()
+            && scope.mentions.len() < MAX_MENTIONS
+        {
             scope.mentions.push(type_name);
         }
     }

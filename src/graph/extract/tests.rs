@@ -524,3 +524,35 @@ fn a_dart_library_imports_every_file_of_a_conditional_import_its_exports_and_par
         ]
     );
 }
+
+#[test]
+fn a_call_on_a_type_uses_the_type_and_a_call_on_a_field_does_not() {
+    let uses = |e: &Extraction, source: &str| -> Vec<String> {
+        e.references
+            .iter()
+            .filter(|r| r.kind == "uses_type" && r.source == source)
+            .map(|r| r.name.clone())
+            .collect()
+    };
+    let ruby = "class JobsController\n  def index\n    HardJob.perform_async(1)\n  end\nend\n";
+    let e = extract("app/jobs_controller.rb", Language::Ruby, ruby);
+    assert_eq!(
+        uses(
+            &e,
+            "code:method:app/jobs_controller.rb::JobsController.index"
+        ),
+        ["HardJob"]
+    );
+    let csharp =
+        "class Runner {\n  ILogger Logger;\n  void Run() { Logger.Info(); Formats.Short(1); }\n}\n";
+    let e = extract("src/Runner.cs", Language::CSharp, csharp);
+    let run = "code:method:src/Runner.cs::Runner.Run";
+    let used = uses(&e, run);
+    assert!(used.contains(&"Formats".to_string()), "{used:?}");
+    assert!(!used.contains(&"Logger".to_string()), "{used:?}");
+    let info = e
+        .references
+        .iter()
+        .find(|r| r.kind == "calls" && r.name == "Info");
+    assert_eq!(info.and_then(|r| r.receiver.as_deref()), Some("ILogger"));
+}

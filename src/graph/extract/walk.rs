@@ -470,6 +470,10 @@ impl Walk<'_> {
         let (receiver, qualifier) = match callee.object {
             Some(object) => match self.receiver_of(object) {
                 Receiver::Known(type_name) => (Some(type_name), None),
+                Receiver::Type(type_name) => {
+                    self.scopes.mention(type_name.clone());
+                    (Some(type_name), None)
+                }
                 Receiver::Unknown => (Some(String::new()), callee.qualifier),
                 Receiver::Field { field, otherwise } => {
                     settle = Some((field, otherwise));

@@ -36,39 +36,73 @@ pub(super) fn link_overrides(tx: &Connection, touched: Touched) -> rusqlite::Res
                  SELECT source FROM graph_edges WHERE kind IN ('inherits_from', 'implements');",
         )?,
         Touched::Changed => tx.execute_batch(&format!(
-            "DELETE FROM graph_edges WHERE extractor = '{EXTRACTOR}' AND (
-                 source IN (SELECT id FROM graph_nodes WHERE file IN (SELECT path FROM temp.changed_files))
-                 OR target IN (SELECT id FROM graph_nodes WHERE file IN (SELECT path FROM temp.changed_files)));
+            "DELETE FROM graph_edges WHERE extractor = '{EXTRACTOR}' AND source IN (
+                 SELECT id FROM graph_nodes WHERE file IN (SELECT path FROM temp.changed_files));
+             DELETE FROM graph_edges WHERE extractor = '{EXTRACTOR}' AND target IN (
+                 SELECT id FROM graph_nodes WHERE file IN (SELECT path FROM temp.changed_files));
              INSERT OR IGNORE INTO temp.override_types(id)
-                 SELECT h.source FROM graph_nodes s JOIN graph_edges h ON h.source = s.id
+                 SELECT h.source FROM graph_nodes s CROSS JOIN graph_edges h ON h.source = s.id
                  WHERE s.file IN (SELECT path FROM temp.changed_files)
                    AND h.kind IN ('inherits_from', 'implements');
              INSERT OR IGNORE INTO temp.override_types(id)
-                 SELECT h.source FROM temp.affected_sources a JOIN graph_edges h ON h.source = a.id
+                 SELECT h.source FROM temp.affected_sources a CROSS JOIN graph_edges h ON h.source = a.id
                  WHERE h.kind IN ('inherits_from', 'implements');
              INSERT OR IGNORE INTO temp.override_types(id)
-                 SELECT h.source FROM graph_nodes t JOIN graph_edges h ON h.target = t.id
+                 SELECT h.source FROM graph_nodes t CROSS JOIN graph_edges h ON h.target = t.id
                  WHERE t.file IN (SELECT path FROM temp.changed_files)
                    AND h.kind IN ('inherits_from', 'implements');
              DELETE FROM graph_edges WHERE extractor = '{EXTRACTOR}' AND target IN (
                  SELECT c.target FROM temp.override_types o
-                 JOIN graph_edges c ON c.source = o.id AND c.kind = 'contains');"
+                 CROSS JOIN graph_edges c ON c.source = o.id AND c.kind = 'contains');"
         ))?,
     }
-    tx.execute(
-        &format!(
-            "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
-             SELECT base_method.id, method.id, 'calls', '{EXTRACTOR}', 'dispatch'
-             FROM temp.override_types o
-             JOIN graph_edges h ON h.source = o.id AND h.kind IN ('inherits_from', 'implements')
-             JOIN graph_edges c ON c.source = h.source AND c.kind = 'contains'
-             JOIN graph_nodes method ON method.id = c.target AND method.kind = 'method'
-             JOIN graph_edges bc ON bc.source = h.target AND bc.kind = 'contains'
-             JOIN graph_nodes base_method ON base_method.id = bc.target
-                 AND base_method.kind = 'method' AND base_method.label = method.label
-             WHERE h.target <> h.source AND method.label NOT IN ({CONSTRUCTORS})"
-        ),
-        [],
+    link_pairs(tx)
+}
+
+/// The override edges of each (type, direct base) pair of `temp.override_types`:
+/// each type's methods read once, matched by name in memory (a join in SQL
+/// compares every method of a type with every method of its base).
+fn link_pairs(tx: &Connection) -> rusqlite::Result<()> {
+    let pairs: Vec<(i64, i64)> = {
+        let mut statement = tx.prepare(
+            "SELECT h.source, h.target FROM temp.override_types o
+             CROSS JOIN graph_edges h ON h.source = o.id
+             WHERE h.kind IN ('inherits_from', 'implements') AND h.target <> h.source",
+        )?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let mut methods_of = tx.prepare_cached(
+        "SELECT n.label, n.id FROM graph_edges c CROSS JOIN graph_nodes n ON n.id = c.target
+         WHERE c.source = ?1 AND c.kind = 'contains' AND n.kind = 'method'",
     )?;
+    let mut methods: HashMap<i64, Vec<(String, i64)>> = HashMap::new();
+    let mut insert = tx.prepare_cached(&format!(
+        "INSERT OR IGNORE INTO graph_edges(source, target, kind, extractor, confidence)
+         VALUES (?1, ?2, 'calls', '{EXTRACTOR}', 'dispatch')"
+    ))?;
+    for (subtype, base) in pairs {
+        for id in [subtype, base] {
+            if !methods.contains_key(&id) {
+                let rows = methods_of.query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+                methods.insert(id, rows.collect::<rusqlite::Result<_>>()?);
+            }
+        }
+        let (Some(own), Some(inherited)) = (methods.get(&subtype), methods.get(&base)) else {
+            continue;
+        };
+        let by_name: HashMap<&str, i64> = inherited
+            .iter()
+            .map(|(label, id)| (label.as_str(), *id))
+            .collect();
+        for (label, method) in own {
+            if CONSTRUCTORS.contains(&label.as_str()) {
+                continue;
+            }
+            if let Some(base_method) = by_name.get(label.as_str()) {
+                insert.execute(params![base_method, method])?;
+            }
+        }
+    }
     Ok(())
 }
