@@ -13,8 +13,15 @@ use super::*;
 const EXTRACTOR: &str = "hierarchy";
 
 /// Methods that construct: a type's own, not a base's run another way.
-const CONSTRUCTORS: &str =
-    "'__init__', '__new__', 'constructor', 'init', 'initialize', '__construct', 'new'";
+const CONSTRUCTORS: &[&str] = &[
+    "__init__",
+    "__new__",
+    "constructor",
+    "init",
+    "initialize",
+    "__construct",
+    "new",
+];
 
 /// Which types' overrides a run makes again.
 pub(super) enum Touched {
@@ -83,9 +90,9 @@ fn link_pairs(tx: &Connection) -> rusqlite::Result<()> {
     ))?;
     for (subtype, base) in pairs {
         for id in [subtype, base] {
-            if !methods.contains_key(&id) {
+            if let std::collections::hash_map::Entry::Vacant(entry) = methods.entry(id) {
                 let rows = methods_of.query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))?;
-                methods.insert(id, rows.collect::<rusqlite::Result<_>>()?);
+                entry.insert(rows.collect::<rusqlite::Result<_>>()?);
             }
         }
         let (Some(own), Some(inherited)) = (methods.get(&subtype), methods.get(&base)) else {
@@ -96,7 +103,7 @@ fn link_pairs(tx: &Connection) -> rusqlite::Result<()> {
             .map(|(label, id)| (label.as_str(), *id))
             .collect();
         for (label, method) in own {
-            if CONSTRUCTORS.contains(&label.as_str()) {
+            if CONSTRUCTORS.iter().any(|constructor| constructor == label) {
                 continue;
             }
             if let Some(base_method) = by_name.get(label.as_str()) {
