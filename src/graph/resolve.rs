@@ -960,12 +960,12 @@ fn implicit_self(reference: &Reference) -> bool {
         .is_some_and(|r| r.starts_with(IMPLICIT_SELF))
 }
 
-/// True when a bare call in this file may run a method of the type it is
-/// in: Ruby's implicit self, and the languages that name members bare.
+/// True when a bare call in this file, made with no receiver marked, may run
+/// a method: Ruby's implicit self. The languages that name members bare mark
+/// a bare call inside a type with its implicit `this` (`IMPLICIT_SELF`), so
+/// theirs unmarked are made outside any type and run functions only.
 fn bare_calls_reach_methods(path: &str) -> bool {
-    super::facts::Language::of(path).is_some_and(|language| {
-        language.members_are_implicit() || language == super::facts::Language::Ruby
-    })
+    super::facts::Language::of(path) == Some(super::facts::Language::Ruby)
 }
 
 /// The one candidate (id, file) in the calling file, else in its folder,

@@ -556,3 +556,24 @@ fn a_call_on_a_type_uses_the_type_and_a_call_on_a_field_does_not() {
         .find(|r| r.kind == "calls" && r.name == "Info");
     assert_eq!(info.and_then(|r| r.receiver.as_deref()), Some("ILogger"));
 }
+
+#[test]
+fn a_tree_nested_thousands_deep_is_read_without_overflowing_a_thread_stack() {
+    let terms = vec!["x"; 50_000].join(" + ");
+    let text =
+        format!("int sum(int x) {{ return {terms}; }}\nint after(void) {{ return sum(1); }}\n");
+    // the parsers' threads have the default stack; so does this one
+    let read = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || extract("gen/table.c", Language::C, &text))
+        .map(|handle| handle.join());
+    let Ok(Ok(e)) = read else {
+        panic!("the walk overflowed its stack");
+    };
+    assert!(uids(&e).contains(&"code:function:gen/table.c::after"));
+    assert!(
+        e.references
+            .iter()
+            .any(|r| r.kind == "calls" && r.name == "sum")
+    );
+}

@@ -18,6 +18,8 @@ pub(super) struct Walk<'a> {
     variables: std::collections::HashSet<String>,
     /// The functions and types the walk is inside, innermost last.
     pub(super) scopes: Scopes,
+    /// How many nodes deep the walk is (see `MAX_DEPTH`).
+    depth: usize,
     pub(super) text: &'a str,
     grammar: &'a Grammar,
     kinds: &'static Kinds,
@@ -31,6 +33,12 @@ pub(super) struct Callee<'t> {
     pub(super) qualifier: Option<String>,
     pub(super) object: Option<Node<'t>>,
 }
+
+/// How deep the walk goes into a syntax tree. Real declarations sit far
+/// above it; a chain of thousands of `a + b + ...` terms (a generated C
+/// table) nests that deep, and walking it would overflow a parser thread's
+/// stack. What lies deeper is not read.
+const MAX_DEPTH: usize = 256;
 
 /// The fields a member access names its object by, across grammars.
 const OBJECT_FIELDS: [&str; 9] = [
@@ -82,6 +90,7 @@ pub(super) fn code(
         kinds,
         out,
         scopes: Scopes::default(),
+        depth: 0,
     };
     walk.visit(tree.root_node(), file, "", None);
 }
@@ -527,6 +536,10 @@ impl Walk<'_> {
     }
 
     pub(super) fn children(&mut self, node: Node, parent: &str, scope: &str, owner: Option<&str>) {
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        self.depth += 1;
         let kind = self.kind(node);
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
@@ -535,6 +548,7 @@ impl Walk<'_> {
             }
             self.visit(child, parent, scope, owner);
         }
+        self.depth -= 1;
     }
 
     pub(super) fn declare(
