@@ -2,6 +2,7 @@
 """Code text search over every text file of a large tree, beside ripgrep in one run.
 
 Usage: bench/bench-text-search.py [--tree PATH | --linux PATH] [--binary PATH] [--rounds 20] [--in-process]
+           [--edits N]
 
 Without --tree or --linux the tree is the Django 5.1.4 sdist (downloaded once
 from the package registry). --linux takes the unpacked source of Debian's
@@ -19,6 +20,11 @@ Measures, loopback only, each bounded in count:
   * REST latency, one connection, every query `--rounds` times after a first
     pass (which builds what a process keeps in memory): p50 and p99 of the
     identifier and regex classes;
+  * with --edits N, re-indexing after a one-file edit of N files spread over
+    the tree (C files with --linux): the whole `cos index` and the graph's
+    own run, each file put back afterwards;
+  * impact to depth 3 over REST on a function with many callers (the median
+    of those called from ten places or more), median of --rounds;
   * with --in-process, the same classes through the tool runtime in one
     process (benches/search_latency.rs, this tree's bench build);
   * ripgrep on the same tree, the same questions (`rg -n -w NAME`,
@@ -27,7 +33,7 @@ Measures, loopback only, each bounded in count:
 --binary names the `cos` to measure (default: this tree's dist build, built
 first). Needs ripgrep (apt-get install -y ripgrep).
 """
-import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time, urllib.parse, urllib.request
+import argparse, json, os, re, shutil, sqlite3, statistics, subprocess, sys, tempfile, time, urllib.parse, urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))  # benchlib
 from benchlib import binary_to_measure, django_tree, free_port, stop, wait_for
 
@@ -89,7 +95,57 @@ def cold_index(cos):
             "search_s": search_s, "printed": printed}
 
 
-def rest_latency(cos, questions, rounds):
+def edit_reindex(cos, tree, count, suffix):
+    """Re-indexing after a one-file edit, `count` files of `suffix` spread over
+    the tree: (whole command ms, the graph's own ms) for each; every file is
+    put back and indexed again, unmeasured."""
+    candidates = sorted(os.path.join(folder, name) for folder, _, names in os.walk(tree)
+                        if "/." not in folder for name in names if name.endswith(suffix))
+    step = max(1, len(candidates) // max(1, count))
+    timings = []
+    for path in candidates[step // 2::step][:count]:
+        with open(path, "rb") as f:
+            original = f.read()
+        try:
+            with open(path, "ab") as f:
+                f.write(b"\n/* edited by the benchmark */\n")
+            seconds, _, printed = measured(cos + ["index"])
+            graph_ms = re.search(r"^indexed .* in (\d+) ms: 1 parsed", printed, re.M)
+            if not graph_ms:
+                sys.exit(f"an edit of {path} re-indexed more than it: {printed[:1000]}")
+            timings.append((seconds * 1000, int(graph_ms.group(1))))
+        finally:
+            with open(path, "wb") as f:
+                f.write(original)
+            measured(cos + ["index"])
+    return timings
+
+
+def impact_node(state):
+    """A function with many callers and no outlier: the median of those
+    called from ten places or more."""
+    with sqlite3.connect(f"file:{os.path.join(state, 'cos.db')}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT t.uid, count(*) AS callers FROM graph_edges e JOIN graph_nodes t ON t.id = e.target "
+            "WHERE e.kind = 'calls' AND t.kind = 'function' GROUP BY t.id HAVING callers >= 10 ORDER BY callers, t.uid"
+        ).fetchall()
+    return rows[len(rows) // 2] if rows else None
+
+
+def impact_latency(port, uid, rounds):
+    url = f"http://127.0.0.1:{port}/api/graph/impact"
+    body = json.dumps({"uid": uid, "depth": 3}).encode()
+    times, count = [], 0
+    for _ in range(rounds):
+        request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+        started = time.perf_counter()
+        with urllib.request.urlopen(request, timeout=600) as answer:
+            count = json.load(answer)["data"]["count"]
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times), count
+
+
+def rest_latency(cos, questions, rounds, impact=None):
     port = free_port()
     server = subprocess.Popen(cos + ["serve", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               env=dict(os.environ, RUST_LOG="warn", COS_ANSWER_CACHE="off"))
@@ -115,6 +171,8 @@ def rest_latency(cos, questions, rounds):
             times.sort()
             rows[name] = {"p50_ms": statistics.median(times), "p99_ms": times[int(len(times) * 0.99) - 1],
                           "calls": len(times), "hits": statistics.median(hits)}
+        if impact:
+            rows["impact"] = impact_latency(port, impact, rounds)
         return rows, first
     finally:
         stop(server)
@@ -154,6 +212,8 @@ def main():
     parser.add_argument("--binary", help="the cos to measure (default: the dist build of this tree, built first)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--in-process", action="store_true", help="also time the queries in process (cargo bench)")
+    parser.add_argument("--edits", type=int, default=0,
+                        help="re-index after this many one-file edits (C files on --linux, Python ones else)")
     args = parser.parse_args()
     if shutil.which("rg") is None:
         sys.exit("ripgrep is needed: apt-get install -y ripgrep")
@@ -174,7 +234,18 @@ def main():
         for line in cold["printed"].splitlines():
             if line.startswith(("indexed ", "left out by reason", "searchable by language", "search index")):
                 print("  " + (line if len(line) < 400 else line[:400] + " ..."), flush=True)
-        rows, first = rest_latency(cos, questions, args.rounds)
+        if args.edits:
+            timings = edit_reindex(cos, tree, args.edits, ".c" if args.linux else ".py")
+            print(f"re-index after a one-file edit, median of {len(timings)}: "
+                  f"{statistics.median(w for w, _ in timings):.0f} ms the whole command, "
+                  f"{statistics.median(g for _, g in timings):.0f} ms the graph's run (each: "
+                  + ", ".join(f"{w:.0f}/{g}" for w, g in timings) + ")", flush=True)
+        impact = impact_node(state)
+        rows, first = rest_latency(cos, questions, args.rounds, impact[0] if impact else None)
+        if "impact" in rows:
+            ms, count = rows.pop("impact")
+            print(f"impact depth 3 over REST on {impact[0]} ({impact[1]} callers, {count} dependents): "
+                  f"median {ms:.1f} ms", flush=True)
         rg = ripgrep(tree, questions)
         print(f"REST, first pass after start: median {statistics.median(first):.1f} ms, max {max(first):.0f} ms", flush=True)
         for name, row in rows.items():

@@ -85,6 +85,9 @@ pub fn bind_references(references: &mut [Reference], bindings: &[Binding], langu
         ) {
             continue;
         }
+        if language == Language::Kotlin && bind_extension_call(reference, &by_local) {
+            continue;
+        }
         match reference.receiver.as_mut() {
             // a bare name an import binds is that import's, not a member
             Some(receiver) if receiver.starts_with(IMPLICIT_SELF) => {
@@ -105,6 +108,31 @@ pub fn bind_references(references: &mut [Reference], bindings: &[Binding], langu
             }
         }
     }
+}
+
+/// Kotlin's `value.toHttpDateOrNull()` after `import okhttp3.internal.http.
+/// toHttpDateOrNull`: a call on an object whose method name an import binds
+/// is the imported extension function (a member is never imported by name).
+/// True when it was one.
+fn bind_extension_call(reference: &mut Reference, by_local: &HashMap<&str, &Binding>) -> bool {
+    let on_an_object = reference
+        .receiver
+        .as_deref()
+        .is_some_and(|receiver| !receiver.starts_with(IMPLICIT_SELF));
+    if !on_an_object || reference.kind != "calls" {
+        return false;
+    }
+    let Some(binding) = by_local.get(reference.name.as_str()) else {
+        return false;
+    };
+    let Some(symbol) = &binding.symbol else {
+        return false;
+    };
+    reference.module = Some(binding.module.clone());
+    reference.name = symbol.clone();
+    reference.receiver = None;
+    reference.qualifier = None;
+    true
 }
 
 /// A call or base through a bare or qualified name an import binds.

@@ -93,7 +93,8 @@ pub(super) fn resolve(
         match reference.kind {
             "imports" | "links_to" => by_path.push(reference),
             "calls" if reference.receiver.as_deref().is_some_and(|r| !r.is_empty()) => {
-                let resolved = resolver.through_receiver(&reference)?;
+                let resolved = resolver.through_receiver(&reference)?
+                    || !implicit_self(&reference) && resolver.extension_function(&reference)?;
                 if resolved || !implicit_self(&reference) {
                     outcomes.push((reference, resolved));
                 } else {
@@ -142,6 +143,8 @@ enum SymbolKind {
     Method,
     Class,
     Interface,
+    /// Read only to find the file an import of it names.
+    Variable,
 }
 
 impl SymbolKind {
@@ -151,6 +154,7 @@ impl SymbolKind {
             "method" => Some(SymbolKind::Method),
             "class" => Some(SymbolKind::Class),
             "interface" => Some(SymbolKind::Interface),
+            "variable" => Some(SymbolKind::Variable),
             _ => None,
         }
     }
@@ -169,7 +173,7 @@ impl SymbolKind {
     }
 }
 
-/// A function, method, class or interface.
+/// A function, method, class, interface or variable.
 struct Symbol {
     id: i64,
     kind: SymbolKind,
@@ -178,7 +182,7 @@ struct Symbol {
     qualname: String,
 }
 
-const SYMBOL_KINDS: &str = "('function', 'method', 'class', 'interface')";
+const SYMBOL_KINDS: &str = "('function', 'method', 'class', 'interface', 'variable')";
 
 /// Symbols by label, sorted by file so a file's symbols are one slice.
 struct Symbols<'a> {
@@ -349,13 +353,51 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
-    fn import_target(&mut self, module: &str, from_file: &str) -> Rc<ImportTarget> {
+    fn import_target(
+        &mut self,
+        module: &str,
+        from_file: &str,
+    ) -> rusqlite::Result<Rc<ImportTarget>> {
         let folder = from_file.rsplit_once('/').map_or("", |(folder, _)| folder);
-        let places = &self.places;
-        self.targets
-            .entry((folder.to_string(), module.to_string()))
-            .or_insert_with(|| Rc::new(import_target(module, from_file, places)))
-            .clone()
+        let key = (folder.to_string(), module.to_string());
+        if let Some(found) = self.targets.get(&key) {
+            return Ok(found.clone());
+        }
+        let mut found = import_target(module, from_file, &self.places);
+        if found.0.is_none()
+            && let Some(path) = module.strip_prefix(PACKAGE)
+            && let Some(file) = self.member_file(path)?
+        {
+            found.0 = Some(Place::File(file));
+        }
+        let found = Rc::new(found);
+        self.targets.insert(key, found.clone());
+        Ok(found)
+    }
+
+    /// `okhttp3.internal.http.HTTP_CONTINUE` when source sets share the
+    /// package's folder names: the one file that declares the member at its
+    /// top level in a folder whose path ends in the package's.
+    fn member_file(&mut self, path: &str) -> rusqlite::Result<Option<String>> {
+        let Some((package, member)) = path.rsplit_once('.') else {
+            return Ok(None);
+        };
+        let ending = package.replace('.', "/");
+        let files: HashSet<&str> = self
+            .symbols
+            .named(member)?
+            .iter()
+            .filter(|symbol| {
+                let folder = symbol.file.rsplit_once('/').map_or("", |(f, _)| f);
+                symbol.qualname == member
+                    && (folder == ending || folder.ends_with(&format!("/{ending}")))
+            })
+            .map(|symbol| symbol.file.as_str())
+            .collect();
+        Ok(match files.len() {
+            1 => files.into_iter().next().map(str::to_string),
+            _ => None,
+        })
     }
 
     /// The row id of the external node standing for module `top`, made on first use.
@@ -385,7 +427,7 @@ impl<'a> Resolver<'a> {
             return Ok(false);
         };
         let member = member_of(module).to_string();
-        let leads: Vec<Lead> = match &*self.import_target(module, &reference.file) {
+        let leads: Vec<Lead> = match &*self.import_target(module, &reference.file)? {
             (Some(Place::File(file)), _) => vec![Lead {
                 file: file.clone(),
                 name: reference.name.clone(),
@@ -499,7 +541,7 @@ impl<'a> Resolver<'a> {
             return Ok(None);
         }
         if let Some(module) = module {
-            let files: Vec<String> = match &*self.import_target(module, &reference.file) {
+            let files: Vec<String> = match &*self.import_target(module, &reference.file)? {
                 (Some(Place::File(file)), _) => vec![file.clone()],
                 (Some(Place::Folder(folder)), _) => self
                     .places
@@ -635,6 +677,58 @@ impl<'a> Resolver<'a> {
         })
     }
 
+    /// The file of `folder` that declares the top-level symbol an import of
+    /// a package's member names (`import okhttp3.internal.http.HTTP_CONTINUE`,
+    /// `import static a.b.Util.helper`): one file, or none.
+    fn declaring_file(&mut self, name: &str, folder: &str) -> rusqlite::Result<Option<i64>> {
+        let member = name.rsplit(['.', '\\', '/', ':']).next().unwrap_or(name);
+        let mut files = self
+            .symbols
+            .named(member)?
+            .iter()
+            .filter(|symbol| {
+                symbol.qualname == member
+                    && symbol.file.rsplit_once('/').map_or("", |(f, _)| f) == folder
+            })
+            .map(|symbol| symbol.file.clone());
+        let (Some(first), rest) = (files.next(), files.collect::<HashSet<String>>()) else {
+            return Ok(None);
+        };
+        if rest.iter().any(|file| *file != first) {
+            return Ok(None);
+        }
+        Ok(self.places.files.get(&first).copied())
+    }
+
+    /// Kotlin's `value.toHttpDateOrNull()` with no import of it, on an object
+    /// of unknown type or of a type without that method: an extension
+    /// function of the calling file or its package's folder, when one
+    /// function there has the name (a method is never a candidate).
+    fn extension_function(&mut self, reference: &Reference) -> rusqlite::Result<bool> {
+        let kotlin =
+            super::facts::Language::of(&reference.file) == Some(super::facts::Language::Kotlin);
+        if !kotlin || reference.receiver.is_none() || implicit_self(reference) {
+            return Ok(false);
+        }
+        let folder = reference.file.rsplit_once('/').map_or("", |(f, _)| f);
+        let beside: Vec<(i64, String)> = self
+            .symbols
+            .named(&reference.name)?
+            .iter()
+            .filter(|symbol| {
+                symbol.kind == SymbolKind::Function
+                    && symbol.file.rsplit_once('/').map_or("", |(f, _)| f) == folder
+                    && symbol.id != reference.source
+            })
+            .map(|symbol| (symbol.id, symbol.file.clone()))
+            .collect();
+        let Some(target) = nearest(&beside, &reference.file) else {
+            return Ok(false);
+        };
+        self.edge(reference.source, target, "calls", "name")?;
+        Ok(true)
+    }
+
     /// Where the lead goes when its file re-exports the name from another
     /// module: a lead in that module's file, or the library it is outside.
     fn reexport(&mut self, lead: &Lead) -> rusqlite::Result<Option<Followed>> {
@@ -650,7 +744,7 @@ impl<'a> Resolver<'a> {
         let Some((module, symbol)) = found else {
             return Ok(None);
         };
-        Ok(match &*self.import_target(&module, &lead.file) {
+        Ok(match &*self.import_target(&module, &lead.file)? {
             (Some(Place::File(next)), _) if *next != lead.file => Some(Followed::Lead(Lead {
                 file: next.clone(),
                 name: symbol.unwrap_or_else(|| lead.name.clone()),
@@ -670,7 +764,10 @@ impl<'a> Resolver<'a> {
         let key = (reference.source, kind, reference.name.clone());
         let implicit = implicit_self(reference);
         if reference.receiver.is_some() && !implicit {
-            return Ok(self.made.contains(&key));
+            if self.made.contains(&key) {
+                return Ok(true);
+            }
+            return self.extension_function(reference);
         }
         // a bare `helper()` runs a method only where a method body names its
         // type's members without `self`/`this` (or Ruby's implicit self)
@@ -769,11 +866,14 @@ impl<'a> Resolver<'a> {
             return Ok(true);
         }
         // the same (folder, module) lookup bound calls made, kept in `targets`
-        let found = self.import_target(name, from_file);
+        let found = self.import_target(name, from_file)?;
         let (resolved, top) = &*found;
         let target = match resolved {
             Some(Place::File(path)) => self.places.files.get(path).copied(),
-            Some(Place::Folder(path)) => self.places.folders.get(path).copied(),
+            Some(Place::Folder(path)) => match self.declaring_file(name, path)? {
+                Some(file) => Some(file),
+                None => self.places.folders.get(path).copied(),
+            },
             None => None,
         };
         match target {

@@ -790,3 +790,59 @@ async fn a_python_package_under_src_is_imported_by_its_name_and_its_library_name
     );
     assert_eq!(python_calls_unresolved(&server).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kotlin_extension_functions_and_top_level_constants_are_found_across_source_sets() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(
+        root,
+        "a/src/main/kotlin/shop/Dates.kt",
+        "package shop\n\nconst val MAX_AGE = 100\n\nfun String.toDate(): Int = length\n",
+    );
+    // a second source set with the same package: `shop` names two folders
+    write(
+        root,
+        "b/src/test/kotlin/shop/Helper.kt",
+        "package shop\n\nfun helper() = 1\n",
+    );
+    write(
+        root,
+        "a/src/main/kotlin/shop/Loud.kt",
+        "package shop\n\nfun String.shout(): String = uppercase()\n\nfun loud(s: String): String = s.shout()\n",
+    );
+    write(
+        root,
+        "a/src/main/kotlin/app/Use.kt",
+        "package app\n\nimport shop.MAX_AGE\nimport shop.toDate\n\nfun use(s: String): Int = s.toDate() + MAX_AGE\n",
+    );
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        callers_of(
+            &server,
+            "code:function:a/src/main/kotlin/shop/Dates.kt::toDate"
+        )
+        .await,
+        vec!["code:function:a/src/main/kotlin/app/Use.kt::use".to_string()]
+    );
+    assert_eq!(
+        callers_of(
+            &server,
+            "code:function:a/src/main/kotlin/shop/Loud.kt::shout"
+        )
+        .await,
+        vec!["code:function:a/src/main/kotlin/shop/Loud.kt::loud".to_string()]
+    );
+    let (status, answer) = server
+        .post_json(
+            "/api/graph/references",
+            json!({"uid": "code:file:a/src/main/kotlin/shop/Dates.kt", "kinds": ["imports"]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["data"]["references"][0]["node"]["uid"], "code:file:a/src/main/kotlin/app/Use.kt",
+        "{answer}"
+    );
+}

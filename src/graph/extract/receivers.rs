@@ -183,7 +183,7 @@ impl Walk<'_> {
 
     /// The variable a name node declares: an identifier, or the one inside a
     /// declarator (`*p`, `p = ..`, `mut p`, `$p`).
-    fn declared_name(&self, node: Node) -> Option<String> {
+    pub(super) fn declared_name(&self, node: Node) -> Option<String> {
         const MEMBER_ACCESS: [&str; 7] = [
             "member",
             "selector",

@@ -577,7 +577,7 @@ impl Walk<'_> {
 
     /// Module- and class-level variables and constants a node declares:
     /// `X = 1` (Python), `const X`/`static X` (Rust), `const x = 1` (scripts, not
-    /// functions), `const`/`var` specs (Go).
+    /// functions), `const`/`var` specs (Go), properties (Kotlin, Swift).
     pub(super) fn variable_names(&self, node: Node) -> Option<Vec<String>> {
         let identifier = |n: Node| -> Option<String> {
             matches!(self.kind(n), "identifier" | "type_identifier")
@@ -596,6 +596,15 @@ impl Walk<'_> {
                     return None;
                 }
                 identifier(self.field(node, "name")?).map(|n| vec![n])
+            }
+            // Kotlin's and Swift's `val`/`let`/`var`
+            "property_declaration" => {
+                let mut cursor = node.walk();
+                let named = self.field(node, "name").or_else(|| {
+                    node.named_children(&mut cursor)
+                        .find(|c| self.kind(*c) == "variable_declaration")
+                })?;
+                self.declared_name(named).map(|n| vec![n])
             }
             "const_spec" | "var_spec" => {
                 let names: Vec<String> = self
