@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::extract::IMPLICIT_SELF;
+use super::extract::{IMPLICIT_SELF, TYPE_ITSELF, unmarked};
 use super::facts::{Binding, Language, Reference};
 
 /// The prefix of a module named by a dotted package path (Java, Kotlin, Scala,
@@ -97,7 +97,19 @@ pub fn bind_references(references: &mut [Reference], bindings: &[Binding], langu
                 }
             }
             Some(receiver) if !receiver.is_empty() => {
-                bind_receiver(receiver, &mut reference.module, &by_local, dotted_modules)
+                // the type itself binds as its objects' type does, its mark kept
+                let itself = receiver.starts_with(TYPE_ITSELF);
+                let mut type_name = receiver.trim_start_matches(TYPE_ITSELF).to_string();
+                bind_receiver(
+                    &mut type_name,
+                    &mut reference.module,
+                    &by_local,
+                    dotted_modules,
+                );
+                *receiver = match itself {
+                    true => format!("{TYPE_ITSELF}{type_name}"),
+                    false => type_name,
+                };
             }
             _ => {
                 bind_qualified(reference, &by_local, dotted_modules);
@@ -118,7 +130,7 @@ fn bind_extension_call(reference: &mut Reference, by_local: &HashMap<&str, &Bind
     let on_an_object = reference
         .receiver
         .as_deref()
-        .is_some_and(|receiver| !receiver.starts_with(IMPLICIT_SELF));
+        .is_some_and(|receiver| unmarked(receiver) == receiver);
     if !on_an_object || reference.kind != "calls" {
         return false;
     }

@@ -12,7 +12,7 @@
 use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 
 use super::bindings::{LIBRARY, PACKAGE, RELATIVE};
-use super::extract::IMPLICIT_SELF;
+use super::extract::{IMPLICIT_SELF, TYPE_ITSELF, unmarked};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -481,7 +481,8 @@ impl<'a> Resolver<'a> {
         let Some(receiver) = reference.receiver.as_deref() else {
             return Ok(false);
         };
-        let receiver = receiver.trim_start_matches(IMPLICIT_SELF);
+        let on_the_type = receiver.starts_with(TYPE_ITSELF);
+        let receiver = unmarked(receiver);
         let mut level = vec![(receiver.to_string(), reference.module.clone())];
         let mut seen = HashSet::new();
         for _ in 0..=MAX_BASE_HOPS {
@@ -501,8 +502,11 @@ impl<'a> Resolver<'a> {
                         self.made
                             .insert((reference.source, "calls", reference.name.clone()));
                     }
-                    let declared = receiver.rsplit('.').next().unwrap_or(receiver);
-                    self.dispatch(declared, reference)?;
+                    // a call on the type itself runs its own method, no override
+                    if !on_the_type {
+                        let declared = receiver.rsplit('.').next().unwrap_or(receiver);
+                        self.dispatch(declared, reference)?;
+                    }
                     return Ok(true);
                 }
                 next.extend(self.bases_of(&type_name)?);
@@ -707,7 +711,11 @@ impl<'a> Resolver<'a> {
     fn extension_function(&mut self, reference: &Reference) -> rusqlite::Result<bool> {
         let kotlin =
             super::facts::Language::of(&reference.file) == Some(super::facts::Language::Kotlin);
-        if !kotlin || reference.receiver.is_none() || implicit_self(reference) {
+        let on_an_object = reference
+            .receiver
+            .as_deref()
+            .is_some_and(|r| unmarked(r) == r);
+        if !kotlin || !on_an_object {
             return Ok(false);
         }
         let folder = reference.file.rsplit_once('/').map_or("", |(f, _)| f);

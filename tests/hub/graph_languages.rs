@@ -846,3 +846,34 @@ async fn kotlin_extension_functions_and_top_level_constants_are_found_across_sou
         "{answer}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_on_a_type_itself_runs_its_own_method_and_no_subtypes() {
+    let server = TestServer::start().await;
+    let root = server.repo();
+    write(
+        root,
+        "src/shop/Shape.java",
+        "package shop;\n\npublic class Shape {\n    public static Shape create() { return new Shape(); }\n}\n",
+    );
+    write(
+        root,
+        "src/shop/Square.java",
+        "package shop;\n\npublic class Square extends Shape {\n    public static Square create() { return new Square(); }\n}\n",
+    );
+    write(
+        root,
+        "src/shop/App.java",
+        "package shop;\n\npublic class App {\n    public static void main(String[] args) { Shape.create(); }\n}\n",
+    );
+    let (status, _) = server.post_json("/api/graph/index", json!({})).await;
+    assert_eq!(status, 200);
+    let main = "code:method:src/shop/App.java::App.main".to_string();
+    assert!(
+        callers_of(&server, "code:method:src/shop/Shape.java::Shape.create")
+            .await
+            .contains(&main)
+    );
+    let square = callers_of(&server, "code:method:src/shop/Square.java::Square.create").await;
+    assert!(!square.contains(&main), "{square:?}");
+}

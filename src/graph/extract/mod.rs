@@ -28,7 +28,7 @@ pub use super::facts::{
     Binding, EdgeRecord, Extraction, Language, NodeRecord, Reference, file_uid,
 };
 pub use markdown::slug;
-pub use names::IMPLICIT_SELF;
+pub use names::{IMPLICIT_SELF, TYPE_ITSELF, unmarked};
 
 /// Extracts `text` (the file at repository-relative `path`).
 pub fn extract(path: &str, language: Language, text: &str) -> Extraction {

@@ -13,6 +13,18 @@ pub(super) type Types = HashMap<String, String>;
 /// otherwise a call to a function of that name.
 pub const IMPLICIT_SELF: &str = "@";
 
+/// Marks a receiver that is the type itself (`Cart.create()`): the type's
+/// method runs, never an override in a subtype.
+pub const TYPE_ITSELF: &str = "^";
+
+/// A receiver without its mark, if it has one (`@Cart`, `^Cart` → `Cart`).
+pub fn unmarked(receiver: &str) -> &str {
+    receiver
+        .strip_prefix(IMPLICIT_SELF)
+        .or_else(|| receiver.strip_prefix(TYPE_ITSELF))
+        .unwrap_or(receiver)
+}
+
 /// Words that never name a type: inferred declarations.
 const IMPLICIT: &[&str] = &[
     "var", "auto", "let", "val", "dynamic", "final", "const", "_",

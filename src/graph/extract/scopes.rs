@@ -115,7 +115,10 @@ impl Scopes {
             let Some(type_name) = field.or(pending.otherwise) else {
                 continue;
             };
-            reference.receiver = Some(type_name.clone());
+            reference.receiver = Some(match on_a_type {
+                true => format!("{}{type_name}", super::names::TYPE_ITSELF),
+                false => type_name.clone(),
+            });
             reference.qualifier = None;
             if on_a_type && let Some((qualifier, name)) = bindings::split_callee(&type_name) {
                 let source = reference.source.clone();

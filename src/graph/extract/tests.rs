@@ -363,7 +363,7 @@ fn the_languages_teams_write_give_types_methods_imports_bases_and_typed_calls() 
                 "imports lib:json -",
                 "imports path:cart -",
                 "inherits_from Base -",
-                "calls new - on Cart",
+                "calls new - on ^Cart",
                 "calls total - on Cart",
             ],
         ),

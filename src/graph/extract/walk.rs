@@ -481,7 +481,7 @@ impl Walk<'_> {
                 Receiver::Known(type_name) => (Some(type_name), None),
                 Receiver::Type(type_name) => {
                     self.scopes.mention(type_name.clone());
-                    (Some(type_name), None)
+                    (Some(format!("{}{type_name}", names::TYPE_ITSELF)), None)
                 }
                 Receiver::Unknown => (Some(String::new()), callee.qualifier),
                 Receiver::Field { field, otherwise } => {
