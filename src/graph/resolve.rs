@@ -280,6 +280,8 @@ struct Resolver<'a> {
     symbols: Symbols<'a>,
     /// Import targets by (importing folder, module): many references share both.
     targets: HashMap<(String, String), Rc<ImportTarget>>,
+    /// Python modules found under a source root, by module (see `under_source_roots`).
+    source_roots: HashMap<String, Vec<String>>,
     externals: HashMap<String, i64>,
     /// (source, kind, target label) of the edges made so far: a name-only match
     /// is not added beside a better one.
@@ -328,6 +330,7 @@ impl<'a> Resolver<'a> {
             places: Places::load(tx)?,
             symbols: Symbols::load(tx, reach)?,
             targets: HashMap::new(),
+            source_roots: HashMap::new(),
             externals: HashMap::new(),
             made: HashSet::new(),
             insert_edge: tx.prepare_cached(
@@ -370,9 +373,32 @@ impl<'a> Resolver<'a> {
         {
             found.0 = Some(Place::File(file));
         }
+        if found.0.is_none() && from_file.ends_with(".py") && !module.starts_with('.') {
+            found.0 = self.under_source_root(module, from_file).map(Place::File);
+        }
         let found = Rc::new(found);
         self.targets.insert(key, found.clone());
         Ok(found)
+    }
+
+    /// A Python module under a source root, nearest to the importing file
+    /// (the candidates read once a module, not once a folder importing it).
+    fn under_source_root(&mut self, module: &str, from_file: &str) -> Option<String> {
+        let places = &self.places;
+        let candidates = self
+            .source_roots
+            .entry(module.to_string())
+            .or_insert_with(|| under_source_roots(module, places));
+        let shared = |path: &str| {
+            path.split('/')
+                .zip(from_file.split('/'))
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        candidates
+            .iter()
+            .max_by_key(|path| (shared(path), std::cmp::Reverse(path.len())))
+            .cloned()
     }
 
     /// `okhttp3.internal.http.HTTP_CONTINUE` when source sets share the
@@ -1210,37 +1236,42 @@ fn import_target(name: &str, from_file: &str, places: &Places) -> ImportTarget {
         .next()
         .unwrap_or(name)
         .to_string();
-    let found = module_file(name, from_file, &places.files).or_else(|| {
-        from_file
-            .ends_with(".py")
-            .then(|| under_source_root(name, from_file, places))
-            .flatten()
-    });
-    (found.map(Place::File), top)
+    (
+        module_file(name, from_file, &places.files).map(Place::File),
+        top,
+    )
 }
 
-/// A Python module under a source root other than the repository's (the
-/// `src/` layout, a service's folder in a monorepo): a file whose path ends
-/// in the module's, in a folder that is no package itself, nearest to the
-/// importing file.
-fn under_source_root(name: &str, from_file: &str, places: &Places) -> Option<String> {
-    if name.starts_with('.') {
-        return None;
-    }
+/// The files a Python module may be under a source root other than the
+/// repository's (the `src/` layout, a service's folder in a monorepo): those
+/// whose path ends in the module's, in a folder that is no package itself,
+/// for the longest run of the module's segments that has any.
+fn under_source_roots(name: &str, places: &Places) -> Vec<String> {
     let segments: Vec<&str> = name.split('.').filter(|s| !s.is_empty()).collect();
     for length in (1..=segments.len()).rev() {
         let stem = segments[..length].join("/");
-        for ending in [format!("{stem}.py"), format!("{stem}/__init__.py")] {
-            let Some(path) = places.ending_in(&ending, from_file) else {
-                continue;
-            };
-            let root = &path[..path.len() - ending.len()];
-            if !root.is_empty() && !places.files.contains_key(&format!("{root}__init__.py")) {
-                return Some(path);
-            }
+        let found: Vec<String> = [format!("{stem}.py"), format!("{stem}/__init__.py")]
+            .iter()
+            .flat_map(|ending| {
+                let file_name = ending.rsplit('/').next().unwrap_or(ending);
+                let suffix = format!("/{ending}");
+                places
+                    .named(file_name)
+                    .iter()
+                    .filter(move |path| path.ends_with(&suffix))
+                    .filter(|path| {
+                        let root = &path[..path.len() - ending.len()];
+                        !places.files.contains_key(&format!("{root}__init__.py"))
+                    })
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        if !found.is_empty() {
+            return found;
         }
     }
-    None
+    Vec::new()
 }
 
 /// A dotted package path (`com.shop.model.Cart`): the file or folder whose
