@@ -579,6 +579,11 @@ impl<'a> Resolver<'a> {
                     .get(folder)
                     .cloned()
                     .unwrap_or_default(),
+                // the type is a library's (`io.WebSocket` of `dart:io`): none of
+                // the repository's, whatever their names
+                (None, top) if module.starts_with(LIBRARY) && is_external(top, module) => {
+                    return Ok(None);
+                }
                 (None, _) => Vec::new(),
             };
             let found: Vec<i64> = methods
