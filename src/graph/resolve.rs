@@ -361,7 +361,7 @@ impl<'a> Resolver<'a> {
         module: &str,
         from_file: &str,
     ) -> rusqlite::Result<Rc<ImportTarget>> {
-        let folder = from_file.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let folder = folder_of(from_file);
         let key = (folder.to_string(), module.to_string());
         if let Some(found) = self.targets.get(&key) {
             return Ok(found.clone());
@@ -389,16 +389,7 @@ impl<'a> Resolver<'a> {
             .source_roots
             .entry(module.to_string())
             .or_insert_with(|| under_source_roots(module, places));
-        let shared = |path: &str| {
-            path.split('/')
-                .zip(from_file.split('/'))
-                .take_while(|(a, b)| a == b)
-                .count()
-        };
-        candidates
-            .iter()
-            .max_by_key(|path| (shared(path), std::cmp::Reverse(path.len())))
-            .cloned()
+        nearest_path(candidates.iter(), from_file).cloned()
     }
 
     /// `okhttp3.internal.http.HTTP_CONTINUE` when source sets share the
@@ -414,7 +405,7 @@ impl<'a> Resolver<'a> {
             .named(member)?
             .iter()
             .filter(|symbol| {
-                let folder = symbol.file.rsplit_once('/').map_or("", |(f, _)| f);
+                let folder = folder_of(&symbol.file);
                 symbol.qualname == member
                     && (folder == ending || folder.ends_with(&format!("/{ending}")))
             })
@@ -721,10 +712,7 @@ impl<'a> Resolver<'a> {
             .symbols
             .named(member)?
             .iter()
-            .filter(|symbol| {
-                symbol.qualname == member
-                    && symbol.file.rsplit_once('/').map_or("", |(f, _)| f) == folder
-            })
+            .filter(|symbol| symbol.qualname == member && folder_of(&symbol.file) == folder)
             .map(|symbol| symbol.file.clone());
         let (Some(first), rest) = (files.next(), files.collect::<HashSet<String>>()) else {
             return Ok(None);
@@ -749,14 +737,14 @@ impl<'a> Resolver<'a> {
         if !kotlin || !on_an_object {
             return Ok(false);
         }
-        let folder = reference.file.rsplit_once('/').map_or("", |(f, _)| f);
+        let folder = folder_of(&reference.file);
         let beside: Vec<(i64, String)> = self
             .symbols
             .named(&reference.name)?
             .iter()
             .filter(|symbol| {
                 symbol.kind == SymbolKind::Function
-                    && symbol.file.rsplit_once('/').map_or("", |(f, _)| f) == folder
+                    && folder_of(&symbol.file) == folder
                     && symbol.id != reference.source
             })
             .map(|symbol| (symbol.id, symbol.file.clone()))
@@ -959,7 +947,7 @@ impl Places {
         )?;
         let mut files_by_folder: HashMap<String, Vec<String>> = HashMap::new();
         for path in files.keys() {
-            let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+            let folder = folder_of(path);
             files_by_folder
                 .entry(folder.to_string())
                 .or_default()
@@ -1033,17 +1021,10 @@ impl Places {
     /// `from_file` when several do.
     fn ending_in(&self, ending: &str, from_file: &str) -> Option<String> {
         let name = ending.rsplit('/').next().unwrap_or(ending);
-        let shared = |path: &str| {
-            path.split('/')
-                .zip(from_file.split('/'))
-                .take_while(|(a, b)| a == b)
-                .count()
-        };
-        self.named(name)
-            .iter()
-            .filter(|path| *path == ending || path.ends_with(&format!("/{ending}")))
-            .max_by_key(|path| (shared(path), std::cmp::Reverse(path.len())))
-            .cloned()
+        let paths = self.named(name).iter();
+        let ending_here =
+            paths.filter(|path| *path == ending || path.ends_with(&format!("/{ending}")));
+        nearest_path(ending_here, from_file).cloned()
     }
 }
 
@@ -1107,10 +1088,29 @@ fn bare_calls_reach_methods(path: &str) -> bool {
     super::facts::Language::of(path) == Some(super::facts::Language::Ruby)
 }
 
+/// The folder a repository path is in (`""` at the root).
+fn folder_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(folder, _)| folder)
+}
+
+/// The path sharing the most leading folders with `from_file`, the shortest
+/// among equals.
+fn nearest_path<'p>(
+    paths: impl Iterator<Item = &'p String>,
+    from_file: &str,
+) -> Option<&'p String> {
+    let shared = |path: &str| {
+        path.split('/')
+            .zip(from_file.split('/'))
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    paths.max_by_key(|path| (shared(path), std::cmp::Reverse(path.len())))
+}
+
 /// The one candidate (id, file) in the calling file, else in its folder,
 /// else in the repository; none when the nearest place holds several.
 fn nearest(candidates: &[(i64, String)], from_file: &str) -> Option<i64> {
-    let folder_of = |path: &str| path.rsplit_once('/').map_or("", |(f, _)| f).to_string();
     let own_folder = folder_of(from_file);
     let tiers: [&dyn Fn(&str) -> bool; 3] = [
         &|file: &str| file == from_file,
